@@ -1,0 +1,21 @@
+# The two quick-start commands. Each prepares .venv itself (idempotent).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test clean
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	@touch $(STAMP)
+
+run: $(STAMP)
+	@$(BIN)/steepy validate workflows/*.yaml --services services
+
+test: $(STAMP)
+	@$(BIN)/python -m pytest
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis
