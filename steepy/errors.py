@@ -59,6 +59,16 @@ class InputError(SteepyError):
         self.problems: list[Problem] = list(problems)
         super().__init__("\n".join(str(p) for p in self.problems))
 
+    def within(self, path: tuple | list) -> "InputError":
+        """Put `path` (the enclosing location) in front of every problem's JSON path."""
+        prefix = json_path(path)
+        if prefix:
+            for p in self.problems:
+                sep = "" if not p.path or p.path.startswith("[") else "."
+                p.path = prefix + sep + p.path
+        self.args = ("\n".join(str(p) for p in self.problems),)
+        return self
+
 
 def json_path(parts: tuple | list) -> str:
     """Render path parts like ("actions", 2, "retries") as `actions[2].retries`."""

@@ -1,0 +1,47 @@
+"""Unique, time-sortable identifiers in the spirit of Steep's UniqueID.
+
+Twelve bytes like a MongoDB ObjectId (seconds since 2020, per-process random bytes, a
+counter), written as 20 base32 characters. The alphabet is in ASCII order, so ids sort by
+creation time as plain strings.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+import time
+
+_ALPHABET = "234567abcdefghijklmnopqrstuvwxyz"
+_EPOCH = 1577836800  # 2020-01-01T00:00:00Z keeps 32 bits of seconds usable far ahead
+_random = os.urandom(5)
+_counter = itertools.count(int.from_bytes(os.urandom(3), "big"))
+_lock = threading.Lock()
+
+
+def _encode(raw: bytes) -> str:
+    number = int.from_bytes(raw, "big")
+    bits = len(raw) * 8
+    chars = -(-bits // 5)
+    number <<= chars * 5 - bits
+    return "".join(_ALPHABET[(number >> (5 * i)) & 31] for i in reversed(range(chars)))
+
+
+def unique_id() -> str:
+    """A new 20-character id; later ids compare greater than earlier ones (per second)."""
+    with _lock:
+        count = next(_counter) & 0xFFFFFF
+    seconds = max(0, int(time.time()) - _EPOCH) & 0xFFFFFFFF
+    return _encode(seconds.to_bytes(4, "big") + _random + count.to_bytes(3, "big"))
+
+
+class CounterIds:
+    """Deterministic ids "0", "1", "2"... as Steep's generator fixtures expect."""
+
+    def __init__(self, start: int = 0):
+        self._next = start
+
+    def __call__(self) -> str:
+        value = str(self._next)
+        self._next += 1
+        return value

@@ -1,0 +1,84 @@
+"""Small helpers shared by the model classes."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from steepy.errors import InputError, Problem, json_path
+
+
+def scalar_text(value: Any) -> str:
+    """A value as Steep writes it into a string field: booleans lower-case, numbers as text."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, separators=(",", ":"))
+    return str(value)
+
+
+def as_list(value: Any) -> list:
+    """Steep accepts a single value where a list is expected (dependsOn)."""
+    if value is None:
+        return []
+    if isinstance(value, list):
+        return value
+    return [value]
+
+
+def problem(path: tuple, message: str) -> InputError:
+    return InputError(Problem(message, path=json_path(path)))
+
+
+def require(data: dict, key: str, path: tuple) -> Any:
+    if not isinstance(data, dict):
+        raise problem(path, f"expected an object, got {type_name(data)}")
+    if data.get(key) is None:
+        raise problem(path + (key,), f"`{key}' is required")
+    return data[key]
+
+
+def type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean",
+            int: "a number", float: "a number"}.get(type(value), type(value).__name__)
+
+
+def put(out: dict, key: str, value: Any) -> None:
+    """Write `key` only when it has a value (Steep's writer drops nulls)."""
+    if value is not None:
+        out[key] = value
+
+
+def nested(reader, value: Any, path: tuple):
+    """Read a nested object and put the enclosing path in front of its problems' paths."""
+    try:
+        return reader(value)
+    except InputError as e:
+        raise e.within(path) from None
+
+
+def read_timeout(data: dict, key: str, path: tuple):
+    from steepy.model.policies import TimeoutPolicy
+
+    value = data.get(key)
+    return None if value is None else nested(TimeoutPolicy.from_json, value, path + (key,))
+
+
+def read_retries(data: dict, path: tuple):
+    from steepy.model.policies import RetryPolicy
+
+    value = data.get("retries")
+    return None if value is None else nested(RetryPolicy.from_json, value, path + ("retries",))
+
+
+def write_policies(out: dict, owner: Any) -> None:
+    """Write the retry and timeout policies of a service, action or executable."""
+    for key, attr in (("retries", "retries"), ("maxInactivity", "max_inactivity"),
+                      ("maxRuntime", "max_runtime"), ("deadline", "deadline")):
+        policy = getattr(owner, attr)
+        if policy is not None:
+            out[key] = policy.to_json()

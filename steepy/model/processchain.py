@@ -1,0 +1,135 @@
+"""Process chains, executables and arguments (reference 3.1).
+
+Serialised exactly as Steep writes them: null fields dropped, `priority` dropped when 0,
+retry-policy defaults and `errorOnTimeout: false` dropped, everything else (including
+`runtime: other`, `dataType: string` and empty lists) written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from steepy.model.common import put, read_retries, read_timeout, require, scalar_text, write_policies
+from steepy.model.policies import RetryPolicy, TimeoutPolicy
+
+# Built-in data types (reference 3.1)
+DATA_TYPE_STRING = "string"
+DATA_TYPE_BOOLEAN = "boolean"
+DATA_TYPE_DIRECTORY = "directory"
+
+
+@dataclass
+class ArgumentVariable:
+    id: str
+    value: str
+
+    @classmethod
+    def from_json(cls, data: dict, path: tuple = ()) -> "ArgumentVariable":
+        return cls(scalar_text(require(data, "id", path)), scalar_text(data.get("value", "")))
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "value": self.value}
+
+
+@dataclass
+class Argument:
+    id: str
+    variable: ArgumentVariable
+    type: str  # "input" | "output"
+    label: str | None = None
+    data_type: str = DATA_TYPE_STRING
+
+    @classmethod
+    def from_json(cls, data: dict, path: tuple = ()) -> "Argument":
+        return cls(
+            id=scalar_text(require(data, "id", path)),
+            variable=ArgumentVariable.from_json(require(data, "variable", path), path + ("variable",)),
+            type=str(require(data, "type", path)),
+            label=None if data.get("label") is None else scalar_text(data["label"]),
+            data_type=str(data.get("dataType") or DATA_TYPE_STRING),
+        )
+
+    def to_json(self) -> dict:
+        out: dict = {"id": self.id}
+        put(out, "label", self.label)
+        out.update(variable=self.variable.to_json(), type=self.type, dataType=self.data_type)
+        return out
+
+
+@dataclass
+class Executable:
+    id: str
+    path: str
+    service_id: str
+    arguments: list[Argument] = field(default_factory=list)
+    runtime: str = "other"
+    runtime_args: list[Argument] = field(default_factory=list)
+    retries: RetryPolicy | None = None
+    max_inactivity: TimeoutPolicy | None = None
+    max_runtime: TimeoutPolicy | None = None
+    deadline: TimeoutPolicy | None = None
+
+    @classmethod
+    def from_json(cls, data: dict, path: tuple = ()) -> "Executable":
+        return cls(
+            id=scalar_text(require(data, "id", path)),
+            path=scalar_text(require(data, "path", path)),
+            service_id=scalar_text(require(data, "serviceId", path)),
+            arguments=[Argument.from_json(a, path + ("arguments", i))
+                       for i, a in enumerate(data.get("arguments") or [])],
+            runtime=str(data.get("runtime") or "other"),
+            runtime_args=[Argument.from_json(a, path + ("runtimeArgs", i))
+                          for i, a in enumerate(data.get("runtimeArgs") or [])],
+            retries=read_retries(data, path),
+            max_inactivity=read_timeout(data, "maxInactivity", path),
+            max_runtime=read_timeout(data, "maxRuntime", path),
+            deadline=read_timeout(data, "deadline", path),
+        )
+
+    def to_json(self) -> dict:
+        out: dict = {"id": self.id, "path": self.path, "serviceId": self.service_id,
+                     "arguments": [a.to_json() for a in self.arguments],
+                     "runtime": self.runtime,
+                     "runtimeArgs": [a.to_json() for a in self.runtime_args]}
+        write_policies(out, self)
+        return out
+
+
+@dataclass
+class ProcessChain:
+    id: str
+    executables: list[Executable] = field(default_factory=list)
+    required_capabilities: list[str] = field(default_factory=list)
+    priority: int = 0
+    retries: RetryPolicy | None = None
+
+    def __post_init__(self) -> None:
+        # a set in Steep: keep one spelling so that equal chains compare equal
+        self.required_capabilities = sorted(set(self.required_capabilities))
+
+    @classmethod
+    def from_json(cls, data: dict, path: tuple = ()) -> "ProcessChain":
+        return cls(
+            id=scalar_text(require(data, "id", path)),
+            executables=[Executable.from_json(e, path + ("executables", i))
+                         for i, e in enumerate(data.get("executables") or [])],
+            required_capabilities=[scalar_text(c) for c in data.get("requiredCapabilities") or []],
+            priority=int(data.get("priority") or 0),
+            retries=read_retries(data, path),
+        )
+
+    def to_json(self) -> dict:
+        out: dict = {"id": self.id, "executables": [e.to_json() for e in self.executables],
+                     "requiredCapabilities": list(self.required_capabilities)}
+        if self.priority:
+            out["priority"] = self.priority
+        if self.retries is not None:
+            out["retries"] = self.retries.to_json()
+        return out
+
+
+def output_values(chain: ProcessChain) -> dict[str, Any]:
+    """The variable ids and generated values of every output argument of a chain."""
+    return {a.variable.id: a.variable.value
+            for e in chain.executables for a in e.arguments if a.type == "output"}

@@ -1,0 +1,105 @@
+"""Submissions (a workflow handed to steepy) and the statuses of submissions and chains."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from steepy.model.common import put
+from steepy.model.macro import Macro
+from steepy.model.service import Service
+from steepy.model.workflow import ExecuteAction, ForEachAction, IncludeAction, Workflow
+
+
+class SubmissionStatus(StrEnum):
+    ACCEPTED = "ACCEPTED"
+    RUNNING = "RUNNING"
+    CANCELLED = "CANCELLED"
+    SUCCESS = "SUCCESS"
+    PARTIAL_SUCCESS = "PARTIAL_SUCCESS"
+    ERROR = "ERROR"
+
+    @property
+    def finished(self) -> bool:
+        return self not in (SubmissionStatus.ACCEPTED, SubmissionStatus.RUNNING)
+
+
+class ProcessChainStatus(StrEnum):
+    REGISTERED = "REGISTERED"
+    RUNNING = "RUNNING"
+    PAUSED = "PAUSED"
+    CANCELLED = "CANCELLED"
+    SUCCESS = "SUCCESS"
+    ERROR = "ERROR"
+
+    @property
+    def finished(self) -> bool:
+        return self in (ProcessChainStatus.CANCELLED, ProcessChainStatus.SUCCESS,
+                        ProcessChainStatus.ERROR)
+
+
+def _time(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat().replace("+00:00", "Z")
+
+
+@dataclass
+class Submission:
+    id: str
+    workflow: Workflow
+    name: str | None = None
+    priority: int = 0
+    status: SubmissionStatus = SubmissionStatus.ACCEPTED
+    start_time: datetime | None = None
+    end_time: datetime | None = None
+    required_capabilities: list[str] = field(default_factory=list)
+    source: str | None = None
+    error_message: str | None = None
+    results: dict[str, list] | None = None
+
+    def to_json(self, with_workflow: bool = True) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id}
+        put(out, "name", self.name)
+        if with_workflow:
+            out["workflow"] = self.workflow.to_json()
+        out.update(priority=self.priority, status=str(self.status),
+                   requiredCapabilities=list(self.required_capabilities))
+        put(out, "startTime", _time(self.start_time))
+        put(out, "endTime", _time(self.end_time))
+        if with_workflow:
+            put(out, "source", self.source)
+        put(out, "errorMessage", self.error_message)
+        put(out, "results", self.results)
+        return out
+
+
+class MissingMacroError(LookupError):
+    pass
+
+
+def collect_required_capabilities(workflow: Workflow, services: dict[str, Service],
+                                  macros: dict[str, Macro]) -> list[str]:
+    """Union of requiredCapabilities of every service the workflow uses, looking inside
+    for-each bodies and included macros (recursively). Raises MissingMacroError."""
+    found: set[str] = set()
+    seen_macros: set[str] = set()
+
+    def visit(actions: list) -> None:
+        for action in actions:
+            if isinstance(action, ExecuteAction):
+                service = services.get(action.service)
+                if service is not None:
+                    found.update(service.required_capabilities)
+            elif isinstance(action, ForEachAction):
+                visit(action.actions)
+            elif isinstance(action, IncludeAction):
+                macro = macros.get(action.macro)
+                if macro is None:
+                    raise MissingMacroError(f"Unable to find included macro `{action.macro}'")
+                if macro.id not in seen_macros:  # guards against include cycles
+                    seen_macros.add(macro.id)
+                    visit(macro.actions)
+
+    visit(workflow.actions)
+    return sorted(found)
