@@ -1,0 +1,389 @@
+"""Reading workflows, service metadata and macros from YAML or JSON files.
+
+Every value is read together with its line and column, so that any later problem (schema,
+model or validation) can name `file:line:column` and the JSON path. Duplicate keys are an
+error. Nothing here raises anything but `InputError` on bad input.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+from dataclasses import dataclass, field
+from datetime import date
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import yaml
+
+from steepy.errors import InputError, Problem, json_path
+
+try:
+    _Loader = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - libyaml missing; the pure-Python loader works too
+    _Loader = yaml.SafeLoader
+
+SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
+MAX_NODES = 2_000_000  # guards against alias bombs ("billion laughs")
+DOC_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+@dataclass
+class Document:
+    """A parsed file: its data and where each JSON path starts in the text."""
+
+    data: Any
+    file: str
+    positions: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    def locate(self, problem: Problem, base: tuple = ()) -> Problem:
+        """Fill in file, line and column of a problem from its JSON path (or the nearest parent)."""
+        problem.file = problem.file or self.file
+        if problem.line is None:
+            path = problem.path
+            full = json_path(base) + ("." if base and path and not path.startswith("[") else "") + path
+            problem.line, problem.column = self._position(full)
+        return problem
+
+    def _position(self, path: str) -> tuple[int | None, int | None]:
+        while True:
+            if path in self.positions:
+                return self.positions[path]
+            if not path:
+                return None, None
+            cut = max(path.rfind("."), path.rfind("["))
+            path = path[:cut] if cut > 0 else ""
+
+    def fail(self, problems: list[Problem], base: tuple = ()) -> InputError:
+        return InputError([self.locate(p, base) for p in problems])
+
+
+# ---------------------------------------------------------------- parsing
+
+
+class _Builder:
+    """Turns a composed YAML node tree into plain data, recording positions."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.positions: dict[str, tuple[int, int]] = {}
+        self.problems: list[Problem] = []
+        self.constructor = _Loader("")
+        self.count = 0
+
+    def build(self, node: yaml.Node, path: str) -> Any:
+        self.count += 1
+        if self.count > MAX_NODES:
+            raise InputError(Problem("the document is too large (too many values or aliases)",
+                                     file=self.name))
+        self.positions.setdefault(path, (node.start_mark.line + 1, node.start_mark.column + 1))
+        if isinstance(node, yaml.MappingNode):
+            return self._mapping(node, path)
+        if isinstance(node, yaml.SequenceNode):
+            return [self.build(child, f"{path}[{i}]") for i, child in enumerate(node.value)]
+        return self._scalar(node)
+
+    def _mapping(self, node: yaml.MappingNode, path: str) -> dict:
+        self.constructor.flatten_mapping(node)  # resolves `<<' merge keys
+        out: dict = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                self._problem(key_node, path, "a key must be a plain value, not a list or object")
+                continue
+            key = self._scalar(key_node)
+            key = key if isinstance(key, str) else json.dumps(key) if isinstance(key, bool) else str(key)
+            child = f"{path}.{key}" if path else key
+            if key in out:
+                self._problem(key_node, child, f"duplicate key `{key}'; each key may appear "
+                              "only once in an object")
+                continue
+            out[key] = self.build(value_node, child)
+        return out
+
+    def _scalar(self, node: yaml.ScalarNode) -> Any:
+        try:
+            value = self.constructor.construct_object(node)
+        except (yaml.YAMLError, ValueError, TypeError, OverflowError):
+            return node.value
+        if isinstance(value, (date, bytes, set)):  # keep timestamps etc. as the text written
+            return node.value
+        return value
+
+    def _problem(self, node: yaml.Node, path: str, message: str) -> None:
+        self.problems.append(Problem(message, path=path, file=self.name,
+                                     line=node.start_mark.line + 1,
+                                     column=node.start_mark.column + 1))
+
+
+def _yaml_error(e: yaml.YAMLError, name: str) -> InputError:
+    mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
+    what = getattr(e, "problem", None) or str(e)
+    context = getattr(e, "context", None)
+    message = f"not valid YAML: {what}" + (f" ({context})" if context else "")
+    if mark is None:
+        return InputError(Problem(message, file=name))
+    return InputError(Problem(message, file=name, line=mark.line + 1, column=mark.column + 1))
+
+
+def parse_yaml_all(text: str, name: str) -> list[Document]:
+    """Every YAML document of `text`, with positions. Raises InputError."""
+    try:
+        nodes = list(yaml.compose_all(text, Loader=_Loader))
+    except yaml.YAMLError as e:
+        raise _yaml_error(e, name) from None
+    except RecursionError:
+        raise InputError(Problem("the document is nested too deeply", file=name)) from None
+    documents = []
+    for node in nodes:
+        builder = _Builder(name)
+        try:
+            data = None if node is None else builder.build(node, "")
+        except RecursionError:
+            raise InputError(Problem("the document is nested too deeply", file=name)) from None
+        if builder.problems:
+            raise InputError(builder.problems)
+        documents.append(Document(data, name, builder.positions))
+    return documents
+
+
+def _looks_like_json(text: str, name: str) -> bool:
+    return name.endswith(".json") or text.lstrip()[:1] in ("{", "[")
+
+
+def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict:
+    out: dict = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key `{key}'; each key may appear only once in an object")
+        out[key] = value
+    return out
+
+
+def parse_text(text: str, name: str = "<input>") -> Document:
+    """One document from YAML or JSON text (JSON when it starts with `{' or `['')."""
+    if _looks_like_json(text, name):
+        try:
+            data = json.loads(text, object_pairs_hook=_reject_duplicates)
+        except json.JSONDecodeError as e:
+            raise InputError(Problem(f"not valid JSON: {e.msg}", file=name, line=e.lineno,
+                                     column=e.colno)) from None
+        except ValueError as e:  # duplicate key: find where with the YAML reader
+            try:
+                parse_yaml_all(text, name)
+            except InputError as located:
+                raise located from None
+            raise InputError(Problem(str(e), file=name)) from None
+        except RecursionError:
+            raise InputError(Problem("the document is nested too deeply", file=name)) from None
+        try:  # JSON is YAML: borrow its positions where the YAML reader agrees
+            positions = parse_yaml_all(text, name)[0].positions
+        except (InputError, IndexError):
+            positions = {}
+        return Document(data, name, positions)
+    documents = parse_yaml_all(text, name)
+    if not documents:
+        raise InputError(Problem("the file is empty", file=name))
+    if len(documents) > 1:
+        raise InputError(Problem(f"expected one document but found {len(documents)} "
+                                 "(separated by `---')", file=name))
+    return documents[0]
+
+
+def read_file(path: str | os.PathLike) -> Document:
+    name = str(path)
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as e:
+        raise InputError(Problem(f"cannot read file: {e.strerror or e}", file=name)) from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise InputError(Problem(f"not UTF-8 text (byte {e.start})", file=name)) from None
+    return parse_text(text, name)
+
+
+# ---------------------------------------------------------------- JSON Schemas
+
+
+@lru_cache(maxsize=None)
+def _validators() -> dict[str, Any]:
+    """The three schemas, compiled once, sharing one registry for cross-file $refs."""
+    from jsonschema import Draft202012Validator
+    from referencing import Registry, Resource
+
+    schemas = {}
+    for kind in ("workflow", "service", "macro"):
+        with open(SCHEMA_DIR / f"{kind}.schema.json", encoding="utf-8") as f:
+            schemas[kind] = json.load(f)
+    registry = Registry().with_resources(
+        (s["$id"], Resource.from_contents(s)) for s in schemas.values() if "$id" in s)
+    return {kind: Draft202012Validator(schema, registry=registry)
+            for kind, schema in schemas.items()}
+
+
+def _schema_message(error: Any) -> str:
+    """Plain words for a jsonschema error."""
+    validator, value = error.validator, error.instance
+    if validator == "additionalProperties":
+        allowed = sorted(error.schema.get("properties", {}))
+        extra = sorted(set(value) - set(allowed)) if isinstance(value, dict) else []
+        names = ", ".join(f"`{k}'" for k in extra) or "a property"
+        return f"unknown property {names}; allowed here: {', '.join(allowed)}"
+    if validator == "required":
+        missing = [k for k in error.validator_value if isinstance(value, dict) and k not in value]
+        return f"`{missing[0] if missing else error.validator_value[0]}' is required"
+    if validator == "enum":
+        return f"`{value}' is not allowed here; allowed: {', '.join(map(str, error.validator_value))}"
+    if validator == "type":
+        expected = error.validator_value
+        expected = " or ".join(expected) if isinstance(expected, list) else expected
+        return f"expected {expected}, got {_kind(value)} `{_short(value)}'"
+    if validator in ("oneOf", "anyOf"):
+        best = _best_sub_error(error)
+        if best is not None:
+            return _schema_message(best)
+    if validator == "minimum":
+        return f"{value} is too small; the minimum is {error.validator_value}"
+    if validator == "pattern":
+        description = error.schema.get("description")
+        hint = f" ({description})" if description else ""
+        return f"`{value}' does not have the expected form{hint}"
+    description = error.schema.get("description")
+    return error.message + (f" ({description})" if description else "")
+
+
+def _best_sub_error(error: Any) -> Any:
+    from jsonschema.exceptions import best_match
+
+    context = list(error.context or [])
+    return best_match(context) if context else None
+
+
+def _kind(value: Any) -> str:
+    from steepy.model.common import type_name
+
+    return type_name(value)
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def schema_problems(data: Any, kind: str) -> list[Problem]:
+    """Problems of `data` against schemas/<kind>.schema.json, one per failing place."""
+    validator = _validators()[kind]
+    problems = []
+    for error in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path))):
+        leaf = error
+        if error.validator in ("oneOf", "anyOf") and error.context:
+            leaf = _best_sub_error(error) or error
+        path = json_path(list(leaf.absolute_path))
+        problems.append(Problem(_schema_message(error), path=path))
+    return _dedupe(problems)
+
+
+def _dedupe(problems: list[Problem]) -> list[Problem]:
+    seen, out = set(), []
+    for p in problems:
+        if (p.path, p.message) not in seen:
+            seen.add((p.path, p.message))
+            out.append(p)
+    return out
+
+
+# ---------------------------------------------------------------- model objects
+
+
+def build(document: Document, kind: str, make: Callable[[Any], Any], base: tuple = ()) -> Any:
+    """Check `document.data` against the schema of `kind`, then build the model object."""
+    problems = schema_problems(document.data, kind)
+    if problems:
+        raise document.fail(problems, base)
+    try:
+        return make(document.data)
+    except InputError as e:
+        raise document.fail(e.problems, base) from None
+
+
+def read_workflow(path: str | os.PathLike):
+    """A workflow file → (Workflow, Document)."""
+    return workflow_from_document(read_file(path))
+
+
+def parse_workflow(text: str, name: str = "<request>"):
+    """Workflow text (YAML or JSON, as POSTed) → (Workflow, Document)."""
+    return workflow_from_document(parse_text(text, name))
+
+
+def workflow_from_document(document: Document):
+    from steepy.model.workflow import Workflow
+
+    if not isinstance(document.data, dict):
+        raise document.fail([Problem("a workflow must be an object with `api' and `actions'")])
+    return build(document, "workflow", Workflow.from_json), document
+
+
+def expand_paths(spec: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Path]:
+    """Files named by a file, a directory (its YAML/JSON files), a glob, or a list of these."""
+    items = [spec] if isinstance(spec, (str, os.PathLike)) else list(spec)
+    found: list[Path] = []
+    for item in items:
+        text = str(item)
+        if any(ch in text for ch in "*?["):
+            matches = sorted(Path(p) for p in glob.glob(text, recursive=True))
+        elif Path(text).is_dir():
+            matches = sorted(p for p in Path(text).rglob("*") if p.suffix in DOC_SUFFIXES)
+        else:
+            matches = [Path(text)]
+        found += [p for p in matches if p not in found]
+    return found
+
+
+def _read_many(spec, kind: str, make: Callable[[dict, tuple], Any], what: str) -> dict[str, Any]:
+    by_id: dict[str, Any] = {}
+    where: dict[str, str] = {}
+    problems: list[Problem] = []
+    for path in expand_paths(spec):
+        try:
+            document = read_file(path)
+            if document.data is None:
+                continue  # an empty file declares nothing
+            problems_here = schema_problems(document.data, kind)
+            if problems_here:
+                raise document.fail(problems_here)
+            is_list = isinstance(document.data, list)
+            for i, item in enumerate(document.data if is_list else [document.data]):
+                position = (i,) if is_list else ()
+                try:
+                    obj = make(item, position)
+                except InputError as e:
+                    raise document.fail(e.problems) from None
+                if obj.id in by_id:
+                    problems.append(document.locate(Problem(
+                        f"{what} id `{obj.id}' is already defined in {where[obj.id]}",
+                        path=json_path(position + ("id",)))))
+                    continue
+                by_id[obj.id] = obj
+                where[obj.id] = str(path)
+        except InputError as e:
+            problems += e.problems
+    if problems:
+        raise InputError(problems)
+    return by_id
+
+
+def read_services(spec) -> dict:
+    """Service metadata from a file, directory, glob or list → {id: Service}."""
+    from steepy.model.service import Service
+
+    return _read_many(spec, "service", Service.from_json, "service")
+
+
+def read_macros(spec) -> dict:
+    """Macros from a file, directory, glob or list → {id: Macro}."""
+    from steepy.model.macro import Macro
+
+    return _read_many(spec, "macro", Macro.from_json, "macro")

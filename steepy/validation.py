@@ -1,0 +1,435 @@
+"""Semantic checks of workflows and macros (Steep's WorkflowValidator rules, plus steepy's own).
+
+Each check is a pass over the actions in document order; passes run in a fixed order so
+errors come out in the order Steep reports them. A problem carries the JSON path
+(`actions[3].actions[0]`) and Steep's location list (`workflow`, `actions[3](for-each)`, ...).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterator
+
+from steepy.errors import Problem, json_path
+from steepy.model.macro import MACRO_INPUT, MACRO_OUTPUT, Macro
+from steepy.model.service import INPUT, OUTPUT, Service
+from steepy.model.workflow import (Action, ExecuteAction, ForEachAction, IncludeAction, Variable,
+                                   Workflow)
+
+MIN_API = (4, 0, 0)
+MAX_API = (4, 7, 0)
+
+
+@dataclass
+class Site:
+    """An action and where it stands."""
+
+    action: Action
+    path: tuple  # JSON path, e.g. ("actions", 3, "actions", 0)
+    steep: list[str]  # Steep's location list
+    scopes: tuple[int, ...]  # identities of the enclosing for-each actions, outermost first
+
+
+@dataclass
+class Ref:
+    """One mention of a variable: as input, output or enumerator, at a site."""
+
+    var: Variable
+    role: str  # "input" | "output" | "enumerator"
+    site: Site
+    path: tuple
+    scopes: tuple[int, ...]  # the scopes from which the variable is looked at or produced into
+
+
+def _label(action: Action) -> str:
+    if isinstance(action, ExecuteAction):
+        return f"execute {action.service}"
+    if isinstance(action, IncludeAction):
+        return f"include {action.macro}"
+    return "for-each"
+
+
+def _sites(actions: list[Action], path: tuple, steep: list[str], scopes: tuple) -> Iterator[Site]:
+    for i, action in enumerate(actions):
+        site = Site(action, path + ("actions", i), steep + [f"actions[{i}]({_label(action)})"], scopes)
+        yield site
+        if isinstance(action, ForEachAction):
+            yield from _sites(action.actions, site.path, site.steep, scopes + (id(action),))
+
+
+def _refs(sites: list[Site]) -> list[Ref]:
+    refs: list[Ref] = []
+    for site in sites:
+        a, inner = site.action, site.scopes
+        if isinstance(a, (ExecuteAction, IncludeAction)):
+            refs += [Ref(p.var, "input", site, site.path + ("inputs", i), inner)
+                     for i, p in enumerate(a.inputs) if not p.anonymous]
+            refs += [Ref(p.var, "output", site, site.path + ("outputs", i), inner)
+                     for i, p in enumerate(a.outputs)]
+        else:
+            body = inner + (id(a),)
+            refs.append(Ref(a.input, "input", site, site.path + ("input",), inner))
+            refs.append(Ref(a.enumerator, "enumerator", site, site.path + ("enumerator",), body))
+            if a.output is not None:
+                refs.append(Ref(a.output, "output", site, site.path + ("output",), inner))
+    return refs
+
+
+class _Checker:
+    def __init__(self, root: str, actions: list[Action], declared: list[Variable],
+                 macros: dict[str, Macro] | None, services: dict[str, Service] | None):
+        self.root = root
+        self.macros = macros
+        self.services = services
+        self.sites = list(_sites(actions, (), [root], ()))
+        self.refs = _refs(self.sites)
+        self.declared = declared
+        self.problems: list[Problem] = []
+        self.given_inputs: set[str] = set()  # macro input parameters: they come with values
+
+    def add(self, message: str, site: Site | None = None, path: tuple | None = None) -> None:
+        where = path if path is not None else (site.path if site else ())
+        self.problems.append(Problem(message, path=json_path(where),
+                                     steep_path=site.steep if site else [self.root]))
+
+    # -- Steep's checks -------------------------------------------------------------
+
+    def reserved_ids(self) -> None:
+        seen: set[str] = set()
+        mentions = [(v, None, ("vars", i)) for i, v in enumerate(self.declared)]
+        mentions += [(r.var, r.site, r.path) for r in self.refs]
+        for var, site, path in mentions:
+            if var.id not in seen:
+                seen.add(var.id)
+                if var.id.startswith("$"):
+                    self.add(f"Illegal variable ID `{var.id}'. Variable IDs must not start "
+                             "with `$' (reserved for generated IDs).", site, path)
+
+    def duplicate_ids(self, extra: list[str] = ()) -> None:
+        seen = {v.id for v in self.declared} | {r.var.id for r in self.refs} | set(extra)
+        for site in self.sites:
+            if site.action.id in seen:
+                self.add(f"Duplicate identifier `{site.action.id}'. Every action and variable "
+                         "needs its own ID.", site, site.path + ("id",))
+            seen.add(site.action.id)
+
+    def outputs(self) -> None:
+        for r in self.refs:
+            if r.role == "output" and r.var.value is not None:
+                self.add(f"Output variable `{r.var.id}' has a value. Outputs get their values "
+                         "when the action runs; remove the value or use another variable.",
+                         r.site, r.path)
+        used: set[str] = set()
+        for r in self.refs:
+            if r.role == "output":
+                if r.var.id in used:
+                    self.add(f"Output variable `{r.var.id}' is used more than once. Each output "
+                             "needs its own variable.", r.site, r.path)
+                used.add(r.var.id)
+
+    def enumerators(self) -> None:
+        seen: set[str] = set()
+        outputs = {r.var.id for r in self.refs if r.role == "output"}
+        for r in self.refs:
+            if r.role != "enumerator":
+                continue
+            if r.var.id in seen:
+                self.add(f"Enumerator `{r.var.id}' is used more than once. Every for-each action "
+                         "needs its own enumerator variable.", r.site, r.path)
+            seen.add(r.var.id)
+            if r.var.id in outputs:
+                self.add(f"Enumerator `{r.var.id}' is used as an output. An enumerator gets its "
+                         "values from the for-each action only.", r.site, r.path)
+
+    def input_values(self) -> None:
+        produced = {r.var.id for r in self.refs if r.role in ("output", "enumerator")}
+        for r in self.refs:
+            if (r.role == "input" and r.var.value is None and r.var.id not in produced
+                    and r.var.id not in self.given_inputs):
+                self.add(f"Input variable `{r.var.id}' has no value. Give it a value in `vars' "
+                         "or make it the output of an action.", r.site, r.path)
+
+    def scoping(self) -> None:
+        # where a variable is produced: inside the innermost for-each around the producer
+        home: dict[str, tuple] = {}
+        for r in self.refs:
+            if r.role in ("output", "enumerator"):
+                home.setdefault(r.var.id, r.scopes)
+        for r in self.refs:
+            if r.role != "input" or r.var.id not in home:
+                continue
+            scope = home[r.var.id]
+            if r.scopes[:len(scope)] != scope:
+                self.add(f"Variable `{r.var.id}' is not visible here: it is produced inside a "
+                         "for-each action and can only be used there (collect it with `output' "
+                         "and `yieldToOutput' to use it outside).", r.site, r.path)
+
+    def dependencies(self) -> None:
+        ids = {s.action.id for s in self.sites}
+        for site in self.sites:
+            for i, target in enumerate(site.action.depends_on):
+                if target not in ids:
+                    self.add(f"Unable to resolve action dependency `{site.action.id}' -> "
+                             f"`{target}'. There is no action with the ID `{target}'.",
+                             site, site.path + ("dependsOn", i))
+
+    def dependency_cycles(self) -> None:
+        # nodes are sites (ids may repeat in a broken workflow); X -> Y means X waits for Y
+        by_id: dict[str, list[str]] = {}
+        for n, site in enumerate(self.sites):
+            by_id.setdefault(site.action.id, []).append(str(n))
+        node_of = {id(s.action): str(n) for n, s in enumerate(self.sites)}
+        edges: dict[str, list[str]] = {}
+        inherited: dict[int, list[str]] = {}  # for-each -> dependsOn of it and its parents
+        for n, site in enumerate(self.sites):
+            a = site.action
+            targets = list(a.depends_on) + [x for s in site.scopes for x in inherited.get(s, [])]
+            edges[str(n)] = [m for t in targets for m in by_id.get(t, [])]
+            if isinstance(a, ForEachAction):
+                inherited[id(a)] = targets
+                edges[str(n)] += [node_of[id(child)] for child in a.actions]  # done with its body
+        for cycle in _cycles(list(edges), edges):
+            names = ", ".join(f"`{self.sites[int(n)].action.id}'" for n in cycle)
+            self.add(f"Detected circular dependency between actions {names}.",
+                     self.sites[int(cycle[0])])
+
+    def includes(self) -> None:
+        if self.macros is None:
+            return
+        for site in self.sites:
+            a = site.action
+            if not isinstance(a, IncludeAction):
+                continue
+            macro = self.macros.get(a.macro)
+            if macro is None:
+                self.add(f"Macro `{a.macro}' not found.{_known(self.macros, 'macros')}",
+                         site, site.path + ("macro",))
+                continue
+            self._include_parameters(site, a, macro)
+
+    def _include_parameters(self, site: Site, a: IncludeAction, macro: Macro) -> None:
+        kinds = {p.id: p for p in macro.parameters}
+        seen: set[str] = set()
+        for p in list(a.inputs) + list(a.outputs):
+            if p.id in seen:
+                self.add(f"Macro parameter `{p.id}' specified more than once.", site)
+            seen.add(p.id)
+        for i, p in enumerate(a.inputs):
+            if p.id not in kinds or kinds[p.id].type != MACRO_INPUT:
+                self.add(f"Unknown input parameter `{p.id}'. Macro `{macro.id}' has the input "
+                         f"parameters: {_ids(macro, MACRO_INPUT)}.", site, site.path + ("inputs", i))
+        for i, p in enumerate(a.outputs):
+            if p.id not in kinds or kinds[p.id].type != MACRO_OUTPUT:
+                self.add(f"Unknown output parameter `{p.id}'. Macro `{macro.id}' has the output "
+                         f"parameters: {_ids(macro, MACRO_OUTPUT)}.", site, site.path + ("outputs", i))
+        given_in, given_out = {p.id for p in a.inputs}, {p.id for p in a.outputs}
+        for p in macro.parameters:
+            if p.type == MACRO_INPUT and p.default is None and p.id not in given_in:
+                self.add(f"Missing input parameter `{p.id}'. Macro `{macro.id}' needs it.", site)
+        for p in macro.parameters:
+            if p.type == MACRO_OUTPUT and p.id not in given_out:
+                self.add(f"Missing output parameter `{p.id}'. Macro `{macro.id}' needs it.", site)
+
+    def include_cycles(self) -> None:
+        if not self.macros:
+            return
+        order = list(self.macros)
+        edges = {m.id: [a.macro for a in _all_actions(m.actions) if isinstance(a, IncludeAction)]
+                 for m in self.macros.values()}
+        for cycle in _cycles(order, edges):
+            names = ", ".join(f"`{n}'" for n in cycle)
+            self.add(f"Detected include cycle between macros {names}.")
+
+    # -- steepy's own checks ------------------------------------------------------
+
+    def services_used(self) -> None:
+        if self.services is None:
+            return
+        for site in self.sites:
+            a = site.action
+            if not isinstance(a, ExecuteAction):
+                continue
+            service = self.services.get(a.service)
+            if service is None:
+                self.add(f"Service `{a.service}' is not defined.{_known(self.services, 'services')}",
+                         site, site.path + ("service",))
+                continue
+            self._service_parameters(site, a, service)
+
+    def _service_parameters(self, site: Site, a: ExecuteAction, service: Service) -> None:
+        counts: dict[str, int] = {}
+        for role, params in (("inputs", a.inputs), ("outputs", a.outputs)):
+            expected = INPUT if role == "inputs" else OUTPUT
+            for i, p in enumerate(params):
+                sp = service.parameter(p.id)
+                where = site.path + (role, i, "id")
+                if sp is None:
+                    self.add(f"Service `{service.id}' has no parameter `{p.id}'. Its parameters: "
+                             f"{', '.join(x.id for x in service.parameters) or 'none'}.", site, where)
+                elif sp.type != expected:
+                    self.add(f"Parameter `{p.id}' of service `{service.id}' is an {sp.type}; "
+                             f"list it under `{sp.type}s', not `{role}'.", site, where)
+                else:
+                    value = p.var.value
+                    counts[p.id] = counts.get(p.id, 0) + (len(value) if isinstance(value, list)
+                                                          and p.var.value is not None else 1)
+        for sp in service.parameters:
+            count = counts.get(sp.id, 0)
+            if count == 0 and sp.type == INPUT and sp.default is not None and str(sp.cardinality) == "1..1":
+                continue  # steepy fills in the default value
+            if not sp.cardinality.allows(count):
+                how = "is missing" if count == 0 else f"is given {count} times"
+                self.add(f"{sp.type.capitalize()} `{sp.id}' of service `{service.id}' {how}; its "
+                         f"cardinality is {sp.cardinality} (min..max values).", site)
+
+
+def _all_actions(actions: list[Action]) -> Iterator[Action]:
+    for a in actions:
+        yield a
+        if isinstance(a, ForEachAction):
+            yield from _all_actions(a.actions)
+
+
+def _cycles(order: list[str], edges: dict[str, list[str]]) -> list[list[str]]:
+    """Strongly connected components that form cycles, members in `order`, iteratively."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    found: list[set[str]] = []
+    counter = 0
+    for start in order:
+        if start in index:
+            continue
+        work = [(start, iter(edges.get(start, [])))]
+        index[start] = low[start] = counter
+        counter += 1
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in edges:
+                    continue
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(edges.get(child, []))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.add(member)
+                    if member == node:
+                        break
+                if len(component) > 1 or node in edges.get(node, []):
+                    found.append(component)
+    position = {name: i for i, name in enumerate(dict.fromkeys(order))}
+    cycles = [sorted(c, key=position.__getitem__) for c in found]
+    return sorted(cycles, key=lambda c: position[c[0]])
+
+
+def _ids(macro: Macro, kind: str) -> str:
+    return ", ".join(p.id for p in macro.parameters if p.type == kind) or "none"
+
+
+def _known(registry: dict, what: str) -> str:
+    names = sorted(registry)
+    if not names:
+        return f" No {what} are configured."
+    shown = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
+    return f" Known {what}: {shown}."
+
+
+def _run(checker: _Checker) -> list[Problem]:
+    checker.reserved_ids()
+    checker.duplicate_ids(list(checker.given_inputs))
+    checker.outputs()
+    checker.enumerators()
+    checker.input_values()
+    checker.scoping()
+    checker.dependencies()
+    checker.dependency_cycles()
+    checker.include_cycles()
+    checker.includes()
+    checker.services_used()
+    return checker.problems
+
+
+def validate_workflow(workflow: Workflow, macros: dict[str, Macro] | None = None,
+                      services: dict[str, Service] | None = None) -> list[Problem]:
+    """All problems of a workflow; an empty list means it is valid.
+
+    Macros and services are checked only when given (Steep itself checks neither).
+    """
+    checker = _Checker("workflow", workflow.actions, workflow.vars, macros, services)
+    api = api_problem(workflow.api)
+    return ([api] if api else []) + _run(checker)
+
+
+def validate_macro(macro: Macro, macros: dict[str, Macro] | None = None,
+                   services: dict[str, Service] | None = None) -> list[Problem]:
+    """All problems of a macro (Steep's macro rules first, then the workflow rules)."""
+    checker = _Checker("macro", macro.actions, macro.vars, macros, services)
+    inputs = {p.id for p in macro.parameters if p.type == MACRO_INPUT}
+    outputs = {p.id for p in macro.parameters if p.type == MACRO_OUTPUT}
+    seen: set[str] = set()
+    for i, p in enumerate(macro.parameters):
+        if p.id in seen:
+            checker.add(f"Duplicate parameter identifier `{p.id}'.", path=("parameters", i, "id"))
+        seen.add(p.id)
+    for i, p in enumerate(macro.parameters):
+        if p.type == MACRO_OUTPUT and p.default is not None:
+            checker.add(f"Output parameter `{p.id}' has a default value. Only input parameters "
+                        "may have one.", path=("parameters", i, "default"))
+    for i, v in enumerate(macro.vars):
+        if v.id in seen:
+            checker.add(f"Variable `{v.id}' already declared as macro parameter.", path=("vars", i))
+    for pid in [p.id for p in macro.parameters if p.type == MACRO_INPUT]:
+        var = next((r.var for r in checker.refs if r.var.id == pid), None)
+        if var is not None and var.value is not None:
+            checker.add(f"Variable `{pid}' has a value. It is a macro input parameter and "
+                        "gets its value from the include action.")
+    for r in checker.refs:
+        if r.role == "output" and r.var.id in inputs:
+            checker.add(f"Input parameter `{r.var.id}' used as an output.", r.site, r.path)
+    for r in checker.refs:
+        if r.role == "input" and r.var.id in outputs:
+            checker.add(f"Output parameter `{r.var.id}' used as an input.", r.site, r.path)
+    for r in checker.refs:
+        if r.role == "enumerator" and r.var.id in inputs | outputs:
+            checker.add(f"Macro parameter `{r.var.id}' used as an enumerator.", r.site, r.path)
+    checker.given_inputs = inputs
+    return _run(checker)
+
+
+def _version(text: str) -> tuple[int, int, int] | None:
+    match = re.fullmatch(r"\s*(\d+)\.(\d+)\.(\d+)(?:[-+][0-9A-Za-z.+-]*)?\s*", str(text))
+    return tuple(int(x) for x in match.groups()) if match else None  # type: ignore[return-value]
+
+
+def api_problem(api: str) -> Problem | None:
+    """A problem when the workflow's `api` is not a version steepy reads (4.0.0 to 4.7.0)."""
+    version = _version(api)
+    supported = "steepy reads workflows of API version 4.0.0 to 4.7.0"
+    if version is None:
+        return Problem(f"`{api}' is not an API version like `4.7.0'; {supported}.", path="api")
+    if version < MIN_API:
+        return Problem(f"API version {api} is older than {supported}. Update the workflow to "
+                       "the 4.x format (execute actions list their `inputs' and `outputs'; for-each "
+                       "actions have type `for') and set `api: 4.7.0'.", path="api")
+    if version > MAX_API:
+        return Problem(f"API version {api} is newer than {supported}. Use `api: 4.7.0' or a "
+                       "newer steepy.", path="api")
+    return None
