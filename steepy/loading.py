@@ -280,7 +280,11 @@ def schema_problems(data: Any, kind: str) -> list[Problem]:
         leaf = error
         if error.validator in ("oneOf", "anyOf") and error.context:
             leaf = _best_sub_error(error) or error
-        path = json_path(list(leaf.absolute_path))
+        parts = list(leaf.absolute_path)
+        if leaf.validator == "additionalProperties" and isinstance(leaf.instance, dict):
+            extra = sorted(set(leaf.instance) - set(leaf.schema.get("properties", {})))
+            parts += extra[:1]  # point at the unknown key itself
+        path = json_path(parts)
         problems.append(Problem(_schema_message(error), path=path))
     return _dedupe(problems)
 

@@ -7,6 +7,7 @@ errors come out in the order Steep reports them. A problem carries the JSON path
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 from typing import Iterator
@@ -63,9 +64,9 @@ def _refs(sites: list[Site]) -> list[Ref]:
     for site in sites:
         a, inner = site.action, site.scopes
         if isinstance(a, (ExecuteAction, IncludeAction)):
-            refs += [Ref(p.var, "input", site, site.path + ("inputs", i), inner)
+            refs += [Ref(p.var, "input", site, site.path + ("inputs", i, "var"), inner)
                      for i, p in enumerate(a.inputs) if not p.anonymous]
-            refs += [Ref(p.var, "output", site, site.path + ("outputs", i), inner)
+            refs += [Ref(p.var, "output", site, site.path + ("outputs", i, "var"), inner)
                      for i, p in enumerate(a.outputs)]
         else:
             body = inner + (id(a),)
@@ -203,7 +204,7 @@ class _Checker:
                 continue
             macro = self.macros.get(a.macro)
             if macro is None:
-                self.add(f"Macro `{a.macro}' not found.{_known(self.macros, 'macros')}",
+                self.add(f"Macro `{a.macro}' not found.{_known(self.macros, 'macros', a.macro)}",
                          site, site.path + ("macro",))
                 continue
             self._include_parameters(site, a, macro)
@@ -252,7 +253,7 @@ class _Checker:
                 continue
             service = self.services.get(a.service)
             if service is None:
-                self.add(f"Service `{a.service}' is not defined.{_known(self.services, 'services')}",
+                self.add(f"Service `{a.service}' is not defined.{_known(self.services, 'services', a.service)}",
                          site, site.path + ("service",))
                 continue
             self._service_parameters(site, a, service)
@@ -265,8 +266,9 @@ class _Checker:
                 sp = service.parameter(p.id)
                 where = site.path + (role, i, "id")
                 if sp is None:
-                    self.add(f"Service `{service.id}' has no parameter `{p.id}'. Its parameters: "
-                             f"{', '.join(x.id for x in service.parameters) or 'none'}.", site, where)
+                    names = [x.id for x in service.parameters]
+                    self.add(f"Service `{service.id}' has no parameter `{p.id}'.{_suggest(p.id, names)}"
+                             f" Its parameters: {', '.join(names) or 'none'}.", site, where)
                 elif sp.type != expected:
                     self.add(f"Parameter `{p.id}' of service `{service.id}' is an {sp.type}; "
                              f"list it under `{sp.type}s', not `{role}'.", site, where)
@@ -344,8 +346,16 @@ def _ids(macro: Macro, kind: str) -> str:
     return ", ".join(p.id for p in macro.parameters if p.type == kind) or "none"
 
 
-def _known(registry: dict, what: str) -> str:
+def _suggest(name: str, options) -> str:
+    close = difflib.get_close_matches(name, list(options), n=1)
+    return f" Did you mean `{close[0]}'?" if close else ""
+
+
+def _known(registry: dict, what: str, name: str = "") -> str:
     names = sorted(registry)
+    hint = _suggest(name, names) if name else ""
+    if hint:
+        return hint
     if not names:
         return f" No {what} are configured."
     shown = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")

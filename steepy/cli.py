@@ -1,0 +1,155 @@
+"""The `steepy` command line.
+
+Exit codes: 0 fine, 1 a workflow ran and failed, 2 bad input (nothing stored or run),
+3 cancelled.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from steepy import __version__
+from steepy.config import DEFAULTS, load_config
+from steepy.errors import InputError, Problem
+from steepy.loading import expand_paths, read_file, read_macros, read_services
+from steepy.model import ExecuteAction, ForEachAction, IncludeAction, Macro, Service, Workflow
+
+EXIT_INVALID = 2
+
+
+def _fail(problems: list[Problem]) -> None:
+    """Print every problem, in file order, and stop with exit code 2."""
+    problems = sorted(problems, key=lambda p: (p.file or "", p.line or 0, p.column or 0))
+    for p in problems:
+        location = click.style(p.location(), bold=True)
+        path = click.style(p.path, fg="cyan") + ": " if p.path else ""
+        click.echo(f"{location}: {path}{p.message}", err=True)
+    files = {p.file for p in problems}
+    click.echo(click.style(f"{len(problems)} problem{'s' if len(problems) != 1 else ''}", fg="red")
+               + f" in {len(files)} file{'s' if len(files) != 1 else ''}", err=True)
+    sys.exit(EXIT_INVALID)
+
+
+def _registry(option: tuple[str, ...], key: str, reader) -> dict[str, Any]:
+    """Services or macros from the options, else from steepy.yaml or the default folder."""
+    if option:
+        return reader(list(option))
+    spec = load_config().get(key)
+    if not spec or (spec == DEFAULTS[key] and not Path(spec).exists()):
+        return {}  # the default folder is optional
+    return reader(spec)
+
+
+def load_registries(services: tuple[str, ...], macros: tuple[str, ...]) -> tuple[dict, dict]:
+    problems: list[Problem] = []
+    found: list[dict] = []
+    for option, key, reader in ((services, "services", read_services), (macros, "macros", read_macros)):
+        try:
+            found.append(_registry(option, key, reader))
+        except InputError as e:
+            problems += e.problems
+            found.append({})
+    if problems:
+        _fail(problems)
+    return found[0], found[1]
+
+
+def _kind_of(data: Any) -> str:
+    """Guess what a file holds: a workflow, a list of services, or a macro."""
+    first = data[0] if isinstance(data, list) and data else data
+    if isinstance(first, dict) and "path" in first and "runtime" in first:
+        return "service"
+    if isinstance(first, dict) and "id" in first and "parameters" in first and "actions" in first:
+        return "macro"
+    return "workflow"
+
+
+def _summary(workflow: Workflow) -> str:
+    actions = list(workflow.all_actions())
+    counts = {kind.__name__: sum(isinstance(a, kind) for a in actions)
+              for kind in (ExecuteAction, ForEachAction, IncludeAction)}
+    parts = [f"{counts['ExecuteAction']} execute"]
+    if counts["ForEachAction"]:
+        parts.append(f"{counts['ForEachAction']} for-each")
+    if counts["IncludeAction"]:
+        parts.append(f"{counts['IncludeAction']} include")
+    services = sorted({a.service for a in actions if isinstance(a, ExecuteAction)})
+    name = f" `{workflow.name}'" if workflow.name else ""
+    return (f"workflow{name}, api {workflow.api}, {', '.join(parts)} action(s); "
+            f"services: {', '.join(services) or 'none'}")
+
+
+def validate_file(path: Path, services: dict[str, Service], macros: dict[str, Macro]) -> str:
+    """Check one file of any kind; return a one-line summary or raise InputError."""
+    from steepy.loading import build, workflow_from_document
+    from steepy.validation import validate_macro, validate_workflow
+
+    document = read_file(path)
+    kind = _kind_of(document.data)
+    if kind == "service":
+        found = read_services(str(path))
+        return f"{len(found)} service(s): {', '.join(found)}"
+    if kind == "macro":
+        macro_list = document.data if isinstance(document.data, list) else [document.data]
+        problems: list[Problem] = []
+        build(document, "macro", lambda d: None)
+        for i, item in enumerate(macro_list):
+            base = (i,) if isinstance(document.data, list) else ()
+            macro = Macro.from_json(item, base)
+            problems += [document.locate(p, base) for p in
+                         validate_macro(macro, macros={**macros, macro.id: macro}, services=services)]
+        if problems:
+            raise InputError(problems)
+        return f"{len(macro_list)} macro(s): {', '.join(str(m.get('id')) for m in macro_list)}"
+    workflow, document = workflow_from_document(document)
+    problems = validate_workflow(workflow, macros=macros, services=services)
+    if problems:
+        raise document.fail(problems)
+    return _summary(workflow)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="steepy")
+def main() -> None:
+    """steepy: run scientific workflows of command-line tools (Steep-compatible)."""
+
+
+@main.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path())
+@click.option("--services", "-s", multiple=True, help="Service metadata: file, folder or glob.")
+@click.option("--macros", "-m", multiple=True, help="Macros: file, folder or glob.")
+def validate(files: tuple[str, ...], services: tuple[str, ...], macros: tuple[str, ...]) -> None:
+    """Check workflows (and service or macro files) and report every problem."""
+    service_map, macro_map = load_registries(services, macros)
+    problems: list[Problem] = []
+    paths = expand_paths(files) or [Path(f) for f in files]
+    for path in paths:
+        try:
+            summary = validate_file(path, service_map, macro_map)
+            click.echo(f"{click.style(str(path), bold=True)}: {click.style('valid', fg='green')}: {summary}")
+        except InputError as e:
+            problems += e.problems
+    if problems:
+        _fail(problems)
+
+
+@main.command(name="services")
+@click.option("--services", "-s", multiple=True, help="Service metadata: file, folder or glob.")
+def list_services(services: tuple[str, ...]) -> None:
+    """List the services workflows can use."""
+    service_map, _ = load_registries(services, ())
+    if not service_map:
+        click.echo("No services found (use --services PATH or a services/ folder).")
+        return
+    rows = []
+    for s in service_map.values():
+        params = " ".join(f"{p.id}{'>' if p.type == 'output' else ''}[{p.cardinality}]"
+                          for p in s.parameters)
+        rows.append((s.id, s.runtime, s.path, params, s.name))
+    from steepy.output import table
+
+    table(["id", "runtime", "path", "parameters (> = output)", "name"], rows)

@@ -1,0 +1,94 @@
+"""`steepy validate` and `steepy services` as a user runs them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from steepy.cli import main
+from tests.conftest import ROOT
+
+GOOD = """\
+api: 4.7.0
+name: copy
+vars:
+  - id: src
+    value: in.txt
+actions:
+  - type: execute
+    service: cp
+    inputs:
+      - id: input_file
+        var: src
+    outputs:
+      - id: output_file
+        var: dst
+"""
+
+
+def _run(args: list[str], cwd: Path):
+    import os
+
+    old = os.getcwd()
+    os.chdir(cwd)  # so that no steepy.yaml or services/ of the project is picked up
+    try:
+        return CliRunner().invoke(main, args, catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+def test_examples_all_validate() -> None:
+    result = CliRunner().invoke(main, ["validate", str(ROOT / "workflows"), str(ROOT / "services"),
+                                       "--services", str(ROOT / "services")])
+    assert result.exit_code == 0, result.output
+    assert result.output.count(": valid:") >= 7
+
+
+def test_valid_workflow_one_line_summary(tmp_path) -> None:
+    (tmp_path / "w.yaml").write_text(GOOD)
+    result = _run(["validate", str(tmp_path / "w.yaml"), "--services", str(ROOT / "services")], tmp_path)
+    assert result.exit_code == 0
+    assert "valid: workflow `copy'" in result.output and "services: cp" in result.output
+
+
+def test_broken_workflow_reports_every_problem_with_location(tmp_path) -> None:
+    broken = GOOD.replace("service: cp", "service: cpp").replace("var: src", "var: nowhere")
+    (tmp_path / "w.yaml").write_text(broken)
+    result = _run(["validate", str(tmp_path / "w.yaml"), "--services", str(ROOT / "services")], tmp_path)
+    assert result.exit_code == 2
+    assert "w.yaml:8:14: actions[0].service: Service `cpp' is not defined. Did you mean `cp'?" in result.output
+    assert "w.yaml:11:14: actions[0].inputs[0].var: Input variable `nowhere' has no value" in result.output
+    assert "2 problems in 1 file" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_steepy_yaml_names_the_services(tmp_path) -> None:
+    (tmp_path / "w.yaml").write_text(GOOD.replace("service: cp", "service: sleep"))
+    (tmp_path / "steepy.yaml").write_text(f"steep:\n  services: {ROOT / 'services'}\n")
+    result = _run(["validate", str(tmp_path / "w.yaml")], tmp_path)
+    assert result.exit_code == 2  # sleep has no input_file parameter: the services were used
+    assert "Service `sleep' has no parameter `input_file'" in result.output
+
+
+def test_invalid_service_folder_is_reported(tmp_path) -> None:
+    (tmp_path / "s.yaml").write_text("- id: x\n  path: cp\n")
+    (tmp_path / "w.yaml").write_text(GOOD)
+    result = _run(["validate", str(tmp_path / "w.yaml"), "--services", str(tmp_path / "s.yaml")], tmp_path)
+    assert result.exit_code == 2
+    assert "s.yaml:1:3" in result.output and "`name' is required" in result.output
+
+
+def test_old_api_version_says_so(tmp_path) -> None:
+    (tmp_path / "w.yaml").write_text(GOOD.replace("4.7.0", "3.0.0"))
+    result = _run(["validate", str(tmp_path / "w.yaml"), "--services", str(ROOT / "services")], tmp_path)
+    assert result.exit_code == 2
+    assert "w.yaml:1:6: api: API version 3.0.0 is older than" in result.output
+
+
+def test_services_lists_them(tmp_path) -> None:
+    result = _run(["services", "--services", str(ROOT / "services")], tmp_path)
+    assert result.exit_code == 0
+    lines = result.output.splitlines()
+    assert lines[0].startswith("id\truntime\tpath")
+    assert any(line.startswith("flaky\tother\tservices/bin/flaky") for line in lines)
