@@ -12,7 +12,7 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 run: $(STAMP)
-	@$(BIN)/steepy validate workflows/*.yaml --services services
+	@$(BIN)/steepy validate workflows services --services services --macros workflows/macros
 
 test: $(STAMP)
 	@$(BIN)/python -m pytest

@@ -40,9 +40,10 @@ def _run(args: list[str], cwd: Path):
 
 def test_examples_all_validate() -> None:
     result = CliRunner().invoke(main, ["validate", str(ROOT / "workflows"), str(ROOT / "services"),
-                                       "--services", str(ROOT / "services")])
+                                       "--services", str(ROOT / "services"),
+                                       "--macros", str(ROOT / "workflows" / "macros")])
     assert result.exit_code == 0, result.output
-    assert result.output.count(": valid:") >= 7
+    assert result.output.count(": valid:") >= 10
 
 
 def test_valid_workflow_one_line_summary(tmp_path) -> None:
