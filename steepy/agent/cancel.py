@@ -1,0 +1,74 @@
+"""A cancellation flag that any thread may raise and the agent's event loop reacts to at once."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Callable
+
+
+class Cancelled(Exception):
+    """The chain was cancelled: never retried, ends the retry loop without another pause."""
+
+
+class CancelToken:
+    """Set once by `cancel()` (from any thread); callbacks run on the owning event loop."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._lock = threading.Lock()
+        self._cancelled = False
+        self._callbacks: list[Callable[[], None]] = []
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled
+
+    def cancel(self) -> None:
+        with self._lock:
+            if self._cancelled:
+                return
+            self._cancelled = True
+        try:
+            self._loop.call_soon_threadsafe(self._fire)
+        except RuntimeError:  # loop already closed: nothing is running any more
+            pass
+
+    def _fire(self) -> None:
+        callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            callback()
+
+    def add_callback(self, callback: Callable[[], None]) -> None:
+        """Call `callback` on the loop when cancelled (soon, if that already happened)."""
+        self._callbacks.append(callback)
+        if self._cancelled:
+            self._loop.call_soon(self._fire)
+
+    def remove_callback(self, callback: Callable[[], None]) -> None:
+        try:
+            self._callbacks.remove(callback)
+        except ValueError:
+            pass
+
+    async def sleep(self, seconds: float) -> None:
+        """Sleep, but raise `Cancelled` as soon as the token is cancelled."""
+        if self._cancelled:
+            raise Cancelled()
+        if seconds <= 0:
+            return
+        woken = self._loop.create_future()
+
+        def wake() -> None:
+            if not woken.done():
+                woken.set_result(None)
+
+        self.add_callback(wake)
+        timer = self._loop.call_later(seconds, wake)
+        try:
+            await woken
+        finally:
+            timer.cancel()
+            self.remove_callback(wake)
+        if self._cancelled:
+            raise Cancelled()

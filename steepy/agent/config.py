@@ -1,0 +1,78 @@
+"""Settings of a local agent and what it hands back after running a process chain."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from steepy.model.submission import ProcessChainStatus
+
+
+@dataclass
+class AgentConfig:
+    """The `agent.*` (and `runtimes.docker.*`, `logs.processChains.*`) settings one agent uses."""
+
+    kill_grace_period_ms: int = 5000  # SIGTERM -> SIGKILL
+    output_lines_to_collect: int = 100  # kept for error messages, retryOn and progress
+    log_dir: Path | None = Path("logs/processchains")  # None: no per-chain log files
+    log_group_by_prefix: int = 0  # first N characters of the chain id as a subdirectory
+    workdir: Path | None = None  # None: the agent's own working directory
+    env: dict[str, str] = field(default_factory=dict)  # on top of the agent's environment
+    docker_env: list[str] = field(default_factory=list)  # `-e` entries of docker run
+    docker_volumes: list[str] = field(default_factory=list)  # `-v` entries of docker run
+    docker_pull: str = "auto"  # auto | always | missing | never
+    docker_command: str = "docker"  # the docker client (tests use a fake one)
+    tmp_path: str = "/tmp"  # steep.tmpPath, mounted into every container
+
+
+# Outcomes of one attempt (extensions section 4)
+SUCCESS = "SUCCESS"
+FAILED = "FAILED"
+TIMEOUT = "TIMEOUT"
+CANCELLED = "CANCELLED"
+SKIPPED = "SKIPPED"
+
+
+def _time(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat().replace("+00:00", "Z")
+
+
+@dataclass
+class AttemptRecord:
+    """One attempt of one executable (attempt 0 with outcome SKIPPED: maxAttempts was 0)."""
+
+    executable_id: str
+    service_id: str
+    attempt: int
+    start_time: datetime
+    end_time: datetime | None = None
+    outcome: str = FAILED
+    exit_code: int | None = None
+    signal: int | None = None
+    timeout_kind: str | None = None  # "maximum inactivity" | "maximum runtime" | "deadline"
+    delay_ms: int | None = None  # pause chosen before the next attempt
+    delay_rule: str | None = None  # how that pause was chosen
+    last_lines: list[str] = field(default_factory=list)
+    message: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "executableId": self.executable_id, "serviceId": self.service_id,
+            "attempt": self.attempt, "startTime": _time(self.start_time),
+            "endTime": _time(self.end_time), "outcome": self.outcome,
+            "exitCode": self.exit_code, "signal": self.signal, "timeoutKind": self.timeout_kind,
+            "delayMs": self.delay_ms, "delayRule": self.delay_rule,
+            "lastLines": list(self.last_lines), "message": self.message,
+        }
+
+
+@dataclass
+class ChainOutcome:
+    """How one run of a process chain ended on this agent."""
+
+    status: ProcessChainStatus  # SUCCESS | ERROR | CANCELLED
+    results: dict[str, list] = field(default_factory=dict)
+    error_message: str | None = None
+    attempts: list[AttemptRecord] = field(default_factory=list)

@@ -1,0 +1,189 @@
+"""The local agent: runs the executables of one process chain at a time on this machine."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import random
+import threading
+from collections import deque
+from typing import Any, Callable, Sequence
+
+from steepy.agent.cancel import CancelToken
+from steepy.agent.config import AgentConfig, AttemptRecord, ChainOutcome
+from steepy.agent.logs import ChainLog, log_path
+from steepy.agent.runner import ExecContext, run_executable
+from steepy.agent.runtimes import collect_results, output_dirs
+from steepy.errors import SteepyError
+from steepy.model.processchain import DATA_TYPE_DIRECTORY, Executable, ProcessChain
+from steepy.model.submission import ProcessChainStatus
+
+log = logging.getLogger(__name__)
+
+# (executable, its most recent output lines) -> progress of that executable in 0..1, or None
+ProgressEstimator = Callable[[Executable, list[str]], "float | None"]
+EventCallback = Callable[[str, dict], None]
+
+_MAX_CACHED_DIRS = 10_000
+
+
+class LocalAgent:
+    """Executes process chains (one at a time) as supervised subprocesses.
+
+    `cancel` may be called from any thread or task, also before `execute` starts the chain.
+    `on_event(kind, data)` hears "attempt-failed", "retry-scheduled" and "progress" as they
+    happen.
+    """
+
+    def __init__(self, agent_id: str, config: AgentConfig | None = None,
+                 capabilities: Sequence[str] = (), progress_estimator: ProgressEstimator | None = None,
+                 on_event: EventCallback | None = None, rng: random.Random | None = None) -> None:
+        self.id = agent_id
+        self.config = config if config is not None else AgentConfig()
+        self.capabilities = tuple(capabilities)
+        self.progress_estimator = progress_estimator
+        self.on_event = on_event
+        self.rng = rng
+        self._lock = threading.Lock()
+        self._chain_id: str | None = None
+        self._token: CancelToken | None = None
+        self._pending_cancels: set[str] = set()
+        self._progress: float | None = None
+        self._made_dirs: set[str] = set()
+
+    # -- state -----------------------------------------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        return self._chain_id is not None
+
+    @property
+    def current_chain_id(self) -> str | None:
+        return self._chain_id
+
+    @property
+    def progress(self) -> float | None:
+        """Estimated progress of the running chain (0..1, two decimals), None when idle."""
+        return self._progress
+
+    def cancel(self, chain_id: str | None = None) -> None:
+        """Cancel the running chain (or the chain `chain_id`, even if it has not started yet)."""
+        with self._lock:
+            if self._token is not None and chain_id in (None, self._chain_id):
+                self._token.cancel()
+            elif chain_id is not None:
+                self._pending_cancels.add(chain_id)
+
+    def handle_message(self, chain_id: str, message: dict) -> Any:
+        """Steep's per-chain agent address: `{"action": "cancel" | "getProgress"}`."""
+        action = message.get("action")
+        if action == "cancel":
+            self.cancel(chain_id)
+            return None
+        if action == "getProgress":
+            return self._progress if chain_id == self._chain_id else None
+        raise SteepyError(f"unknown action {action!r} for process chain `{chain_id}'")
+
+    # -- execution -------------------------------------------------------------------------------
+
+    async def execute(self, chain: ProcessChain, *, submission_id: str = "",
+                      run_number: int = 1) -> ChainOutcome:
+        """Run every executable of `chain` in order; never raises for a failing tool."""
+        token = CancelToken(asyncio.get_running_loop())
+        with self._lock:
+            if self._chain_id is not None:
+                raise SteepyError(f"agent `{self.id}' is busy with process chain `{self._chain_id}'")
+            self._chain_id, self._token = chain.id, token
+            if chain.id in self._pending_cancels:
+                self._pending_cancels.discard(chain.id)
+                token.cancel()
+        self._progress = 0.0
+        config = self.config
+        chain_log = ChainLog(None if config.log_dir is None else log_path(
+            config.log_dir, chain.id, run_number, config.log_group_by_prefix))
+        records: list[AttemptRecord] = []
+        try:
+            return await self._run(chain, token, chain_log, records, submission_id, run_number)
+        finally:
+            chain_log.close()
+            with self._lock:
+                self._chain_id, self._token, self._progress = None, None, None
+
+    async def _run(self, chain: ProcessChain, token: CancelToken, chain_log: ChainLog,
+                   records: list[AttemptRecord], submission_id: str, run_number: int) -> ChainOutcome:
+        if token.cancelled:
+            return ChainOutcome(ProcessChainStatus.CANCELLED, attempts=records)
+        problem = self._make_output_dirs(chain)
+        if problem is not None:
+            return ChainOutcome(ProcessChainStatus.ERROR, error_message=problem, attempts=records)
+        total = len(chain.executables)
+        recent: deque[str] = deque(maxlen=max(self.config.output_lines_to_collect, 1))
+        index = 0
+
+        def on_lines(exe: Executable, lines: list[str]) -> None:
+            chain_log.write_lines(lines)
+            if self.progress_estimator is not None:
+                for line in lines:
+                    recent.append(line)
+                    self._estimate(chain.id, exe, list(recent), index, total)
+
+        def on_attempt(exe: Executable, number: int) -> None:
+            recent.clear()
+
+        env = {**os.environ, **self.config.env}
+        ctx = ExecContext(self.config, token, chain.id, submission_id, run_number, env, on_lines,
+                          self._emit, records, self.rng, on_attempt)
+        for index, exe in enumerate(chain.executables):
+            outcome = await run_executable(exe, ctx)
+            if outcome.status in ("SUCCESS", "SKIPPED"):
+                self._set_progress(chain.id, (index + 1) / total)
+                continue
+            status = ProcessChainStatus(outcome.status)
+            return ChainOutcome(status, error_message=outcome.message, attempts=records)
+        if any(a.data_type == DATA_TYPE_DIRECTORY and a.type == "output"
+               for e in chain.executables for a in e.arguments):
+            results = await asyncio.to_thread(collect_results, chain)
+        else:
+            results = collect_results(chain)
+        return ChainOutcome(ProcessChainStatus.SUCCESS, results=results, attempts=records)
+
+    def _make_output_dirs(self, chain: ProcessChain) -> str | None:
+        for directory in output_dirs(chain):
+            if directory in self._made_dirs:
+                continue
+            try:
+                os.makedirs(directory, exist_ok=True)
+            except OSError as e:
+                return (f"Cannot create directory `{directory}' for the outputs of process chain "
+                        f"`{chain.id}': {e.strerror or e}")
+            if len(self._made_dirs) >= _MAX_CACHED_DIRS:
+                self._made_dirs.clear()
+            self._made_dirs.add(directory)
+        return None
+
+    # -- progress and events ---------------------------------------------------------------------
+
+    def _estimate(self, chain_id: str, exe: Executable, lines: list[str], index: int,
+                  total: int) -> None:
+        try:
+            value = self.progress_estimator(exe, lines)  # type: ignore[misc]
+        except Exception:
+            log.exception("progress estimator failed for service `%s'", exe.service_id)
+            return
+        if value is None:
+            return
+        value = min(max(float(value), 0.0), 1.0)
+        self._set_progress(chain_id, (index + value) / total)
+
+    def _set_progress(self, chain_id: str, value: float) -> None:
+        self._progress = round(value, 2)
+        self._emit("progress", {"chainId": chain_id, "progress": self._progress})
+
+    def _emit(self, kind: str, data: dict) -> None:
+        if self.on_event is None:
+            return
+        try:
+            self.on_event(kind, data)
+        except Exception:
+            log.exception("event callback failed for %s", kind)

@@ -1,0 +1,224 @@
+"""One executable of a chain under its policies (reference sections 5 and 6, extensions 1-4).
+
+Nesting: deadline (whole executable, retry pauses included) > retry loop > maximum runtime
+(per attempt) > maximum inactivity (per attempt, restarted by every complete output line).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import shlex
+import signal as signals
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import Callable
+
+from steepy.agent import runtimes
+from steepy.agent.cancel import Cancelled, CancelToken
+from steepy.agent.config import (
+    CANCELLED,
+    FAILED,
+    SKIPPED,
+    SUCCESS,
+    TIMEOUT,
+    AgentConfig,
+    AttemptRecord,
+)
+from steepy.agent.process import DEADLINE, INACTIVITY, RUNTIME, Limits, RunResult, run_process, run_quietly
+from steepy.agent.retry import SKIPPED as SKIPPED_RESULT
+from steepy.agent.retry import with_retries
+from steepy.model.policies import TimeoutPolicy
+from steepy.model.processchain import Executable
+
+TIMEOUT_WORDS = {RUNTIME: "maximum runtime", INACTIVITY: "maximum inactivity", DEADLINE: "deadline"}
+MAX_COMMAND_CHARS = 300
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+@dataclass
+class ExecContext:
+    """What every executable of one chain run shares."""
+
+    config: AgentConfig
+    token: CancelToken
+    chain_id: str
+    submission_id: str
+    run_number: int
+    base_env: dict[str, str]  # the agent's environment plus config.env
+    on_lines: Callable[[Executable, list[str]], None]  # log file, progress
+    emit: Callable[[str, dict], None]  # attempt-failed / retry-scheduled events
+    records: list[AttemptRecord] = field(default_factory=list)
+    rng: random.Random | None = None
+    on_attempt: Callable[[Executable, int], None] | None = None  # an attempt starts
+
+
+@dataclass
+class ExecOutcome:
+    status: str  # SUCCESS | SKIPPED | ERROR | CANCELLED
+    message: str | None = None
+
+
+class Failure(Exception):
+    """An attempt (or the deadline during a pause) ended the executable unsuccessfully."""
+
+    def __init__(self, message: str, timeout_kind: str | None = None,
+                 result: RunResult | None = None, record: AttemptRecord | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.timeout_kind = timeout_kind
+        self.result = result
+        self.record = record
+
+
+def timeout_message(exe: Executable, kind: str, policy: TimeoutPolicy) -> str:
+    return (f"Execution of service `{exe.service_id}' timed out after {policy.timeout} ms "
+            f"({TIMEOUT_WORDS[kind]})")
+
+
+def failure_message(exe: Executable, argv: list[str], result: RunResult) -> str:
+    """Names the service, the command and how it ended, then the tool's last output lines."""
+    head = f"Execution of service `{exe.service_id}' failed"
+    if result.spawn_error is not None:
+        return f"{head}: {result.spawn_error}"
+    command = shlex.join(argv)
+    if len(command) > MAX_COMMAND_CHARS:
+        command = command[:MAX_COMMAND_CHARS] + "..."
+    if result.signal is not None:
+        try:
+            name = signals.Signals(result.signal).name
+        except ValueError:
+            name = "unknown signal"
+        how = f"was killed by signal {result.signal} ({name})"
+    else:
+        how = f"exited with code {result.exit_code}"
+    if not result.last_lines:
+        return f"{head}: `{command}' {how} without output."
+    return f"{head}: `{command}' {how}. Last output:\n" + "\n".join(result.last_lines)
+
+
+def _policy_of(exe: Executable, kind: str) -> TimeoutPolicy:
+    policy = {RUNTIME: exe.max_runtime, INACTIVITY: exe.max_inactivity, DEADLINE: exe.deadline}[kind]
+    assert policy is not None
+    return policy
+
+
+async def run_executable(exe: Executable, ctx: ExecContext) -> ExecOutcome:
+    """Run `exe` with retries and timeouts; never raises for a failing tool."""
+    if exe.runtime not in runtimes.SUPPORTED_RUNTIMES:
+        return ExecOutcome("ERROR", f"Execution of service `{exe.service_id}' failed: unsupported "
+                           f"runtime `{exe.runtime}' (supported: "
+                           f"{', '.join(runtimes.SUPPORTED_RUNTIMES)})")
+    if ctx.token.cancelled:
+        return ExecOutcome("CANCELLED")
+    loop = asyncio.get_running_loop()
+    config = ctx.config
+    deadline_at = None if exe.deadline is None else loop.time() + exe.deadline.timeout / 1000
+    limits = Limits(
+        runtime_ms=None if exe.max_runtime is None else exe.max_runtime.timeout,
+        inactivity_ms=None if exe.max_inactivity is None else exe.max_inactivity.timeout,
+        deadline_at=deadline_at)
+    last_exit: list[int | None] = [None]
+
+    def on_lines(lines: list[str]) -> None:
+        ctx.on_lines(exe, lines)
+
+    async def attempt(number: int) -> RunResult:
+        env = dict(ctx.base_env)
+        steepy_env = {
+            "STEEPY_SUBMISSION_ID": ctx.submission_id, "STEEPY_PROCESS_CHAIN_ID": ctx.chain_id,
+            "STEEPY_RUN_NUMBER": str(ctx.run_number), "STEEPY_EXECUTABLE_ID": exe.id,
+            "STEEPY_ATTEMPT": str(number),
+            "STEEPY_LAST_EXIT_CODE": "" if last_exit[0] is None else str(last_exit[0]),
+        }
+        env.update(steepy_env)
+        on_kill = None
+        if exe.runtime == "docker":
+            name = runtimes.container_name(exe)
+            argv = runtimes.docker_argv(
+                exe, name=name, docker=config.docker_command, pull=config.docker_pull,
+                env=config.docker_env, volumes=config.docker_volumes, tmp_path=config.tmp_path,
+                extra_env_names=list(steepy_env))
+            kill_argv = [config.docker_command, "kill", name]
+
+            async def on_kill() -> None:
+                await run_quietly(kill_argv, env, max(config.kill_grace_period_ms / 1000, 1.0))
+        else:
+            argv = runtimes.other_argv(exe)
+        if ctx.on_attempt is not None:
+            ctx.on_attempt(exe, number)
+        record = AttemptRecord(exe.id, exe.service_id, number, start_time=utcnow())
+        ctx.records.append(record)
+        result = await run_process(
+            argv, env=env, cwd=config.workdir, limits=limits, token=ctx.token, on_lines=on_lines,
+            keep_lines=config.output_lines_to_collect, grace_ms=config.kill_grace_period_ms,
+            on_kill=on_kill)
+        record.end_time = utcnow()
+        record.exit_code, record.signal = result.exit_code, result.signal
+        record.last_lines = result.last_lines
+        if result.ok:
+            record.outcome = SUCCESS
+            return result
+        if result.cancelled:
+            record.outcome, record.message = CANCELLED, "cancelled"
+            raise Cancelled()
+        if result.timeout_kind is not None:
+            record.outcome = TIMEOUT
+            record.timeout_kind = TIMEOUT_WORDS[result.timeout_kind]
+            message = timeout_message(exe, result.timeout_kind, _policy_of(exe, result.timeout_kind))
+        else:
+            record.outcome = FAILED
+            message = failure_message(exe, argv, result)
+        record.message = message
+        last_exit[0] = result.exit_code
+        ctx.emit("attempt-failed", {
+            "chainId": ctx.chain_id, "executableId": exe.id, "serviceId": exe.service_id,
+            "attempt": number, "outcome": record.outcome, "exitCode": result.exit_code,
+            "signal": result.signal, "timeoutKind": record.timeout_kind, "message": message})
+        raise Failure(message, result.timeout_kind, result, record)
+
+    def retryable(error: Exception) -> tuple[bool, str]:
+        if not isinstance(error, Failure) or error.result is None or exe.retries is None:
+            return False, "not an attempt failure"
+        r = error.result
+        return exe.retries.should_retry(r.exit_code, r.last_lines, r.timeout_kind, False)
+
+    async def pause(performed: int, delay_ms: int, error: Exception, reason: str) -> None:
+        record = error.record if isinstance(error, Failure) else None
+        if ctx.token.cancelled:
+            raise Cancelled()
+        if deadline_at is not None and loop.time() + delay_ms / 1000 >= deadline_at:
+            # deadline-aware waiting: do not sleep into a deadline (extensions section 2)
+            if record is not None:
+                record.delay_rule = (f"no retry: the deadline passes before attempt "
+                                     f"{performed + 1} could start after {delay_ms} ms")
+            raise Failure(timeout_message(exe, DEADLINE, exe.deadline), DEADLINE)
+        assert exe.retries is not None
+        rule = f"{exe.retries.describe_delay_rule()}; {reason}"
+        if record is not None:
+            record.delay_ms, record.delay_rule = delay_ms, rule
+        ctx.emit("retry-scheduled", {
+            "chainId": ctx.chain_id, "executableId": exe.id, "serviceId": exe.service_id,
+            "attempt": performed + 1, "delayMs": delay_ms,
+            "at": utcnow() + timedelta(milliseconds=delay_ms), "reason": reason, "rule": rule})
+        await ctx.token.sleep(delay_ms / 1000)
+
+    try:
+        outcome = await with_retries(attempt, exe.retries, retryable=retryable, pause=pause,
+                                     rng=ctx.rng)
+    except Cancelled:
+        return ExecOutcome("CANCELLED")
+    except Failure as failure:
+        if failure.timeout_kind is None:
+            return ExecOutcome("ERROR", failure.message)
+        error = _policy_of(exe, failure.timeout_kind).error_on_timeout
+        return ExecOutcome("ERROR" if error else "CANCELLED", failure.message)
+    if outcome is SKIPPED_RESULT:
+        now = utcnow()
+        ctx.records.append(AttemptRecord(exe.id, exe.service_id, 0, start_time=now, end_time=now,
+                                         outcome=SKIPPED, message="maxAttempts is 0"))
+        return ExecOutcome("SKIPPED")
+    return ExecOutcome("SUCCESS")
