@@ -1,0 +1,41 @@
+"""Agent tests: no test may leave a process of its own behind."""
+
+from __future__ import annotations
+
+import time
+
+import psutil
+import pytest
+
+
+def _alive(p: psutil.Process) -> bool:
+    try:
+        return p.is_running() and p.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def _children() -> list[psutil.Process]:
+    return [p for p in psutil.Process().children(recursive=True) if _alive(p)]
+
+
+@pytest.fixture(autouse=True)
+def no_leftover_processes():
+    """Fails the test if a child process of pytest started by it survives it."""
+    before = {p.pid for p in _children()}
+    yield
+    give_up = time.monotonic() + 1.0
+    while True:
+        left = [p for p in _children() if p.pid not in before]
+        if not left or time.monotonic() > give_up:
+            break
+        time.sleep(0.02)
+    if left:
+        names = []
+        for p in left:
+            try:
+                names.append(f"{p.pid} {' '.join(p.cmdline())}")
+                p.kill()
+            except psutil.Error:
+                pass
+        pytest.fail("processes left behind: " + "; ".join(names))

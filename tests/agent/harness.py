@@ -1,0 +1,154 @@
+"""Replays agent scenarios (the format of agent-timeouts.yaml) with real processes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from steepy.agent import AgentConfig, ChainOutcome, LocalAgent
+from steepy.model.policies import RetryPolicy, TimeoutPolicy
+from steepy.model.processchain import Argument, ArgumentVariable, Executable, ProcessChain
+
+HERE = Path(__file__).resolve().parent
+TOOL = HERE / "tool.py"
+FAKE_DOCKER = HERE / "fake_docker.py"
+
+
+def make_fake_docker(directory: Path) -> tuple[Path, Path]:
+    """An executable `docker` in `directory` and the file it records its argv to."""
+    script = directory / "docker"
+    script.write_text(f"#!/bin/sh\nexec {sys.executable} -S {FAKE_DOCKER} \"$@\"\n")
+    script.chmod(0o755)
+    return script, directory / "docker-argv.jsonl"
+
+
+def recorded_docker_calls(record: Path) -> list[list[str]]:
+    if not record.exists():
+        return []
+    return [json.loads(line) for line in record.read_text().splitlines()]
+
+
+def inputs(values: list[str]) -> list[Argument]:
+    return [Argument(f"arg{i}", ArgumentVariable(f"var{i}", str(v)), "input")
+            for i, v in enumerate(values)]
+
+
+def tool_executable(exe_id: str, service_id: str, calls: list, directory: Path,
+                    **policies) -> tuple[Executable, Path]:
+    """An executable running tool.py with `calls`; returns it and its counter file."""
+    spec = directory / f"{exe_id}.spec.json"
+    spec.write_text(json.dumps({"calls": calls}))
+    counter = directory / f"{exe_id}.count"
+    args = inputs(["-S", str(TOOL), str(spec), str(counter)])
+    return Executable(exe_id, sys.executable, service_id, args, **policies), counter
+
+
+def read_count(counter: Path | None) -> int:
+    if counter is None or not counter.exists():
+        return 0
+    return int(counter.read_text() or 0)
+
+
+def _policies(spec: dict) -> dict:
+    out = {}
+    if spec.get("retries") is not None:
+        out["retries"] = RetryPolicy.from_json(spec["retries"])
+    for key, attr in (("maxInactivity", "max_inactivity"), ("maxRuntime", "max_runtime"),
+                      ("deadline", "deadline")):
+        if spec.get(key) is not None:
+            out[attr] = TimeoutPolicy.from_json(spec[key])
+    return out
+
+
+@dataclass
+class Replay:
+    outcome: ChainOutcome
+    calls: list[int]  # starts per executable (None for real commands: counted by attempts)
+    elapsed_ms: float
+    estimator_calls: int = 0
+    progress_events: list[float] = field(default_factory=list)
+    events: list[tuple[str, dict]] = field(default_factory=list)
+    docker_calls: list[list[str]] = field(default_factory=list)
+
+
+def build_chain(scenario: dict, directory: Path) -> tuple[ProcessChain, list[Path | None]]:
+    executables, counters = [], []
+    for i, spec in enumerate(scenario["executables"]):
+        behaviour = spec["behaviour"]
+        exe_id = spec.get("id", f"exe{i}")
+        policies = _policies(spec)
+        if "calls" in behaviour:
+            exe, counter = tool_executable(exe_id, spec["serviceId"], behaviour["calls"],
+                                           directory, **policies)
+        elif "command" in behaviour:
+            command = behaviour["command"]
+            exe, counter = Executable(exe_id, command[0], spec["serviceId"], inputs(command[1:]),
+                                      **policies), None
+        else:
+            container = behaviour["container"]
+            exe, counter = Executable(exe_id, container["image"], spec["serviceId"],
+                                      inputs(container.get("args", [])), runtime="docker",
+                                      **policies), None
+        executables.append(exe)
+        counters.append(counter)
+    return ProcessChain(scenario.get("chainId", "chain-" + scenario["name"]), executables), counters
+
+
+def _estimator(scenario: dict):
+    spec = scenario.get("progress_estimator")
+    if spec is None:
+        return None, [0]
+    calls = [0]
+
+    def estimate(exe: Executable, lines: list[str]) -> float | None:
+        if exe.service_id != spec["serviceId"]:
+            return None
+        calls[0] += 1
+        return float(lines[-1]) / 5  # "last output line as a number divided by 5"
+
+    return estimate, calls
+
+
+async def replay(scenario: dict, directory: Path, config: AgentConfig | None = None) -> Replay:
+    chain, counters = build_chain(scenario, directory)
+    docker, record = make_fake_docker(directory)
+    if config is None:
+        config = AgentConfig(kill_grace_period_ms=2000, log_dir=directory / "logs")
+    config.docker_command = str(docker)
+    config.env = {**config.env, "FAKE_DOCKER_LOG": str(record)}
+    estimator, estimator_calls = _estimator(scenario)
+    events: list[tuple[str, dict]] = []
+    agent = LocalAgent("agent-1", config, progress_estimator=estimator,
+                       on_event=lambda kind, data: events.append((kind, data)))
+    loop = asyncio.get_running_loop()
+    cancel = scenario.get("cancel")
+    timer = None
+    if cancel is not None:
+        via = cancel.get("via", "agent")
+        if via == "agent":
+            action = lambda: agent.cancel(chain.id)  # noqa: E731
+        elif via == "message":
+            action = lambda: agent.handle_message(chain.id, {"action": "cancel"})  # noqa: E731
+        else:  # "thread": from a thread that is not the event loop's
+            action = lambda: threading.Thread(target=agent.cancel).start()  # noqa: E731
+        timer = loop.call_later(cancel["after_ms"] / 1000, action)
+    start = time.monotonic()
+    try:
+        outcome = await agent.execute(chain, submission_id="submission-1")
+    finally:
+        if timer is not None:
+            timer.cancel()
+    elapsed = (time.monotonic() - start) * 1000
+    return Replay(outcome, [read_count(c) for c in counters], elapsed, estimator_calls[0],
+                  [d["progress"] for k, d in events if k == "progress"], events,
+                  recorded_docker_calls(record))
+
+
+def attempts_for(outcome: ChainOutcome, exe_id: str) -> list:
+    """The real attempts (not SKIPPED records) of one executable."""
+    return [r for r in outcome.attempts if r.executable_id == exe_id and r.outcome != "SKIPPED"]
