@@ -1,0 +1,67 @@
+"""Opening the database: SQLite (WAL, `BEGIN IMMEDIATE`) or PostgreSQL, migrated on open."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config as AlembicConfig
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+
+from steepy.errors import SteepyError
+
+DEFAULT_URL = "sqlite:///.steepy/steepy.db"
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+
+
+def _sqlite_engine(url: str) -> Engine:
+    parsed = make_url(url)
+    if parsed.database and parsed.database != ":memory:":
+        Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection, _record) -> None:
+        # We start transactions ourselves (below), so the driver must not.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL survives a killed process
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection) -> None:
+        # Take the write lock at the start, so read-then-update claims cannot interleave.
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+    return engine
+
+
+def open_engine(url: str | None = None) -> Engine:
+    """An engine for `url` (default: SQLite under .steepy/), with the schema up to date."""
+    url = url or DEFAULT_URL
+    try:
+        backend = make_url(url).get_backend_name()
+    except Exception as e:  # sqlalchemy raises ArgumentError for malformed URLs
+        raise SteepyError(f"not a database URL: {url} ({e})") from None
+    if backend == "sqlite":
+        engine = _sqlite_engine(url)
+    elif backend == "postgresql":
+        engine = create_engine(url, pool_pre_ping=True)
+    else:
+        raise SteepyError(f"unsupported database `{backend}' in {url}; use sqlite:///FILE or "
+                          "postgresql+psycopg://USER@HOST/DB")
+    migrate(engine)
+    return engine
+
+
+def migrate(engine: Engine) -> None:
+    """Create or upgrade the schema to the newest migration."""
+    config = AlembicConfig()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, "head")

@@ -1,0 +1,359 @@
+"""The registry: every submission, process chain, run, attempt and event, stored durably.
+
+Each method is one transaction, so a state change and its timeline event are committed
+together before anyone acts on them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Iterable
+
+from sqlalchemy import Connection, Engine, and_, func, insert, select, update
+
+from steepy.model.processchain import ProcessChain
+from steepy.model.submission import ProcessChainStatus, Submission, SubmissionStatus
+from steepy.model.workflow import Workflow
+from steepy.registry.tables import attempts, events, process_chains, runs, submissions
+
+CS = ProcessChainStatus
+SS = SubmissionStatus
+CLAIM_BATCH = 64  # REGISTERED chains looked at per claim when capabilities must be matched
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    # SQLite hands back naive datetimes; they were written in UTC
+    if value is not None and value.tzinfo is None:
+        return value.replace(tzinfo=timezone.utc)
+    return value
+
+
+def _dump(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, separators=(",", ":"))
+
+
+def _load(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+@dataclass
+class ChainRecord:
+    """A process chain as stored, with its registry fields."""
+
+    chain: ProcessChain
+    submission_id: str
+    status: ProcessChainStatus
+    results: dict | None
+    next_run_at: datetime | None
+    seq: int
+
+
+@dataclass
+class RunRecord:
+    chain_id: str
+    run_number: int
+    agent_id: str | None
+    start_time: datetime
+    end_time: datetime | None
+    status: str | None
+    error_message: str | None
+    auto_resume_after: datetime | None
+
+    def to_json(self) -> dict:
+        out: dict[str, Any] = {"runNumber": self.run_number, "agentId": self.agent_id,
+                               "startTime": _iso(self.start_time)}
+        for key, value in (("endTime", _iso(self.end_time)), ("status", self.status),
+                           ("errorMessage", self.error_message),
+                           ("autoResumeAfter", _iso(self.auto_resume_after))):
+            if value is not None:
+                out[key] = value
+        return out
+
+
+def _iso(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat().replace("+00:00", "Z")
+
+
+class Registry:
+    def __init__(self, engine: Engine):
+        self.engine = engine
+
+    # ------------------------------------------------------------------ events
+
+    def _event(self, conn: Connection, submission_id: str, kind: str,
+               chain_id: str | None = None, **data: Any) -> None:
+        conn.execute(insert(events).values(submission_id=submission_id, chain_id=chain_id,
+                                           time=utcnow(), kind=kind,
+                                           data=_dump({k: v for k, v in data.items()
+                                                       if v is not None})))
+
+    def events(self, submission_id: str, after: int = 0) -> list[dict]:
+        with self.engine.begin() as conn:
+            rows = conn.execute(select(events).where(events.c.submission_id == submission_id,
+                                                     events.c.id > after)
+                                .order_by(events.c.id)).all()
+        return [{"id": r.id, "time": _iso(_utc(r.time)), "kind": r.kind,
+                 **({"chainId": r.chain_id} if r.chain_id else {}), **(_load(r.data) or {})}
+                for r in rows]
+
+    # ------------------------------------------------------------------ submissions
+
+    def add_submission(self, submission: Submission) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(insert(submissions).values(
+                id=submission.id, name=submission.name, priority=submission.priority,
+                workflow_priority=submission.workflow.priority, status=str(submission.status),
+                workflow=_dump(submission.workflow.to_json()), source=submission.source,
+                required_capabilities=_dump(list(submission.required_capabilities)),
+                created_time=utcnow(), cancel_requested=False))
+            self._event(conn, submission.id, "submission.status", status=str(submission.status))
+
+    def _submission(self, row: Any) -> Submission:
+        return Submission(
+            id=row.id, workflow=Workflow.from_json(_load(row.workflow)), name=row.name,
+            priority=row.priority, status=SS(row.status), start_time=_utc(row.start_time),
+            end_time=_utc(row.end_time),
+            required_capabilities=_load(row.required_capabilities) or [],
+            source=row.source, error_message=row.error_message, results=_load(row.results))
+
+    def get_submission(self, submission_id: str) -> Submission | None:
+        with self.engine.begin() as conn:
+            row = conn.execute(select(submissions).where(submissions.c.id == submission_id)).first()
+        return None if row is None else self._submission(row)
+
+    def list_submissions(self, status: str | None = None, size: int = 10,
+                         offset: int = 0) -> tuple[list[Submission], int]:
+        """Newest first, with the total count (for paging)."""
+        where = [] if status is None else [submissions.c.status == status]
+        with self.engine.begin() as conn:
+            total = conn.execute(select(func.count()).select_from(submissions).where(*where)).scalar()
+            rows = conn.execute(select(submissions).where(*where).order_by(submissions.c.seq.desc())
+                                .limit(size).offset(max(0, offset))).all()
+        return [self._submission(r) for r in rows], int(total or 0)
+
+    def fetch_next_submission(self) -> Submission | None:
+        """Atomically take the ACCEPTED submission to run next: highest workflow priority,
+        then oldest. It becomes RUNNING."""
+        with self.engine.begin() as conn:
+            query = (select(submissions).where(submissions.c.status == SS.ACCEPTED)
+                     .order_by(submissions.c.workflow_priority.desc(), submissions.c.seq).limit(1))
+            if conn.dialect.name == "postgresql":
+                query = query.with_for_update(skip_locked=True)
+            row = conn.execute(query).first()
+            if row is None:
+                return None
+            now = utcnow()
+            conn.execute(update(submissions).where(submissions.c.id == row.id)
+                         .values(status=SS.RUNNING, start_time=now))
+            self._event(conn, row.id, "submission.status", status=str(SS.RUNNING))
+            row = conn.execute(select(submissions).where(submissions.c.id == row.id)).first()
+        return self._submission(row)
+
+    def submission_ids(self, status: SubmissionStatus) -> list[str]:
+        with self.engine.begin() as conn:
+            return list(conn.execute(select(submissions.c.id).where(submissions.c.status == status)
+                                     .order_by(submissions.c.seq)).scalars())
+
+    def finish_submission(self, submission_id: str, status: SubmissionStatus,
+                          error_message: str | None = None, results: dict | None = None) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(update(submissions).where(submissions.c.id == submission_id).values(
+                status=status, error_message=error_message, results=_dump(results or None),
+                end_time=utcnow()))
+            self._event(conn, submission_id, "submission.status", status=str(status),
+                        errorMessage=error_message)
+
+    def generator_state(self, submission_id: str) -> dict | None:
+        with self.engine.begin() as conn:
+            return _load(conn.execute(select(submissions.c.generator_state)
+                                      .where(submissions.c.id == submission_id)).scalar())
+
+    # ------------------------------------------------------------------ process chains
+
+    def add_chains(self, submission_id: str, chains: list[ProcessChain],
+                   generator_state: dict | None) -> None:
+        """Store new REGISTERED chains and the generator state that produced them, together."""
+        now = utcnow()
+        with self.engine.begin() as conn:
+            if chains:
+                conn.execute(insert(process_chains), [
+                    {"id": c.id, "submission_id": submission_id, "status": CS.REGISTERED,
+                     "priority": c.priority, "required_capabilities": _dump(c.required_capabilities),
+                     "chain": _dump(c.to_json()), "created_time": now} for c in chains])
+            conn.execute(update(submissions).where(submissions.c.id == submission_id)
+                         .values(generator_state=_dump(generator_state)))
+            for c in chains:
+                self._event(conn, submission_id, "chain.registered", c.id,
+                            executables=len(c.executables))
+
+    def _chain(self, row: Any) -> ChainRecord:
+        return ChainRecord(chain=ProcessChain.from_json(_load(row.chain)),
+                           submission_id=row.submission_id, status=CS(row.status),
+                           results=_load(row.results), next_run_at=_utc(row.next_run_at),
+                           seq=row.seq)
+
+    def get_chain(self, chain_id: str) -> ChainRecord | None:
+        with self.engine.begin() as conn:
+            row = conn.execute(select(process_chains).where(process_chains.c.id == chain_id)).first()
+        return None if row is None else self._chain(row)
+
+    def list_chains(self, submission_id: str | None = None, status: str | None = None,
+                    size: int | None = None, offset: int = 0) -> tuple[list[ChainRecord], int]:
+        where = []
+        if submission_id is not None:
+            where.append(process_chains.c.submission_id == submission_id)
+        if status is not None:
+            where.append(process_chains.c.status == status)
+        with self.engine.begin() as conn:
+            total = conn.execute(select(func.count()).select_from(process_chains).where(*where)).scalar()
+            query = select(process_chains).where(*where).order_by(process_chains.c.seq.desc())
+            if size is not None:
+                query = query.limit(size).offset(max(0, offset))
+            rows = conn.execute(query).all()
+        return [self._chain(r) for r in rows], int(total or 0)
+
+    def chain_counts(self, submission_id: str) -> dict[str, int]:
+        with self.engine.begin() as conn:
+            rows = conn.execute(select(process_chains.c.status, func.count())
+                                .where(process_chains.c.submission_id == submission_id)
+                                .group_by(process_chains.c.status)).all()
+        return {status: count for status, count in rows}
+
+    def claim_chain(self, agent_id: str, capabilities: Iterable[str] = ()) -> tuple[ChainRecord, int] | None:
+        """Atomically take the next REGISTERED chain this agent can run (highest priority,
+        then oldest; all required capabilities offered). It becomes RUNNING with a new run."""
+        offered = set(capabilities)
+        with self.engine.begin() as conn:
+            query = (select(process_chains).where(process_chains.c.status == CS.REGISTERED)
+                     .order_by(process_chains.c.priority.desc(), process_chains.c.seq)
+                     .limit(CLAIM_BATCH))
+            if conn.dialect.name == "postgresql":
+                query = query.with_for_update(skip_locked=True)
+            chosen = next((r for r in conn.execute(query)
+                           if set(_load(r.required_capabilities) or []) <= offered), None)
+            if chosen is None:
+                return None
+            run_number = (conn.execute(select(func.max(runs.c.run_number))
+                                       .where(runs.c.chain_id == chosen.id)).scalar() or 0) + 1
+            conn.execute(update(process_chains).where(process_chains.c.id == chosen.id)
+                         .values(status=CS.RUNNING, next_run_at=None))
+            conn.execute(insert(runs).values(chain_id=chosen.id, run_number=run_number,
+                                             agent_id=agent_id, start_time=utcnow()))
+            self._event(conn, chosen.submission_id, "chain.started", chosen.id,
+                        run=run_number, agent=agent_id)
+            row = conn.execute(select(process_chains).where(process_chains.c.id == chosen.id)).first()
+        return self._chain(row), run_number
+
+    def finish_run(self, chain_id: str, run_number: int, run_status: str,
+                   chain_status: ProcessChainStatus, *, results: dict | None = None,
+                   error_message: str | None = None, attempt_records: list[dict] = (),
+                   auto_resume_after: datetime | None = None) -> None:
+        """Close a run, store its attempts and move the chain to its next status, at once."""
+        with self.engine.begin() as conn:
+            submission_id = conn.execute(select(process_chains.c.submission_id)
+                                         .where(process_chains.c.id == chain_id)).scalar_one()
+            conn.execute(update(runs).where(runs.c.chain_id == chain_id,
+                                            runs.c.run_number == run_number).values(
+                end_time=utcnow(), status=run_status, error_message=error_message,
+                auto_resume_after=auto_resume_after))
+            if attempt_records:
+                conn.execute(insert(attempts), [
+                    {**a, "chain_id": chain_id, "run_number": run_number,
+                     "last_lines": _dump(a.get("last_lines"))} for a in attempt_records])
+            conn.execute(update(process_chains).where(process_chains.c.id == chain_id).values(
+                status=chain_status, results=_dump(results),
+                next_run_at=auto_resume_after if chain_status == CS.PAUSED else None))
+            self._event(conn, submission_id, "chain.finished", chain_id, run=run_number,
+                        status=str(chain_status), errorMessage=error_message,
+                        resumeAt=_iso(auto_resume_after))
+
+    def resume_due_chains(self, now: datetime | None = None) -> list[str]:
+        """PAUSED chains whose wake-up time has passed (strictly) become REGISTERED."""
+        now = now or utcnow()
+        with self.engine.begin() as conn:
+            rows = conn.execute(select(process_chains.c.id, process_chains.c.submission_id).where(
+                process_chains.c.status == CS.PAUSED, process_chains.c.next_run_at.is_not(None),
+                process_chains.c.next_run_at < now)).all()
+            for chain_id, submission_id in rows:
+                conn.execute(update(process_chains).where(process_chains.c.id == chain_id)
+                             .values(status=CS.REGISTERED, next_run_at=None))
+                self._event(conn, submission_id, "chain.resumed", chain_id)
+        return [r[0] for r in rows]
+
+    def next_wake_up(self) -> datetime | None:
+        with self.engine.begin() as conn:
+            return _utc(conn.execute(select(func.min(process_chains.c.next_run_at))
+                                     .where(process_chains.c.status == CS.PAUSED)).scalar())
+
+    def cancel_chains(self, submission_id: str) -> list[str]:
+        """REGISTERED and PAUSED chains of a submission become CANCELLED; returns the ids of
+        its RUNNING chains, which their agents must stop."""
+        with self.engine.begin() as conn:
+            conn.execute(update(submissions).where(submissions.c.id == submission_id)
+                         .values(cancel_requested=True))
+            waiting = list(conn.execute(select(process_chains.c.id).where(
+                process_chains.c.submission_id == submission_id,
+                process_chains.c.status.in_([CS.REGISTERED, CS.PAUSED]))).scalars())
+            if waiting:
+                conn.execute(update(process_chains).where(process_chains.c.id.in_(waiting))
+                             .values(status=CS.CANCELLED, next_run_at=None))
+            self._event(conn, submission_id, "submission.cancelRequested", cancelled=len(waiting))
+            return list(conn.execute(select(process_chains.c.id).where(
+                process_chains.c.submission_id == submission_id,
+                process_chains.c.status == CS.RUNNING)).scalars())
+
+    def cancel_requested(self, submission_id: str) -> bool:
+        with self.engine.begin() as conn:
+            return bool(conn.execute(select(submissions.c.cancel_requested)
+                                     .where(submissions.c.id == submission_id)).scalar())
+
+    def release_orphans(self, live_agents: Iterable[str]) -> list[str]:
+        """RUNNING chains whose agent is gone go back to REGISTERED; their open run is closed
+        as AGENT_LOST. Returns the chain ids."""
+        live = set(live_agents)
+        with self.engine.begin() as conn:
+            open_runs = conn.execute(
+                select(runs.c.chain_id, runs.c.run_number, runs.c.agent_id,
+                       process_chains.c.submission_id)
+                .join(process_chains, process_chains.c.id == runs.c.chain_id)
+                .where(process_chains.c.status == CS.RUNNING, runs.c.end_time.is_(None))).all()
+            lost = [r for r in open_runs if r.agent_id not in live]
+            for r in lost:
+                conn.execute(update(runs).where(and_(runs.c.chain_id == r.chain_id,
+                                                     runs.c.run_number == r.run_number))
+                             .values(end_time=utcnow(), status="AGENT_LOST",
+                                     error_message=f"Agent `{r.agent_id}' was lost"))
+                conn.execute(update(process_chains).where(process_chains.c.id == r.chain_id)
+                             .values(status=CS.REGISTERED))
+                self._event(conn, r.submission_id, "chain.agentLost", r.chain_id,
+                            run=r.run_number, agent=r.agent_id)
+        return [r.chain_id for r in lost]
+
+    # ------------------------------------------------------------------ runs and attempts
+
+    def runs(self, chain_id: str) -> list[RunRecord]:
+        with self.engine.begin() as conn:
+            rows = conn.execute(select(runs).where(runs.c.chain_id == chain_id)
+                                .order_by(runs.c.run_number)).all()
+        return [RunRecord(r.chain_id, r.run_number, r.agent_id, _utc(r.start_time),
+                          _utc(r.end_time), r.status, r.error_message, _utc(r.auto_resume_after))
+                for r in rows]
+
+    def attempts(self, chain_id: str, run_number: int | None = None) -> list[dict]:
+        where = [attempts.c.chain_id == chain_id]
+        if run_number is not None:
+            where.append(attempts.c.run_number == run_number)
+        with self.engine.begin() as conn:
+            rows = conn.execute(select(attempts).where(*where).order_by(attempts.c.id)).all()
+        return [{"runNumber": r.run_number, "executableId": r.executable_id,
+                 "serviceId": r.service_id, "attempt": r.attempt,
+                 "startTime": _iso(_utc(r.start_time)), "endTime": _iso(_utc(r.end_time)),
+                 "outcome": r.outcome, "exitCode": r.exit_code, "signal": r.signal,
+                 "timeout": r.timeout_kind, "delayMs": r.delay_ms, "delayRule": r.delay_rule,
+                 "lastLines": _load(r.last_lines) or [], "message": r.message} for r in rows]

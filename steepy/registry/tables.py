@@ -1,0 +1,111 @@
+"""The registry's tables (SQLAlchemy Core). Times are UTC; JSON is stored as text so the
+same schema works on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from sqlalchemy import (BigInteger, Boolean, Column, DateTime, ForeignKey, Index, Integer,
+                        MetaData, String, Table, Text)
+
+metadata = MetaData()
+
+# BigInteger that SQLite turns into its rowid alias (autoincrement)
+Serial = BigInteger().with_variant(Integer(), "sqlite")
+
+submissions = Table(
+    "submissions", metadata,
+    Column("seq", Serial, primary_key=True, autoincrement=True),  # insertion order
+    Column("id", String(64), nullable=False, unique=True),
+    Column("name", Text),
+    Column("priority", Integer, nullable=False, default=0),
+    Column("workflow_priority", Integer, nullable=False, default=0),
+    Column("status", String(16), nullable=False),
+    Column("workflow", Text, nullable=False),  # Steep JSON
+    Column("source", Text),  # the text as submitted
+    Column("required_capabilities", Text, nullable=False, default="[]"),
+    Column("created_time", DateTime(timezone=True), nullable=False),
+    Column("start_time", DateTime(timezone=True)),
+    Column("end_time", DateTime(timezone=True)),
+    Column("error_message", Text),
+    Column("results", Text),
+    Column("generator_state", Text),
+    Column("cancel_requested", Boolean, nullable=False, default=False),
+)
+Index("ix_submissions_status", submissions.c.status, submissions.c.workflow_priority,
+      submissions.c.seq)
+
+process_chains = Table(
+    "process_chains", metadata,
+    Column("seq", Serial, primary_key=True, autoincrement=True),
+    Column("id", String(64), nullable=False, unique=True),
+    Column("submission_id", String(64), ForeignKey("submissions.id", ondelete="CASCADE"),
+           nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("priority", Integer, nullable=False, default=0),
+    Column("required_capabilities", Text, nullable=False, default="[]"),
+    Column("chain", Text, nullable=False),  # Steep JSON of the process chain
+    Column("results", Text),
+    Column("next_run_at", DateTime(timezone=True)),  # when a PAUSED chain is due again
+    Column("created_time", DateTime(timezone=True), nullable=False),
+)
+Index("ix_chains_status", process_chains.c.status, process_chains.c.priority,
+      process_chains.c.seq)
+Index("ix_chains_submission", process_chains.c.submission_id, process_chains.c.status)
+
+runs = Table(
+    "runs", metadata,
+    Column("chain_id", String(64), ForeignKey("process_chains.id", ondelete="CASCADE"),
+           primary_key=True),
+    Column("run_number", Integer, primary_key=True),
+    Column("agent_id", String(128)),
+    Column("start_time", DateTime(timezone=True), nullable=False),
+    Column("end_time", DateTime(timezone=True)),
+    Column("status", String(16)),
+    Column("error_message", Text),
+    Column("auto_resume_after", DateTime(timezone=True)),
+)
+
+attempts = Table(
+    "attempts", metadata,
+    Column("id", Serial, primary_key=True, autoincrement=True),
+    Column("chain_id", String(64), ForeignKey("process_chains.id", ondelete="CASCADE"),
+           nullable=False),
+    Column("run_number", Integer, nullable=False),
+    Column("executable_id", Text, nullable=False),
+    Column("service_id", Text, nullable=False),
+    Column("attempt", Integer, nullable=False),
+    Column("start_time", DateTime(timezone=True)),
+    Column("end_time", DateTime(timezone=True)),
+    Column("outcome", String(16), nullable=False),
+    Column("exit_code", Integer),
+    Column("signal", Integer),
+    Column("timeout_kind", String(32)),
+    Column("delay_ms", BigInteger),
+    Column("delay_rule", Text),
+    Column("last_lines", Text),  # JSON list
+    Column("message", Text),
+)
+Index("ix_attempts_chain", attempts.c.chain_id, attempts.c.run_number)
+
+events = Table(
+    "events", metadata,
+    Column("id", Serial, primary_key=True, autoincrement=True),
+    Column("submission_id", String(64), ForeignKey("submissions.id", ondelete="CASCADE"),
+           nullable=False),
+    Column("chain_id", String(64)),
+    Column("time", DateTime(timezone=True), nullable=False),
+    Column("kind", String(48), nullable=False),
+    Column("data", Text),  # JSON object
+)
+Index("ix_events_submission", events.c.submission_id, events.c.id)
+
+agents = Table(
+    "agents", metadata,
+    Column("id", String(128), primary_key=True),
+    Column("capabilities", Text, nullable=False, default="[]"),
+    Column("start_time", DateTime(timezone=True), nullable=False),
+    Column("last_seen", DateTime(timezone=True), nullable=False),
+    Column("state_changed_time", DateTime(timezone=True), nullable=False),
+    Column("chain_id", String(64)),
+    Column("host", Text),
+    Column("pid", Integer),
+)

@@ -1,0 +1,175 @@
+"""The registry on SQLite: atomic claims, priorities, pauses, cancel, orphans, events."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+import pytest
+
+from steepy.model import ProcessChain, Submission, Workflow
+from steepy.model.submission import ProcessChainStatus as CS, SubmissionStatus as SS
+from steepy.registry import Registry, open_registry
+from steepy.registry.store import utcnow
+from tests.conftest import load_conformance
+
+STATUS = load_conformance("submission-status.yaml")
+
+
+@pytest.fixture
+def registry(tmp_path) -> Registry:
+    return open_registry(f"sqlite:///{tmp_path / 'steepy.db'}")
+
+
+def _submission(registry: Registry, sid: str, priority: int = 0) -> Submission:
+    sub = Submission(id=sid, workflow=Workflow(name=sid, priority=priority), name=sid,
+                     priority=priority)
+    registry.add_submission(sub)
+    return sub
+
+
+def _chain(cid: str, priority: int = 0, caps: list[str] = ()) -> ProcessChain:
+    return ProcessChain(id=cid, priority=priority, required_capabilities=list(caps))
+
+
+def test_reopen_keeps_data(tmp_path) -> None:
+    url = f"sqlite:///{tmp_path / 'x.db'}"
+    _submission(open_registry(url), "s1")
+    assert open_registry(url).get_submission("s1").status == SS.ACCEPTED
+
+
+def test_submissions_by_priority_then_age(registry: Registry) -> None:
+    for sid, prio in (("a", 0), ("b", 5), ("c", 5), ("d", -1)):
+        _submission(registry, sid, prio)
+    order = [registry.fetch_next_submission().id for _ in range(4)]
+    assert order == ["b", "c", "a", "d"]
+    assert registry.fetch_next_submission() is None
+    sub = registry.get_submission("a")
+    assert sub.status == SS.RUNNING and sub.start_time is not None
+
+
+def test_list_newest_first_with_total(registry: Registry) -> None:
+    for i in range(5):
+        _submission(registry, f"s{i}")
+    page, total = registry.list_submissions(size=2, offset=1)
+    assert total == 5 and [s.id for s in page] == ["s3", "s2"]
+    assert registry.list_submissions(status="SUCCESS")[1] == 0
+
+
+@pytest.mark.parametrize("case", STATUS["scheduling_order"], ids=lambda c: c["name"])
+def test_scheduling_order(registry: Registry, case: dict) -> None:
+    _submission(registry, "s")
+    registry.add_chains("s", [_chain(c["id"], c["priority"], c.get("requiredCapabilities", []))
+                              for c in case["chains"]], None)
+    everything = {"docker", "sleep"}
+    executed = []
+    while (claimed := registry.claim_chain("agent", everything)) is not None:
+        executed.append(claimed[0].chain.id)
+        if len(executed) == 1 and case.get("added_while_first_runs"):
+            registry.add_chains("s", [_chain(c["id"], c["priority"], c.get("requiredCapabilities", []))
+                                      for c in case["added_while_first_runs"]], None)
+    expected = case["expected"]
+    assert len(executed) == expected.get("executed_count", len(executed))
+    if "first_executed" in expected:
+        assert executed[0] == expected["first_executed"]
+    if "second_executed" in expected:
+        assert executed[1] == expected["second_executed"]
+    if "executed_order" in expected:
+        assert executed == expected["executed_order"]
+
+
+def test_claim_needs_every_capability(registry: Registry) -> None:
+    _submission(registry, "s")
+    registry.add_chains("s", [_chain("gpu", 9, ["gpu", "docker"]), _chain("plain")], None)
+    record, run = registry.claim_chain("a1", {"docker"})
+    assert record.chain.id == "plain" and run == 1
+    assert registry.claim_chain("a1", {"docker"}) is None
+    assert registry.claim_chain("a2", {"docker", "gpu", "x"})[0].chain.id == "gpu"
+
+
+def test_concurrent_claims_never_share_a_chain(tmp_path) -> None:
+    url = f"sqlite:///{tmp_path / 'c.db'}"
+    registry = open_registry(url)
+    _submission(registry, "s")
+    registry.add_chains("s", [_chain(f"c{i}") for i in range(60)], None)
+    claimed: list[str] = []
+    lock = threading.Lock()
+
+    def worker(name: str) -> None:
+        own = open_registry(url)  # a separate engine, like a separate process
+        while (got := own.claim_chain(name)) is not None:
+            with lock:
+                claimed.append(got[0].chain.id)
+
+    threads = [threading.Thread(target=worker, args=(f"a{i}",)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(claimed) == sorted(f"c{i}" for i in range(60))
+
+
+def test_pause_and_resume_is_strictly_after(registry: Registry) -> None:
+    _submission(registry, "s")
+    registry.add_chains("s", [_chain("c")], None)
+    _, run = registry.claim_chain("a")
+    due = utcnow() + timedelta(seconds=10)
+    registry.finish_run("c", run, "ERROR", CS.PAUSED, error_message="boom", auto_resume_after=due)
+    assert registry.get_chain("c").status == CS.PAUSED
+    assert registry.resume_due_chains(due) == []  # equal to now is not yet due
+    assert registry.resume_due_chains(due - timedelta(seconds=20)) == []
+    assert registry.resume_due_chains(due + timedelta(milliseconds=1)) == ["c"]
+    record, run2 = registry.claim_chain("a")
+    assert run2 == 2 and [r.status for r in registry.runs("c")] == ["ERROR", None]
+    assert registry.runs("c")[0].auto_resume_after == due
+
+
+def test_finish_stores_results_and_attempts(registry: Registry) -> None:
+    _submission(registry, "s")
+    registry.add_chains("s", [_chain("c")], {"state": 1})
+    _, run = registry.claim_chain("a")
+    registry.finish_run("c", run, "SUCCESS", CS.SUCCESS, results={"out": ["/o/1"]},
+                        attempt_records=[{"executable_id": "e", "service_id": "cp", "attempt": 1,
+                                          "outcome": "SUCCESS", "exit_code": 0,
+                                          "last_lines": ["done"]}])
+    assert registry.get_chain("c").results == {"out": ["/o/1"]}
+    (attempt,) = registry.attempts("c")
+    assert attempt["lastLines"] == ["done"] and attempt["serviceId"] == "cp"
+    assert registry.generator_state("s") == {"state": 1}
+    assert registry.chain_counts("s") == {"SUCCESS": 1}
+
+
+def test_cancel_waiting_and_report_running(registry: Registry) -> None:
+    _submission(registry, "s")
+    registry.add_chains("s", [_chain("r", 5), _chain("w"), _chain("p")], None)
+    registry.claim_chain("a")  # r is RUNNING
+    registry.claim_chain("a")
+    registry.finish_run("w", 1, "ERROR", CS.PAUSED, auto_resume_after=utcnow())
+    assert registry.cancel_chains("s") == ["r"]
+    assert registry.chain_counts("s") == {"RUNNING": 1, "CANCELLED": 2}
+    assert registry.cancel_requested("s")
+
+
+def test_orphans_of_lost_agents_are_registered_again(registry: Registry) -> None:
+    _submission(registry, "s")
+    registry.add_chains("s", [_chain("x"), _chain("y")], None)
+    registry.claim_chain("dead")
+    registry.claim_chain("alive")
+    assert registry.release_orphans({"alive"}) == ["x"]
+    assert registry.get_chain("x").status == CS.REGISTERED
+    assert registry.runs("x")[0].status == "AGENT_LOST"
+    assert registry.claim_chain("alive")[1] == 2  # the next run of x
+
+
+def test_timeline_records_every_change(registry: Registry) -> None:
+    _submission(registry, "s")
+    registry.fetch_next_submission()
+    registry.add_chains("s", [_chain("c")], None)
+    registry.claim_chain("a")
+    registry.finish_run("c", 1, "SUCCESS", CS.SUCCESS)
+    registry.finish_submission("s", SS.SUCCESS)
+    kinds = [e["kind"] for e in registry.events("s")]
+    assert kinds == ["submission.status", "submission.status", "chain.registered",
+                     "chain.started", "chain.finished", "submission.status"]
+    last = registry.events("s")[-1]
+    assert last["status"] == "SUCCESS" and registry.events("s", after=last["id"]) == []
