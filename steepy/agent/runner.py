@@ -184,7 +184,10 @@ async def run_executable(exe: Executable, ctx: ExecContext) -> ExecOutcome:
         if not isinstance(error, Failure) or error.result is None or exe.retries is None:
             return False, "not an attempt failure"
         r = error.result
-        return exe.retries.should_retry(r.exit_code, r.last_lines, r.timeout_kind, False)
+        allowed, reason = exe.retries.should_retry(r.exit_code, r.last_lines, r.timeout_kind, False)
+        if not allowed and error.record is not None:
+            error.record.delay_rule = f"no retry: {reason}"
+        return allowed, reason
 
     async def pause(performed: int, delay_ms: int, error: Exception, reason: str) -> None:
         record = error.record if isinstance(error, Failure) else None
@@ -212,6 +215,9 @@ async def run_executable(exe: Executable, ctx: ExecContext) -> ExecOutcome:
     except Cancelled:
         return ExecOutcome("CANCELLED")
     except Failure as failure:
+        record = failure.record
+        if record is not None and record.delay_rule is None and exe.retries is not None:
+            record.delay_rule = f"no retry: all {exe.retries.max_attempts} attempts used"
         if failure.timeout_kind is None:
             return ExecOutcome("ERROR", failure.message)
         error = _policy_of(exe, failure.timeout_kind).error_on_timeout

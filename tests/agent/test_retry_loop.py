@@ -1,0 +1,66 @@
+"""retry-delays.yaml Part 2 (`retry_loop`) replayed against the agent's retry loop."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from steepy.agent.cancel import Cancelled
+from steepy.agent.retry import SKIPPED, with_retries
+from steepy.model.policies import RetryPolicy
+from tests.conftest import load_conformance
+
+CASES = load_conformance("retry-delays.yaml")["retry_loop"]
+SLACK_MS = 150  # generous upper bound on each pause; never a speed assertion
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+async def test_retry_loop(case: dict) -> None:
+    policy = None if case["policy"] is None else RetryPolicy.from_json(case["policy"])
+    outcomes = case["outcomes"]
+    expected = case["expected"]
+    starts: list[float] = []
+    ends: list[float] = []
+
+    async def operation(attempt: int) -> str:
+        starts.append(time.monotonic())
+        kind = outcomes[len(starts) - 1]
+        try:
+            if kind == "fail":
+                raise RuntimeError(f"Attempt {len(starts)}")
+            if kind == "cancel":
+                raise Cancelled(f"Cancel {len(starts)}")
+            return "ok"
+        finally:
+            ends.append(time.monotonic())
+
+    task = asyncio.ensure_future(with_retries(operation, policy))
+    begin = time.monotonic()
+    if "external_cancel_after_ms" in case:
+        asyncio.get_running_loop().call_later(case["external_cancel_after_ms"] / 1000,
+                                              task.cancel, "CANCELLED!")
+    result, message = None, None
+    try:
+        value = await task
+        result = "skipped" if value is SKIPPED else "ok"
+    except asyncio.CancelledError as e:
+        result, message = "cancelled", e.args[0] if e.args else None
+    except Cancelled as e:
+        result, message = "cancelled", str(e)
+    except RuntimeError as e:
+        result, message = "error", str(e)
+    total_ms = (time.monotonic() - begin) * 1000
+
+    assert len(starts) == expected["calls"]
+    assert result == expected["result"]
+    if "message" in expected:
+        assert message == expected["message"]
+    if "waits_ms" in expected:
+        waits = [(starts[i + 1] - ends[i]) * 1000 for i in range(len(starts) - 1)]
+        assert len(waits) == len(expected["waits_ms"])
+        for wait, want in zip(waits, expected["waits_ms"]):
+            assert want - 1 <= wait <= want + SLACK_MS
+    if "max_total_ms" in expected:
+        assert total_ms <= expected["max_total_ms"] + SLACK_MS
