@@ -1,0 +1,147 @@
+"""Turning one execute action into an executable: arguments, output paths, policies.
+
+The order in which ids are drawn matters (Steep's fixtures encode it): the service parameters
+are walked in declaration order, drawing one id per output argument (its file name) and one
+per defaulted missing input (the new variable's id); then one id per runtime argument.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from steepy.generator.nodes import ExecNode, GeneratorError
+from steepy.model import Argument, ArgumentVariable, Executable, Service, ServiceParameter
+from steepy.model.common import scalar_text
+from steepy.model.processchain import DATA_TYPE_DIRECTORY
+from steepy.model.service import INPUT, OUTPUT
+
+
+class ExecutableBuilder:
+    """Builds executables for one generator (fixed paths, services and id source)."""
+
+    def __init__(self, tmp_path: str, out_path: str, services: dict[str, Service],
+                 id_generator: Callable[[], str]):
+        self.tmp_path = tmp_path
+        self.out_path = out_path
+        self.services = services
+        self.next_id = id_generator
+
+    def service(self, node: ExecNode) -> Service:
+        service = self.services.get(node.service)
+        if service is None:
+            raise GeneratorError(f"Unknown service `{node.service}' in execute action "
+                                 f"`{node.id}'")
+        return service
+
+    def build(self, node: ExecNode, value_of: Callable[[str], tuple[Any, bool]]
+              ) -> tuple[Executable, dict[str, str]]:
+        """The executable and the values it gives its output variables.
+
+        `value_of(var_id)` returns (value, from_results); from_results marks values reported
+        by earlier chains, which matters for directory inputs.
+        """
+        service = self.service(node)
+        arguments: list[Argument] = []
+        produced: dict[str, str] = {}
+        for param in service.parameters:
+            if param.type == INPUT:
+                args = self._inputs(node, param, value_of)
+            elif param.type == OUTPUT:
+                args = self._outputs(node, param)
+                produced.update((a.variable.id, a.variable.value) for a in args)
+            else:
+                continue
+            _check_cardinality(node, param, len(args))
+            arguments.extend(args)
+        runtime_args = [
+            Argument(self.next_id(), ArgumentVariable(r.id, "" if r.value is None else r.value),
+                     INPUT, r.label, r.data_type)
+            for r in service.runtime_args]
+        policies = node.policies
+        executable = Executable(
+            id=node.id, path=service.path, service_id=service.id, arguments=arguments,
+            runtime=service.runtime, runtime_args=runtime_args,
+            retries=policies.retries if policies.retries is not None else service.retries,
+            max_inactivity=_either(policies.max_inactivity, service.max_inactivity),
+            max_runtime=_either(policies.max_runtime, service.max_runtime),
+            deadline=_either(policies.deadline, service.deadline))
+        return executable, produced
+
+    def _inputs(self, node: ExecNode, param: ServiceParameter,
+                value_of: Callable[[str], tuple[Any, bool]]) -> list[Argument]:
+        given = [i for i in node.inputs if i.param == param.id]
+        if not given:
+            card = param.cardinality
+            if param.default is not None and card.min == 1 and card.max == 1:
+                var = ArgumentVariable(self.next_id(), scalar_text(param.default))
+                return [Argument(param.id, var, INPUT, param.label, param.data_type)]
+            return []
+        args = []
+        for inp in given:
+            value, from_results = value_of(inp.var)
+            if param.data_type == DATA_TYPE_DIRECTORY and from_results:
+                value = common_directory(list(flatten(value)))
+            for item in flatten(value):
+                args.append(Argument(param.id, ArgumentVariable(inp.var, scalar_text(item)),
+                                     INPUT, param.label, param.data_type))
+        return args
+
+    def _outputs(self, node: ExecNode, param: ServiceParameter) -> list[Argument]:
+        args = []
+        for out in node.outputs:
+            if out.param != param.id:
+                continue
+            base = self.out_path if out.store else self.tmp_path
+            prefix = out.prefix or ""
+            start = prefix if prefix.startswith("/") else f"{base}/{prefix}"
+            path = normalize_path(start + self.next_id() + (param.file_suffix or ""))
+            args.append(Argument(param.id, ArgumentVariable(out.var, path), OUTPUT,
+                                 param.label, param.data_type))
+        return args
+
+
+def _either(own, fallback):
+    return own if own is not None else fallback
+
+
+def _check_cardinality(node: ExecNode, param: ServiceParameter, count: int) -> None:
+    if not param.cardinality.allows(count):
+        raise GeneratorError(
+            f"Illegal number of arguments for {param.type} parameter `{param.id}' of service "
+            f"`{node.service}' in execute action `{node.id}': got {count}, but its "
+            f"cardinality is {param.cardinality}")
+
+
+def flatten(value: Any) -> Iterator[Any]:
+    """A value as a flat sequence of items (a scalar is one item; nested lists are flattened)."""
+    if isinstance(value, list):
+        for item in value:
+            yield from flatten(item)
+    else:
+        yield value
+
+
+def normalize_path(path: str) -> str:
+    """Like Java's Path.normalize: no `.`, `..` or doubled slashes (also not at the start)."""
+    result = posixpath.normpath(path)
+    if result.startswith("//"):
+        result = "/" + result.lstrip("/")
+    return result
+
+
+def common_directory(files: list[Any]) -> Any:
+    """The deepest directory containing every file, without a trailing slash."""
+    if not files:
+        return []
+    parents = [posixpath.dirname(normalize_path(str(f))) or "." for f in files]
+    parts = [p.split("/") for p in parents]
+    common: list[str] = []
+    for segments in zip(*parts):
+        if any(s != segments[0] for s in segments):
+            break
+        common.append(segments[0])
+    if common == [""]:
+        return "/"
+    return "/".join(common) or "."
