@@ -218,6 +218,16 @@ def _kill_all(processes: list[psutil.Process]) -> None:
             pass
 
 
+async def _kill_and_wait(processes: list[psutil.Process], timeout_s: float = 1.0) -> None:
+    """SIGKILL and wait until the kernel has ended them (delivery is not instantaneous)."""
+    alive = [p for p in processes if _alive(p)]
+    _kill_all(alive)
+    end = time.monotonic() + timeout_s
+    while alive and time.monotonic() < end:
+        await asyncio.sleep(POLL_S / 5)
+        alive = [p for p in alive if _alive(p)]
+
+
 async def _terminate(pid: int, watch: _Watch, token: str, since: float, grace_s: float,
                      on_kill: Callable[[], Awaitable[None]] | None) -> None:
     """SIGTERM to the group, wait up to `grace_s` for it to end, SIGKILL to whatever is left."""
@@ -235,7 +245,7 @@ async def _terminate(pid: int, watch: _Watch, token: str, since: float, grace_s:
         await asyncio.sleep(POLL_S)
     if not watch.exited.done() or _group_exists(pid):
         _signal_group(pid, signals.SIGKILL)
-    _kill_all([p for p in victims if _alive(p)])
+    await _kill_and_wait(victims)
     if not watch.exited.done():
         await asyncio.wait([watch.exited], timeout=2.0)  # SIGKILL cannot be ignored
     if not watch.pipe_closed.done():
@@ -258,11 +268,11 @@ async def _clean_up_after_exit(pid: int, watch: _Watch, token: str, since: float
             while watch.loop.time() < end and any(_alive(p) for p in in_group):
                 await asyncio.sleep(POLL_S)
         _signal_group(pid, signals.SIGKILL)
-        _kill_all([p for p in victims if _alive(p)])
+        await _kill_and_wait(victims)
     if not watch.pipe_closed.done():
         await asyncio.wait([watch.pipe_closed], timeout=PIPE_LINGER_S)
         if not watch.pipe_closed.done():  # a descendant that left the group holds the pipe
-            _kill_all(_tree(pid, token, since))
+            await _kill_and_wait(_tree(pid, token, since))
             await asyncio.wait([watch.pipe_closed], timeout=PIPE_LINGER_S)
 
 
