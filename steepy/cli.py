@@ -153,3 +153,160 @@ def list_services(services: tuple[str, ...]) -> None:
     from steepy.output import table
 
     table(["id", "runtime", "path", "parameters (> = output)", "name"], rows)
+
+
+# ---------------------------------------------------------------- running workflows
+
+EXIT_CODES = {"SUCCESS": 0, "ERROR": 1, "PARTIAL_SUCCESS": 1, "CANCELLED": 3}
+
+
+def _db_url(option: str | None) -> str | None:
+    import os
+
+    return option or os.environ.get("STEEPY_DB_URL") or load_config().get("db.url")
+
+
+def _open_registry(db: str | None):
+    from steepy.errors import SteepyError
+    from steepy.registry import open_registry
+
+    try:
+        return open_registry(_db_url(db))
+    except SteepyError as e:
+        _fail([Problem(str(e), file="--db")])
+
+
+def _settings(agents: int | None):
+    from steepy.agent import AgentConfig
+    from steepy.durations import DurationError, parse_duration
+    from steepy.engine import EngineSettings
+
+    config = load_config()
+    try:
+        grace = parse_duration(str(config.get("agent.killGracePeriod")))
+    except DurationError as e:
+        _fail([Problem(f"agent.killGracePeriod: {e}", file=config.source or "configuration")])
+    agent = AgentConfig(kill_grace_period_ms=grace,
+                        output_lines_to_collect=int(config.get("agent.outputLinesToCollect") or 100),
+                        log_dir=Path(config.get("logs.processChains.path") or "logs/processchains"),
+                        tmp_path=str(Path(config["tmpPath"]).absolute()))
+    return EngineSettings(tmp_path=config["tmpPath"], out_path=config["outPath"],
+                          agents=agents or int(config.get("agent.instances") or 0),
+                          capabilities=list(config.get("agent.capabilities") or []), agent=agent)
+
+
+def _prepare(workflow_file: str, services: tuple[str, ...], macros: tuple[str, ...]):
+    """Read and check a workflow; exit 2 with every problem before anything is stored."""
+    from steepy.loading import workflow_from_document
+    from steepy.model import Submission
+    from steepy.model.submission import MissingMacroError, collect_required_capabilities
+    from steepy.validation import validate_workflow
+    from steepy.ids import unique_id
+
+    service_map, macro_map = load_registries(services, macros)
+    try:
+        raw = Path(workflow_file).read_text(encoding="utf-8-sig")
+        workflow, document = workflow_from_document(read_file(workflow_file))
+    except (InputError, OSError, UnicodeDecodeError) as e:
+        _fail(e.problems if isinstance(e, InputError) else [Problem(str(e), file=workflow_file)])
+    problems = validate_workflow(workflow, macros=macro_map, services=service_map)
+    if problems:
+        _fail(document.fail(problems).problems)
+    try:
+        caps = collect_required_capabilities(workflow, service_map, macro_map)
+    except MissingMacroError as e:
+        _fail([Problem(str(e), file=workflow_file)])
+    submission = Submission(id=unique_id(), workflow=workflow, name=workflow.name,
+                            priority=workflow.priority, required_capabilities=caps, source=raw)
+    return submission, service_map, macro_map
+
+
+def _print_events(registry, submission_id: str, after: int) -> int:
+    for e in registry.events(submission_id, after):
+        after = e["id"]
+        detail = " ".join(f"{k}={v}" for k, v in e.items() if k not in ("id", "time", "kind"))
+        click.echo(f"{e['time']}  {e['kind']:<26} {detail}")
+    return after
+
+
+def submission_document(registry, submission_id: str) -> dict:
+    """A submission with its chains, their runs and attempts, as one JSON object."""
+    submission = registry.get_submission(submission_id)
+    out = submission.to_json(with_workflow=False)
+    counts = registry.chain_counts(submission_id)
+    out["totalProcessChains"] = sum(counts.values())
+    for status, key in (("RUNNING", "running"), ("PAUSED", "paused"), ("CANCELLED", "cancelled"),
+                        ("SUCCESS", "succeeded"), ("ERROR", "failed")):
+        out[f"{key}ProcessChains"] = counts.get(status, 0)
+    chains, _ = registry.list_chains(submission_id)
+    out["processChains"] = [chain_document(registry, c) for c in reversed(chains)]
+    return out
+
+
+def chain_document(registry, record) -> dict:
+    out = record.chain.to_json()
+    out.update(submissionId=record.submission_id, status=str(record.status))
+    if record.results is not None:
+        out["results"] = record.results
+    runs = registry.runs(record.chain.id)
+    out["runs"] = [dict(r.to_json(), attempts=registry.attempts(record.chain.id, r.run_number))
+                   for r in runs]
+    out["totalRuns"] = len(runs)
+    return out
+
+
+@main.command()
+@click.argument("workflow_file", metavar="WORKFLOW", type=click.Path())
+@click.option("--services", "-s", multiple=True, help="Service metadata: file, folder or glob.")
+@click.option("--macros", "-m", multiple=True, help="Macros: file, folder or glob.")
+@click.option("--db", help="Database URL (default: sqlite:///.steepy/steepy.db).")
+@click.option("--agents", type=int, help="Local agents, i.e. chains run in parallel (default: cores).")
+@click.option("--json", "as_json", is_flag=True, help="Print the final submission as JSON.")
+def run(workflow_file: str, services, macros, db, agents, as_json: bool) -> None:
+    """Submit a workflow and run it to the end in this process."""
+    import asyncio
+    import json as jsonlib
+    import signal
+
+    from steepy.engine import Engine
+
+    submission, service_map, macro_map = _prepare(workflow_file, services, macros)
+    registry = _open_registry(db)
+    registry.add_submission(submission)
+    if not as_json:
+        click.echo(f"submission {submission.id}")
+
+    async def main_loop() -> None:
+        engine = Engine(registry, service_map, macro_map, _settings(agents))
+        loop = asyncio.get_running_loop()
+
+        def interrupt() -> None:  # Ctrl-C: cancel the submission, let the engine finish it
+            click.echo("cancelling ...", err=True)
+            registry.cancel_submission(submission.id)
+            engine.scheduler.wake()
+
+        loop.add_signal_handler(signal.SIGINT, interrupt)
+        loop.add_signal_handler(signal.SIGTERM, interrupt)
+        seen = [0]
+
+        async def follow() -> None:
+            while True:
+                seen[0] = await asyncio.to_thread(_print_events, registry, submission.id, seen[0])
+                await asyncio.sleep(0.2)
+
+        printer = None if as_json else asyncio.create_task(follow())
+        try:
+            await engine.run(until_submission=submission.id)
+        finally:
+            if printer is not None:
+                printer.cancel()
+                _print_events(registry, submission.id, seen[0])  # the last lines
+
+    asyncio.run(main_loop())
+    final = registry.get_submission(submission.id)
+    if as_json:
+        click.echo(jsonlib.dumps(submission_document(registry, submission.id), indent=2))
+    else:
+        message = f" ({final.error_message})" if final.error_message else ""
+        click.echo(f"submission {final.id}: {final.status}{message}")
+    sys.exit(EXIT_CODES.get(str(final.status), 1))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any, Iterable
 
 from sqlalchemy import Connection, Engine, and_, func, insert, select, update
@@ -16,7 +16,7 @@ from sqlalchemy import Connection, Engine, and_, func, insert, select, update
 from steepy.model.processchain import ProcessChain
 from steepy.model.submission import ProcessChainStatus, Submission, SubmissionStatus
 from steepy.model.workflow import Workflow
-from steepy.registry.tables import attempts, events, process_chains, runs, submissions
+from steepy.registry.tables import agents, attempts, events, process_chains, runs, submissions
 
 CS = ProcessChainStatus
 SS = SubmissionStatus
@@ -52,6 +52,7 @@ class ChainRecord:
     results: dict | None
     next_run_at: datetime | None
     seq: int
+    fed: bool = False
 
 
 @dataclass
@@ -137,9 +138,9 @@ class Registry:
                                 .limit(size).offset(max(0, offset))).all()
         return [self._submission(r) for r in rows], int(total or 0)
 
-    def fetch_next_submission(self) -> Submission | None:
+    def fetch_next_submission(self, owner: str = "", lease_s: float = 30) -> Submission | None:
         """Atomically take the ACCEPTED submission to run next: highest workflow priority,
-        then oldest. It becomes RUNNING."""
+        then oldest. It becomes RUNNING, leased to `owner'."""
         with self.engine.begin() as conn:
             query = (select(submissions).where(submissions.c.status == SS.ACCEPTED)
                      .order_by(submissions.c.workflow_priority.desc(), submissions.c.seq).limit(1))
@@ -149,8 +150,9 @@ class Registry:
             if row is None:
                 return None
             now = utcnow()
-            conn.execute(update(submissions).where(submissions.c.id == row.id)
-                         .values(status=SS.RUNNING, start_time=now))
+            conn.execute(update(submissions).where(submissions.c.id == row.id).values(
+                status=SS.RUNNING, start_time=now, owner=owner,
+                lease_until=now + timedelta(seconds=lease_s)))
             self._event(conn, row.id, "submission.status", status=str(SS.RUNNING))
             row = conn.execute(select(submissions).where(submissions.c.id == row.id)).first()
         return self._submission(row)
@@ -177,15 +179,22 @@ class Registry:
     # ------------------------------------------------------------------ process chains
 
     def add_chains(self, submission_id: str, chains: list[ProcessChain],
-                   generator_state: dict | None) -> None:
-        """Store new REGISTERED chains and the generator state that produced them, together."""
+                   generator_state: dict | None, fed: Iterable[str] = ()) -> None:
+        """Store new REGISTERED chains and the generator state that produced them, together,
+        marking the finished chains whose outcome that state already includes as `fed'."""
         now = utcnow()
+        fed = list(fed)
         with self.engine.begin() as conn:
+            if fed:
+                conn.execute(update(process_chains).where(process_chains.c.id.in_(fed))
+                             .values(fed=True))
             if chains:
                 conn.execute(insert(process_chains), [
                     {"id": c.id, "submission_id": submission_id, "status": CS.REGISTERED,
                      "priority": c.priority, "required_capabilities": _dump(c.required_capabilities),
-                     "chain": _dump(c.to_json()), "created_time": now} for c in chains])
+                     "chain": _dump(c.to_json()), "created_time": now, "fed": False,
+                     "cancel_requested": False}
+                    for c in chains])
             conn.execute(update(submissions).where(submissions.c.id == submission_id)
                          .values(generator_state=_dump(generator_state)))
             for c in chains:
@@ -196,7 +205,7 @@ class Registry:
         return ChainRecord(chain=ProcessChain.from_json(_load(row.chain)),
                            submission_id=row.submission_id, status=CS(row.status),
                            results=_load(row.results), next_run_at=_utc(row.next_run_at),
-                           seq=row.seq)
+                           seq=row.seq, fed=bool(row.fed))
 
     def get_chain(self, chain_id: str) -> ChainRecord | None:
         with self.engine.begin() as conn:
@@ -357,3 +366,159 @@ class Registry:
                  "outcome": r.outcome, "exitCode": r.exit_code, "signal": r.signal,
                  "timeout": r.timeout_kind, "delayMs": r.delay_ms, "delayRule": r.delay_rule,
                  "lastLines": _load(r.last_lines) or [], "message": r.message} for r in rows]
+
+    # ------------------------------------------------------------------ liveness
+
+    def heartbeat(self, owner: str, agent_rows: list[dict], lease_s: float) -> None:
+        """This engine is alive: refresh its agents and extend its submissions' leases."""
+        now = utcnow()
+        with self.engine.begin() as conn:
+            for a in agent_rows:
+                values = {"capabilities": _dump(sorted(a.get("capabilities", []))), "last_seen": now,
+                          "chain_id": a.get("chain_id"), "owner": owner,
+                          "host": a.get("host"), "pid": a.get("pid")}
+                changed = conn.execute(update(agents).where(agents.c.id == a["id"]).values(**values))
+                if changed.rowcount == 0:
+                    conn.execute(insert(agents).values(id=a["id"], start_time=now,
+                                                       state_changed_time=now, **values))
+            conn.execute(update(submissions).where(submissions.c.owner == owner,
+                                                   submissions.c.status == SS.RUNNING)
+                         .values(lease_until=now + timedelta(seconds=lease_s)))
+
+    def live_agents(self, max_age_s: float) -> list[dict]:
+        since = utcnow() - timedelta(seconds=max_age_s)
+        with self.engine.begin() as conn:
+            rows = conn.execute(select(agents).where(agents.c.last_seen >= since)
+                                .order_by(agents.c.id)).all()
+        return [{"id": r.id, "capabilities": _load(r.capabilities) or [], "processChainId": r.chain_id,
+                 "startTime": _iso(_utc(r.start_time)), "lastSeen": _iso(_utc(r.last_seen)),
+                 "owner": r.owner, "host": r.host, "pid": r.pid} for r in rows]
+
+    def forget_agents(self, owner: str) -> None:
+        """A clean shutdown: this engine's agents are gone and its leases end now."""
+        with self.engine.begin() as conn:
+            conn.execute(agents.delete().where(agents.c.owner == owner))
+            conn.execute(update(submissions).where(submissions.c.owner == owner,
+                                                   submissions.c.status == SS.RUNNING)
+                         .values(lease_until=utcnow()))
+
+    def adopt_submissions(self, owner: str, lease_s: float) -> list[Submission]:
+        """RUNNING submissions whose controller's lease ran out (it died) are taken over."""
+        now = utcnow()
+        with self.engine.begin() as conn:
+            rows = conn.execute(select(submissions.c.id).where(
+                submissions.c.status == SS.RUNNING,
+                (submissions.c.lease_until.is_(None)) | (submissions.c.lease_until < now))).all()
+            ids = [r.id for r in rows]
+            if ids:
+                conn.execute(update(submissions).where(submissions.c.id.in_(ids)).values(
+                    owner=owner, lease_until=now + timedelta(seconds=lease_s)))
+            for sid in ids:
+                self._event(conn, sid, "submission.resumed", owner=owner)
+            found = conn.execute(select(submissions).where(submissions.c.id.in_(ids))
+                                 .order_by(submissions.c.seq)).all() if ids else []
+        return [self._submission(r) for r in found]
+
+    # ------------------------------------------------------------------ user requests
+
+    def cancel_submission(self, submission_id: str) -> tuple[str | None, list[str]]:
+        """Cancel: an ACCEPTED submission ends CANCELLED at once; a RUNNING one has its waiting
+        chains cancelled. Returns (status before, RUNNING chain ids to stop)."""
+        with self.engine.begin() as conn:
+            status = conn.execute(select(submissions.c.status)
+                                  .where(submissions.c.id == submission_id)).scalar()
+            if status == SS.ACCEPTED:
+                conn.execute(update(submissions).where(submissions.c.id == submission_id).values(
+                    status=SS.CANCELLED, cancel_requested=True, end_time=utcnow()))
+                self._event(conn, submission_id, "submission.status", status=str(SS.CANCELLED))
+                return status, []
+        if status != SS.RUNNING:
+            return status, []
+        return status, self.cancel_chains(submission_id)
+
+    def retry_submission(self, submission_id: str) -> str | None:
+        """Extension 5: ERROR, PARTIAL_SUCCESS or CANCELLED back to RUNNING; failed and
+        cancelled chains are REGISTERED again. Returns the status before (None: unknown)."""
+        with self.engine.begin() as conn:
+            status = conn.execute(select(submissions.c.status)
+                                  .where(submissions.c.id == submission_id)).scalar()
+            if status not in (SS.ERROR, SS.PARTIAL_SUCCESS, SS.CANCELLED):
+                return status
+            conn.execute(update(process_chains).where(
+                process_chains.c.submission_id == submission_id,
+                process_chains.c.status.in_([CS.ERROR, CS.CANCELLED])).values(
+                status=CS.REGISTERED, fed=False, next_run_at=None))
+            conn.execute(update(submissions).where(submissions.c.id == submission_id).values(
+                status=SS.RUNNING, end_time=None, error_message=None, results=None,
+                cancel_requested=False, owner=None, lease_until=None))
+            self._event(conn, submission_id, "submission.retried", previous=str(status))
+            self._event(conn, submission_id, "submission.status", status=str(SS.RUNNING))
+            return status
+
+    def cancel_chain(self, chain_id: str) -> str | None:
+        """Cancel one chain: REGISTERED or PAUSED ends CANCELLED at once; a RUNNING one is
+        flagged for its agent. Returns the status before (None: unknown chain)."""
+        with self.engine.begin() as conn:
+            row = conn.execute(select(process_chains.c.status, process_chains.c.submission_id)
+                               .where(process_chains.c.id == chain_id)).first()
+            if row is None:
+                return None
+            if row.status in (CS.REGISTERED, CS.PAUSED):
+                conn.execute(update(process_chains).where(process_chains.c.id == chain_id)
+                             .values(status=CS.CANCELLED, next_run_at=None, cancel_requested=True))
+            elif row.status == CS.RUNNING:
+                conn.execute(update(process_chains).where(process_chains.c.id == chain_id)
+                             .values(cancel_requested=True))
+            self._event(conn, row.submission_id, "chain.cancelRequested", chain_id)
+            return row.status
+
+    def chains_to_stop(self, chain_ids: Iterable[str]) -> list[str]:
+        """Of these RUNNING chains, those whose cancellation was requested (chain or submission)."""
+        ids = list(chain_ids)
+        if not ids:
+            return []
+        with self.engine.begin() as conn:
+            rows = conn.execute(
+                select(process_chains.c.id)
+                .join(submissions, submissions.c.id == process_chains.c.submission_id)
+                .where(process_chains.c.id.in_(ids),
+                       process_chains.c.cancel_requested | submissions.c.cancel_requested)).all()
+        return [r.id for r in rows]
+
+    def unfed_finished_chains(self, submission_id: str) -> list[ChainRecord]:
+        """Finished chains whose outcome the generator has not seen yet, oldest first."""
+        with self.engine.begin() as conn:
+            rows = conn.execute(select(process_chains).where(
+                process_chains.c.submission_id == submission_id,
+                process_chains.c.fed.is_(False),
+                process_chains.c.status.in_([CS.SUCCESS, CS.ERROR, CS.CANCELLED]))
+                .order_by(process_chains.c.seq)).all()
+        return [self._chain(r) for r in rows]
+
+    def successful_results(self, submission_id: str) -> list[dict]:
+        with self.engine.begin() as conn:
+            rows = conn.execute(select(process_chains.c.results).where(
+                process_chains.c.submission_id == submission_id,
+                process_chains.c.status == CS.SUCCESS).order_by(process_chains.c.seq)).all()
+        return [_load(r.results) or {} for r in rows]
+
+    def requeue_run(self, chain_id: str, run_number: int, reason: str) -> None:
+        """An engine shutting down gives a chain back: the run ends INTERRUPTED, the chain is
+        REGISTERED again for whoever runs next."""
+        with self.engine.begin() as conn:
+            row = conn.execute(
+                select(process_chains.c.submission_id, process_chains.c.cancel_requested,
+                       submissions.c.cancel_requested.label("submission_cancel"))
+                .join(submissions, submissions.c.id == process_chains.c.submission_id)
+                .where(process_chains.c.id == chain_id)).one()
+            submission_id = row.submission_id
+            # a chain whose cancellation was asked for stays cancelled
+            cancelled = row.cancel_requested or row.submission_cancel
+            conn.execute(update(runs).where(runs.c.chain_id == chain_id,
+                                            runs.c.run_number == run_number)
+                         .values(end_time=utcnow(), status="CANCELLED" if cancelled else "INTERRUPTED",
+                                 error_message=None if cancelled else reason))
+            conn.execute(update(process_chains).where(process_chains.c.id == chain_id)
+                         .values(status=CS.CANCELLED if cancelled else CS.REGISTERED))
+            self._event(conn, submission_id, "chain.requeued", chain_id, run=run_number,
+                        reason=reason)

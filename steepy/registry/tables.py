@@ -29,6 +29,8 @@ submissions = Table(
     Column("results", Text),
     Column("generator_state", Text),
     Column("cancel_requested", Boolean, nullable=False, default=False),
+    Column("owner", String(64)),  # the controller driving it (lease)
+    Column("lease_until", DateTime(timezone=True)),
 )
 Index("ix_submissions_status", submissions.c.status, submissions.c.workflow_priority,
       submissions.c.seq)
@@ -45,6 +47,8 @@ process_chains = Table(
     Column("chain", Text, nullable=False),  # Steep JSON of the process chain
     Column("results", Text),
     Column("next_run_at", DateTime(timezone=True)),  # when a PAUSED chain is due again
+    Column("fed", Boolean, nullable=False, default=False),  # outcome handed to the generator
+    Column("cancel_requested", Boolean, nullable=False, default=False),
     Column("created_time", DateTime(timezone=True), nullable=False),
 )
 Index("ix_chains_status", process_chains.c.status, process_chains.c.priority,
@@ -108,4 +112,5 @@ agents = Table(
     Column("chain_id", String(64)),
     Column("host", Text),
     Column("pid", Integer),
+    Column("owner", String(64)),  # the engine process the agent belongs to
 )

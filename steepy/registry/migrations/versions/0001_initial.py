@@ -34,6 +34,8 @@ def upgrade() -> None:
         sa.Column("results", sa.Text),
         sa.Column("generator_state", sa.Text),
         sa.Column("cancel_requested", sa.Boolean, nullable=False),
+        sa.Column("owner", sa.String(64)),
+        sa.Column("lease_until", TZ),
     )
     op.create_index("ix_submissions_status", "submissions", ["status", "workflow_priority", "seq"])
     op.create_table(
@@ -48,6 +50,8 @@ def upgrade() -> None:
         sa.Column("chain", sa.Text, nullable=False),
         sa.Column("results", sa.Text),
         sa.Column("next_run_at", TZ),
+        sa.Column("fed", sa.Boolean, nullable=False),
+        sa.Column("cancel_requested", sa.Boolean, nullable=False),
         sa.Column("created_time", TZ, nullable=False),
     )
     op.create_index("ix_chains_status", "process_chains", ["status", "priority", "seq"])
@@ -106,6 +110,7 @@ def upgrade() -> None:
         sa.Column("chain_id", sa.String(64)),
         sa.Column("host", sa.Text),
         sa.Column("pid", sa.Integer),
+        sa.Column("owner", sa.String(64)),
     )
 
 

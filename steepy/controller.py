@@ -1,0 +1,162 @@
+"""The controller: drives one submission from RUNNING to its final status.
+
+It runs the generator, stores new chains together with the generator state, waits for chains
+to finish, feeds their outcomes back and finally decides the submission's status (reference
+4.1). Everything it learns is committed before it acts, so a restarted controller resumes
+from the stored state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import Any, Callable
+
+from steepy.errors import SteepyError
+from steepy.generator import ProcessChainGenerator
+from steepy.model.macro import Macro
+from steepy.model.service import Service
+from steepy.model.submission import ProcessChainStatus as CS, Submission, SubmissionStatus as SS
+from steepy.registry import ChainRecord, Registry
+
+log = logging.getLogger(__name__)
+
+NOT_COMPLETE = ("Submission was not executed completely. There is at least one action in the "
+                "workflow that has not been executed because its input was not available.")
+
+
+def final_status(finished: bool, total: int, failed: int, cancelled: int,
+                 cancel_requested: bool = False) -> tuple[SS, str | None]:
+    """Steep's decision table (reference 4.1); a requested cancel always ends CANCELLED."""
+    if cancelled or cancel_requested:
+        return SS.CANCELLED, None
+    if finished:
+        if failed == 0:
+            return SS.SUCCESS, None
+        if failed == total:
+            return SS.ERROR, "All process chains failed"
+        return SS.PARTIAL_SUCCESS, None
+    if failed == 0:
+        return SS.ERROR, NOT_COMPLETE
+    which = "a process chain" if failed == 1 else f"{failed} process chains"
+    return SS.ERROR, f"Submission was not executed completely because {which} failed"
+
+
+def submission_results(chain_results: list[dict], out_path: str) -> dict[str, list]:
+    """The outputs of successful chains that lie under the output path (at any depth)."""
+    def under(value: Any) -> bool:
+        if isinstance(value, str):
+            return value.startswith(out_path)
+        if isinstance(value, list):
+            return any(under(v) for v in value)
+        return False
+
+    merged: dict[str, list] = {}
+    for results in chain_results:
+        for var, values in results.items():
+            if under(values):
+                merged[var] = values
+    return merged
+
+
+class Controller:
+    def __init__(self, registry: Registry, services: dict[str, Service], macros: dict[str, Macro],
+                 tmp_path: str, out_path: str, wake_scheduler: Callable[[], None],
+                 stop_chains: Callable[[list[str]], None], sweep_s: float = 2.0):
+        self.registry = registry
+        self.services = services
+        self.macros = macros
+        self.tmp_path = str(Path(tmp_path).absolute())
+        self.out_path = str(Path(out_path).absolute())
+        self.wake_scheduler = wake_scheduler
+        self.stop_chains = stop_chains
+        self.sweep_s = sweep_s
+        self._changed: dict[str, asyncio.Event] = {}
+        self.tasks: dict[str, asyncio.Task] = {}
+
+    def chain_finished(self, submission_id: str) -> None:
+        """Called by the scheduler: a chain of this submission has finished."""
+        event = self._changed.get(submission_id)
+        if event is not None:
+            event.set()
+
+    def start(self, submission: Submission) -> asyncio.Task | None:
+        if submission.id in self.tasks:
+            return None
+        self._changed[submission.id] = asyncio.Event()
+        task = asyncio.create_task(self._run(submission), name=f"submission {submission.id}")
+        self.tasks[submission.id] = task
+        task.add_done_callback(lambda _t: self._forget(submission.id))
+        return task
+
+    def _forget(self, submission_id: str) -> None:
+        self.tasks.pop(submission_id, None)
+        self._changed.pop(submission_id, None)
+
+    async def _run(self, submission: Submission) -> None:
+        try:
+            status, message = await self._drive(submission)
+            results = None
+            if status in (SS.SUCCESS, SS.PARTIAL_SUCCESS):
+                chain_results = await asyncio.to_thread(self.registry.successful_results, submission.id)
+                results = submission_results(chain_results, self.out_path)
+        except SteepyError as e:
+            # e.g. a cardinality error while generating: stop everything of this submission
+            status, message, results = SS.ERROR, str(e), None
+            running = await asyncio.to_thread(self.registry.cancel_chains, submission.id)
+            self.stop_chains(running)
+        await asyncio.to_thread(self.registry.finish_submission, submission.id, status,
+                                message, results)
+        log.info("submission %s finished: %s", submission.id, status)
+
+    def _generator(self, submission: Submission) -> ProcessChainGenerator:
+        generator = ProcessChainGenerator(
+            submission.workflow, f"{self.tmp_path}/{submission.id}",
+            f"{self.out_path}/{submission.id}", self.services, self.macros)
+        generator.default_priority = submission.priority
+        return generator
+
+    async def _drive(self, submission: Submission) -> tuple[SS, str | None]:
+        registry = self.registry
+        generator = self._generator(submission)
+        state = await asyncio.to_thread(registry.generator_state, submission.id)
+        if state is not None:
+            generator.load_state(state)
+        event = self._changed[submission.id]
+        first = True
+        while True:
+            event.clear()
+            done = await asyncio.to_thread(registry.unfed_finished_chains, submission.id)
+            cancel = await asyncio.to_thread(registry.cancel_requested, submission.id)
+            if first or done:
+                new = [] if cancel else generator.generate(*_outcomes(done))
+                await asyncio.to_thread(registry.add_chains, submission.id, new,
+                                        generator.persist_state(), [c.chain.id for c in done])
+                if new:
+                    self.wake_scheduler()
+            first = False
+            counts = await asyncio.to_thread(registry.chain_counts, submission.id)
+            waiting = sum(counts.get(s, 0) for s in (CS.REGISTERED, CS.RUNNING, CS.PAUSED))
+            if waiting == 0 and not await asyncio.to_thread(registry.unfed_finished_chains,
+                                                            submission.id):
+                break
+            try:
+                await asyncio.wait_for(event.wait(), self.sweep_s)
+            except TimeoutError:
+                pass
+        counts = await asyncio.to_thread(registry.chain_counts, submission.id)
+        return final_status(generator.is_finished(), sum(counts.values()), counts.get(CS.ERROR, 0),
+                            counts.get(CS.CANCELLED, 0),
+                            await asyncio.to_thread(registry.cancel_requested, submission.id))
+
+
+def _outcomes(done: list[ChainRecord]) -> tuple[dict[str, list], set[str]]:
+    """Results and executed executable ids of the successful chains among `done`."""
+    results: dict[str, list] = {}
+    executed: set[str] = set()
+    for record in done:
+        if record.status == CS.SUCCESS:
+            results.update(record.results or {})
+            executed.update(e.id for e in record.chain.executables)
+    return results, executed

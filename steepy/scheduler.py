@@ -1,0 +1,136 @@
+"""The scheduler: hands REGISTERED chains to free local agents and records how runs end.
+
+Process-chain retries (reference 6, `retries.processChains`) live here: a failed run with
+attempts left pauses the chain until a durable wake-up time, after which it is registered
+again, also after a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import timedelta
+from typing import Callable
+
+from steepy.agent import LocalAgent
+from steepy.agent.config import ChainOutcome
+from steepy.model.submission import ProcessChainStatus as CS
+from steepy.registry import ChainRecord, Registry
+from steepy.registry.store import utcnow
+
+log = logging.getLogger(__name__)
+
+
+def after_run(record: ChainRecord, run_number: int, outcome: ChainOutcome):
+    """The chain's next status and, when it pauses, when it is due again."""
+    policy = record.chain.retries
+    if outcome.status == CS.ERROR and policy is not None and policy.attempts_left(run_number):
+        return CS.PAUSED, utcnow() + timedelta(milliseconds=policy.retry_delay(run_number))
+    return outcome.status, None
+
+
+class Scheduler:
+    def __init__(self, registry: Registry, agents: list[LocalAgent],
+                 on_chain_finished: Callable[[str], None], sweep_s: float = 2.0):
+        self.registry = registry
+        self.agents = agents
+        self.on_chain_finished = on_chain_finished
+        self.sweep_s = sweep_s
+        self._wake = asyncio.Event()
+        self._running: dict[str, asyncio.Task] = {}  # agent id -> task
+        self.shutting_down = False
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def stop_chains(self, chain_ids: list[str]) -> None:
+        """Cancel chains that run on this engine's agents."""
+        wanted = set(chain_ids)
+        for agent in self.agents:
+            if agent.current_chain_id in wanted:
+                agent.cancel(agent.current_chain_id)
+
+    @property
+    def busy(self) -> bool:
+        return bool(self._running)
+
+    async def run(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            self._wake.clear()
+            await asyncio.to_thread(self.registry.resume_due_chains)
+            if stop.is_set():
+                break
+            await self._dispatch()
+            await self._stop_cancelled()
+            if stop.is_set():
+                break
+            timeout = self.sweep_s
+            due = await asyncio.to_thread(self.registry.next_wake_up)
+            if due is not None:
+                timeout = max(0.01, min(timeout, (due - utcnow()).total_seconds() + 0.005))
+            try:
+                await asyncio.wait_for(self._wake.wait(), timeout)
+            except TimeoutError:
+                pass
+        # give running chains back instead of finishing them as cancelled
+        self.shutting_down = True
+        for agent in self.agents:
+            agent.cancel()
+        await self.drain()
+
+    async def drain(self) -> None:
+        """Wait for the runs in progress (after their agents were told to cancel, or not)."""
+        if self._running:
+            await asyncio.gather(*self._running.values(), return_exceptions=True)
+
+    async def _dispatch(self) -> None:
+        for agent in self.agents:
+            if agent.id in self._running:
+                continue
+            claimed = await asyncio.to_thread(self.registry.claim_chain, agent.id, agent.capabilities)
+            if claimed is None:
+                continue  # another agent may offer other capabilities
+            record, run_number = claimed
+            self._running[agent.id] = asyncio.create_task(self._execute(agent, record, run_number),
+                                                          name=f"chain {record.chain.id}")
+
+    async def _stop_cancelled(self) -> None:
+        busy = [a.current_chain_id for a in self.agents if a.current_chain_id]
+        if busy:
+            self.stop_chains(await asyncio.to_thread(self.registry.chains_to_stop, busy))
+
+    async def _execute(self, agent: LocalAgent, record: ChainRecord, run_number: int) -> None:
+        chain = record.chain
+        try:
+            outcome = await agent.execute(chain, submission_id=record.submission_id,
+                                          run_number=run_number)
+        except Exception as e:  # a bug must not leave the chain RUNNING forever
+            log.exception("agent %s failed on chain %s", agent.id, chain.id)
+            outcome = ChainOutcome(CS.ERROR, error_message=f"internal error: {e}")
+        status, resume_at = after_run(record, run_number, outcome)
+        if self.shutting_down and outcome.status == CS.CANCELLED:
+            try:
+                await asyncio.to_thread(self.registry.requeue_run, chain.id, run_number,
+                                        "the engine running it was stopped")
+            finally:
+                self._running.pop(agent.id, None)
+            return
+        try:
+            await asyncio.to_thread(
+                self.registry.finish_run, chain.id, run_number, str(outcome.status), status,
+                results=outcome.results if outcome.status == CS.SUCCESS else None,
+                error_message=outcome.error_message,
+                attempt_records=[_attempt_row(a) for a in outcome.attempts],
+                auto_resume_after=resume_at)
+        finally:
+            self._running.pop(agent.id, None)
+            self.on_chain_finished(record.submission_id)
+            self.wake()
+
+
+def _attempt_row(a) -> dict:
+    return {"executable_id": a.executable_id, "service_id": a.service_id, "attempt": a.attempt,
+            "start_time": a.start_time, "end_time": a.end_time, "outcome": a.outcome,
+            "exit_code": a.exit_code, "signal": a.signal, "timeout_kind": a.timeout_kind,
+            "delay_ms": a.delay_ms, "delay_rule": a.delay_rule, "last_lines": list(a.last_lines),
+            "message": a.message}
