@@ -26,6 +26,10 @@ DEFAULTS: dict[str, Any] = {
     "agent.killGracePeriod": "5s",
     "agent.outputLinesToCollect": 100,
     "logs.processChains.path": "logs/processchains",
+    "db.url": None,
+    "controller.heartbeatInterval": "2s",  # how often an engine says it is alive
+    "controller.leaseTimeout": "10s",  # silence after which its work is taken over
+    "scheduler.lookupInterval": "2s",  # safety-net sweep; new work wakes it at once
 }
 FILE_NAME = "steepy.yaml"
 
