@@ -13,6 +13,7 @@ $(STAMP): pyproject.toml
 
 run: $(STAMP)
 	@$(BIN)/steepy validate workflows services --services services --macros workflows/macros
+	@$(BIN)/steepy run workflows/demo.yaml --services services --macros workflows/macros
 
 test: $(STAMP)
 	@$(BIN)/python -m pytest

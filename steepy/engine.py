@@ -46,13 +46,17 @@ class Engine:
         self.owner = unique_id()
         count = settings.agents or os.cpu_count() or 1
         self.agents = [LocalAgent(f"{self.owner}[{i + 1}]" if i else self.owner, settings.agent,
-                                  settings.capabilities) for i in range(count)]
+                                  settings.capabilities, on_event=self._agent_event)
+                       for i in range(count)]
         self.scheduler = Scheduler(registry, self.agents, self._chain_finished, settings.sweep_s)
         self.controller = Controller(registry, services, macros, settings.tmp_path,
                                      settings.out_path, self.scheduler.wake,
                                      self.scheduler.stop_chains, settings.sweep_s)
         self.stop = asyncio.Event()
         self._submitted = asyncio.Event()
+
+    def _agent_event(self, kind: str, data: dict) -> None:
+        self.scheduler.agent_event(kind, data)
 
     def _chain_finished(self, submission_id: str) -> None:
         self.controller.chain_finished(submission_id)

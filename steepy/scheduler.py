@@ -8,7 +8,9 @@ again, also after a restart.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Callable
 
@@ -39,9 +41,27 @@ class Scheduler:
         self._wake = asyncio.Event()
         self._running: dict[str, asyncio.Task] = {}  # agent id -> task
         self.shutting_down = False
+        self._submission_of: dict[str, str] = {}  # running chain id -> submission id
+        self._pending_events: set[asyncio.Future] = set()
+        self._event_writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="events")
 
     def wake(self) -> None:
         self._wake.set()
+
+    def agent_event(self, kind: str, data: dict) -> None:
+        """Attempt failures and retries reported by an agent go on the submission's timeline."""
+        submission_id = self._submission_of.get(data.get("chainId"))
+        if submission_id is None or kind not in ("attempt-failed", "retry-scheduled"):
+            return
+        fields = {k: (v.isoformat().replace("+00:00", "Z") if hasattr(v, "isoformat") else v)
+                  for k, v in data.items() if k != "chainId"}
+        kind = {"attempt-failed": "chain.attemptFailed", "retry-scheduled": "chain.retryScheduled"}[kind]
+        # one writer thread keeps the events in the order the agent reported them
+        future = asyncio.get_running_loop().run_in_executor(
+            self._event_writer, functools.partial(self.registry.add_event, submission_id, kind,
+                                                  data["chainId"], **fields))
+        self._pending_events.add(future)
+        future.add_done_callback(self._pending_events.discard)
 
     def stop_chains(self, chain_ids: list[str]) -> None:
         """Cancel chains that run on this engine's agents."""
@@ -82,6 +102,8 @@ class Scheduler:
         """Wait for the runs in progress (after their agents were told to cancel, or not)."""
         if self._running:
             await asyncio.gather(*self._running.values(), return_exceptions=True)
+        if self._pending_events:
+            await asyncio.gather(*self._pending_events, return_exceptions=True)
 
     async def _dispatch(self) -> None:
         for agent in self.agents:
@@ -91,6 +113,7 @@ class Scheduler:
             if claimed is None:
                 continue  # another agent may offer other capabilities
             record, run_number = claimed
+            self._submission_of[record.chain.id] = record.submission_id
             self._running[agent.id] = asyncio.create_task(self._execute(agent, record, run_number),
                                                           name=f"chain {record.chain.id}")
 
@@ -124,6 +147,7 @@ class Scheduler:
                 auto_resume_after=resume_at)
         finally:
             self._running.pop(agent.id, None)
+            self._submission_of.pop(chain.id, None)
             self.on_chain_finished(record.submission_id)
             self.wake()
 

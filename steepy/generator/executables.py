@@ -8,7 +8,7 @@ per defaulted missing input (the new variable's id); then one id per runtime arg
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from steepy.generator.nodes import ExecNode, GeneratorError
@@ -82,7 +82,7 @@ class ExecutableBuilder:
         for inp in given:
             value, from_results = value_of(inp.var)
             if param.data_type == DATA_TYPE_DIRECTORY and from_results:
-                value = common_directory(list(flatten(value)))
+                value = common_directory(flatten(value))
             for item in flatten(value):
                 args.append(Argument(param.id, ArgumentVariable(inp.var, scalar_text(item)),
                                      INPUT, param.label, param.data_type))
@@ -114,13 +114,17 @@ def _check_cardinality(node: ExecNode, param: ServiceParameter, count: int) -> N
             f"cardinality is {param.cardinality}")
 
 
-def flatten(value: Any) -> Iterator[Any]:
-    """A value as a flat sequence of items (a scalar is one item; nested lists are flattened)."""
-    if isinstance(value, list):
-        for item in value:
-            yield from flatten(item)
-    else:
-        yield value
+def flatten(value: Any) -> list[Any]:
+    """A value as a flat list of items (a scalar is one item; nested lists are flattened)."""
+    if not isinstance(value, list):
+        return [value]
+    items: list[Any] = []
+    for item in value:
+        if isinstance(item, list):
+            items.extend(flatten(item))
+        else:
+            items.append(item)
+    return items
 
 
 def normalize_path(path: str) -> str:

@@ -8,7 +8,7 @@ whole generator state plain JSON.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any, NamedTuple, Union
 
 from steepy.errors import SteepyError
 from steepy.model import (ExecuteAction, ForEachAction, IncludeAction, InputParameter,
@@ -47,15 +47,15 @@ class Policies:
 NO_POLICIES = Policies()
 
 
-@dataclass(slots=True)
-class Input:
+# Inputs and outputs are tuples of strings, which Python's cycle collector stops tracking:
+# a for-each over many items creates a great many of them.
+class Input(NamedTuple):
     param: str  # service parameter id
     var: str
     anonymous: bool = False
 
 
-@dataclass(slots=True)
-class Output:
+class Output(NamedTuple):
     param: str
     var: str
     prefix: str | None = None

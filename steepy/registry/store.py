@@ -94,6 +94,11 @@ class Registry:
                                            data=_dump({k: v for k, v in data.items()
                                                        if v is not None})))
 
+    def add_event(self, submission_id: str, kind: str, chain_id: str | None = None,
+                  **data: Any) -> None:
+        with self.engine.begin() as conn:
+            self._event(conn, submission_id, kind, chain_id, **data)
+
     def events(self, submission_id: str, after: int = 0) -> list[dict]:
         with self.engine.begin() as conn:
             rows = conn.execute(select(events).where(events.c.submission_id == submission_id,

@@ -171,3 +171,18 @@ async def test_error_while_generating_ends_submission_with_its_message(registry,
     await _run(registry, tmp_path, sid)
     submission = registry.get_submission(sid)
     assert submission.status == SS.ERROR and "cardinality" in submission.error_message
+
+
+async def test_demo_shows_retries_and_a_timeout_on_the_timeline(registry, tmp_path) -> None:
+    sid = _submit(registry, _example("demo.yaml"))
+    await _run(registry, tmp_path, sid)
+    assert registry.get_submission(sid).status == SS.SUCCESS
+    failed = [e for e in registry.events(sid) if e["kind"] == "chain.attemptFailed"]
+    assert [e["serviceId"] for e in failed].count("flaky") == 2
+    (timeout,) = [e for e in failed if e["serviceId"] == "slowprint"]
+    assert timeout["timeoutKind"] == "maximum inactivity"
+    retries = [e for e in registry.events(sid) if e["kind"] == "chain.retryScheduled"]
+    assert len(retries) == 3 and all("delayMs" in e and "at" in e for e in retries)
+    chains, _ = registry.list_chains(sid)
+    attempts = [a for c in chains for a in registry.attempts(c.chain.id)]
+    assert sorted(a["outcome"] for a in attempts if a["serviceId"] == "flaky") == ["FAILED", "FAILED", "SUCCESS"]
