@@ -11,11 +11,12 @@ import asyncio
 import functools
 import logging
 from concurrent.futures import ThreadPoolExecutor
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Callable
 
 from steepy.agent import LocalAgent
 from steepy.agent.config import ChainOutcome
+from steepy.model.common import iso_time
 from steepy.model.submission import ProcessChainStatus as CS
 from steepy.registry import ChainRecord, Registry
 from steepy.registry.store import utcnow
@@ -53,7 +54,7 @@ class Scheduler:
         submission_id = self._submission_of.get(data.get("chainId"))
         if submission_id is None or kind not in ("attempt-failed", "retry-scheduled"):
             return
-        fields = {k: (v.isoformat().replace("+00:00", "Z") if hasattr(v, "isoformat") else v)
+        fields = {k: (iso_time(v) if isinstance(v, datetime) else v)
                   for k, v in data.items() if k != "chainId"}
         kind = {"attempt-failed": "chain.attemptFailed", "retry-scheduled": "chain.retryScheduled"}[kind]
         # one writer thread keeps the events in the order the agent reported them

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 from steepy.errors import InputError, Problem, json_path
@@ -82,3 +83,8 @@ def write_policies(out: dict, owner: Any) -> None:
         policy = getattr(owner, attr)
         if policy is not None:
             out[key] = policy.to_json()
+
+
+def iso_time(value: datetime | None) -> str | None:
+    """UTC time as Steep writes it: ISO 8601 with a `Z'."""
+    return None if value is None else value.isoformat().replace("+00:00", "Z")

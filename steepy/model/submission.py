@@ -7,7 +7,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from steepy.model.common import put
+from steepy.model.common import iso_time, put
 from steepy.model.macro import Macro
 from steepy.model.service import Service
 from steepy.model.workflow import ExecuteAction, ForEachAction, IncludeAction, Workflow
@@ -40,10 +40,6 @@ class ProcessChainStatus(StrEnum):
                         ProcessChainStatus.ERROR)
 
 
-def _time(value: datetime | None) -> str | None:
-    return None if value is None else value.isoformat().replace("+00:00", "Z")
-
-
 @dataclass
 class Submission:
     id: str
@@ -65,8 +61,8 @@ class Submission:
             out["workflow"] = self.workflow.to_json()
         out.update(priority=self.priority, status=str(self.status),
                    requiredCapabilities=list(self.required_capabilities))
-        put(out, "startTime", _time(self.start_time))
-        put(out, "endTime", _time(self.end_time))
+        put(out, "startTime", iso_time(self.start_time))
+        put(out, "endTime", iso_time(self.end_time))
         if with_workflow:
             put(out, "source", self.source)
         put(out, "errorMessage", self.error_message)

@@ -156,6 +156,16 @@ class IncludeOutputParameter:
         return {"id": self.id, "var": writer.ref(self.var)}
 
 
+def _write_wiring(out: dict, action: Any, writer: VariableWriter) -> None:
+    """Inputs, outputs and dependsOn of an execute or include action (empty ones left out)."""
+    if action.inputs:
+        out["inputs"] = [p.to_json(writer) for p in action.inputs]
+    if action.outputs:
+        out["outputs"] = [p.to_json(writer) for p in action.outputs]
+    if action.depends_on:
+        out["dependsOn"] = list(action.depends_on)
+
+
 @dataclass
 class ExecuteAction:
     id: str
@@ -190,12 +200,7 @@ class ExecuteAction:
 
     def to_json(self, writer: VariableWriter) -> dict:
         out: dict = {"id": self.id, "type": "execute", "service": self.service}
-        if self.inputs:
-            out["inputs"] = [p.to_json(writer) for p in self.inputs]
-        if self.outputs:
-            out["outputs"] = [p.to_json(writer) for p in self.outputs]
-        if self.depends_on:
-            out["dependsOn"] = list(self.depends_on)
+        _write_wiring(out, self, writer)
         write_policies(out, self)
         return out
 
@@ -264,12 +269,7 @@ class IncludeAction:
 
     def to_json(self, writer: VariableWriter) -> dict:
         out: dict = {"id": self.id, "type": "include", "macro": self.macro}
-        if self.inputs:
-            out["inputs"] = [p.to_json(writer) for p in self.inputs]
-        if self.outputs:
-            out["outputs"] = [p.to_json(writer) for p in self.outputs]
-        if self.depends_on:
-            out["dependsOn"] = list(self.depends_on)
+        _write_wiring(out, self, writer)
         return out
 
 

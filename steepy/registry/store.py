@@ -13,6 +13,7 @@ from typing import Any, Iterable
 
 from sqlalchemy import Connection, Engine, and_, func, insert, select, update
 
+from steepy.model.common import iso_time
 from steepy.model.processchain import ProcessChain
 from steepy.model.submission import ProcessChainStatus, Submission, SubmissionStatus
 from steepy.model.workflow import Workflow
@@ -68,17 +69,13 @@ class RunRecord:
 
     def to_json(self) -> dict:
         out: dict[str, Any] = {"runNumber": self.run_number, "agentId": self.agent_id,
-                               "startTime": _iso(self.start_time)}
-        for key, value in (("endTime", _iso(self.end_time)), ("status", self.status),
+                               "startTime": iso_time(self.start_time)}
+        for key, value in (("endTime", iso_time(self.end_time)), ("status", self.status),
                            ("errorMessage", self.error_message),
-                           ("autoResumeAfter", _iso(self.auto_resume_after))):
+                           ("autoResumeAfter", iso_time(self.auto_resume_after))):
             if value is not None:
                 out[key] = value
         return out
-
-
-def _iso(value: datetime | None) -> str | None:
-    return None if value is None else value.isoformat().replace("+00:00", "Z")
 
 
 class Registry:
@@ -104,7 +101,7 @@ class Registry:
             rows = conn.execute(select(events).where(events.c.submission_id == submission_id,
                                                      events.c.id > after)
                                 .order_by(events.c.id)).all()
-        return [{"id": r.id, "time": _iso(_utc(r.time)), "kind": r.kind,
+        return [{"id": r.id, "time": iso_time(_utc(r.time)), "kind": r.kind,
                  **({"chainId": r.chain_id} if r.chain_id else {}), **(_load(r.data) or {})}
                 for r in rows]
 
@@ -285,7 +282,7 @@ class Registry:
                 next_run_at=auto_resume_after if chain_status == CS.PAUSED else None))
             self._event(conn, submission_id, "chain.finished", chain_id, run=run_number,
                         status=str(chain_status), errorMessage=error_message,
-                        resumeAt=_iso(auto_resume_after))
+                        resumeAt=iso_time(auto_resume_after))
 
     def resume_due_chains(self, now: datetime | None = None) -> list[str]:
         """PAUSED chains whose wake-up time has passed (strictly) become REGISTERED."""
@@ -367,7 +364,7 @@ class Registry:
             rows = conn.execute(select(attempts).where(*where).order_by(attempts.c.id)).all()
         return [{"runNumber": r.run_number, "executableId": r.executable_id,
                  "serviceId": r.service_id, "attempt": r.attempt,
-                 "startTime": _iso(_utc(r.start_time)), "endTime": _iso(_utc(r.end_time)),
+                 "startTime": iso_time(_utc(r.start_time)), "endTime": iso_time(_utc(r.end_time)),
                  "outcome": r.outcome, "exitCode": r.exit_code, "signal": r.signal,
                  "timeout": r.timeout_kind, "delayMs": r.delay_ms, "delayRule": r.delay_rule,
                  "lastLines": _load(r.last_lines) or [], "message": r.message} for r in rows]
@@ -396,7 +393,7 @@ class Registry:
             rows = conn.execute(select(agents).where(agents.c.last_seen >= since)
                                 .order_by(agents.c.id)).all()
         return [{"id": r.id, "capabilities": _load(r.capabilities) or [], "processChainId": r.chain_id,
-                 "startTime": _iso(_utc(r.start_time)), "lastSeen": _iso(_utc(r.last_seen)),
+                 "startTime": iso_time(_utc(r.start_time)), "lastSeen": iso_time(_utc(r.last_seen)),
                  "owner": r.owner, "host": r.host, "pid": r.pid} for r in rows]
 
     def forget_agents(self, owner: str) -> None:
