@@ -1,0 +1,126 @@
+"""The engine's commands as a user (or a script) drives them, in separate processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+FAILING = """
+api: 4.7.0
+name: fails once, then works
+actions:
+  - id: f
+    type: execute
+    service: flaky
+    inputs:
+      - {id: fail_times, value: 1}
+      - {id: state, value: %s}
+    outputs:
+      - {id: output_file, var: out, store: true}
+    retries: {maxAttempts: 1}
+"""
+
+SLEEPY = """
+api: 4.7.0
+name: sleepy
+actions:
+  - {id: nap, type: execute, service: sleep, inputs: [{id: seconds, value: 30}]}
+"""
+
+
+@pytest.fixture
+def steepy(tmp_path):
+    env = dict(os.environ, STEEPY_TMPPATH=str(tmp_path / "tmp"), STEEPY_OUTPATH=str(tmp_path / "out"),
+               STEEPY_LOGS_PROCESSCHAINS_PATH=str(tmp_path / "logs"),
+               STEEPY_DB_URL=f"sqlite:///{tmp_path / 'steepy.db'}",
+               STEEPY_AGENT_KILLGRACEPERIOD="1s", STEEPY_SCHEDULER_LOOKUPINTERVAL="200ms",
+               STEEPY_CONTROLLER_HEARTBEATINTERVAL="200ms")
+
+    def run(*args: str, check: int | None = 0, **kwargs) -> subprocess.CompletedProcess:
+        result = subprocess.run([sys.executable, "-m", "steepy.cli", *args], cwd=ROOT, env=env,
+                                capture_output=True, text=True, timeout=60, **kwargs)
+        if check is not None:
+            assert result.returncode == check, result.stdout + result.stderr
+        return result
+
+    run.env = env
+    return run
+
+
+def _write(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "w.yaml"
+    path.write_text(text)
+    return str(path)
+
+
+def test_submit_worker_show_retry_events_logs(steepy, tmp_path) -> None:
+    sid = steepy("submit", _write(tmp_path, FAILING % (tmp_path / "state"))).stdout.split()[-1]
+    shown = json.loads(steepy("show", sid, "--json").stdout)
+    assert shown["status"] == "ACCEPTED"
+    steepy("worker", "--exit-when-idle", "--agents", "1")
+    shown = json.loads(steepy("show", sid, "--json").stdout)
+    assert shown["status"] == "ERROR" and shown["errorMessage"] == "All process chains failed"
+    chain_id = shown["processChains"][0]["id"]
+    chain = json.loads(steepy("show", chain_id, "--json").stdout)
+    assert chain["status"] == "ERROR" and chain["runs"][0]["attempts"][0]["exitCode"] == 1
+    assert "failing on purpose" in steepy("logs", chain_id).stdout
+
+    assert "RUNNING again" in steepy("retry", sid).stdout
+    steepy("worker", "--exit-when-idle", "--agents", "1")
+    shown = json.loads(steepy("show", sid, "--json").stdout)
+    assert shown["status"] == "SUCCESS" and list(shown["results"]) == ["out"]
+    assert "attempt 2: success" in steepy("logs", chain_id, "--run", "2").stdout
+    refused = steepy("retry", sid, check=2)
+    assert "only ERROR, PARTIAL_SUCCESS and CANCELLED" in refused.stderr
+    timeline = steepy("events", sid).stdout
+    assert "submission.retried" in timeline and timeline.count("chain.started") == 2
+    listed = steepy("list").stdout.splitlines()
+    assert listed[1].startswith(f"{sid}\tSUCCESS\tfails once, then works\t1/1")
+
+
+def test_run_json_and_exit_codes(steepy, tmp_path) -> None:
+    result = steepy("run", _write(tmp_path, FAILING % (tmp_path / "s")), "--json", check=1)
+    document = json.loads(result.stdout)
+    assert document["status"] == "ERROR" and document["processChains"][0]["runs"][0]["status"] == "ERROR"
+    bad = steepy("run", _write(tmp_path, SLEEPY.replace("sleep,", "nosuch,")), check=2)
+    assert "Service `nosuch' is not defined" in bad.stderr
+    assert "listed" not in steepy("list").stdout and len(steepy("list").stdout.splitlines()) == 2
+
+
+def test_interrupted_run_is_cancelled_and_exits_3(steepy, tmp_path) -> None:
+    process = subprocess.Popen([sys.executable, "-m", "steepy.cli", "run", _write(tmp_path, SLEEPY)],
+                               cwd=ROOT, env=steepy.env, stdout=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and "chain.started" not in (line := process.stdout.readline()):
+        pass
+    process.send_signal(signal.SIGINT)
+    assert process.wait(timeout=30) == 3
+    assert "CANCELLED" in process.stdout.read()
+
+
+def test_cancel_from_another_process(steepy, tmp_path) -> None:
+    sid = steepy("submit", _write(tmp_path, SLEEPY)).stdout.split()[-1]
+    worker = subprocess.Popen([sys.executable, "-m", "steepy.cli", "worker", "--agents", "1"],
+                              cwd=ROOT, env=steepy.env, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while json.loads(steepy("show", sid, "--json").stdout)["runningProcessChains"] == 0:
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        assert "cancel requested (was RUNNING" in steepy("cancel", sid).stdout
+        while json.loads(steepy("show", sid, "--json").stdout)["status"] != "CANCELLED":
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        assert "already finished" in steepy("cancel", sid, check=2).stderr
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        assert worker.wait(timeout=30) == 0
