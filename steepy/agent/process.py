@@ -62,8 +62,9 @@ class RunResult:
                 and self.spawn_error is None)
 
 
-class _Watch(asyncio.SubprocessProtocol):
-    """Receives the tool's output and exit; keeps the timers; records the first decision."""
+class _Watch:
+    """Reads the tool's output and notices its exit; keeps the timers; records the first
+    decision. The exit is watched through a pidfd where the OS has one (no thread per tool)."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, limits: Limits, keep: int,
                  on_lines: Callable[[list[str]], None] | None) -> None:
@@ -78,10 +79,47 @@ class _Watch(asyncio.SubprocessProtocol):
         self.exited: asyncio.Future = loop.create_future()
         self.pipe_closed: asyncio.Future = loop.create_future()
         self.timer: asyncio.TimerHandle | None = None
+        self.proc: subprocess.Popen | None = None
+        self.read_fd = -1
+        self.pid_fd = -1
+
+    def attach(self, proc: subprocess.Popen, read_fd: int) -> None:
+        self.proc, self.read_fd = proc, read_fd
+        os.set_blocking(read_fd, False)
+        self.loop.add_reader(read_fd, self._readable)
+        try:
+            self.pid_fd = os.pidfd_open(proc.pid)
+        except (AttributeError, OSError):  # no pidfd: a thread waits instead
+            self.loop.run_in_executor(None, proc.wait).add_done_callback(
+                lambda _: self.loop.call_soon_threadsafe(self._process_exited))
+        else:
+            self.loop.add_reader(self.pid_fd, self._process_exited)
+
+    def detach(self) -> None:
+        """Stop watching and close our descriptors (idempotent)."""
+        for attr in ("read_fd", "pid_fd"):
+            fd = getattr(self, attr)
+            if fd >= 0:
+                self.loop.remove_reader(fd)
+                os.close(fd)
+                setattr(self, attr, -1)
 
     # -- output ----------------------------------------------------------------------------------
 
-    def pipe_data_received(self, fd: int, data: bytes) -> None:
+    def _readable(self) -> None:
+        try:
+            data = os.read(self.read_fd, 65536)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if data:
+            self._data(data)
+        else:
+            self.loop.remove_reader(self.read_fd)
+            self._pipe_lost()
+
+    def _data(self, data: bytes) -> None:
         if b"\n" not in data:
             self.partial += data
             if len(self.partial) <= MAX_LINE:
@@ -99,16 +137,21 @@ class _Watch(asyncio.SubprocessProtocol):
         if self.on_lines is not None:
             self.on_lines(texts)
 
-    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+    def _pipe_lost(self) -> None:
         if self.partial:
             pieces, self.partial = [self.partial], b""
             self._emit(pieces)
         if not self.pipe_closed.done():
             self.pipe_closed.set_result(None)
 
-    def process_exited(self) -> None:
-        if not self.exited.done():
-            self.exited.set_result(None)
+    def _process_exited(self) -> None:
+        if self.exited.done() or self.proc is None:
+            return
+        if self.pid_fd >= 0:
+            self.loop.remove_reader(self.pid_fd)
+        if self.proc.poll() is None:  # not really gone yet (cannot happen with a pidfd)
+            return
+        self.exited.set_result(None)
         self._decide("exit")
 
     # -- timers and cancellation -----------------------------------------------------------------
@@ -296,16 +339,20 @@ async def run_process(argv: list[str], *, env: dict[str, str], cwd: str | os.Pat
     env[TOKEN_VAR] = tree_token
     since = time.time()
     watch = _Watch(loop, limits, keep_lines, on_lines)
+    read_fd, write_fd = os.pipe()  # not inheritable: only this tool gets the write end
     try:
-        transport, _ = await loop.subprocess_exec(
-            lambda: watch, *argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT, env=env, cwd=cwd, start_new_session=True)
-    except (OSError, ValueError) as e:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=write_fd, stderr=write_fd,
+                                env=env, cwd=cwd, start_new_session=True)
+    except (OSError, ValueError, subprocess.SubprocessError) as e:
+        os.close(read_fd)
         reason = getattr(e, "strerror", None) or str(e)
         result.spawn_error = f"cannot run `{argv[0]}': {reason}"
         return result
-    pid = transport.get_pid()
+    finally:
+        os.close(write_fd)
+    pid = proc.pid
     grace_s = max(grace_ms, 0) / 1000
+    watch.attach(proc, read_fd)
     watch.arm()
     token.add_callback(watch.on_cancel)
     try:
@@ -325,8 +372,13 @@ async def run_process(argv: list[str], *, env: dict[str, str], cwd: str | os.Pat
     finally:
         watch.disarm()
         token.remove_callback(watch.on_cancel)
-        transport.close()
-    code = transport.get_returncode()
+        watch.detach()
+        if proc.returncode is None:  # SIGKILLed just now: reap it, it cannot take long
+            try:
+                proc.wait(timeout=1.0)
+            except subprocess.TimeoutExpired:
+                pass
+    code = proc.returncode
     if code is not None:
         if code < 0:
             result.signal = -code
