@@ -54,8 +54,9 @@ class Loop:
 
     def to_json(self) -> dict:
         return {"id": self.id, "output": self.output, "consumed": self.consumed,
-                "extra": self.extra, "open": self.open, "waiting": sorted(self.waiting),
-                "pendingOut": self.pending_out, "pendingIn": self.pending_in,
+                "extra": [list(e) for e in self.extra], "open": self.open,
+                "waiting": sorted(self.waiting), "pendingOut": dict(self.pending_out),
+                "pendingIn": {k: list(v) for k, v in self.pending_in.items()},
                 "outputDone": self.output_done, "done": self.done}
 
     @classmethod
