@@ -326,7 +326,8 @@ async def run_process(argv: list[str], *, env: dict[str, str], cwd: str | os.Pat
                       on_kill: Callable[[], Awaitable[None]] | None = None) -> RunResult:
     """Run `argv` (never through a shell) until it exits, times out or is cancelled.
 
-    `on_lines` gets every batch of complete output lines as it arrives; `on_kill` (e.g. `docker
+    `env` is the tool's whole environment; this function adds TOKEN_VAR to it (pass a fresh
+    dict). `on_lines` gets every batch of complete output lines as it arrives; `on_kill` (e.g. `docker
     kill`) runs beside the SIGTERM when a timeout or cancellation ends the attempt.
     """
     loop = asyncio.get_running_loop()
@@ -335,8 +336,7 @@ async def run_process(argv: list[str], *, env: dict[str, str], cwd: str | os.Pat
         result.cancelled = True
         return result
     tree_token = secrets.token_hex(8)
-    env = dict(env)
-    env[TOKEN_VAR] = tree_token
+    env[TOKEN_VAR] = tree_token  # the caller's fresh dict: not copied again (hot path)
     since = time.time()
     watch = _Watch(loop, limits, keep_lines, on_lines)
     read_fd, write_fd = os.pipe()  # not inheritable: only this tool gets the write end
@@ -346,6 +346,9 @@ async def run_process(argv: list[str], *, env: dict[str, str], cwd: str | os.Pat
     except (OSError, ValueError, subprocess.SubprocessError) as e:
         os.close(read_fd)
         reason = getattr(e, "strerror", None) or str(e)
+        filename = getattr(e, "filename", None)
+        if filename is not None and str(filename) != argv[0]:  # e.g. the working directory
+            reason += f": `{filename}'"
         result.spawn_error = f"cannot run `{argv[0]}': {reason}"
         return result
     finally:

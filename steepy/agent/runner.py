@@ -142,10 +142,10 @@ async def run_executable(exe: Executable, ctx: ExecContext) -> ExecOutcome:
                 exe, name=name, docker=config.docker_command, pull=config.docker_pull,
                 env=config.docker_env, volumes=config.docker_volumes, tmp_path=config.tmp_path,
                 extra_env_names=list(steepy_env))
-            kill_argv = [config.docker_command, "kill", name]
+            kill_argv, kill_env = [config.docker_command, "kill", name], dict(env)
 
             async def on_kill() -> None:
-                await run_quietly(kill_argv, env, max(config.kill_grace_period_ms / 1000, 1.0))
+                await run_quietly(kill_argv, kill_env, max(config.kill_grace_period_ms / 1000, 1.0))
         else:
             argv = runtimes.other_argv(exe)
         if ctx.on_attempt is not None:

@@ -263,3 +263,11 @@ async def test_sigterm_ignored_then_sigkill_after_the_grace_period(tmp_path):
     assert outcome.error_message == "Execution of service `stubborn' timed out after 200 ms (maximum runtime)"
     assert outcome.attempts[0].signal == 9
     assert 0.55 <= elapsed < 5  # 200 ms + 400 ms grace, generously bounded above
+
+
+async def test_a_missing_working_directory_is_named(tmp_path):
+    outcome = await agent(tmp_path, workdir=tmp_path / "nowhere").execute(
+        ProcessChain("c", [python("pass", "wd")]))
+    assert outcome.status == ProcessChainStatus.ERROR
+    assert "service `wd'" in outcome.error_message
+    assert str(tmp_path / "nowhere") in outcome.error_message
