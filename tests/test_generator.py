@@ -78,14 +78,16 @@ LOOP_WORKFLOW = {
 
 
 def test_unknown_service_is_named() -> None:
-    gen = generator({"vars": [{"id": "x", "value": 1}], "actions": [execute("a", "x", "y", "nope")]})
+    gen = generator({"vars": [{"id": "x", "value": 1}],
+                     "actions": [execute("a", "x", "y", "nope")]})
     with pytest.raises(GeneratorError, match="nope") as info:
         gen.generate()
     assert "`a'" in str(info.value)
 
 
 def test_cardinality_error_names_action_and_parameter() -> None:
-    gen = generator({"vars": [{"id": "x", "value": ["1", "2"]}], "actions": [execute("a", "x", "y")]})
+    gen = generator({"vars": [{"id": "x", "value": ["1", "2"]}],
+                     "actions": [execute("a", "x", "y")]})
     with pytest.raises(GeneratorError) as info:
         gen.generate()
     message = str(info.value)
@@ -345,7 +347,8 @@ def test_simulate_stops_recursive_loops_and_feeds_directories() -> None:
         "actions": [
             {"type": "for", "id": "loop", "input": "items", "enumerator": "e",
              "yieldToInput": "y", "actions": [execute("s", "e", "y")]},
-            {"id": "sp", "type": "execute", "service": "split", "inputs": [{"id": "i", "var": "items"}],
+            {"id": "sp", "type": "execute", "service": "split",
+             "inputs": [{"id": "i", "var": "items"}],
              "outputs": [{"id": "o", "var": "dir"}]},
             {"type": "for", "id": "each", "input": "dir", "enumerator": "f",
              "actions": [{"id": "m", "type": "execute", "service": "merge",
@@ -365,3 +368,11 @@ def test_simulate_reports_unfinished_workflows() -> None:
     steps = simulate(Workflow.from_json({"actions": [execute("a", "never", "y")]}), SERVICES,
                      None, "/tmp", "/out", id_generator=CounterIds())
     assert list(steps) == [] and not steps.finished
+
+
+def test_state_of_an_unknown_version_is_refused() -> None:
+    gen = generator(LOOP_WORKFLOW)
+    state = gen.persist_state()
+    state["version"] = 99
+    with pytest.raises(GeneratorError, match="version 99"):
+        generator(LOOP_WORKFLOW).load_state(state)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from steepy.generator.executables import ExecutableBuilder
-from steepy.generator.nodes import (BodyNames, ExecNode, ForNode, Node, Renamer,
+from steepy.generator.nodes import (BodyNames, ExecNode, ForNode, GeneratorError, Node, Renamer,
                                     execute_action_model, node_from_json, node_to_json,
                                     nodes_from_actions)
 from steepy.ids import unique_id
@@ -121,6 +121,9 @@ class ProcessChainGenerator:
 
     def load_state(self, state: dict) -> None:
         """Continue from a state made by persist_state() (of a generator for this workflow)."""
+        if state.get("version") != STATE_VERSION:
+            raise GeneratorError(f"cannot load generator state version {state.get('version')!r}"
+                                 f" (this steepy writes version {STATE_VERSION})")
         loops = [Loop.from_json(d) for d in state["loops"]]
         self._restore([node_from_json(d) for d in state["actions"]], dict(state["values"]),
                       set(state["fromResults"]), set(state["executed"]),

@@ -51,7 +51,8 @@ def _cases() -> list:
 
 
 def _services() -> dict[str, Service]:
-    return {s.id: s for s in (Service.from_json(d) for d in _load(conformance_dir() / "services.yaml"))}
+    services = _load(conformance_dir() / "services.yaml")
+    return {s.id: s for s in (Service.from_json(d) for d in services)}
 
 
 def _macros() -> dict[str, Macro]:
@@ -98,7 +99,8 @@ class Replay:
     def new_generator(self) -> ProcessChainGenerator:
         adapters = [a["supportedDataType"] for a in self.entry.get("output_adapters") or []]
         return ProcessChainGenerator(self.workflow, TMP_PATH, OUT_PATH, self.services,
-                                     self.macros, consistency_checker=_consistency_checker(self.entry),
+                                     self.macros,
+                                     consistency_checker=_consistency_checker(self.entry),
                                      output_adapters=adapters, id_generator=self.ids)
 
     def resumed(self, generator: ProcessChainGenerator) -> ProcessChainGenerator:
