@@ -144,8 +144,10 @@ async def run_executable(exe: Executable, ctx: ExecContext) -> ExecOutcome:
                 extra_env_names=list(steepy_env))
             kill_argv, kill_env = [config.docker_command, "kill", name], dict(env)
 
-            async def on_kill() -> None:
+            async def kill_container() -> None:
                 await run_quietly(kill_argv, kill_env, max(config.kill_grace_period_ms / 1000, 1.0))
+
+            on_kill = kill_container
         else:
             argv = runtimes.other_argv(exe)
         if ctx.on_attempt is not None:
