@@ -1,4 +1,15 @@
-"""The local agent: runs a process chain's executables as supervised subprocesses."""
+"""The local agent: runs a process chain's executables as supervised subprocesses.
+
+    agent = LocalAgent("agent-1", AgentConfig(), progress_estimator=None, on_event=None)
+    outcome = await agent.execute(chain, submission_id="...", run_number=1)
+    agent.cancel(chain.id)   # any thread, any moment (also before execute starts the chain)
+
+`outcome` is a `ChainOutcome`: status SUCCESS (with results), ERROR or CANCELLED (with the
+error message, also for a timeout that ends the chain as CANCELLED), and an `AttemptRecord` for
+every attempt. Modules: `process` (one supervised subprocess: lines, timers, tree kill),
+`retry` (the retry loop), `runner` (one executable under its policies), `runtimes` (command
+lines, output directories, results), `logs` (per-chain log files), `local` (the agent).
+"""
 
 from steepy.agent.cancel import Cancelled, CancelToken
 from steepy.agent.config import AgentConfig, AttemptRecord, ChainOutcome

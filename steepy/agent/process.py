@@ -343,7 +343,7 @@ async def run_process(argv: list[str], *, env: dict[str, str], cwd: str | os.Pat
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=write_fd, stderr=write_fd,
                                 env=env, cwd=cwd, start_new_session=True)
-    except (OSError, ValueError, subprocess.SubprocessError) as e:
+    except (OSError, ValueError, TypeError, subprocess.SubprocessError) as e:
         os.close(read_fd)
         reason = getattr(e, "strerror", None) or str(e)
         filename = getattr(e, "filename", None)
