@@ -110,10 +110,9 @@ class ProcessChainGenerator:
 
     def persist_state(self) -> dict:
         """The whole progress as plain JSON data (the id generator is not part of it)."""
-        values = {k: list(v) if k.endswith(STREAM) else v for k, v in self._values.items()}
         return {"version": STATE_VERSION,
                 "actions": [node_to_json(n) for n in self._actions.values()],
-                "values": values,
+                "values": _copy_values(self._values),
                 "fromResults": sorted(self._from_results),
                 "executed": sorted(self._executed),
                 "counters": dict(self._counters),
@@ -125,7 +124,7 @@ class ProcessChainGenerator:
             raise GeneratorError(f"cannot load generator state version {state.get('version')!r}"
                                  f" (this steepy writes version {STATE_VERSION})")
         loops = [Loop.from_json(d) for d in state["loops"]]
-        self._restore([node_from_json(d) for d in state["actions"]], dict(state["values"]),
+        self._restore([node_from_json(d) for d in state["actions"]], _copy_values(state["values"]),
                       set(state["fromResults"]), set(state["executed"]),
                       dict(state["counters"]), loops)
 
@@ -461,6 +460,11 @@ def _collector_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+
+
+def _copy_values(values: dict[str, Any]) -> dict[str, Any]:
+    """A copy that shares no list the generator extends in place (the `$$` collections)."""
+    return {k: list(v) if k.endswith(STREAM) else v for k, v in values.items()}
 
 
 def _consumed_vars(node: Node) -> list[str]:
