@@ -42,7 +42,8 @@ class Scheduler:
         self._wake = asyncio.Event()
         self._running: dict[str, asyncio.Task] = {}  # agent id -> task
         self.shutting_down = False
-        self._submission_of: dict[str, str] = {}  # running chain id -> submission id
+        self._submission_of: dict[str, str] = {}  # claimed chain id -> submission id
+        self._agent_of: dict[str, LocalAgent] = {}  # claimed chain id -> its agent
         self._pending_events: set[asyncio.Future] = set()
         self._event_writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="events")
 
@@ -65,11 +66,12 @@ class Scheduler:
         future.add_done_callback(self._pending_events.discard)
 
     def stop_chains(self, chain_ids: list[str]) -> None:
-        """Cancel chains that run on this engine's agents."""
-        wanted = set(chain_ids)
-        for agent in self.agents:
-            if agent.current_chain_id in wanted:
-                agent.cancel(agent.current_chain_id)
+        """Cancel chains claimed by this engine's agents, also those not started yet (the
+        agent keeps the request until the chain starts)."""
+        for chain_id in chain_ids:
+            agent = self._agent_of.get(chain_id)
+            if agent is not None:
+                agent.cancel(chain_id)
 
     @property
     def busy(self) -> bool:
@@ -115,13 +117,14 @@ class Scheduler:
                 continue  # another agent may offer other capabilities
             record, run_number = claimed
             self._submission_of[record.chain.id] = record.submission_id
+            self._agent_of[record.chain.id] = agent
             self._running[agent.id] = asyncio.create_task(self._execute(agent, record, run_number),
                                                           name=f"chain {record.chain.id}")
 
     async def _stop_cancelled(self) -> None:
-        busy = [a.current_chain_id for a in self.agents if a.current_chain_id]
-        if busy:
-            self.stop_chains(await asyncio.to_thread(self.registry.chains_to_stop, busy))
+        if self._agent_of:
+            self.stop_chains(await asyncio.to_thread(self.registry.chains_to_stop,
+                                                     list(self._agent_of)))
 
     async def _execute(self, agent: LocalAgent, record: ChainRecord, run_number: int) -> None:
         chain = record.chain
@@ -138,6 +141,7 @@ class Scheduler:
                                         "the engine running it was stopped")
             finally:
                 self._running.pop(agent.id, None)
+                self._agent_of.pop(chain.id, None)
             return
         try:
             await asyncio.to_thread(
@@ -149,6 +153,7 @@ class Scheduler:
         finally:
             self._running.pop(agent.id, None)
             self._submission_of.pop(chain.id, None)
+            self._agent_of.pop(chain.id, None)
             self.on_chain_finished(record.submission_id)
             self.wake()
 

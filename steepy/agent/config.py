@@ -7,6 +7,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from steepy.model.common import iso_time
 from steepy.model.submission import ProcessChainStatus
 
 
@@ -35,10 +36,6 @@ CANCELLED = "CANCELLED"
 SKIPPED = "SKIPPED"
 
 
-def _time(value: datetime | None) -> str | None:
-    return None if value is None else value.isoformat().replace("+00:00", "Z")
-
-
 @dataclass
 class AttemptRecord:
     """One attempt of one executable (attempt 0 with outcome SKIPPED: maxAttempts was 0)."""
@@ -60,8 +57,8 @@ class AttemptRecord:
     def to_json(self) -> dict[str, Any]:
         return {
             "executableId": self.executable_id, "serviceId": self.service_id,
-            "attempt": self.attempt, "startTime": _time(self.start_time),
-            "endTime": _time(self.end_time), "outcome": self.outcome,
+            "attempt": self.attempt, "startTime": iso_time(self.start_time),
+            "endTime": iso_time(self.end_time), "outcome": self.outcome,
             "exitCode": self.exit_code, "signal": self.signal, "timeoutKind": self.timeout_kind,
             "delayMs": self.delay_ms, "delayRule": self.delay_rule,
             "lastLines": list(self.last_lines), "message": self.message,
