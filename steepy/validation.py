@@ -195,18 +195,26 @@ class _Checker:
             self.add(f"Detected circular dependency between actions {names}.",
                      self.sites[int(cycle[0])])
 
+    def _resolved(self, kind: type, key: str, registry: dict, missing: str) -> Iterator[tuple]:
+        """(site, action, entry) for actions of `kind` whose `key` names an entry of
+        `registry`; a name that is not there is a problem."""
+        for site in self.sites:
+            a = site.action
+            if not isinstance(a, kind):
+                continue
+            name = getattr(a, key)
+            entry = registry.get(name)
+            if entry is None:
+                self.add(missing.format(name) + _known(registry, key + "s", name), site,
+                         site.path + (key,))
+                continue
+            yield site, a, entry
+
     def includes(self) -> None:
         if self.macros is None:
             return
-        for site in self.sites:
-            a = site.action
-            if not isinstance(a, IncludeAction):
-                continue
-            macro = self.macros.get(a.macro)
-            if macro is None:
-                self.add(f"Macro `{a.macro}' not found.{_known(self.macros, 'macros', a.macro)}",
-                         site, site.path + ("macro",))
-                continue
+        for site, a, macro in self._resolved(IncludeAction, "macro", self.macros,
+                                             "Macro `{}' not found."):
             self._include_parameters(site, a, macro)
 
     def _include_parameters(self, site: Site, a: IncludeAction, macro: Macro) -> None:
@@ -247,15 +255,8 @@ class _Checker:
     def services_used(self) -> None:
         if self.services is None:
             return
-        for site in self.sites:
-            a = site.action
-            if not isinstance(a, ExecuteAction):
-                continue
-            service = self.services.get(a.service)
-            if service is None:
-                self.add(f"Service `{a.service}' is not defined.{_known(self.services, 'services', a.service)}",
-                         site, site.path + ("service",))
-                continue
+        for site, a, service in self._resolved(ExecuteAction, "service", self.services,
+                                               "Service `{}' is not defined."):
             self._service_parameters(site, a, service)
 
     def _service_parameters(self, site: Site, a: ExecuteAction, service: Service) -> None:

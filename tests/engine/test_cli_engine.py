@@ -13,28 +13,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+from tests.engine.workflows import FAILS_ONCE, SLEEPY
 
-FAILING = """
-api: 4.7.0
-name: fails once, then works
-actions:
-  - id: f
-    type: execute
-    service: flaky
-    inputs:
-      - {id: fail_times, value: 1}
-      - {id: state, value: %s}
-    outputs:
-      - {id: output_file, var: out, store: true}
-    retries: {maxAttempts: 1}
-"""
 
-SLEEPY = """
-api: 4.7.0
-name: sleepy
-actions:
-  - {id: nap, type: execute, service: sleep, inputs: [{id: seconds, value: 30}]}
-"""
 
 
 @pytest.fixture
@@ -63,7 +44,7 @@ def _write(tmp_path: Path, text: str) -> str:
 
 
 def test_submit_worker_show_retry_events_logs(steepy, tmp_path) -> None:
-    sid = steepy("submit", _write(tmp_path, FAILING % (tmp_path / "state"))).stdout.split()[-1]
+    sid = steepy("submit", _write(tmp_path, FAILS_ONCE % (tmp_path / "state"))).stdout.split()[-1]
     shown = json.loads(steepy("show", sid, "--json").stdout)
     assert shown["status"] == "ACCEPTED"
     steepy("worker", "--exit-when-idle", "--agents", "1")
@@ -88,7 +69,7 @@ def test_submit_worker_show_retry_events_logs(steepy, tmp_path) -> None:
 
 
 def test_run_json_and_exit_codes(steepy, tmp_path) -> None:
-    result = steepy("run", _write(tmp_path, FAILING % (tmp_path / "s")), "--json", check=1)
+    result = steepy("run", _write(tmp_path, FAILS_ONCE % (tmp_path / "s")), "--json", check=1)
     document = json.loads(result.stdout)
     assert document["status"] == "ERROR" and document["processChains"][0]["runs"][0]["status"] == "ERROR"
     bad = steepy("run", _write(tmp_path, SLEEPY.replace("sleep,", "nosuch,")), check=2)

@@ -17,6 +17,7 @@ from steepy.model import Submission
 from steepy.model.submission import ProcessChainStatus as CS, SubmissionStatus as SS
 from steepy.registry import Registry, open_registry
 from tests.conftest import ROOT
+from tests.engine.workflows import FAILS_ONCE, SLEEPY
 
 SERVICES = read_services(str(ROOT / "services"))
 MACROS = read_macros(str(ROOT / "workflows" / "macros"))
@@ -89,24 +90,10 @@ async def test_process_chain_retries_keep_every_run(registry, tmp_path) -> None:
     assert kinds.count("chain.resumed") == 2
 
 
-FAILING = """
-api: 4.7.0
-name: fails once
-actions:
-  - id: f
-    type: execute
-    service: flaky
-    inputs:
-      - {id: fail_times, value: 1}
-      - {id: state, value: %s}
-    outputs:
-      - {id: output_file, var: out, store: true}
-    retries: {maxAttempts: 1}
-"""
 
 
 async def test_retry_of_a_failed_submission(registry, tmp_path) -> None:
-    sid = _submit(registry, FAILING % (tmp_path / "state"))
+    sid = _submit(registry, FAILS_ONCE % (tmp_path / "state"))
     await _run(registry, tmp_path, sid)
     failed = registry.get_submission(sid)
     assert failed.status == SS.ERROR and failed.error_message == "All process chains failed"
@@ -119,14 +106,6 @@ async def test_retry_of_a_failed_submission(registry, tmp_path) -> None:
     assert registry.retry_submission(sid) == SS.SUCCESS  # refused: nothing to retry
 
 
-SLEEPY = """
-api: 4.7.0
-actions:
-  - id: nap
-    type: execute
-    service: sleep
-    inputs: [{id: seconds, value: 30}]
-"""
 
 
 async def test_cancel_running_submission_stops_the_tool(registry, tmp_path) -> None:

@@ -1,0 +1,25 @@
+"""Small workflows the engine tests share."""
+
+# fails on its first attempt (the state file counts attempts), succeeds on a retry
+FAILS_ONCE = """
+api: 4.7.0
+name: fails once, then works
+actions:
+  - id: f
+    type: execute
+    service: flaky
+    inputs:
+      - {id: fail_times, value: 1}
+      - {id: state, value: %s}
+    outputs:
+      - {id: output_file, var: out, store: true}
+    retries: {maxAttempts: 1}
+"""
+
+# a chain that runs long enough to be cancelled
+SLEEPY = """
+api: 4.7.0
+name: sleepy
+actions:
+  - {id: nap, type: execute, service: sleep, inputs: [{id: seconds, value: 30}]}
+"""
