@@ -535,3 +535,49 @@ def show_events(submission_id: str, db) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+@main.command()
+@click.argument("workflow_file", metavar="WORKFLOW", type=click.Path())
+@click.option("--services", "-s", multiple=True, help="Service metadata: file, folder or glob.")
+@click.option("--macros", "-m", multiple=True, help="Macros: file, folder or glob.")
+@click.option("--all", "whole", is_flag=True,
+              help="Simulate the whole workflow, feeding back the outputs chains would write.")
+@click.option("--json", "as_json", is_flag=True, help="Print the chains as JSON (a list per step).")
+def plan(workflow_file: str, services, macros, whole: bool, as_json: bool) -> None:
+    """Show the process chains a workflow turns into, without running anything."""
+    import json as jsonlib
+    import shlex
+
+    from steepy.agent.runtimes import argument_list, other_argv
+    from steepy.errors import SteepyError
+    from steepy.generator import ProcessChainGenerator, simulate
+
+    submission, service_map, macro_map = _prepare(workflow_file, services, macros)
+    config = load_config()
+    tmp, out = (str(Path(config[k]).absolute() / "PLAN") for k in ("tmpPath", "outPath"))
+    try:
+        if whole:
+            steps = simulate(submission.workflow, service_map, macro_map, tmp, out)
+            finished = steps.finished
+        else:
+            generator = ProcessChainGenerator(submission.workflow, tmp, out, service_map, macro_map)
+            steps, finished = [generator.generate()], None
+    except SteepyError as e:
+        _fail([Problem(str(e), file=workflow_file)])
+    if as_json:
+        click.echo(jsonlib.dumps([[c.to_json() for c in step] for step in steps], indent=2))
+        return
+    for number, step in enumerate(steps, 1):
+        click.echo(click.style(f"step {number}: {len(step)} process chain(s)", bold=True))
+        for chain in step:
+            extra = [f"priority {chain.priority}"] if chain.priority else []
+            if chain.required_capabilities:
+                extra.append("requires " + ", ".join(chain.required_capabilities))
+            click.echo(f"  chain {chain.id}" + (f" ({'; '.join(extra)})" if extra else ""))
+            for exe in chain.executables:
+                line = (shlex.join(other_argv(exe)) if exe.runtime == "other" else
+                        f"[{exe.runtime}] {exe.path} {shlex.join(argument_list(exe.arguments))}")
+                click.echo(f"    {exe.id}: {line}")
+    if finished is False:
+        click.echo("The workflow would not finish: some action never gets its inputs.", err=True)

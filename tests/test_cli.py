@@ -93,3 +93,30 @@ def test_services_lists_them(tmp_path) -> None:
     lines = result.output.splitlines()
     assert lines[0].startswith("id\truntime\tpath")
     assert any(line.startswith("flaky\tother\tservices/bin/flaky") for line in lines)
+
+
+def test_plan_prints_the_first_step_as_command_lines(tmp_path) -> None:
+    (tmp_path / "w.yaml").write_text(GOOD)
+    result = _run(["plan", str(tmp_path / "w.yaml"), "--services", str(ROOT / "services")], tmp_path)
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0] == "step 1: 1 process chain(s)"
+    assert lines[2].startswith("    ") and ": cp in.txt " in lines[2]
+    assert lines[2].endswith(".txt") and "/PLAN/" in lines[2]
+
+
+def test_plan_all_simulates_every_step(tmp_path) -> None:
+    result = _run(["plan", str(ROOT / "workflows" / "fan-out.yaml"), "--all", "--json",
+                   "--services", str(ROOT / "services")], tmp_path)
+    assert result.exit_code == 0, result.output
+    import json
+
+    steps = json.loads(result.output)
+    assert len(steps) == 3 and len(steps[0]) == 1 and len(steps[-1]) == 1
+    assert steps[-1][0]["executables"][0]["serviceId"] == "cat"
+
+
+def test_plan_refuses_an_invalid_workflow(tmp_path) -> None:
+    (tmp_path / "w.yaml").write_text(GOOD.replace("service: cp", "service: nope"))
+    result = _run(["plan", str(tmp_path / "w.yaml"), "--services", str(ROOT / "services")], tmp_path)
+    assert result.exit_code == 2 and "Service `nope' is not defined" in result.output
