@@ -82,7 +82,8 @@ def xargs(work: Path, n: int) -> float:
 
 
 def first_start_latency(work: Path) -> float:
-    """Seconds from `submit` returning to the first executable's start under a worker."""
+    """Seconds from the commit of a `steepy submit` to its first executable's start under an
+    idle worker (both times as recorded in the database)."""
     (work / "w.yaml").write_text(fan_out(1))
     env = dict(os.environ, STEEPY_TMPPATH=str(work / "tmp"), STEEPY_OUTPATH=str(work / "out"))
     worker = subprocess.Popen([sys.executable, "-m", "steepy.cli", "worker", "--services",
@@ -90,7 +91,6 @@ def first_start_latency(work: Path) -> float:
                               env=env, cwd=work, stderr=subprocess.DEVNULL)
     try:
         time.sleep(2)  # let the worker settle
-        submitted = time.time()
         steepy(work, "submit", "w.yaml", check=True)
         from steepy.registry import open_registry
 
@@ -100,7 +100,10 @@ def first_start_latency(work: Path) -> float:
             chains, _ = registry.list_chains(found[0].id)
             runs = registry.runs(chains[0].chain.id) if chains else []
             if runs:
-                return runs[0].start_time.timestamp() - submitted
+                accepted = registry.events(found[0].id)[0]["time"]
+                from datetime import datetime
+
+                return (runs[0].start_time - datetime.fromisoformat(accepted)).total_seconds()
             time.sleep(0.005)
     finally:
         worker.terminate()

@@ -69,6 +69,20 @@ class Engine:
         for agent in self.agents:
             agent.cancel()
 
+    async def _watch_database(self, interval_s: float = 0.02) -> None:
+        """Notice commits of other processes (a new submission, new chains) without waiting
+        for the next sweep."""
+        last = self.registry.change_marker()
+        if last is None:
+            return
+        while not self.stop.is_set():
+            await asyncio.sleep(interval_s)
+            marker = self.registry.change_marker()
+            if marker != last:
+                last = marker
+                self._submitted.set()
+                self.scheduler.wake()
+
     async def _heartbeat(self) -> None:
         rows = [{"id": a.id, "capabilities": list(a.capabilities), "chain_id": a.current_chain_id,
                  "host": socket.gethostname(), "pid": os.getpid()} for a in self.agents]
@@ -98,6 +112,7 @@ class Engine:
         await self._heartbeat()
         await self._recover()
         scheduler = asyncio.create_task(self.scheduler.run(self.stop), name="scheduler")
+        watcher = asyncio.create_task(self._watch_database(), name="database watcher")
         last_beat = asyncio.get_running_loop().time()
         try:
             while not self.stop.is_set():
@@ -122,6 +137,7 @@ class Engine:
             self.stop.set()
             self.scheduler.wake()
             await scheduler
+            watcher.cancel()
             for task in list(self.controller.tasks.values()):
                 task.cancel()
             await asyncio.gather(*self.controller.tasks.values(), return_exceptions=True)

@@ -81,6 +81,21 @@ class RunRecord:
 class Registry:
     def __init__(self, engine: Engine):
         self.engine = engine
+        self._watch: Any = None  # a connection of its own for data_version (SQLite)
+
+    def change_marker(self) -> int | None:
+        """A number that changes whenever another connection commits (SQLite's data_version),
+        so a process can notice new work at once; None where that is not available."""
+        if self.engine.dialect.name != "sqlite":
+            return None
+        if self._watch is None:
+            self._watch = self.engine.raw_connection()
+        cursor = self._watch.cursor()
+        try:
+            cursor.execute("PRAGMA data_version")
+            return int(cursor.fetchone()[0])
+        finally:
+            cursor.close()
 
     # ------------------------------------------------------------------ events
 
