@@ -105,3 +105,22 @@ def test_cancel_from_another_process(steepy, tmp_path) -> None:
     finally:
         worker.send_signal(signal.SIGTERM)
         assert worker.wait(timeout=30) == 0
+
+
+def test_worker_notices_a_new_submission_at_once(steepy, tmp_path) -> None:
+    """With its sweeps a minute apart, only the database watcher can wake the worker."""
+    env = dict(steepy.env, STEEPY_SCHEDULER_LOOKUPINTERVAL="60s",
+               STEEPY_CONTROLLER_HEARTBEATINTERVAL="60s", STEEPY_CONTROLLER_LEASETIMEOUT="120s")
+    worker = subprocess.Popen([sys.executable, "-m", "steepy.cli", "worker", "--agents", "1"],
+                              cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        worker.stderr.readline()  # "worker ... with 1 agent(s)": it is up
+        time.sleep(0.5)
+        sid = steepy("submit", _write(tmp_path, SLEEPY.replace("value: 30", "value: 0.1"))).stdout.split()[-1]
+        deadline = time.monotonic() + 20  # far below the 60 s sweep
+        while json.loads(steepy("show", sid, "--json").stdout)["status"] != "SUCCESS":
+            assert time.monotonic() < deadline, "the worker did not notice the submission"
+            time.sleep(0.1)
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        assert worker.wait(timeout=30) == 0
