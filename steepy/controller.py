@@ -72,6 +72,7 @@ class Controller:
         self.wake_scheduler = wake_scheduler
         self.stop_chains = stop_chains
         self.sweep_s = sweep_s
+        self.batch_s = 0.02
         self._changed: dict[str, asyncio.Event] = {}
         self.tasks: dict[str, asyncio.Task] = {}
 
@@ -145,6 +146,8 @@ class Controller:
                 await asyncio.wait_for(event.wait(), self.sweep_s)
             except TimeoutError:
                 pass
+            # many chains finishing close together are handed over in one round
+            await asyncio.sleep(self.batch_s)
         counts = await asyncio.to_thread(registry.chain_counts, submission.id)
         return final_status(generator.is_finished(), sum(counts.values()), counts.get(CS.ERROR, 0),
                             counts.get(CS.CANCELLED, 0),

@@ -34,8 +34,12 @@ def _sqlite_engine(url: str) -> Engine:
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection) -> None:
-        # Take the write lock at the start, so read-then-update claims cannot interleave.
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
+        # Writers take the write lock at the start, so read-then-update claims cannot
+        # interleave; readers don't, so they never wait for a writer (WAL).
+        if connection.get_execution_options().get("read_only"):
+            connection.exec_driver_sql("BEGIN")
+        else:
+            connection.exec_driver_sql("BEGIN IMMEDIATE")
 
     return engine
 

@@ -7,6 +7,7 @@ together before anyone acts on them.
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, Iterable
@@ -83,6 +84,14 @@ class Registry:
         self.engine = engine
         self._watch: Any = None  # a connection of its own for data_version (SQLite)
 
+    @contextmanager
+    def _read(self):
+        """A read-only transaction: a consistent snapshot without the write lock."""
+        with self.engine.connect() as conn:
+            conn.execution_options(read_only=True)
+            with conn.begin():
+                yield conn
+
     def change_marker(self) -> int | None:
         """A number that changes whenever another connection commits (SQLite's data_version),
         so a process can notice new work at once; None where that is not available."""
@@ -112,7 +121,7 @@ class Registry:
             self._event(conn, submission_id, kind, chain_id, **data)
 
     def events(self, submission_id: str, after: int = 0) -> list[dict]:
-        with self.engine.begin() as conn:
+        with self._read() as conn:
             rows = conn.execute(select(events).where(events.c.submission_id == submission_id,
                                                      events.c.id > after)
                                 .order_by(events.c.id)).all()
@@ -141,7 +150,7 @@ class Registry:
             source=row.source, error_message=row.error_message, results=_load(row.results))
 
     def get_submission(self, submission_id: str) -> Submission | None:
-        with self.engine.begin() as conn:
+        with self._read() as conn:
             row = conn.execute(select(submissions).where(submissions.c.id == submission_id)).first()
         return None if row is None else self._submission(row)
 
@@ -149,7 +158,7 @@ class Registry:
                          offset: int = 0) -> tuple[list[Submission], int]:
         """Newest first, with the total count (for paging)."""
         where = [] if status is None else [submissions.c.status == status]
-        with self.engine.begin() as conn:
+        with self._read() as conn:
             total = conn.execute(select(func.count()).select_from(submissions).where(*where)).scalar()
             rows = conn.execute(select(submissions).where(*where).order_by(submissions.c.seq.desc())
                                 .limit(size).offset(max(0, offset))).all()
@@ -158,6 +167,10 @@ class Registry:
     def fetch_next_submission(self, owner: str = "", lease_s: float = 30) -> Submission | None:
         """Atomically take the ACCEPTED submission to run next: highest workflow priority,
         then oldest. It becomes RUNNING, leased to `owner'."""
+        with self._read() as conn:  # most calls find nothing: don't take the write lock
+            if conn.execute(select(submissions.c.id).where(submissions.c.status == SS.ACCEPTED)
+                            .limit(1)).first() is None:
+                return None
         with self.engine.begin() as conn:
             query = (select(submissions).where(submissions.c.status == SS.ACCEPTED)
                      .order_by(submissions.c.workflow_priority.desc(), submissions.c.seq).limit(1))
@@ -175,7 +188,7 @@ class Registry:
         return self._submission(row)
 
     def submission_ids(self, status: SubmissionStatus) -> list[str]:
-        with self.engine.begin() as conn:
+        with self._read() as conn:
             return list(conn.execute(select(submissions.c.id).where(submissions.c.status == status)
                                      .order_by(submissions.c.seq)).scalars())
 
@@ -189,7 +202,7 @@ class Registry:
                         errorMessage=error_message)
 
     def generator_state(self, submission_id: str) -> dict | None:
-        with self.engine.begin() as conn:
+        with self._read() as conn:
             return _load(conn.execute(select(submissions.c.generator_state)
                                       .where(submissions.c.id == submission_id)).scalar())
 
@@ -225,7 +238,7 @@ class Registry:
                            seq=row.seq, fed=bool(row.fed))
 
     def get_chain(self, chain_id: str) -> ChainRecord | None:
-        with self.engine.begin() as conn:
+        with self._read() as conn:
             row = conn.execute(select(process_chains).where(process_chains.c.id == chain_id)).first()
         return None if row is None else self._chain(row)
 
@@ -236,7 +249,7 @@ class Registry:
             where.append(process_chains.c.submission_id == submission_id)
         if status is not None:
             where.append(process_chains.c.status == status)
-        with self.engine.begin() as conn:
+        with self._read() as conn:
             total = conn.execute(select(func.count()).select_from(process_chains).where(*where)).scalar()
             query = select(process_chains).where(*where).order_by(process_chains.c.seq.desc())
             if size is not None:
@@ -245,7 +258,7 @@ class Registry:
         return [self._chain(r) for r in rows], int(total or 0)
 
     def chain_counts(self, submission_id: str) -> dict[str, int]:
-        with self.engine.begin() as conn:
+        with self._read() as conn:
             rows = conn.execute(select(process_chains.c.status, func.count())
                                 .where(process_chains.c.submission_id == submission_id)
                                 .group_by(process_chains.c.status)).all()
@@ -302,10 +315,14 @@ class Registry:
     def resume_due_chains(self, now: datetime | None = None) -> list[str]:
         """PAUSED chains whose wake-up time has passed (strictly) become REGISTERED."""
         now = now or utcnow()
+        due = (select(process_chains.c.id, process_chains.c.submission_id).where(
+            process_chains.c.status == CS.PAUSED, process_chains.c.next_run_at.is_not(None),
+            process_chains.c.next_run_at < now))
+        with self._read() as conn:  # usually nothing is due: don't take the write lock
+            if not conn.execute(due.limit(1)).first():
+                return []
         with self.engine.begin() as conn:
-            rows = conn.execute(select(process_chains.c.id, process_chains.c.submission_id).where(
-                process_chains.c.status == CS.PAUSED, process_chains.c.next_run_at.is_not(None),
-                process_chains.c.next_run_at < now)).all()
+            rows = conn.execute(due).all()
             for chain_id, submission_id in rows:
                 conn.execute(update(process_chains).where(process_chains.c.id == chain_id)
                              .values(status=CS.REGISTERED, next_run_at=None))
@@ -313,7 +330,7 @@ class Registry:
         return [r[0] for r in rows]
 
     def next_wake_up(self) -> datetime | None:
-        with self.engine.begin() as conn:
+        with self._read() as conn:
             return _utc(conn.execute(select(func.min(process_chains.c.next_run_at))
                                      .where(process_chains.c.status == CS.PAUSED)).scalar())
 
@@ -335,7 +352,7 @@ class Registry:
                 process_chains.c.status == CS.RUNNING)).scalars())
 
     def cancel_requested(self, submission_id: str) -> bool:
-        with self.engine.begin() as conn:
+        with self._read() as conn:
             return bool(conn.execute(select(submissions.c.cancel_requested)
                                      .where(submissions.c.id == submission_id)).scalar())
 
@@ -364,7 +381,7 @@ class Registry:
     # ------------------------------------------------------------------ runs and attempts
 
     def runs(self, chain_id: str) -> list[RunRecord]:
-        with self.engine.begin() as conn:
+        with self._read() as conn:
             rows = conn.execute(select(runs).where(runs.c.chain_id == chain_id)
                                 .order_by(runs.c.run_number)).all()
         return [RunRecord(r.chain_id, r.run_number, r.agent_id, _utc(r.start_time),
@@ -375,7 +392,7 @@ class Registry:
         where = [attempts.c.chain_id == chain_id]
         if run_number is not None:
             where.append(attempts.c.run_number == run_number)
-        with self.engine.begin() as conn:
+        with self._read() as conn:
             rows = conn.execute(select(attempts).where(*where).order_by(attempts.c.id)).all()
         return [{"runNumber": r.run_number, "executableId": r.executable_id,
                  "serviceId": r.service_id, "attempt": r.attempt,
@@ -404,7 +421,7 @@ class Registry:
 
     def live_agents(self, max_age_s: float) -> list[dict]:
         since = utcnow() - timedelta(seconds=max_age_s)
-        with self.engine.begin() as conn:
+        with self._read() as conn:
             rows = conn.execute(select(agents).where(agents.c.last_seen >= since)
                                 .order_by(agents.c.id)).all()
         return [{"id": r.id, "capabilities": _load(r.capabilities) or [], "processChainId": r.chain_id,
@@ -494,7 +511,7 @@ class Registry:
         ids = list(chain_ids)
         if not ids:
             return []
-        with self.engine.begin() as conn:
+        with self._read() as conn:
             rows = conn.execute(
                 select(process_chains.c.id)
                 .join(submissions, submissions.c.id == process_chains.c.submission_id)
@@ -504,7 +521,7 @@ class Registry:
 
     def unfed_finished_chains(self, submission_id: str) -> list[ChainRecord]:
         """Finished chains whose outcome the generator has not seen yet, oldest first."""
-        with self.engine.begin() as conn:
+        with self._read() as conn:
             rows = conn.execute(select(process_chains).where(
                 process_chains.c.submission_id == submission_id,
                 process_chains.c.fed.is_(False),
@@ -513,7 +530,7 @@ class Registry:
         return [self._chain(r) for r in rows]
 
     def successful_results(self, submission_id: str) -> list[dict]:
-        with self.engine.begin() as conn:
+        with self._read() as conn:
             rows = conn.execute(select(process_chains.c.results).where(
                 process_chains.c.submission_id == submission_id,
                 process_chains.c.status == CS.SUCCESS).order_by(process_chains.c.seq)).all()
