@@ -85,7 +85,7 @@ def _summary(workflow: Workflow) -> str:
 
 def validate_file(path: Path, services: dict[str, Service], macros: dict[str, Macro]) -> str:
     """Check one file of any kind; return a one-line summary or raise InputError."""
-    from steepy.loading import build, workflow_from_document
+    from steepy.loading import check_schema, workflow_from_document
     from steepy.validation import validate_macro, validate_workflow
 
     document = read_file(path)
@@ -96,7 +96,7 @@ def validate_file(path: Path, services: dict[str, Service], macros: dict[str, Ma
     if kind == "macro":
         macro_list = document.data if isinstance(document.data, list) else [document.data]
         problems: list[Problem] = []
-        build(document, "macro", lambda d: None)
+        check_schema(document, "macro")
         for i, item in enumerate(macro_list):
             base = (i,) if isinstance(document.data, list) else ()
             macro = Macro.from_json(item, base)
@@ -212,10 +212,9 @@ def _prepare(workflow_file: str, services: tuple[str, ...], macros: tuple[str, .
 
     service_map, macro_map = load_registries(services, macros)
     try:
-        raw = Path(workflow_file).read_text(encoding="utf-8-sig")
         workflow, document = workflow_from_document(read_file(workflow_file))
-    except (InputError, OSError, UnicodeDecodeError) as e:
-        _fail(e.problems if isinstance(e, InputError) else [Problem(str(e), file=workflow_file)])
+    except InputError as e:
+        _fail(e.problems)
     problems = validate_workflow(workflow, macros=macro_map, services=service_map)
     if problems:
         _fail(document.fail(problems).problems)
@@ -224,7 +223,7 @@ def _prepare(workflow_file: str, services: tuple[str, ...], macros: tuple[str, .
     except MissingMacroError as e:
         _fail([Problem(str(e), file=workflow_file)])
     submission = Submission(id=unique_id(), workflow=workflow, name=workflow.name,
-                            priority=workflow.priority, required_capabilities=caps, source=raw)
+                            priority=workflow.priority, required_capabilities=caps, source=document.text)
     return submission, service_map, macro_map
 
 

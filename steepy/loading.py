@@ -37,6 +37,7 @@ class Document:
     data: Any
     file: str
     positions: dict[str, tuple[int, int]] = field(default_factory=dict)
+    text: str | None = None  # the text it was read from, for parse_text/read_file documents
 
     def locate(self, problem: Problem, base: tuple = ()) -> Problem:
         """Fill in file, line and column of a problem from its JSON path (or the nearest parent)."""
@@ -181,13 +182,14 @@ def parse_text(text: str, name: str = "<input>") -> Document:
             positions = parse_yaml_all(text, name)[0].positions
         except (InputError, IndexError):
             positions = {}
-        return Document(data, name, positions)
+        return Document(data, name, positions, text)
     documents = parse_yaml_all(text, name)
     if not documents:
         raise InputError(Problem("the file is empty", file=name))
     if len(documents) > 1:
         raise InputError(Problem(f"expected one document but found {len(documents)} "
                                  "(separated by `---')", file=name))
+    documents[0].text = text
     return documents[0]
 
 
@@ -301,15 +303,20 @@ def _dedupe(problems: list[Problem]) -> list[Problem]:
 # ---------------------------------------------------------------- model objects
 
 
-def build(document: Document, kind: str, make: Callable[[Any], Any], base: tuple = ()) -> Any:
-    """Check `document.data` against the schema of `kind`, then build the model object."""
+def check_schema(document: Document, kind: str) -> None:
+    """Raise every problem of `document.data` against the schema of `kind`, located."""
     problems = schema_problems(document.data, kind)
     if problems:
-        raise document.fail(problems, base)
+        raise document.fail(problems)
+
+
+def build(document: Document, kind: str, make: Callable[[Any], Any]) -> Any:
+    """Check `document.data` against the schema of `kind`, then build the model object."""
+    check_schema(document, kind)
     try:
         return make(document.data)
     except InputError as e:
-        raise document.fail(e.problems, base) from None
+        raise document.fail(e.problems) from None
 
 
 def read_workflow(path: str | os.PathLike):
@@ -355,9 +362,7 @@ def _read_many(spec, kind: str, make: Callable[[dict, tuple], Any], what: str) -
             document = read_file(path)
             if document.data is None:
                 continue  # an empty file declares nothing
-            problems_here = schema_problems(document.data, kind)
-            if problems_here:
-                raise document.fail(problems_here)
+            check_schema(document, kind)
             is_list = isinstance(document.data, list)
             for i, item in enumerate(document.data if is_list else [document.data]):
                 position = (i,) if is_list else ()

@@ -126,6 +126,12 @@ class Scheduler:
             self.stop_chains(await asyncio.to_thread(self.registry.chains_to_stop,
                                                      list(self._agent_of)))
 
+    def _forget(self, agent: LocalAgent, chain_id: str) -> None:
+        """The agent is free again and the chain no longer ours."""
+        self._running.pop(agent.id, None)
+        self._submission_of.pop(chain_id, None)
+        self._agent_of.pop(chain_id, None)
+
     async def _execute(self, agent: LocalAgent, record: ChainRecord, run_number: int) -> None:
         chain = record.chain
         try:
@@ -140,8 +146,7 @@ class Scheduler:
                 await asyncio.to_thread(self.registry.requeue_run, chain.id, run_number,
                                         "the engine running it was stopped")
             finally:
-                self._running.pop(agent.id, None)
-                self._agent_of.pop(chain.id, None)
+                self._forget(agent, chain.id)
             return
         try:
             await asyncio.to_thread(
@@ -151,9 +156,7 @@ class Scheduler:
                 attempt_records=[_attempt_row(a) for a in outcome.attempts],
                 auto_resume_after=resume_at)
         finally:
-            self._running.pop(agent.id, None)
-            self._submission_of.pop(chain.id, None)
-            self._agent_of.pop(chain.id, None)
+            self._forget(agent, chain.id)
             self.on_chain_finished(record.submission_id)
             self.wake()
 

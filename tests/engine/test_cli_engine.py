@@ -44,9 +44,14 @@ def _write(tmp_path: Path, text: str) -> str:
 
 
 def test_submit_worker_show_retry_events_logs(steepy, tmp_path) -> None:
-    sid = steepy("submit", _write(tmp_path, FAILS_ONCE % (tmp_path / "state"))).stdout.split()[-1]
+    path = _write(tmp_path, FAILS_ONCE % (tmp_path / "state"))
+    sid = steepy("submit", path).stdout.split()[-1]
     shown = json.loads(steepy("show", sid, "--json").stdout)
     assert shown["status"] == "ACCEPTED"
+    from steepy.registry import open_registry
+
+    stored = open_registry(steepy.env["STEEPY_DB_URL"]).get_submission(sid)
+    assert stored.source == Path(path).read_text()  # the text as submitted
     steepy("worker", "--exit-when-idle", "--agents", "1")
     shown = json.loads(steepy("show", sid, "--json").stdout)
     assert shown["status"] == "ERROR" and shown["errorMessage"] == "All process chains failed"
