@@ -1,0 +1,3 @@
+from steepy.cli import main
+
+main()

@@ -1,0 +1,128 @@
+"""What the commands share: reporting bad input, services and macros, the database and
+the engine settings from the configuration."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from steepy.config import DEFAULTS, load_config
+from steepy.errors import InputError, Problem
+from steepy.loading import read_file, read_macros, read_services
+
+EXIT_INVALID = 2
+EXIT_CODES = {"SUCCESS": 0, "ERROR": 1, "PARTIAL_SUCCESS": 1, "CANCELLED": 3}
+
+DB_OPTION = click.option("--db", help="Database URL (default: sqlite:///.steepy/steepy.db).")
+SERVICES_OPTION = click.option("--services", "-s", multiple=True,
+                               help="Service metadata: file, folder or glob.")
+MACROS_OPTION = click.option("--macros", "-m", multiple=True, help="Macros: file, folder or glob.")
+AGENTS_OPTION = click.option("--agents", type=int,
+                             help="Local agents, i.e. chains run in parallel (default: cores).")
+
+
+def fail(problems: list[Problem]) -> None:
+    """Print every problem, in file order, and stop with exit code 2."""
+    problems = sorted(problems, key=lambda p: (p.file or "", p.line or 0, p.column or 0))
+    for p in problems:
+        location = click.style(p.location(), bold=True)
+        path = click.style(p.path, fg="cyan") + ": " if p.path else ""
+        click.echo(f"{location}: {path}{p.message}", err=True)
+    files = {p.file for p in problems}
+    click.echo(click.style(f"{len(problems)} problem{'s' if len(problems) != 1 else ''}", fg="red")
+               + f" in {len(files)} file{'s' if len(files) != 1 else ''}", err=True)
+    sys.exit(EXIT_INVALID)
+
+
+def _registry(option: tuple[str, ...], key: str, reader) -> dict[str, Any]:
+    """Services or macros from the options, else from steepy.yaml or the default folder."""
+    if option:
+        return reader(list(option))
+    spec = load_config().get(key)
+    if not spec or (spec == DEFAULTS[key] and not Path(spec).exists()):
+        return {}  # the default folder is optional
+    return reader(spec)
+
+
+def load_registries(services: tuple[str, ...], macros: tuple[str, ...]) -> tuple[dict, dict]:
+    problems: list[Problem] = []
+    found: list[dict] = []
+    for option, key, reader in ((services, "services", read_services), (macros, "macros", read_macros)):
+        try:
+            found.append(_registry(option, key, reader))
+        except InputError as e:
+            problems += e.problems
+            found.append({})
+    if problems:
+        fail(problems)
+    return found[0], found[1]
+
+
+def db_url(option: str | None) -> str | None:
+    return option or os.environ.get("STEEPY_DB_URL") or load_config().get("db.url")
+
+
+def open_registry_or_fail(db: str | None):
+    from steepy.errors import SteepyError
+    from steepy.registry import open_registry
+
+    try:
+        return open_registry(db_url(db))
+    except SteepyError as e:
+        fail([Problem(str(e), file="--db")])
+
+
+def engine_settings(agents: int | None):
+    from steepy.agent import AgentConfig
+    from steepy.durations import DurationError, parse_duration
+    from steepy.engine import EngineSettings
+
+    config = load_config()
+    durations = {}
+    for key in ("agent.killGracePeriod", "controller.heartbeatInterval", "controller.leaseTimeout",
+                "scheduler.lookupInterval"):
+        try:
+            durations[key] = parse_duration(str(config.get(key)))
+        except DurationError as e:
+            fail([Problem(f"{key}: {e}", file=config.source or "configuration")])
+    grace = durations["agent.killGracePeriod"]
+    agent = AgentConfig(kill_grace_period_ms=grace,
+                        output_lines_to_collect=int(config.get("agent.outputLinesToCollect") or 100),
+                        log_dir=Path(config.get("logs.processChains.path") or "logs/processchains"),
+                        tmp_path=str(Path(config["tmpPath"]).absolute()))
+    return EngineSettings(tmp_path=config["tmpPath"], out_path=config["outPath"],
+                          agents=agents or int(config.get("agent.instances") or 0),
+                          capabilities=list(config.get("agent.capabilities") or []), agent=agent,
+                          heartbeat_s=durations["controller.heartbeatInterval"] / 1000,
+                          lease_s=durations["controller.leaseTimeout"] / 1000,
+                          sweep_s=durations["scheduler.lookupInterval"] / 1000)
+
+
+def prepare(workflow_file: str, services: tuple[str, ...], macros: tuple[str, ...]):
+    """Read and check a workflow; exit 2 with every problem before anything is stored."""
+    from steepy.loading import workflow_from_document
+    from steepy.model import Submission
+    from steepy.model.submission import MissingMacroError, collect_required_capabilities
+    from steepy.validation import validate_workflow
+    from steepy.ids import unique_id
+
+    service_map, macro_map = load_registries(services, macros)
+    try:
+        workflow, document = workflow_from_document(read_file(workflow_file))
+    except InputError as e:
+        fail(e.problems)
+    problems = validate_workflow(workflow, macros=macro_map, services=service_map)
+    if problems:
+        fail(document.fail(problems).problems)
+    try:
+        caps = collect_required_capabilities(workflow, service_map, macro_map)
+    except MissingMacroError as e:
+        fail([Problem(str(e), file=workflow_file)])
+    submission = Submission(id=unique_id(), workflow=workflow, name=workflow.name,
+                            priority=workflow.priority, required_capabilities=caps, source=document.text)
+    return submission, service_map, macro_map
+

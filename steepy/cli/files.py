@@ -1,0 +1,154 @@
+"""Commands on files alone: validate, services, plan. Nothing is stored or run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from steepy.cli import main
+from steepy.cli.common import MACROS_OPTION, SERVICES_OPTION, fail, load_registries, prepare
+from steepy.config import load_config
+from steepy.errors import InputError, Problem
+from steepy.loading import expand_paths, read_file, read_services
+from steepy.model import ExecuteAction, ForEachAction, IncludeAction, Macro, Service, Workflow
+
+
+def _kind_of(data: Any) -> str:
+    """Guess what a file holds: a workflow, a list of services, or a macro."""
+    first = data[0] if isinstance(data, list) and data else data
+    if isinstance(first, dict) and "path" in first and "runtime" in first:
+        return "service"
+    if isinstance(first, dict) and "id" in first and "parameters" in first and "actions" in first:
+        return "macro"
+    return "workflow"
+
+
+def _summary(workflow: Workflow) -> str:
+    actions = list(workflow.all_actions())
+    counts = {kind.__name__: sum(isinstance(a, kind) for a in actions)
+              for kind in (ExecuteAction, ForEachAction, IncludeAction)}
+    parts = [f"{counts['ExecuteAction']} execute"]
+    if counts["ForEachAction"]:
+        parts.append(f"{counts['ForEachAction']} for-each")
+    if counts["IncludeAction"]:
+        parts.append(f"{counts['IncludeAction']} include")
+    services = sorted({a.service for a in actions if isinstance(a, ExecuteAction)})
+    name = f" `{workflow.name}'" if workflow.name else ""
+    return (f"workflow{name}, api {workflow.api}, {', '.join(parts)} action(s); "
+            f"services: {', '.join(services) or 'none'}")
+
+
+def validate_file(path: Path, services: dict[str, Service], macros: dict[str, Macro]) -> str:
+    """Check one file of any kind; return a one-line summary or raise InputError."""
+    from steepy.loading import check_schema, workflow_from_document
+    from steepy.validation import validate_macro, validate_workflow
+
+    document = read_file(path)
+    kind = _kind_of(document.data)
+    if kind == "service":
+        found = read_services(str(path))
+        return f"{len(found)} service(s): {', '.join(found)}"
+    if kind == "macro":
+        macro_list = document.data if isinstance(document.data, list) else [document.data]
+        problems: list[Problem] = []
+        check_schema(document, "macro")
+        for i, item in enumerate(macro_list):
+            base = (i,) if isinstance(document.data, list) else ()
+            macro = Macro.from_json(item, base)
+            problems += [document.locate(p, base) for p in
+                         validate_macro(macro, macros={**macros, macro.id: macro}, services=services)]
+        if problems:
+            raise InputError(problems)
+        return f"{len(macro_list)} macro(s): {', '.join(str(m.get('id')) for m in macro_list)}"
+    workflow, document = workflow_from_document(document)
+    problems = validate_workflow(workflow, macros=macros, services=services)
+    if problems:
+        raise document.fail(problems)
+    return _summary(workflow)
+
+
+
+@main.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path())
+@SERVICES_OPTION
+@MACROS_OPTION
+def validate(files: tuple[str, ...], services: tuple[str, ...], macros: tuple[str, ...]) -> None:
+    """Check workflows (and service or macro files) and report every problem."""
+    service_map, macro_map = load_registries(services, macros)
+    problems: list[Problem] = []
+    paths = expand_paths(files) or [Path(f) for f in files]
+    for path in paths:
+        try:
+            summary = validate_file(path, service_map, macro_map)
+            click.echo(f"{click.style(str(path), bold=True)}: {click.style('valid', fg='green')}: {summary}")
+        except InputError as e:
+            problems += e.problems
+    if problems:
+        fail(problems)
+
+
+@main.command(name="services")
+@SERVICES_OPTION
+def list_services(services: tuple[str, ...]) -> None:
+    """List the services workflows can use."""
+    service_map, _ = load_registries(services, ())
+    if not service_map:
+        click.echo("No services found (use --services PATH or a services/ folder).")
+        return
+    rows = []
+    for s in service_map.values():
+        params = " ".join(f"{p.id}{'>' if p.type == 'output' else ''}[{p.cardinality}]"
+                          for p in s.parameters)
+        rows.append((s.id, s.runtime, s.path, params, s.name))
+    from steepy.output import table
+
+    table(["id", "runtime", "path", "parameters (> = output)", "name"], rows)
+
+
+
+@main.command()
+@click.argument("workflow_file", metavar="WORKFLOW", type=click.Path())
+@SERVICES_OPTION
+@MACROS_OPTION
+@click.option("--all", "whole", is_flag=True,
+              help="Simulate the whole workflow, feeding back the outputs chains would write.")
+@click.option("--json", "as_json", is_flag=True, help="Print the chains as JSON (a list per step).")
+def plan(workflow_file: str, services, macros, whole: bool, as_json: bool) -> None:
+    """Show the process chains a workflow turns into, without running anything."""
+    import json as jsonlib
+    import shlex
+
+    from steepy.agent.runtimes import argument_list, other_argv
+    from steepy.errors import SteepyError
+    from steepy.generator import ProcessChainGenerator, simulate
+
+    submission, service_map, macro_map = prepare(workflow_file, services, macros)
+    config = load_config()
+    tmp, out = (str(Path(config[k]).absolute() / "PLAN") for k in ("tmpPath", "outPath"))
+    try:
+        if whole:
+            steps = simulate(submission.workflow, service_map, macro_map, tmp, out)
+            finished = steps.finished
+        else:
+            generator = ProcessChainGenerator(submission.workflow, tmp, out, service_map, macro_map)
+            steps, finished = [generator.generate()], None
+    except SteepyError as e:
+        fail([Problem(str(e), file=workflow_file)])
+    if as_json:
+        click.echo(jsonlib.dumps([[c.to_json() for c in step] for step in steps], indent=2))
+        return
+    for number, step in enumerate(steps, 1):
+        click.echo(click.style(f"step {number}: {len(step)} process chain(s)", bold=True))
+        for chain in step:
+            extra = [f"priority {chain.priority}"] if chain.priority else []
+            if chain.required_capabilities:
+                extra.append("requires " + ", ".join(chain.required_capabilities))
+            click.echo(f"  chain {chain.id}" + (f" ({'; '.join(extra)})" if extra else ""))
+            for exe in chain.executables:
+                line = (shlex.join(other_argv(exe)) if exe.runtime == "other" else
+                        f"[{exe.runtime}] {exe.path} {shlex.join(argument_list(exe.arguments))}")
+                click.echo(f"    {exe.id}: {line}")
+    if finished is False:
+        click.echo("The workflow would not finish: some action never gets its inputs.", err=True)

@@ -1,0 +1,188 @@
+"""Commands on the stored submissions: submit, list, show, logs, cancel, retry, events."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from steepy.cli import main
+from steepy.cli.common import (DB_OPTION, EXIT_INVALID, MACROS_OPTION, SERVICES_OPTION,
+                               engine_settings, open_registry_or_fail, prepare)
+from steepy.cli.engine import print_events
+from steepy.registry.documents import chain_document, submission_document
+
+
+@main.command()
+@click.argument("workflow_file", metavar="WORKFLOW", type=click.Path())
+@SERVICES_OPTION
+@MACROS_OPTION
+@DB_OPTION
+def submit(workflow_file: str, services, macros, db) -> None:
+    """Store a workflow as ACCEPTED; a `steepy worker' runs it. Prints the new id last."""
+    submission, _, _ = prepare(workflow_file, services, macros)
+    open_registry_or_fail(db).add_submission(submission)
+    click.echo(f"submitted {submission.id}")
+
+
+@main.command(name="list")
+@click.option("--status", help="Only submissions with this status.")
+@click.option("--size", default=20, show_default=True)
+@click.option("--offset", default=0)
+@DB_OPTION
+def list_submissions(status, size: int, offset: int, db) -> None:
+    """List submissions, newest first."""
+    from steepy.output import table
+
+    registry = open_registry_or_fail(db)
+    found, total = registry.list_submissions(status=status.upper() if status else None,
+                                             size=size, offset=offset)
+    rows = []
+    for s in found:
+        counts = registry.chain_counts(s.id)
+        done = sum(counts.get(k, 0) for k in ("SUCCESS", "ERROR", "CANCELLED"))
+        rows.append((s.id, s.status, s.name or "", f"{done}/{sum(counts.values())}",
+                     s.start_time.isoformat(timespec="seconds") if s.start_time else "",
+                     s.end_time.isoformat(timespec="seconds") if s.end_time else ""))
+    table(["id", "status", "name", "chains done", "started", "ended"], rows)
+    if total > offset + len(found):
+        click.echo(f"({total} in all; --offset {offset + len(found)} for more)", err=True)
+
+
+@main.command()
+@click.argument("item_id", metavar="ID")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object (its `status' is the item's).")
+@DB_OPTION
+def show(item_id: str, as_json: bool, db) -> None:
+    """Show a submission (with its chains) or a process chain (with runs and attempts)."""
+    import json as jsonlib
+
+    registry = open_registry_or_fail(db)
+    if registry.get_submission(item_id) is not None:
+        document = submission_document(registry, item_id)
+    elif (record := registry.get_chain(item_id)) is not None:
+        document = chain_document(registry, record)
+    else:
+        click.echo(f"No submission or process chain with the id `{item_id}'.", err=True)
+        sys.exit(EXIT_INVALID)
+    if as_json:
+        click.echo(jsonlib.dumps(document, indent=2))
+        return
+    _print_document(document)
+
+
+def _print_document(doc: dict) -> None:
+    from steepy.output import table
+
+    if "processChains" in doc:
+        click.echo(f"submission {doc['id']}  {doc['status']}  {doc.get('name') or ''}")
+        for key in ("startTime", "endTime", "errorMessage"):
+            if doc.get(key):
+                click.echo(f"  {key}: {doc[key]}")
+        click.echo(f"  chains: {doc['totalProcessChains']} in all, {doc['succeededProcessChains']} "
+                   f"succeeded, {doc['failedProcessChains']} failed, {doc['cancelledProcessChains']} "
+                   f"cancelled, {doc['runningProcessChains']} running, {doc['pausedProcessChains']} paused")
+        for var, values in (doc.get("results") or {}).items():
+            click.echo(f"  result {var}: {', '.join(map(str, values))}")
+        table(["chain", "status", "runs", "executables"],
+              [(c["id"], c["status"], c["totalRuns"], " ".join(e["id"] for e in c["executables"]))
+               for c in doc["processChains"]])
+        return
+    click.echo(f"process chain {doc['id']}  {doc['status']}  (submission {doc['submissionId']})")
+    for run in doc["runs"]:
+        click.echo(f"  run {run['runNumber']}: {run.get('status', 'RUNNING')} on {run['agentId']} "
+                   f"from {run['startTime']} to {run.get('endTime', '...')}")
+        if run.get("errorMessage"):
+            click.echo("    " + run["errorMessage"].replace("\n", "\n    "))
+        for a in run["attempts"]:
+            detail = a.get("timeout") or (f"exit code {a['exitCode']}" if a["exitCode"] is not None else "")
+            delay = f", next attempt after {a['delayMs']} ms" if a.get("delayMs") else ""
+            click.echo(f"    {a['executableId']} attempt {a['attempt']}: {a['outcome']} {detail}{delay}")
+
+
+@main.command()
+@click.argument("chain_id")
+@click.option("--run", "run_number", type=int, help="Run number (default: the latest).")
+@click.option("--follow", "-f", is_flag=True, help="Keep printing new lines while the chain runs.")
+@DB_OPTION
+def logs(chain_id: str, run_number: int | None, follow: bool, db) -> None:
+    """Print the output of a process chain's run."""
+    import time
+
+    from steepy.agent import log_path
+
+    registry = open_registry_or_fail(db)
+    record = registry.get_chain(chain_id)
+    if record is None:
+        click.echo(f"No process chain with the id `{chain_id}'.", err=True)
+        sys.exit(EXIT_INVALID)
+    runs = registry.runs(chain_id)
+    if not runs:
+        click.echo(f"Process chain `{chain_id}' has not run yet ({record.status}).", err=True)
+        sys.exit(EXIT_INVALID)
+    number = run_number or runs[-1].run_number
+    settings = engine_settings(None)
+    path = log_path(settings.agent.log_dir, chain_id, number, settings.agent.log_group_by_prefix)
+    if not path.exists():
+        click.echo(f"No log of run {number} of `{chain_id}' at {path}.", err=True)
+        sys.exit(EXIT_INVALID)
+    with open(path, "rb") as f:
+        while True:
+            chunk = f.read()
+            if chunk:
+                click.echo(chunk.decode("utf-8", "replace"), nl=False)
+            elif not follow or registry.get_chain(chain_id).status.finished:
+                break
+            else:
+                time.sleep(0.2)
+
+
+@main.command()
+@click.argument("item_id", metavar="ID")
+@DB_OPTION
+def cancel(item_id: str, db) -> None:
+    """Cancel a submission or a single process chain."""
+    registry = open_registry_or_fail(db)
+    before, running = registry.cancel_submission(item_id)
+    if before is None:
+        before = registry.cancel_chain(item_id)
+        if before is None:
+            click.echo(f"No submission or process chain with the id `{item_id}'.", err=True)
+            sys.exit(EXIT_INVALID)
+        click.echo(f"process chain {item_id}: cancel requested (was {before})")
+        return
+    if before not in ("ACCEPTED", "RUNNING"):
+        click.echo(f"Submission `{item_id}' has already finished ({before}); nothing to cancel.",
+                   err=True)
+        sys.exit(EXIT_INVALID)
+    click.echo(f"submission {item_id}: cancel requested (was {before}; {len(running)} running "
+               "chain(s) are being stopped)")
+
+
+@main.command()
+@click.argument("submission_id")
+@DB_OPTION
+def retry(submission_id: str, db) -> None:
+    """Run the failed and cancelled chains of a finished submission again."""
+    registry = open_registry_or_fail(db)
+    before = registry.retry_submission(submission_id)
+    if before is None:
+        click.echo(f"No submission with the id `{submission_id}'.", err=True)
+        sys.exit(EXIT_INVALID)
+    if before not in ("ERROR", "PARTIAL_SUCCESS", "CANCELLED"):
+        click.echo(f"Submission `{submission_id}' is {before}; only ERROR, PARTIAL_SUCCESS and "
+                   "CANCELLED submissions can be retried.", err=True)
+        sys.exit(EXIT_INVALID)
+    click.echo(f"submission {submission_id}: RUNNING again (was {before}); a worker picks it up")
+
+
+@main.command(name="events")
+@click.argument("submission_id")
+@DB_OPTION
+def show_events(submission_id: str, db) -> None:
+    """Print the timeline of a submission."""
+    registry = open_registry_or_fail(db)
+    if registry.get_submission(submission_id) is None:
+        click.echo(f"No submission with the id `{submission_id}'.", err=True)
+        sys.exit(EXIT_INVALID)
+    print_events(registry, submission_id, 0)
