@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -73,6 +74,7 @@ class Controller:
         self.stop_chains = stop_chains
         self.sweep_s = sweep_s
         self.batch_s = 0.02
+        self.save_every_s = 2.0  # generator state stored at least this often while feeding
         self._changed: dict[str, asyncio.Event] = {}
         self.tasks: dict[str, asyncio.Task] = {}
 
@@ -121,19 +123,34 @@ class Controller:
     async def _drive(self, submission: Submission) -> tuple[SS, str | None]:
         registry = self.registry
         generator = self._generator(submission)
-        state = await asyncio.to_thread(registry.generator_state, submission.id)
+        state, round_number = await asyncio.to_thread(registry.saved_state, submission.id)
         if state is not None:
             generator.load_state(state)
+        # resuming: outcomes fed in rounds after the stored state are fed again
+        after_round: int | None = round_number if state is not None else None
         event = self._changed[submission.id]
         first = True
+        last_save = time.monotonic()
+        batch_s = self.batch_s
         while True:
             event.clear()
-            done = await asyncio.to_thread(registry.unfed_finished_chains, submission.id)
+            began = time.monotonic()
+            done = await asyncio.to_thread(registry.unfed_finished_chains, submission.id,
+                                           after_round)
+            after_round = None
             cancel = await asyncio.to_thread(registry.cancel_requested, submission.id)
             if first or done:
+                round_number += 1
                 new = [] if cancel else generator.generate(*_outcomes(done))
-                await asyncio.to_thread(registry.add_chains, submission.id, new,
-                                        generator.persist_state(), [c.chain.id for c in done])
+                fed = [c.chain.id for c in done]
+                # The state must be stored with the chains it produced. Otherwise storing it
+                # now and then is enough (a crash re-feeds the later rounds): it can be large
+                if first or new or time.monotonic() - last_save >= self.save_every_s:
+                    await asyncio.to_thread(registry.add_chains, submission.id, new,
+                                            generator.persist_state(), fed, round_number)
+                    last_save = time.monotonic()
+                else:
+                    await asyncio.to_thread(registry.mark_fed, fed, round_number)
                 if new:
                     self.wake_scheduler()
             first = False
@@ -142,12 +159,15 @@ class Controller:
             if waiting == 0 and not await asyncio.to_thread(registry.unfed_finished_chains,
                                                             submission.id):
                 break
+            # a round that took long is followed by a longer pause, so that bookkeeping
+            # stays a bounded share of the time however many chains finish
+            batch_s = max(self.batch_s, time.monotonic() - began)
             try:
                 await asyncio.wait_for(event.wait(), self.sweep_s)
             except TimeoutError:
                 pass
             # many chains finishing close together are handed over in one round
-            await asyncio.sleep(self.batch_s)
+            await asyncio.sleep(batch_s)
         counts = await asyncio.to_thread(registry.chain_counts, submission.id)
         return final_status(generator.is_finished(), sum(counts.values()), counts.get(CS.ERROR, 0),
                             counts.get(CS.CANCELLED, 0),

@@ -115,50 +115,61 @@ class Scheduler:
             claimed = await asyncio.to_thread(self.registry.claim_chain, agent.id, agent.capabilities)
             if claimed is None:
                 continue  # another agent may offer other capabilities
-            record, run_number = claimed
-            self._submission_of[record.chain.id] = record.submission_id
-            self._agent_of[record.chain.id] = agent
-            self._running[agent.id] = asyncio.create_task(self._execute(agent, record, run_number),
-                                                          name=f"chain {record.chain.id}")
+            self._running[agent.id] = asyncio.create_task(self._work(agent, claimed),
+                                                          name=f"agent {agent.id}")
 
     async def _stop_cancelled(self) -> None:
         if self._agent_of:
             self.stop_chains(await asyncio.to_thread(self.registry.chains_to_stop,
                                                      list(self._agent_of)))
 
-    def _forget(self, agent: LocalAgent, chain_id: str) -> None:
-        """The agent is free again and the chain no longer ours."""
-        self._running.pop(agent.id, None)
-        self._submission_of.pop(chain_id, None)
-        self._agent_of.pop(chain_id, None)
-
-    async def _execute(self, agent: LocalAgent, record: ChainRecord, run_number: int) -> None:
-        chain = record.chain
+    async def _outcome(self, agent: LocalAgent, record: ChainRecord,
+                       run_number: int) -> ChainOutcome:
+        if self.shutting_down:  # claimed just as the engine began to stop: give it back
+            return ChainOutcome(CS.CANCELLED)
         try:
-            outcome = await agent.execute(chain, submission_id=record.submission_id,
-                                          run_number=run_number)
+            return await agent.execute(record.chain, submission_id=record.submission_id,
+                                       run_number=run_number)
         except Exception as e:  # a bug must not leave the chain RUNNING forever
-            log.exception("agent %s failed on chain %s", agent.id, chain.id)
-            outcome = ChainOutcome(CS.ERROR, error_message=f"internal error: {e}")
+            log.exception("agent %s failed on chain %s", agent.id, record.chain.id)
+            return ChainOutcome(CS.ERROR, error_message=f"internal error: {e}")
+
+    async def _work(self, agent: LocalAgent, claimed: tuple[ChainRecord, int] | None) -> None:
+        """Run chains on one agent for as long as finishing one claims the next."""
+        try:
+            while claimed is not None:
+                claimed = await self._execute(agent, *claimed)
+        finally:
+            self._running.pop(agent.id, None)
+            self.wake()  # the agent is free: look for work it may take
+
+    async def _execute(self, agent: LocalAgent, record: ChainRecord,
+                       run_number: int) -> tuple[ChainRecord, int] | None:
+        chain = record.chain
+        self._submission_of[chain.id] = record.submission_id
+        self._agent_of[chain.id] = agent
+        outcome = await self._outcome(agent, record, run_number)
         status, resume_at = after_run(record, run_number, outcome)
-        if self.shutting_down and outcome.status == CS.CANCELLED:
-            try:
+        try:
+            if self.shutting_down and outcome.status == CS.CANCELLED:
                 await asyncio.to_thread(self.registry.requeue_run, chain.id, run_number,
                                         "the engine running it was stopped")
-            finally:
-                self._forget(agent, chain.id)
-            return
-        try:
-            await asyncio.to_thread(
+                return None
+            # finishing this chain and claiming the agent's next one is one transaction
+            claim = None if self.shutting_down else (agent.id, agent.capabilities)
+            claimed = await asyncio.to_thread(
                 self.registry.finish_run, chain.id, run_number, str(outcome.status), status,
                 results=outcome.results if outcome.status == CS.SUCCESS else None,
                 error_message=outcome.error_message,
                 attempt_records=[_attempt_row(a) for a in outcome.attempts],
-                auto_resume_after=resume_at)
-        finally:
-            self._forget(agent, chain.id)
+                auto_resume_after=resume_at, claim_next=claim)
             self.on_chain_finished(record.submission_id)
-            self.wake()
+            if status == CS.PAUSED:
+                self.wake()  # the sweep must know when this chain is due
+            return claimed
+        finally:
+            self._submission_of.pop(chain.id, None)
+            self._agent_of.pop(chain.id, None)
 
 
 def _attempt_row(a) -> dict:

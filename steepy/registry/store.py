@@ -54,7 +54,6 @@ class ChainRecord:
     results: dict | None
     next_run_at: datetime | None
     seq: int
-    fed: bool = False
 
 
 @dataclass
@@ -201,41 +200,56 @@ class Registry:
             self._event(conn, submission_id, "submission.status", status=str(status),
                         errorMessage=error_message)
 
-    def generator_state(self, submission_id: str) -> dict | None:
+    def saved_state(self, submission_id: str) -> tuple[dict | None, int]:
+        """The stored generator state and the controller round it includes."""
         with self._read() as conn:
-            return _load(conn.execute(select(submissions.c.generator_state)
-                                      .where(submissions.c.id == submission_id)).scalar())
+            row = conn.execute(select(submissions.c.generator_state, submissions.c.state_round)
+                               .where(submissions.c.id == submission_id)).first()
+        return (None, 0) if row is None else (_load(row.generator_state), row.state_round or 0)
 
     # ------------------------------------------------------------------ process chains
 
     def add_chains(self, submission_id: str, chains: list[ProcessChain],
-                   generator_state: dict | None, fed: Iterable[str] = ()) -> None:
-        """Store new REGISTERED chains and the generator state that produced them, together,
-        marking the finished chains whose outcome that state already includes as `fed'."""
+                   generator_state: dict | None, fed: Iterable[str] = (),
+                   round_number: int = 0) -> None:
+        """Store new REGISTERED chains and the generator state that produced them, together.
+        `fed' are the finished chains handed to the generator in round `round_number', which
+        the stored state now includes."""
         now = utcnow()
-        fed = list(fed)
         with self.engine.begin() as conn:
-            if fed:
-                conn.execute(update(process_chains).where(process_chains.c.id.in_(fed))
-                             .values(fed=True))
+            self._mark_fed(conn, fed, round_number)
             if chains:
                 conn.execute(insert(process_chains), [
                     {"id": c.id, "submission_id": submission_id, "status": CS.REGISTERED,
                      "priority": c.priority, "required_capabilities": _dump(c.required_capabilities),
-                     "chain": _dump(c.to_json()), "created_time": now, "fed": False,
+                     "chain": _dump(c.to_json()), "created_time": now,
                      "cancel_requested": False}
                     for c in chains])
+                conn.execute(insert(events), [
+                    {"submission_id": submission_id, "chain_id": c.id, "time": now,
+                     "kind": "chain.registered", "data": _dump({"executables": len(c.executables)})}
+                    for c in chains])
             conn.execute(update(submissions).where(submissions.c.id == submission_id)
-                         .values(generator_state=_dump(generator_state)))
-            for c in chains:
-                self._event(conn, submission_id, "chain.registered", c.id,
-                            executables=len(c.executables))
+                         .values(generator_state=_dump(generator_state), state_round=round_number))
+
+    def mark_fed(self, chain_ids: Iterable[str], round_number: int) -> None:
+        """Finished chains handed to the generator in a round whose state is not stored (yet):
+        after a crash they are handed over again."""
+        with self.engine.begin() as conn:
+            self._mark_fed(conn, chain_ids, round_number)
+
+    @staticmethod
+    def _mark_fed(conn: Connection, chain_ids: Iterable[str], round_number: int) -> None:
+        ids = list(chain_ids)
+        if ids:
+            conn.execute(update(process_chains).where(process_chains.c.id.in_(ids))
+                         .values(fed_round=round_number))
 
     def _chain(self, row: Any) -> ChainRecord:
         return ChainRecord(chain=ProcessChain.from_json(_load(row.chain)),
                            submission_id=row.submission_id, status=CS(row.status),
                            results=_load(row.results), next_run_at=_utc(row.next_run_at),
-                           seq=row.seq, fed=bool(row.fed))
+                           seq=row.seq)
 
     def get_chain(self, chain_id: str) -> ChainRecord | None:
         with self._read() as conn:
@@ -267,39 +281,52 @@ class Registry:
     def claim_chain(self, agent_id: str, capabilities: Iterable[str] = ()) -> tuple[ChainRecord, int] | None:
         """Atomically take the next REGISTERED chain this agent can run (highest priority,
         then oldest; all required capabilities offered). It becomes RUNNING with a new run."""
-        offered = set(capabilities)
         with self.engine.begin() as conn:
-            query = (select(process_chains).where(process_chains.c.status == CS.REGISTERED)
-                     .order_by(process_chains.c.priority.desc(), process_chains.c.seq)
-                     .limit(CLAIM_BATCH))
-            if conn.dialect.name == "postgresql":
-                query = query.with_for_update(skip_locked=True)
-            chosen = next((r for r in conn.execute(query)
-                           if set(_load(r.required_capabilities) or []) <= offered), None)
-            if chosen is None:
-                return None
-            run_number = (conn.execute(select(func.max(runs.c.run_number))
-                                       .where(runs.c.chain_id == chosen.id)).scalar() or 0) + 1
-            conn.execute(update(process_chains).where(process_chains.c.id == chosen.id)
-                         .values(status=CS.RUNNING, next_run_at=None))
-            conn.execute(insert(runs).values(chain_id=chosen.id, run_number=run_number,
-                                             agent_id=agent_id, start_time=utcnow()))
-            self._event(conn, chosen.submission_id, "chain.started", chosen.id,
-                        run=run_number, agent=agent_id)
-            row = conn.execute(select(process_chains).where(process_chains.c.id == chosen.id)).first()
-        return self._chain(row), run_number
+            return self._claim(conn, agent_id, set(capabilities))
+
+    def _claim(self, conn: Connection, agent_id: str,
+               offered: set[str]) -> tuple[ChainRecord, int] | None:
+        pc = process_chains.c
+        query = (select(pc.id, pc.required_capabilities).where(pc.status == CS.REGISTERED)
+                 .order_by(pc.priority.desc(), pc.seq).limit(CLAIM_BATCH))
+        if conn.dialect.name == "postgresql":
+            query = query.with_for_update(skip_locked=True)
+        # most chains need no capabilities: their stored list is the text "[]"
+        chosen = next((r.id for r in conn.execute(query) if r.required_capabilities == "[]"
+                       or set(_load(r.required_capabilities) or []) <= offered), None)
+        if chosen is None:
+            return None
+        last_run = select(func.max(runs.c.run_number)).where(runs.c.chain_id == chosen)
+        row = conn.execute(select(process_chains, last_run.scalar_subquery().label("last_run"))
+                           .where(pc.id == chosen)).one()
+        run_number = (row.last_run or 0) + 1
+        now = utcnow()
+        conn.execute(update(process_chains).where(pc.id == chosen)
+                     .values(status=CS.RUNNING, next_run_at=None))
+        conn.execute(insert(runs).values(chain_id=chosen, run_number=run_number,
+                                         agent_id=agent_id, start_time=now))
+        self._event(conn, row.submission_id, "chain.started", chosen, run=run_number,
+                    agent=agent_id)
+        record = self._chain(row)
+        record.status, record.next_run_at = CS.RUNNING, None
+        return record, run_number
 
     def finish_run(self, chain_id: str, run_number: int, run_status: str,
                    chain_status: ProcessChainStatus, *, results: dict | None = None,
                    error_message: str | None = None, attempt_records: list[dict] = (),
-                   auto_resume_after: datetime | None = None) -> None:
-        """Close a run, store its attempts and move the chain to its next status, at once."""
+                   auto_resume_after: datetime | None = None,
+                   claim_next: tuple[str, Iterable[str]] | None = None
+                   ) -> tuple[ChainRecord, int] | None:
+        """Close a run, store its attempts and move the chain to its next status, at once.
+        With `claim_next' (agent id, capabilities) the same transaction also claims that
+        agent's next chain, which is returned."""
+        now = utcnow()
         with self.engine.begin() as conn:
             submission_id = conn.execute(select(process_chains.c.submission_id)
                                          .where(process_chains.c.id == chain_id)).scalar_one()
             conn.execute(update(runs).where(runs.c.chain_id == chain_id,
                                             runs.c.run_number == run_number).values(
-                end_time=utcnow(), status=run_status, error_message=error_message,
+                end_time=now, status=run_status, error_message=error_message,
                 auto_resume_after=auto_resume_after))
             if attempt_records:
                 conn.execute(insert(attempts), [
@@ -311,6 +338,9 @@ class Registry:
             self._event(conn, submission_id, "chain.finished", chain_id, run=run_number,
                         status=str(chain_status), errorMessage=error_message,
                         resumeAt=iso_time(auto_resume_after))
+            if claim_next is not None:
+                return self._claim(conn, claim_next[0], set(claim_next[1]))
+        return None
 
     def resume_due_chains(self, now: datetime | None = None) -> list[str]:
         """PAUSED chains whose wake-up time has passed (strictly) become REGISTERED."""
@@ -481,7 +511,7 @@ class Registry:
             conn.execute(update(process_chains).where(
                 process_chains.c.submission_id == submission_id,
                 process_chains.c.status.in_([CS.ERROR, CS.CANCELLED])).values(
-                status=CS.REGISTERED, fed=False, next_run_at=None))
+                status=CS.REGISTERED, fed_round=None, next_run_at=None))
             conn.execute(update(submissions).where(submissions.c.id == submission_id).values(
                 status=SS.RUNNING, end_time=None, error_message=None, results=None,
                 cancel_requested=False, owner=None, lease_until=None))
@@ -519,12 +549,16 @@ class Registry:
                        process_chains.c.cancel_requested | submissions.c.cancel_requested)).all()
         return [r.id for r in rows]
 
-    def unfed_finished_chains(self, submission_id: str) -> list[ChainRecord]:
-        """Finished chains whose outcome the generator has not seen yet, oldest first."""
+    def unfed_finished_chains(self, submission_id: str,
+                              after_round: int | None = None) -> list[ChainRecord]:
+        """Finished chains whose outcome the generator has not seen yet, oldest first. With
+        `after_round' (resuming from a state of that round) also those fed in later rounds."""
+        not_fed = process_chains.c.fed_round.is_(None)
+        if after_round is not None:
+            not_fed = not_fed | (process_chains.c.fed_round > after_round)
         with self._read() as conn:
             rows = conn.execute(select(process_chains).where(
-                process_chains.c.submission_id == submission_id,
-                process_chains.c.fed.is_(False),
+                process_chains.c.submission_id == submission_id, not_fed,
                 process_chains.c.status.in_([CS.SUCCESS, CS.ERROR, CS.CANCELLED]))
                 .order_by(process_chains.c.seq)).all()
         return [self._chain(r) for r in rows]

@@ -28,6 +28,7 @@ submissions = Table(
     Column("error_message", Text),
     Column("results", Text),
     Column("generator_state", Text),
+    Column("state_round", Integer, nullable=False, default=0),  # rounds the state includes
     Column("cancel_requested", Boolean, nullable=False, default=False),
     Column("owner", String(64)),  # the controller driving it (lease)
     Column("lease_until", DateTime(timezone=True)),
@@ -47,7 +48,8 @@ process_chains = Table(
     Column("chain", Text, nullable=False),  # Steep JSON of the process chain
     Column("results", Text),
     Column("next_run_at", DateTime(timezone=True)),  # when a PAUSED chain is due again
-    Column("fed", Boolean, nullable=False, default=False),  # outcome handed to the generator
+    # the controller round in which the generator got this chain's outcome (NULL: not yet)
+    Column("fed_round", Integer),
     Column("cancel_requested", Boolean, nullable=False, default=False),
     Column("created_time", DateTime(timezone=True), nullable=False),
 )
@@ -114,3 +116,8 @@ agents = Table(
     Column("pid", Integer),
     Column("owner", String(64)),  # the engine process the agent belongs to
 )
+
+# listings of the HTTP API, newest first (migration 0002)
+Index("ix_submissions_status_seq", submissions.c.status, submissions.c.seq)
+Index("ix_chains_status_seq", process_chains.c.status, process_chains.c.seq)
+Index("ix_chains_submission_seq", process_chains.c.submission_id, process_chains.c.seq)

@@ -165,3 +165,75 @@ async def test_demo_shows_retries_and_a_timeout_on_the_timeline(registry, tmp_pa
     chains, _ = registry.list_chains(sid)
     attempts = [a for c in chains for a in registry.attempts(c.chain.id)]
     assert sorted(a["outcome"] for a in attempts if a["serviceId"] == "flaky") == ["FAILED", "FAILED", "SUCCESS"]
+
+
+SLOW_COPY = """
+- id: slowcopy
+  name: Slow copy
+  description: copies a file after a pause, so that every copy finishes in a round of its own
+  path: {tool}
+  runtime: other
+  parameters:
+    - {{id: i, name: i, description: source, type: input, cardinality: 1..1}}
+    - {{id: o, name: o, description: target, type: output, cardinality: 1..1}}
+"""
+
+
+async def test_resume_feeds_again_what_the_stored_generator_state_lacks(registry, tmp_path) -> None:
+    """The controller stores the generator state only with new chains (or now and then).
+    Outcomes it fed in rounds after the stored state must be fed again after a crash,
+    or the fan-in below would never be generated."""
+    tool = tmp_path / "slowcopy"
+    tool.write_text('#!/bin/sh\nsleep 0.3\ncp "$1" "$2"\n')
+    tool.chmod(0o755)
+    (tmp_path / "services.yaml").write_text(SLOW_COPY.format(tool=tool))
+    services = {**SERVICES, **read_services(str(tmp_path / "services.yaml"))}
+    inputs = []
+    for n in range(3):
+        inputs.append(tmp_path / f"in{n}.txt")
+        inputs[-1].write_text(f"{n}\n")
+    sid = _submit(registry, f"""api: 4.7.0
+vars:
+  - {{id: inputs, value: [{', '.join(f'"{p}"' for p in inputs)}]}}
+actions:
+  - type: for
+    input: inputs
+    enumerator: i
+    output: copies
+    yieldToOutput: c
+    actions:
+      - {{id: copy, type: execute, service: slowcopy, inputs: [{{id: i, var: i}}],
+         outputs: [{{id: o, var: c}}]}}
+  - {{id: join, type: execute, service: cat, inputs: [{{id: input_files, var: copies}}],
+     outputs: [{{id: output_file, var: joined, store: true}}]}}
+""")
+    fed_rounds: list[int] = []
+    mark_fed, add_chains = registry.mark_fed, registry.add_chains
+
+    def record_mark_fed(chain_ids, round_number):
+        fed_rounds.append(round_number)
+        mark_fed(chain_ids, round_number)
+
+    def crash_before_the_join(submission_id, chains, *args, **kwargs):
+        if any(e.service_id == "cat" for c in chains for e in c.executables):
+            raise RuntimeError("the controller died here")
+        add_chains(submission_id, chains, *args, **kwargs)
+
+    registry.mark_fed, registry.add_chains = record_mark_fed, crash_before_the_join
+    engine = Engine(registry, services, MACROS, _settings(tmp_path, agents=1))
+    run = asyncio.create_task(engine.run())
+    for _ in range(200):
+        await asyncio.sleep(0.05)
+        if engine.controller.tasks == {} and fed_rounds:
+            break
+    engine.stop.set()
+    await asyncio.wait_for(run, 30)
+    assert fed_rounds, "no copy was fed in a round of its own: the test proves nothing"
+    assert registry.get_submission(sid).status == SS.RUNNING
+
+    del registry.mark_fed, registry.add_chains  # a healthy engine takes over
+    engine = Engine(registry, services, MACROS, _settings(tmp_path, agents=1))
+    await asyncio.wait_for(engine.run(until_submission=sid), 30)
+    submission = registry.get_submission(sid)
+    assert submission.status == SS.SUCCESS, submission.error_message
+    assert Path(submission.results["joined"][0]).read_text() == "0\n1\n2\n"

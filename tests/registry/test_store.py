@@ -135,7 +135,7 @@ def test_finish_stores_results_and_attempts(registry: Registry) -> None:
     assert registry.get_chain("c").results == {"out": ["/o/1"]}
     (attempt,) = registry.attempts("c")
     assert attempt["lastLines"] == ["done"] and attempt["serviceId"] == "cp"
-    assert registry.generator_state("s") == {"state": 1}
+    assert registry.saved_state("s") == ({"state": 1}, 0)
     assert registry.chain_counts("s") == {"SUCCESS": 1}
 
 
@@ -173,3 +173,31 @@ def test_timeline_records_every_change(registry: Registry) -> None:
                      "chain.started", "chain.finished", "submission.status"]
     last = registry.events("s")[-1]
     assert last["status"] == "SUCCESS" and registry.events("s", after=last["id"]) == []
+
+
+def test_finishing_claims_the_agents_next_chain_at_once(registry: Registry) -> None:
+    _submission(registry, "s")
+    registry.add_chains("s", [_chain("a"), _chain("b", caps=["gpu"]), _chain("c")], None)
+    _, run = registry.claim_chain("agent")
+    following = registry.finish_run("a", run, "SUCCESS", CS.SUCCESS, claim_next=("agent", []))
+    assert following is not None and following[0].chain.id == "c" and following[1] == 1
+    assert following[0].status == CS.RUNNING
+    assert registry.chain_counts("s") == {"SUCCESS": 1, "RUNNING": 1, "REGISTERED": 1}
+    assert [r.agent_id for r in registry.runs("c")] == ["agent"]
+    # nothing this agent can run: the run is closed all the same
+    assert registry.finish_run("c", 1, "SUCCESS", CS.SUCCESS, claim_next=("agent", [])) is None
+    assert registry.chain_counts("s") == {"SUCCESS": 2, "REGISTERED": 1}
+
+
+def test_outcomes_fed_after_the_stored_state_are_fed_again_on_resume(registry: Registry) -> None:
+    _submission(registry, "s")
+    registry.add_chains("s", [_chain("a"), _chain("b"), _chain("c")], {"state": 1},
+                        round_number=1)
+    for cid in ("a", "b", "c"):
+        _, run = registry.claim_chain("agent")
+        registry.finish_run(cid, run, "SUCCESS", CS.SUCCESS)
+    registry.add_chains("s", [], {"state": 2}, fed=["a"], round_number=2)
+    registry.mark_fed(["b"], 3)  # fed, but the state of round 3 was never stored
+    assert registry.saved_state("s") == ({"state": 2}, 2)
+    assert [r.chain.id for r in registry.unfed_finished_chains("s")] == ["c"]
+    assert [r.chain.id for r in registry.unfed_finished_chains("s", after_round=2)] == ["b", "c"]

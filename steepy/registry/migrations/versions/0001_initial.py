@@ -33,6 +33,7 @@ def upgrade() -> None:
         sa.Column("error_message", sa.Text),
         sa.Column("results", sa.Text),
         sa.Column("generator_state", sa.Text),
+        sa.Column("state_round", sa.Integer, nullable=False, server_default="0"),
         sa.Column("cancel_requested", sa.Boolean, nullable=False),
         sa.Column("owner", sa.String(64)),
         sa.Column("lease_until", TZ),
@@ -50,7 +51,7 @@ def upgrade() -> None:
         sa.Column("chain", sa.Text, nullable=False),
         sa.Column("results", sa.Text),
         sa.Column("next_run_at", TZ),
-        sa.Column("fed", sa.Boolean, nullable=False),
+        sa.Column("fed_round", sa.Integer),
         sa.Column("cancel_requested", sa.Boolean, nullable=False),
         sa.Column("created_time", TZ, nullable=False),
     )
