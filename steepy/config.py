@@ -30,6 +30,10 @@ DEFAULTS: dict[str, Any] = {
     "controller.heartbeatInterval": "2s",  # how often an engine says it is alive
     "controller.leaseTimeout": "10s",  # silence after which its work is taken over
     "scheduler.lookupInterval": "2s",  # safety-net sweep; new work wakes it at once
+    "http.host": "127.0.0.1",  # `steepy serve'; another address needs http.token
+    "http.port": 8080,
+    "http.token": None,  # bearer token every request but GET /health must carry
+    "http.postMaxSize": 10485760,  # bytes (or e.g. "10 MB"); larger bodies get 413
 }
 FILE_NAME = "steepy.yaml"
 

@@ -18,4 +18,4 @@ def main() -> None:
 
 
 # the commands register themselves on `main'
-from steepy.cli import engine, files, manage  # noqa: E402,F401
+from steepy.cli import engine, files, manage, serve  # noqa: E402,F401

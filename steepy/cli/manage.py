@@ -12,14 +12,27 @@ from steepy.cli.common import (DB_OPTION, EXIT_INVALID, MACROS_OPTION, SERVICES_
 from steepy.cli.engine import print_events
 from steepy.registry.documents import chain_document, submission_document
 
+SERVER_OPTION = click.option("--server", envvar="STEEPY_SERVER", metavar="URL",
+                             help="Talk to this steepy HTTP API instead of the database "
+                                  "(or STEEPY_SERVER).")
+
+
+def _remote(name: str, *args) -> None:
+    from steepy.http import remote
+
+    remote.run(getattr(remote, name), *args)
+
 
 @main.command()
 @click.argument("workflow_file", metavar="WORKFLOW", type=click.Path())
 @SERVICES_OPTION
 @MACROS_OPTION
 @DB_OPTION
-def submit(workflow_file: str, services, macros, db) -> None:
+@SERVER_OPTION
+def submit(workflow_file: str, services, macros, db, server) -> None:
     """Store a workflow as ACCEPTED; a `steepy worker' runs it. Prints the new id last."""
+    if server:
+        return _remote("submit", server, workflow_file)
     submission, _, _ = prepare(workflow_file, services, macros)
     open_registry_or_fail(db).add_submission(submission)
     click.echo(f"submitted {submission.id}")
@@ -30,8 +43,11 @@ def submit(workflow_file: str, services, macros, db) -> None:
 @click.option("--size", default=20, show_default=True)
 @click.option("--offset", default=0)
 @DB_OPTION
-def list_submissions(status, size: int, offset: int, db) -> None:
+@SERVER_OPTION
+def list_submissions(status, size: int, offset: int, db, server) -> None:
     """List submissions, newest first."""
+    if server:
+        return _remote("list_submissions", server, status, size, offset)
     from steepy.output import table
 
     registry = open_registry_or_fail(db)
@@ -53,8 +69,11 @@ def list_submissions(status, size: int, offset: int, db) -> None:
 @click.argument("item_id", metavar="ID")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object (its `status' is the item's).")
 @DB_OPTION
-def show(item_id: str, as_json: bool, db) -> None:
+@SERVER_OPTION
+def show(item_id: str, as_json: bool, db, server) -> None:
     """Show a submission (with its chains) or a process chain (with runs and attempts)."""
+    if server:
+        return _remote("show", server, item_id, as_json)
     import json as jsonlib
 
     registry = open_registry_or_fail(db)
@@ -105,8 +124,11 @@ def _print_document(doc: dict) -> None:
 @click.option("--run", "run_number", type=int, help="Run number (default: the latest).")
 @click.option("--follow", "-f", is_flag=True, help="Keep printing new lines while the chain runs.")
 @DB_OPTION
-def logs(chain_id: str, run_number: int | None, follow: bool, db) -> None:
+@SERVER_OPTION
+def logs(chain_id: str, run_number: int | None, follow: bool, db, server) -> None:
     """Print the output of a process chain's run."""
+    if server:
+        return _remote("logs", server, chain_id, run_number, follow)
     import time
 
     from steepy.agent import log_path
@@ -140,8 +162,11 @@ def logs(chain_id: str, run_number: int | None, follow: bool, db) -> None:
 @main.command()
 @click.argument("item_id", metavar="ID")
 @DB_OPTION
-def cancel(item_id: str, db) -> None:
+@SERVER_OPTION
+def cancel(item_id: str, db, server) -> None:
     """Cancel a submission or a single process chain."""
+    if server:
+        return _remote("cancel", server, item_id)
     registry = open_registry_or_fail(db)
     before, running = registry.cancel_submission(item_id)
     if before is None:
@@ -162,8 +187,11 @@ def cancel(item_id: str, db) -> None:
 @main.command()
 @click.argument("submission_id")
 @DB_OPTION
-def retry(submission_id: str, db) -> None:
+@SERVER_OPTION
+def retry(submission_id: str, db, server) -> None:
     """Run the failed and cancelled chains of a finished submission again."""
+    if server:
+        return _remote("retry", server, submission_id)
     registry = open_registry_or_fail(db)
     before = registry.retry_submission(submission_id)
     if before is None:
@@ -179,8 +207,11 @@ def retry(submission_id: str, db) -> None:
 @main.command(name="events")
 @click.argument("submission_id")
 @DB_OPTION
-def show_events(submission_id: str, db) -> None:
+@SERVER_OPTION
+def show_events(submission_id: str, db, server) -> None:
     """Print the timeline of a submission."""
+    if server:
+        return _remote("events", server, submission_id)
     registry = open_registry_or_fail(db)
     if registry.get_submission(submission_id) is None:
         click.echo(f"No submission with the id `{submission_id}'.", err=True)

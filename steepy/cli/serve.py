@@ -1,0 +1,73 @@
+"""`steepy serve`: the HTTP API, with the engine (controller, scheduler, local agents) in
+the same process unless `--no-agents`."""
+
+from __future__ import annotations
+
+import click
+
+from steepy.cli import main
+from steepy.cli.common import (AGENTS_OPTION, DB_OPTION, EXIT_INVALID, MACROS_OPTION,
+                               SERVICES_OPTION, engine_settings, load_registries,
+                               open_registry_or_fail)
+from steepy.config import load_config
+from steepy.errors import Problem
+
+
+@main.command()
+@click.option("--host", help="Address to listen on (default: http.host, 127.0.0.1).")
+@click.option("--port", type=click.IntRange(0, 65535),
+              help="Port (default: http.port, 8080; 0: any free port).")
+@DB_OPTION
+@AGENTS_OPTION
+@click.option("--no-agents", is_flag=True,
+              help="API only: run no engine here; a `steepy worker' elsewhere runs the work.")
+@SERVICES_OPTION
+@MACROS_OPTION
+def serve(host: str | None, port: int | None, db, agents, no_agents: bool, services,
+          macros) -> None:
+    """Serve Steep's HTTP API (and run the submitted workflows) until SIGTERM or Ctrl-C."""
+    import asyncio
+    import sys
+
+    from steepy.cli.common import fail
+    from steepy.http import ApiContext, create_app
+    from steepy.http.server import is_loopback, listen, parse_size, serve as serve_api
+
+    config = load_config()
+    host = host or str(config.get("http.host") or "127.0.0.1")
+    port = int(config.get("http.port") or 8080) if port is None else port
+    token = config.get("http.token")
+    token = None if token in (None, "") else str(token)
+    if token is None and not is_loopback(host):
+        click.echo(f"Refusing to listen on {host} without a token: anyone who can reach it "
+                   "could run commands on this machine through submitted workflows. Set "
+                   "`http.token' in steepy.yaml or STEEPY_HTTP_TOKEN (clients then send "
+                   "`Authorization: Bearer <token>'), or listen on 127.0.0.1.", err=True)
+        sys.exit(EXIT_INVALID)
+    try:
+        post_max_size = parse_size(config.get("http.postMaxSize"))
+    except ValueError as e:
+        fail([Problem(f"http.postMaxSize: {e}", file=config.source or "configuration")])
+    service_map, macro_map = load_registries(services, macros)
+    registry = open_registry_or_fail(db)
+    settings = engine_settings(agents)
+    try:
+        sock = listen(host, port)
+    except OSError as e:
+        click.echo(f"Cannot listen on {host}:{port}: {e.strerror or e}", err=True)
+        sys.exit(EXIT_INVALID)
+
+    async def main_loop() -> None:
+        from steepy.engine import Engine
+
+        engine = None if no_agents else Engine(registry, service_map, macro_map, settings)
+        ctx = ApiContext(registry, service_map, macro_map, engine, settings.agent.log_dir,
+                         settings.agent.log_group_by_prefix, token, post_max_size,
+                         agent_max_age_s=settings.lease_s)
+        address = sock.getsockname()
+        shown = f"[{address[0]}]" if ":" in address[0] else address[0]
+        what = "API only" if engine is None else f"engine {engine.owner} with {len(engine.agents)} agent(s)"
+        click.echo(f"serving on http://{shown}:{address[1]} ({what})", err=True)
+        await serve_api(ctx, create_app(ctx), sock)
+
+    asyncio.run(main_loop())

@@ -1,0 +1,32 @@
+"""The FastAPI application: routes, error handlers, token check and body limit."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+
+from steepy import __version__
+from steepy.http import chains, errors, logs, system, workflows
+from steepy.http.auth import BearerAuth
+from steepy.http.context import ApiContext
+from steepy.http.limits import BodyLimit
+
+DESCRIPTION = """\
+steepy's HTTP API: the paths, parameters, status codes and JSON shapes of
+[Steep](https://steep-wms.github.io/)'s, so Steep's clients work against steepy, plus
+steepy's retry, event timeline and live stream of a submission (tag `steepy`).
+
+Errors are plain text, or `{"status", "message", "errors"?}` for clients that ask for
+`application/json` first. With `http.token` set, every request but `GET /health` needs
+`Authorization: Bearer <token>`.
+"""
+
+
+def create_app(ctx: ApiContext) -> FastAPI:
+    app = FastAPI(title="steepy", version=__version__, description=DESCRIPTION)
+    app.state.ctx = ctx
+    errors.install(app)
+    for module in (system, workflows, chains, logs):
+        app.include_router(module.router)
+    app.add_middleware(BodyLimit, max_size=ctx.post_max_size)
+    app.add_middleware(BearerAuth, token=ctx.token)  # added last: checked first
+    return app

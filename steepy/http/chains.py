@@ -1,0 +1,104 @@
+"""/processchains: list, show, cancel or reprioritise process chains, and their runs."""
+
+from __future__ import annotations
+
+import asyncio
+
+from fastapi import APIRouter, Path, Query, Request
+from starlette.responses import Response
+
+from steepy.http.errors import ApiError
+from steepy.http.responses import INT_MAX, OFFSET, SIZE, context, json_response, page_response
+from steepy.http.updates import UPDATE_BODY, parse_update, wait_until
+from steepy.model.submission import ProcessChainStatus
+from steepy.registry.queries import PRIORITY_CHAIN
+
+router = APIRouter(tags=["processchains"])
+NOT_FOUND = {404: {"description": "No process chain with this id"}}
+FINISHED = ("CANCELLED", "SUCCESS", "ERROR")
+
+
+def _missing(chain_id: str) -> ApiError:
+    return ApiError(404, f"There is no process chain with ID `{chain_id}'")
+
+
+@router.get("/processchains", summary="Process chains, newest first",
+            responses={400: {"description": "Invalid parameter"}})
+def list_chains(request: Request, size: int = SIZE, offset: int = OFFSET,
+                submissionId: str | None = Query(None, description="Only this submission's"),
+                status: ProcessChainStatus | None = Query(None)) -> Response:
+    """Without `executables` and `results`; with `submissionId`, `status` and the latest
+    run's `agentId`, `startTime`, `endTime` (and `errorMessage` after ERROR); paging
+    headers."""
+    items, total = context(request).queries.chain_summaries(
+        submissionId, None if status is None else str(status), size, offset)
+    return page_response(items, total, size, offset)
+
+
+@router.get("/processchains/{id}", summary="One process chain", responses=NOT_FOUND)
+def get_chain(request: Request, id: str) -> Response:
+    found = context(request).queries.chain(id)
+    if found is None:
+        raise _missing(id)
+    return json_response(found)
+
+
+@router.put("/processchains/{id}", summary="Cancel a process chain or change its priority",
+            openapi_extra=UPDATE_BODY,
+            responses={**NOT_FOUND, 400: {"description": "Invalid body"},
+                       422: {"description": "The priority of a finished process chain"}})
+async def put_chain(request: Request, id: str) -> Response:
+    ctx = context(request)
+    update = parse_update(await request.body())
+    found = await asyncio.to_thread(ctx.queries.chain_status, id)
+    if found is None:
+        raise _missing(id)
+    status = found[0]
+    if update.priority is not None:
+        status = await asyncio.to_thread(ctx.queries.set_chain_priority, id, update.priority)
+        if status not in PRIORITY_CHAIN:
+            raise ApiError(422, f"The priority of a finished process chain ({status}) cannot "
+                                "be changed")
+        ctx.wake_scheduler()
+    if update.cancel and status in PRIORITY_CHAIN:
+        await asyncio.to_thread(ctx.registry.cancel_chain, id)
+        ctx.wake_scheduler()
+
+        async def cancelled() -> bool:
+            now = await asyncio.to_thread(ctx.queries.chain_status, id)
+            return now is None or now[0] in FINISHED
+
+        await wait_until(cancelled, ctx.cancel_wait_s)
+    return json_response(await asyncio.to_thread(ctx.queries.chain, id, None, False))
+
+
+@router.get("/processchains/{id}/runs", summary="The runs of a process chain, first to last",
+            responses=NOT_FOUND)
+def get_runs(request: Request, id: str) -> Response:
+    ctx = context(request)
+    if ctx.queries.chain_status(id) is None:
+        raise _missing(id)
+    return json_response([r.to_json() for r in ctx.registry.runs(id)])
+
+
+@router.get("/processchains/{id}/runs/{runNumber}", summary="A process chain as of one run",
+            responses={**NOT_FOUND, 400: {"description": "Not a run number"}})
+def get_run(request: Request, id: str,
+            runNumber: int = Path(..., ge=-INT_MAX, le=INT_MAX)) -> Response:
+    found = context(request).queries.chain(id, runNumber)
+    if found is None:
+        raise ApiError(404, f"There is no run {runNumber} of process chain `{id}'")
+    return json_response(found)
+
+
+@router.get("/processchains/{id}/document", tags=["steepy"],
+            summary="A process chain with its runs and attempts", responses=NOT_FOUND)
+def get_document(request: Request, id: str) -> Response:
+    """What `steepy show --json CHAIN_ID` prints."""
+    from steepy.registry.documents import chain_document
+
+    ctx = context(request)
+    record = ctx.registry.get_chain(id)
+    if record is None:
+        raise _missing(id)
+    return json_response(chain_document(ctx.registry, record))

@@ -1,0 +1,87 @@
+"""What the endpoints share: the registry, services and macros, and the engine of this
+process (if it runs one) to wake after a change."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from steepy.registry import Registry
+from steepy.registry.queries import Queries
+
+if TYPE_CHECKING:
+    from steepy.engine import Engine
+
+DEFAULT_POST_MAX_SIZE = 10 * 1024 * 1024
+
+
+@dataclass
+class ApiContext:
+    registry: Registry
+    services: dict[str, Any] = field(default_factory=dict)
+    macros: dict[str, Any] = field(default_factory=dict)
+    engine: "Engine | None" = None  # None: an API-only node; other processes run the work
+    log_dir: Path | None = Path("logs/processchains")
+    log_group_by_prefix: int = 0
+    token: str | None = None
+    post_max_size: int = DEFAULT_POST_MAX_SIZE
+    agent_max_age_s: float = 10.0  # agents silent for longer are not listed
+    cancel_wait_s: float = 2.0  # how long a cancel waits to report the final status (Steep: 2 s)
+    stream_poll_s: float = 0.2  # how often a live stream looks for new events
+    loop: asyncio.AbstractEventLoop | None = None  # the loop the engine runs in
+    stopping: asyncio.Event = field(default_factory=asyncio.Event)  # ends live streams
+    queries: Queries = field(init=False)
+    _tasks: set = field(default_factory=set, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.queries = Queries(self.registry)
+
+    def _in_loop(self, callback: Any) -> None:
+        # endpoints run in worker threads; the engine's events belong to its loop
+        if self.engine is None:
+            return
+        loop = self.loop
+        if loop is None or loop.is_closed():
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            callback()
+        else:
+            loop.call_soon_threadsafe(callback)
+
+    def submitted(self) -> None:
+        """A submission was stored here: let the engine's controller look now."""
+        if self.engine is not None:
+            self._in_loop(self.engine.submitted)
+
+    def wake_scheduler(self) -> None:
+        """Chains changed (cancelled, retried, reprioritised): let the scheduler look now."""
+        if self.engine is not None:
+            self._in_loop(self.engine.scheduler.wake)
+
+    def retried(self) -> None:
+        """A finished submission is RUNNING again without a controller: adopt it here at
+        once instead of at the engine's next recovery round."""
+        engine = self.engine
+        if engine is None:
+            return
+
+        async def adopt() -> None:
+            if engine.stop.is_set():
+                return
+            for submission in await asyncio.to_thread(self.registry.adopt_submissions,
+                                                      engine.owner, engine.settings.lease_s):
+                engine.controller.start(submission)
+            engine.scheduler.wake()
+
+        def spawn() -> None:
+            task = asyncio.ensure_future(adopt())
+            self._tasks.add(task)  # keep a reference until it is done
+            task.add_done_callback(self._tasks.discard)
+
+        self._in_loop(spawn)

@@ -1,0 +1,103 @@
+"""GET|HEAD /logs/processchains/{id}: a run's output as plain text, whole or a byte range."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Iterator
+
+from fastapi import APIRouter, Query, Request
+from starlette.responses import Response, StreamingResponse
+
+from steepy.agent import log_path
+from steepy.http.errors import ApiError
+from steepy.http.responses import INT_MAX, context
+
+router = APIRouter(tags=["logs"])
+CHUNK = 64 * 1024
+_RANGE = re.compile(r"\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*")
+
+
+def parse_range(header: str, size: int) -> tuple[int, int]:
+    """The inclusive byte range [start, end] that `header` asks for in a file of `size`
+    bytes; ApiError 416 when it is malformed or cannot be satisfied (one range only)."""
+    match = _RANGE.fullmatch(header)
+    start = end = None
+    if match and (match[1] or match[2]) and len(match[1]) < 19 and len(match[2]) < 19:
+        if match[1]:  # bytes=a- or bytes=a-b
+            start = int(match[1])
+            end = min(int(match[2]), size - 1) if match[2] else size - 1
+            if match[2] and int(match[2]) < start:
+                start = None
+        elif int(match[2]) > 0:  # bytes=-n: the last n bytes
+            start, end = max(0, size - int(match[2])), size - 1
+    if start is None or start >= size:
+        raise ApiError(416, f"Range not satisfiable: `{header}' (the log has {size} bytes)",
+                       headers={"Content-Range": f"bytes */{size}"})
+    return start, end
+
+
+def _read(path: str, start: int, length: int) -> Iterator[bytes]:
+    with open(path, "rb") as f:
+        f.seek(start)
+        while length > 0:
+            chunk = f.read(min(CHUNK, length))
+            if not chunk:
+                break  # the file shrank; the client sees a short body
+            length -= len(chunk)
+            yield chunk
+
+
+LOG_RESPONSES = {200: {"content": {"text/plain": {}}},
+                 206: {"description": "The requested byte range"},
+                 400: {"description": "Not a run number"},
+                 404: {"description": "No such chain or run, not run yet, or no log"},
+                 416: {"description": "Range not satisfiable"}}
+
+
+@router.get("/logs/processchains/{id}", summary="The output of a process chain's run",
+            responses=LOG_RESPONSES)
+@router.head("/logs/processchains/{id}", summary="The size of a process chain's log",
+             operation_id="head_log", responses=LOG_RESPONSES)
+def get_log(request: Request, id: str,
+            runNumber: int | None = Query(None, ge=-INT_MAX, le=INT_MAX,
+                                          description="Run (default: the latest)"),
+            forceDownload: bool = Query(False, description="Answer as an attachment")
+            ) -> Response:
+    """Supports `Range: bytes=a-b`, `bytes=a-` and `bytes=-n` (also as `x-range`)."""
+    ctx = context(request)
+    found = ctx.queries.chain_status(id)
+    if found is None:
+        raise ApiError(404, f"There is no process chain with ID `{id}'")
+    if ctx.log_dir is None:
+        raise ApiError(404, "Process chain logging is disabled")
+    if runNumber is not None and runNumber < 1:
+        raise ApiError(400, f"Invalid run number {runNumber}; runs count from 1")
+    numbers = ctx.queries.run_numbers(id)
+    if runNumber is None:
+        if found[0] in ("REGISTERED", "PAUSED") or not numbers:
+            raise ApiError(404, f"Process chain `{id}' is {found[0]}; it has no current run")
+        runNumber = numbers[-1]
+    elif runNumber not in numbers:
+        raise ApiError(404, f"Process chain `{id}' has no run {runNumber}")
+    path = str(log_path(ctx.log_dir, id, runNumber, ctx.log_group_by_prefix))
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        raise ApiError(404, f"There is no log of run {runNumber} of process chain `{id}'") from None
+    headers = {"Accept-Ranges": "bytes"}
+    if forceDownload:
+        name = f"{id}.log" if runNumber == 1 else f"{id}.{runNumber}.log"
+        headers["Content-Disposition"] = f'attachment; filename="{name}"'
+    wanted = request.headers.get("range") or request.headers.get("x-range")
+    status, start, length = 200, 0, size
+    if wanted is not None:
+        start, end = parse_range(wanted, size)
+        status, length = 206, end - start + 1
+        headers["Content-Range"] = f"bytes {start}-{end}/{size}"
+    headers["Content-Length"] = str(length)
+    media = "text/plain; charset=utf-8"
+    if request.method == "HEAD":
+        return Response(status_code=status, headers=headers, media_type=media)
+    return StreamingResponse(_read(path, start, length), status, headers=headers,
+                             media_type=media)

@@ -1,0 +1,59 @@
+"""The body of `PUT /workflows/{id}` and `PUT /processchains/{id}`:
+`{"status": "CANCELLED"}` and/or `{"priority": N}`."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Awaitable, Callable
+
+from steepy.http.errors import ApiError
+from steepy.http.responses import INT_MAX, json_body
+
+UPDATE_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {"application/json": {"schema": {
+            "type": "object",
+            "properties": {
+                "status": {"type": "string", "enum": ["CANCELLED"]},
+                "priority": {"type": "integer", "minimum": -INT_MAX, "maximum": INT_MAX},
+            },
+            "minProperties": 1,
+        }}},
+    },
+}
+
+
+@dataclass
+class Update:
+    cancel: bool
+    priority: int | None
+
+
+def parse_update(raw: bytes) -> Update:
+    data = json_body(raw)
+    if not isinstance(data, dict):
+        raise ApiError(400, "The request body must be a JSON object")
+    if "status" not in data and "priority" not in data:
+        raise ApiError(400, "Expected `status' (CANCELLED) or `priority' (an integer)")
+    cancel = False
+    if "status" in data:
+        if data["status"] != "CANCELLED":
+            raise ApiError(400, f"Invalid status `{data['status']}'; only CANCELLED can be set")
+        cancel = True
+    priority = data.get("priority")
+    if "priority" in data and (not isinstance(priority, int) or isinstance(priority, bool)
+                               or not -INT_MAX <= priority <= INT_MAX):
+        raise ApiError(400, "Invalid priority; expected an integer")
+    return Update(cancel, priority)
+
+
+async def wait_until(check: Callable[[], Awaitable[bool]], timeout_s: float,
+                     interval_s: float = 0.05) -> None:
+    """Poll `check' until it is true or `timeout_s' has passed (Steep waits up to 2 s for a
+    cancel to take effect before it answers)."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout_s
+    while not await check() and loop.time() < end:
+        await asyncio.sleep(interval_s)

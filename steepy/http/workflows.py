@@ -1,0 +1,167 @@
+"""/workflows: list, show, submit, cancel or reprioritise submissions (Steep), and steepy's
+retry, event timeline and live stream of a submission (extensions 5 and 6)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from fastapi import APIRouter, Query, Request
+from starlette.responses import Response
+
+from steepy.errors import InputError
+from steepy.http.errors import ApiError
+from steepy.http.responses import OFFSET, SIZE, context, json_response, page_response
+from steepy.http.stream import event_stream
+from steepy.http.submit import build_submission
+from steepy.http.updates import UPDATE_BODY, parse_update, wait_until
+from steepy.model.submission import SubmissionStatus
+from steepy.registry.queries import FINISHED_SUBMISSION
+
+router = APIRouter(tags=["workflows"])
+
+RETRYABLE = ("ERROR", "PARTIAL_SUCCESS", "CANCELLED")
+NOT_FOUND = {404: {"description": "No submission with this id"}}
+WORKFLOW_BODY = {
+    "requestBody": {
+        "required": True,
+        "description": "A workflow (Steep's format, API 4.x) as YAML or JSON.",
+        "content": {"application/json": {"schema": {"type": "object"}},
+                    "application/x-yaml": {"schema": {"type": "object"}}},
+    },
+}
+
+
+def _missing(submission_id: str) -> ApiError:
+    return ApiError(404, f"There is no workflow with ID `{submission_id}'")
+
+
+@router.get("/workflows", summary="Submissions, newest first",
+            responses={400: {"description": "Invalid parameter"}})
+def list_workflows(request: Request, size: int = SIZE, offset: int = OFFSET,
+                   status: SubmissionStatus | None = Query(None)) -> Response:
+    """Without `workflow`, `source`, `results` and `errorMessage`, with process-chain
+    counters; paging headers `x-page-size`, `x-page-offset`, `x-page-total`."""
+    items, total = context(request).queries.submission_summaries(
+        None if status is None else str(status), size, offset)
+    return page_response(items, total, size, offset)
+
+
+@router.get("/workflows/{id}", summary="One submission", responses=NOT_FOUND)
+def get_workflow(request: Request, id: str) -> Response:
+    found = context(request).queries.submission(id)
+    if found is None:
+        raise _missing(id)
+    return json_response(found)
+
+
+@router.post("/workflows", status_code=202, summary="Submit a workflow",
+             openapi_extra=WORKFLOW_BODY,
+             responses={202: {"description": "Accepted: the new submission"},
+                        400: {"description": "Invalid workflow: every problem, with line, "
+                                             "column and JSON path"},
+                        413: {"description": "Body larger than http.postMaxSize"}})
+async def post_workflow(request: Request) -> Response:
+    """The body is YAML, or JSON when it starts with `{`. It is validated like
+    `steepy submit` does and stored as ACCEPTED."""
+    ctx = context(request)
+    raw = await request.body()
+    try:
+        submission = await asyncio.to_thread(build_submission, raw, ctx.services, ctx.macros)
+    except InputError as e:
+        raise ApiError(400, "Invalid workflow", e.problems) from None
+    await asyncio.to_thread(ctx.registry.add_submission, submission)
+    ctx.submitted()
+    return json_response(submission.to_json(), 202,
+                         headers={"Location": f"/workflows/{submission.id}"})
+
+
+@router.put("/workflows/{id}", summary="Cancel a submission or change its priority",
+            openapi_extra=UPDATE_BODY,
+            responses={**NOT_FOUND, 400: {"description": "Invalid body"},
+                       422: {"description": "The priority of a finished submission"}})
+async def put_workflow(request: Request, id: str) -> Response:
+    """`{"status": "CANCELLED"}` cancels its waiting process chains and stops the running
+    ones; `{"priority": N}` changes its priority and that of its unfinished chains."""
+    ctx = context(request)
+    update = parse_update(await request.body())
+    status = await asyncio.to_thread(ctx.queries.submission_status, id)
+    if status is None:
+        raise _missing(id)
+    if update.priority is not None:
+        status = await asyncio.to_thread(ctx.queries.set_submission_priority, id, update.priority)
+        if status not in ("ACCEPTED", "RUNNING"):
+            raise ApiError(422, f"The priority of a finished submission ({status}) cannot "
+                                "be changed")
+        ctx.wake_scheduler()
+    if update.cancel and status in ("ACCEPTED", "RUNNING"):
+        await asyncio.to_thread(ctx.registry.cancel_submission, id)
+        ctx.wake_scheduler()
+
+        async def cancelled() -> bool:
+            return await asyncio.to_thread(ctx.queries.submission_status, id) in FINISHED_SUBMISSION
+
+        await wait_until(cancelled, ctx.cancel_wait_s)
+    found = await asyncio.to_thread(ctx.queries.submission, id, False)
+    return json_response(found)
+
+
+@router.post("/workflows/{id}/retry", tags=["steepy"], summary="Retry a finished submission",
+             responses={**NOT_FOUND, 409: {"description": "Not ERROR, PARTIAL_SUCCESS or "
+                                                          "CANCELLED"}})
+def retry_workflow(request: Request, id: str) -> Response:
+    """steepy extension 5: its ERROR and CANCELLED process chains run again, SUCCESS ones
+    keep their results."""
+    ctx = context(request)
+    before = ctx.registry.retry_submission(id)
+    if before is None:
+        raise _missing(id)
+    if before not in RETRYABLE:
+        raise ApiError(409, f"Submission `{id}' is {before}; only ERROR, PARTIAL_SUCCESS and "
+                            "CANCELLED submissions can be retried.")
+    ctx.retried()
+    return json_response(ctx.queries.submission(id, with_workflow=False))
+
+
+@router.get("/workflows/{id}/events", tags=["steepy"], summary="A submission's timeline",
+            responses=NOT_FOUND)
+def get_events(request: Request, id: str,
+               after: int = Query(0, ge=0, le=2**62, description="Only events after this id")
+               ) -> Response:
+    """steepy extension 6: every state change of the submission and its chains, oldest
+    first; each event has an `id`, `time` and `kind`."""
+    ctx = context(request)
+    if ctx.queries.submission_status(id) is None:
+        raise _missing(id)
+    return json_response(ctx.registry.events(id, after))
+
+
+@router.get("/workflows/{id}/stream", tags=["steepy"],
+            summary="The timeline as server-sent events, live",
+            responses={**NOT_FOUND, 200: {"description": "text/event-stream: one `message` "
+                                                         "per event, then `end`",
+                                          "content": {"text/event-stream": {}}}})
+async def stream_events(request: Request, id: str,
+                        after: int = Query(0, ge=0, le=2**62,
+                                           description="Only events after this id")) -> Response:
+    """Each event is sent as `id: <event id>` and `data: <event JSON>`; once the submission
+    has finished, a last `event: end` (data: its status) closes the stream. A reconnecting
+    client's `Last-Event-ID` is honoured."""
+    ctx = context(request)
+    if await asyncio.to_thread(ctx.queries.submission_status, id) is None:
+        raise _missing(id)
+    last = request.headers.get("last-event-id", "")
+    if last.isdigit() and len(last) < 19:
+        after = max(after, int(last))
+    return event_stream(ctx, id, after)
+
+
+@router.get("/workflows/{id}/document", tags=["steepy"],
+            summary="A submission with its chains, runs and attempts", responses=NOT_FOUND)
+def get_document(request: Request, id: str) -> Response:
+    """What `steepy show --json ID` prints."""
+    from steepy.registry.documents import submission_document
+
+    ctx = context(request)
+    if ctx.queries.submission_status(id) is None:
+        raise _missing(id)
+    return json_response(submission_document(ctx.registry, id))
