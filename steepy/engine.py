@@ -69,17 +69,28 @@ class Engine:
         for agent in self.agents:
             agent.cancel()
 
-    async def _watch_database(self, interval_s: float = 0.02) -> None:
-        """Notice commits of other processes (a new submission, new chains) without waiting
-        for the next sweep."""
+    async def _watch_database(self, interval_s: float = 0.02, busy_s: float = 0.25) -> None:
+        """Notice commits of other processes (a new submission, a cancel) without waiting
+        for the next sweep. While this process writes too, a change may be its own, so
+        the components are woken at most every `busy_s'."""
         last = self.registry.change_marker()
         if last is None:
             return
+        own = self.registry.commits
+        changed = False
+        woken = 0.0
+        clock = asyncio.get_running_loop().time
         while not self.stop.is_set():
             await asyncio.sleep(interval_s)
             marker = self.registry.change_marker()
+            surely_other = False
             if marker != last:
-                last = marker
+                changed = True
+                surely_other = self.registry.commits == own  # we wrote nothing meanwhile
+                last, own = marker, self.registry.commits
+            if changed and (surely_other or clock() - woken >= busy_s):
+                changed = False
+                woken = clock()
                 self._submitted.set()
                 self.scheduler.wake()
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-from alembic import command
-from alembic.config import Config as AlembicConfig
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 
 from steepy.errors import SteepyError
@@ -62,8 +61,33 @@ def open_engine(url: str | None = None) -> Engine:
     return engine
 
 
+def head_revisions() -> set[str]:
+    """The newest migrations, read from the files (importing alembic costs ~0.2 s a start)."""
+    revisions, parents = set(), set()
+    for path in (MIGRATIONS / "versions").glob("*.py"):
+        source = path.read_text()
+        for name, found in (("revision", revisions), ("down_revision", parents)):
+            match = re.search(rf"^{name}\b[^=]*=\s*[\"']([^\"']+)[\"']", source, re.M)
+            if match:
+                found.add(match.group(1))
+    return revisions - parents
+
+
+def _current_revisions(engine: Engine) -> set[str]:
+    try:
+        with engine.connect() as connection:
+            return set(connection.execute(text("SELECT version_num FROM alembic_version")).scalars())
+    except Exception:  # no table yet: a new database
+        return set()
+
+
 def migrate(engine: Engine) -> None:
     """Create or upgrade the schema to the newest migration."""
+    if _current_revisions(engine) == head_revisions():
+        return
+    from alembic import command
+    from alembic.config import Config as AlembicConfig
+
     config = AlembicConfig()
     config.set_main_option("script_location", str(MIGRATIONS))
     with engine.begin() as connection:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from steepy.registry.store import ChainRecord, Registry
+from collections import defaultdict
+
+from steepy.registry.store import ChainRecord, Registry, RunRecord
 
 
 def submission_document(registry: Registry, submission_id: str) -> dict:
@@ -15,17 +17,31 @@ def submission_document(registry: Registry, submission_id: str) -> dict:
                         ("SUCCESS", "succeeded"), ("ERROR", "failed")):
         out[f"{key}ProcessChains"] = counts.get(status, 0)
     chains, _ = registry.list_chains(submission_id)
-    out["processChains"] = [chain_document(registry, c) for c in reversed(chains)]
+    runs: dict[str, list[RunRecord]] = defaultdict(list)
+    for run in registry.submission_runs(submission_id):
+        runs[run.chain_id].append(run)
+    attempts: dict[tuple[str, int], list[dict]] = defaultdict(list)
+    for chain_id, attempt in registry.submission_attempts(submission_id):
+        attempts[chain_id, attempt["runNumber"]].append(attempt)
+    out["processChains"] = [_chain_document(c, runs[c.chain.id], attempts)
+                            for c in reversed(chains)]
     return out
 
 
 def chain_document(registry: Registry, record: ChainRecord) -> dict:
+    attempts: dict[tuple[str, int], list[dict]] = defaultdict(list)
+    for attempt in registry.attempts(record.chain.id):
+        attempts[record.chain.id, attempt["runNumber"]].append(attempt)
+    return _chain_document(record, registry.runs(record.chain.id), attempts)
+
+
+def _chain_document(record: ChainRecord, runs: list[RunRecord],
+                    attempts: dict[tuple[str, int], list[dict]]) -> dict:
     out = record.chain.to_json()
     out.update(submissionId=record.submission_id, status=str(record.status))
     if record.results is not None:
         out["results"] = record.results
-    runs = registry.runs(record.chain.id)
-    out["runs"] = [dict(r.to_json(), attempts=registry.attempts(record.chain.id, r.run_number))
+    out["runs"] = [dict(r.to_json(), attempts=attempts.get((r.chain_id, r.run_number), []))
                    for r in runs]
     out["totalRuns"] = len(runs)
     return out

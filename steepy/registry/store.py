@@ -7,12 +7,14 @@ together before anyone acts on them.
 from __future__ import annotations
 
 import json
+import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, Iterable
 
-from sqlalchemy import Connection, Engine, and_, func, insert, select, update
+from sqlalchemy import (Connection, Engine, and_, bindparam, event, func, insert, select,
+                        update)
 
 from steepy.model.common import iso_time
 from steepy.model.processchain import ProcessChain
@@ -23,6 +25,24 @@ from steepy.registry.tables import agents, attempts, events, process_chains, run
 CS = ProcessChainStatus
 SS = SubmissionStatus
 CLAIM_BATCH = 64  # REGISTERED chains looked at per claim when capabilities must be matched
+
+# Statements of the hot path (a claim and a finish per chain), built once: building a
+# statement costs more than running it on SQLite
+_pc = process_chains.c
+_CANDIDATES = (select(_pc.id, _pc.required_capabilities).where(_pc.status == CS.REGISTERED)
+               .order_by(_pc.priority.desc(), _pc.seq).limit(CLAIM_BATCH))
+_CANDIDATES_LOCKED = _CANDIDATES.with_for_update(skip_locked=True)
+_CHAIN_AND_LAST_RUN = select(
+    process_chains, select(func.max(runs.c.run_number)).where(runs.c.chain_id == bindparam("b_id"))
+    .scalar_subquery().label("last_run")).where(_pc.id == bindparam("b_id"))
+_SUBMISSION_OF_CHAIN = select(_pc.submission_id).where(_pc.id == bindparam("b_id"))
+_SET_CHAIN = update(process_chains).where(_pc.id == bindparam("b_id"))
+_ADD_RUN = insert(runs)
+_END_RUN = update(runs).where(runs.c.chain_id == bindparam("b_chain"),
+                              runs.c.run_number == bindparam("b_run"))
+_ADD_ATTEMPT = insert(attempts)
+_ATTEMPT_DEFAULTS = {c.name: None for c in attempts.c if c.name != "id"}
+_ADD_EVENT = insert(events)
 
 
 def utcnow() -> datetime:
@@ -82,6 +102,20 @@ class Registry:
     def __init__(self, engine: Engine):
         self.engine = engine
         self._watch: Any = None  # a connection of its own for data_version (SQLite)
+        self.commits = 0  # write transactions committed through this registry
+        self._write_lock = threading.Lock()
+        event.listen(engine, "commit", self._committed)
+
+    def _committed(self, conn: Connection) -> None:
+        if not conn.get_execution_options().get("read_only"):
+            self.commits += 1
+
+    @contextmanager
+    def _write(self):
+        """A write transaction. Threads of this process queue on a lock of their own: waiting
+        in SQLite's busy handler would sleep in steps of milliseconds."""
+        with self._write_lock, self.engine.begin() as conn:
+            yield conn
 
     @contextmanager
     def _read(self):
@@ -109,14 +143,13 @@ class Registry:
 
     def _event(self, conn: Connection, submission_id: str, kind: str,
                chain_id: str | None = None, **data: Any) -> None:
-        conn.execute(insert(events).values(submission_id=submission_id, chain_id=chain_id,
-                                           time=utcnow(), kind=kind,
-                                           data=_dump({k: v for k, v in data.items()
-                                                       if v is not None})))
+        conn.execute(_ADD_EVENT, {"submission_id": submission_id, "chain_id": chain_id,
+                                  "time": utcnow(), "kind": kind,
+                                  "data": _dump({k: v for k, v in data.items() if v is not None})})
 
     def add_event(self, submission_id: str, kind: str, chain_id: str | None = None,
                   **data: Any) -> None:
-        with self.engine.begin() as conn:
+        with self._write() as conn:
             self._event(conn, submission_id, kind, chain_id, **data)
 
     def events(self, submission_id: str, after: int = 0) -> list[dict]:
@@ -131,7 +164,7 @@ class Registry:
     # ------------------------------------------------------------------ submissions
 
     def add_submission(self, submission: Submission) -> None:
-        with self.engine.begin() as conn:
+        with self._write() as conn:
             conn.execute(insert(submissions).values(
                 id=submission.id, name=submission.name, priority=submission.priority,
                 workflow_priority=submission.workflow.priority, status=str(submission.status),
@@ -170,7 +203,7 @@ class Registry:
             if conn.execute(select(submissions.c.id).where(submissions.c.status == SS.ACCEPTED)
                             .limit(1)).first() is None:
                 return None
-        with self.engine.begin() as conn:
+        with self._write() as conn:
             query = (select(submissions).where(submissions.c.status == SS.ACCEPTED)
                      .order_by(submissions.c.workflow_priority.desc(), submissions.c.seq).limit(1))
             if conn.dialect.name == "postgresql":
@@ -193,7 +226,7 @@ class Registry:
 
     def finish_submission(self, submission_id: str, status: SubmissionStatus,
                           error_message: str | None = None, results: dict | None = None) -> None:
-        with self.engine.begin() as conn:
+        with self._write() as conn:
             conn.execute(update(submissions).where(submissions.c.id == submission_id).values(
                 status=status, error_message=error_message, results=_dump(results or None),
                 end_time=utcnow()))
@@ -216,7 +249,7 @@ class Registry:
         `fed' are the finished chains handed to the generator in round `round_number', which
         the stored state now includes."""
         now = utcnow()
-        with self.engine.begin() as conn:
+        with self._write() as conn:
             self._mark_fed(conn, fed, round_number)
             if chains:
                 conn.execute(insert(process_chains), [
@@ -235,7 +268,7 @@ class Registry:
     def mark_fed(self, chain_ids: Iterable[str], round_number: int) -> None:
         """Finished chains handed to the generator in a round whose state is not stored (yet):
         after a crash they are handed over again."""
-        with self.engine.begin() as conn:
+        with self._write() as conn:
             self._mark_fed(conn, chain_ids, round_number)
 
     @staticmethod
@@ -281,30 +314,23 @@ class Registry:
     def claim_chain(self, agent_id: str, capabilities: Iterable[str] = ()) -> tuple[ChainRecord, int] | None:
         """Atomically take the next REGISTERED chain this agent can run (highest priority,
         then oldest; all required capabilities offered). It becomes RUNNING with a new run."""
-        with self.engine.begin() as conn:
+        with self._write() as conn:
             return self._claim(conn, agent_id, set(capabilities))
 
     def _claim(self, conn: Connection, agent_id: str,
                offered: set[str]) -> tuple[ChainRecord, int] | None:
-        pc = process_chains.c
-        query = (select(pc.id, pc.required_capabilities).where(pc.status == CS.REGISTERED)
-                 .order_by(pc.priority.desc(), pc.seq).limit(CLAIM_BATCH))
-        if conn.dialect.name == "postgresql":
-            query = query.with_for_update(skip_locked=True)
+        locked = conn.dialect.name == "postgresql"
         # most chains need no capabilities: their stored list is the text "[]"
-        chosen = next((r.id for r in conn.execute(query) if r.required_capabilities == "[]"
+        chosen = next((r.id for r in conn.execute(_CANDIDATES_LOCKED if locked else _CANDIDATES)
+                       if r.required_capabilities == "[]"
                        or set(_load(r.required_capabilities) or []) <= offered), None)
         if chosen is None:
             return None
-        last_run = select(func.max(runs.c.run_number)).where(runs.c.chain_id == chosen)
-        row = conn.execute(select(process_chains, last_run.scalar_subquery().label("last_run"))
-                           .where(pc.id == chosen)).one()
+        row = conn.execute(_CHAIN_AND_LAST_RUN, {"b_id": chosen}).one()
         run_number = (row.last_run or 0) + 1
-        now = utcnow()
-        conn.execute(update(process_chains).where(pc.id == chosen)
-                     .values(status=CS.RUNNING, next_run_at=None))
-        conn.execute(insert(runs).values(chain_id=chosen, run_number=run_number,
-                                         agent_id=agent_id, start_time=now))
+        conn.execute(_SET_CHAIN, {"b_id": chosen, "status": CS.RUNNING, "next_run_at": None})
+        conn.execute(_ADD_RUN, {"chain_id": chosen, "run_number": run_number,
+                                "agent_id": agent_id, "start_time": utcnow()})
         self._event(conn, row.submission_id, "chain.started", chosen, run=run_number,
                     agent=agent_id)
         record = self._chain(row)
@@ -320,21 +346,18 @@ class Registry:
         """Close a run, store its attempts and move the chain to its next status, at once.
         With `claim_next' (agent id, capabilities) the same transaction also claims that
         agent's next chain, which is returned."""
-        now = utcnow()
-        with self.engine.begin() as conn:
-            submission_id = conn.execute(select(process_chains.c.submission_id)
-                                         .where(process_chains.c.id == chain_id)).scalar_one()
-            conn.execute(update(runs).where(runs.c.chain_id == chain_id,
-                                            runs.c.run_number == run_number).values(
-                end_time=now, status=run_status, error_message=error_message,
-                auto_resume_after=auto_resume_after))
+        with self._write() as conn:
+            submission_id = conn.execute(_SUBMISSION_OF_CHAIN, {"b_id": chain_id}).scalar_one()
+            conn.execute(_END_RUN, {"b_chain": chain_id, "b_run": run_number, "end_time": utcnow(),
+                                    "status": run_status, "error_message": error_message,
+                                    "auto_resume_after": auto_resume_after})
             if attempt_records:
-                conn.execute(insert(attempts), [
-                    {**a, "chain_id": chain_id, "run_number": run_number,
+                conn.execute(_ADD_ATTEMPT, [
+                    {**_ATTEMPT_DEFAULTS, **a, "chain_id": chain_id, "run_number": run_number,
                      "last_lines": _dump(a.get("last_lines"))} for a in attempt_records])
-            conn.execute(update(process_chains).where(process_chains.c.id == chain_id).values(
-                status=chain_status, results=_dump(results),
-                next_run_at=auto_resume_after if chain_status == CS.PAUSED else None))
+            conn.execute(_SET_CHAIN, {
+                "b_id": chain_id, "status": chain_status, "results": _dump(results),
+                "next_run_at": auto_resume_after if chain_status == CS.PAUSED else None})
             self._event(conn, submission_id, "chain.finished", chain_id, run=run_number,
                         status=str(chain_status), errorMessage=error_message,
                         resumeAt=iso_time(auto_resume_after))
@@ -351,7 +374,7 @@ class Registry:
         with self._read() as conn:  # usually nothing is due: don't take the write lock
             if not conn.execute(due.limit(1)).first():
                 return []
-        with self.engine.begin() as conn:
+        with self._write() as conn:
             rows = conn.execute(due).all()
             for chain_id, submission_id in rows:
                 conn.execute(update(process_chains).where(process_chains.c.id == chain_id)
@@ -367,7 +390,7 @@ class Registry:
     def cancel_chains(self, submission_id: str) -> list[str]:
         """REGISTERED and PAUSED chains of a submission become CANCELLED; returns the ids of
         its RUNNING chains, which their agents must stop."""
-        with self.engine.begin() as conn:
+        with self._write() as conn:
             conn.execute(update(submissions).where(submissions.c.id == submission_id)
                          .values(cancel_requested=True))
             waiting = list(conn.execute(select(process_chains.c.id).where(
@@ -390,7 +413,7 @@ class Registry:
         """RUNNING chains whose agent is gone go back to REGISTERED; their open run is closed
         as AGENT_LOST. Returns the chain ids."""
         live = set(live_agents)
-        with self.engine.begin() as conn:
+        with self._write() as conn:
             open_runs = conn.execute(
                 select(runs.c.chain_id, runs.c.run_number, runs.c.agent_id,
                        process_chains.c.submission_id)
@@ -411,9 +434,17 @@ class Registry:
     # ------------------------------------------------------------------ runs and attempts
 
     def runs(self, chain_id: str) -> list[RunRecord]:
+        return self._runs(runs.c.chain_id == chain_id)
+
+    def submission_runs(self, submission_id: str) -> list[RunRecord]:
+        """The runs of all chains of a submission (one query, for whole documents)."""
+        return self._runs(runs.c.chain_id.in_(
+            select(_pc.id).where(_pc.submission_id == submission_id)))
+
+    def _runs(self, where: Any) -> list[RunRecord]:
         with self._read() as conn:
-            rows = conn.execute(select(runs).where(runs.c.chain_id == chain_id)
-                                .order_by(runs.c.run_number)).all()
+            rows = conn.execute(select(runs).where(where)
+                                .order_by(runs.c.chain_id, runs.c.run_number)).all()
         return [RunRecord(r.chain_id, r.run_number, r.agent_id, _utc(r.start_time),
                           _utc(r.end_time), r.status, r.error_message, _utc(r.auto_resume_after))
                 for r in rows]
@@ -422,21 +453,30 @@ class Registry:
         where = [attempts.c.chain_id == chain_id]
         if run_number is not None:
             where.append(attempts.c.run_number == run_number)
+        return [a for _, a in self._attempts(*where)]
+
+    def submission_attempts(self, submission_id: str) -> list[tuple[str, dict]]:
+        """(chain id, attempt) of all chains of a submission, in the order they happened."""
+        return self._attempts(attempts.c.chain_id.in_(
+            select(_pc.id).where(_pc.submission_id == submission_id)))
+
+    def _attempts(self, *where: Any) -> list[tuple[str, dict]]:
         with self._read() as conn:
             rows = conn.execute(select(attempts).where(*where).order_by(attempts.c.id)).all()
-        return [{"runNumber": r.run_number, "executableId": r.executable_id,
-                 "serviceId": r.service_id, "attempt": r.attempt,
-                 "startTime": iso_time(_utc(r.start_time)), "endTime": iso_time(_utc(r.end_time)),
-                 "outcome": r.outcome, "exitCode": r.exit_code, "signal": r.signal,
-                 "timeout": r.timeout_kind, "delayMs": r.delay_ms, "delayRule": r.delay_rule,
-                 "lastLines": _load(r.last_lines) or [], "message": r.message} for r in rows]
+        return [(r.chain_id, {
+            "runNumber": r.run_number, "executableId": r.executable_id,
+            "serviceId": r.service_id, "attempt": r.attempt,
+            "startTime": iso_time(_utc(r.start_time)), "endTime": iso_time(_utc(r.end_time)),
+            "outcome": r.outcome, "exitCode": r.exit_code, "signal": r.signal,
+            "timeout": r.timeout_kind, "delayMs": r.delay_ms, "delayRule": r.delay_rule,
+            "lastLines": _load(r.last_lines) or [], "message": r.message}) for r in rows]
 
     # ------------------------------------------------------------------ liveness
 
     def heartbeat(self, owner: str, agent_rows: list[dict], lease_s: float) -> None:
         """This engine is alive: refresh its agents and extend its submissions' leases."""
         now = utcnow()
-        with self.engine.begin() as conn:
+        with self._write() as conn:
             for a in agent_rows:
                 values = {"capabilities": _dump(sorted(a.get("capabilities", []))), "last_seen": now,
                           "chain_id": a.get("chain_id"), "owner": owner,
@@ -460,7 +500,7 @@ class Registry:
 
     def forget_agents(self, owner: str) -> None:
         """A clean shutdown: this engine's agents are gone and its leases end now."""
-        with self.engine.begin() as conn:
+        with self._write() as conn:
             conn.execute(agents.delete().where(agents.c.owner == owner))
             conn.execute(update(submissions).where(submissions.c.owner == owner,
                                                    submissions.c.status == SS.RUNNING)
@@ -469,7 +509,7 @@ class Registry:
     def adopt_submissions(self, owner: str, lease_s: float) -> list[Submission]:
         """RUNNING submissions whose controller's lease ran out (it died) are taken over."""
         now = utcnow()
-        with self.engine.begin() as conn:
+        with self._write() as conn:
             rows = conn.execute(select(submissions.c.id).where(
                 submissions.c.status == SS.RUNNING,
                 (submissions.c.lease_until.is_(None)) | (submissions.c.lease_until < now))).all()
@@ -488,7 +528,7 @@ class Registry:
     def cancel_submission(self, submission_id: str) -> tuple[str | None, list[str]]:
         """Cancel: an ACCEPTED submission ends CANCELLED at once; a RUNNING one has its waiting
         chains cancelled. Returns (status before, RUNNING chain ids to stop)."""
-        with self.engine.begin() as conn:
+        with self._write() as conn:
             status = conn.execute(select(submissions.c.status)
                                   .where(submissions.c.id == submission_id)).scalar()
             if status == SS.ACCEPTED:
@@ -503,7 +543,7 @@ class Registry:
     def retry_submission(self, submission_id: str) -> str | None:
         """Extension 5: ERROR, PARTIAL_SUCCESS or CANCELLED back to RUNNING; failed and
         cancelled chains are REGISTERED again. Returns the status before (None: unknown)."""
-        with self.engine.begin() as conn:
+        with self._write() as conn:
             status = conn.execute(select(submissions.c.status)
                                   .where(submissions.c.id == submission_id)).scalar()
             if status not in (SS.ERROR, SS.PARTIAL_SUCCESS, SS.CANCELLED):
@@ -522,7 +562,7 @@ class Registry:
     def cancel_chain(self, chain_id: str) -> str | None:
         """Cancel one chain: REGISTERED or PAUSED ends CANCELLED at once; a RUNNING one is
         flagged for its agent. Returns the status before (None: unknown chain)."""
-        with self.engine.begin() as conn:
+        with self._write() as conn:
             row = conn.execute(select(process_chains.c.status, process_chains.c.submission_id)
                                .where(process_chains.c.id == chain_id)).first()
             if row is None:
@@ -573,7 +613,7 @@ class Registry:
     def requeue_run(self, chain_id: str, run_number: int, reason: str) -> None:
         """An engine shutting down gives a chain back: the run ends INTERRUPTED, the chain is
         REGISTERED again for whoever runs next."""
-        with self.engine.begin() as conn:
+        with self._write() as conn:
             row = conn.execute(
                 select(process_chains.c.submission_id, process_chains.c.cancel_requested,
                        submissions.c.cancel_requested.label("submission_cancel"))

@@ -201,3 +201,23 @@ def test_outcomes_fed_after_the_stored_state_are_fed_again_on_resume(registry: R
     assert registry.saved_state("s") == ({"state": 2}, 2)
     assert [r.chain.id for r in registry.unfed_finished_chains("s")] == ["c"]
     assert [r.chain.id for r in registry.unfed_finished_chains("s", after_round=2)] == ["b", "c"]
+
+
+def test_submission_document_matches_each_chain_document(registry: Registry) -> None:
+    from steepy.registry.documents import chain_document, submission_document
+
+    _submission(registry, "s")
+    registry.add_chains("s", [_chain("a"), _chain("b")], None)
+    for cid in ("a", "b"):
+        _, run = registry.claim_chain("agent")
+        registry.finish_run(cid, run, "ERROR", CS.PAUSED, auto_resume_after=utcnow(),
+                            attempt_records=[{"executable_id": "e", "service_id": "cp", "attempt": n,
+                                              "outcome": "ERROR",
+                                              "exit_code": 1} for n in (1, 2)])
+    registry.resume_due_chains(utcnow() + timedelta(seconds=1))
+    _, run = registry.claim_chain("agent")
+    document = submission_document(registry, "s")
+    assert [c["id"] for c in document["processChains"]] == ["a", "b"]
+    assert document["processChains"] == [chain_document(registry, registry.get_chain(c))
+                                         for c in ("a", "b")]
+    assert [len(r["attempts"]) for r in document["processChains"][0]["runs"]] == [2, 0]
