@@ -9,7 +9,7 @@ truth for every state change the engine acts on.
 from __future__ import annotations
 
 import json
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from datetime import datetime, timedelta, timezone
 from typing import Any, Iterator
 
@@ -72,6 +72,14 @@ class Queries:
         if self.engine.dialect.name == "sqlite":
             return func.json_extract(process_chains.c.chain, "$.retries")
         return cast(process_chains.c.chain, JSON)["retries"]
+
+    @contextmanager
+    def _write(self) -> Iterator[Connection]:
+        # queue behind the registry's own writers of this process (a lock, not SQLite's
+        # sleeping busy handler) where the registry has such a lock
+        with getattr(self.registry, "_write_lock", None) or nullcontext():
+            with self.engine.begin() as conn:
+                yield conn
 
     @contextmanager
     def _read(self) -> Iterator[Connection]:
@@ -157,7 +165,7 @@ class Queries:
         """Change the priority of an ACCEPTED or RUNNING submission and of its chains that
         have not finished. Returns the submission's status (None: unknown); nothing changes
         unless that status is ACCEPTED or RUNNING."""
-        with self.engine.begin() as conn:
+        with self._write() as conn:
             status = conn.execute(select(submissions.c.status)
                                   .where(submissions.c.id == submission_id)).scalar()
             if status not in PRIORITY_SUBMISSION:
@@ -274,7 +282,7 @@ class Queries:
     def set_chain_priority(self, chain_id: str, priority: int) -> str | None:
         """Change the priority of a REGISTERED, RUNNING or PAUSED chain. Returns its status
         (None: unknown); nothing changes in any other status."""
-        with self.engine.begin() as conn:
+        with self._write() as conn:
             row = conn.execute(select(process_chains.c.status, process_chains.c.submission_id)
                                .where(process_chains.c.id == chain_id)).first()
             if row is None or row.status not in PRIORITY_CHAIN:

@@ -1,0 +1,73 @@
+"""The CLI's `--server` mode (STEEPY_SERVER): the same output as against the database."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from click.testing import CliRunner
+
+from steepy.cli import main
+from tests.conftest import ROOT
+from tests.engine.workflows import FAILS_ONCE, SLEEPY
+
+
+@pytest.fixture
+def cli(server, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    for key in ("STEEPY_SERVER", "STEEPY_DB_URL", "STEEPY_HTTP_TOKEN"):
+        monkeypatch.delenv(key, raising=False)
+
+    def run(*args: str, remote: bool = True, code: int = 0):
+        env = {"STEEPY_SERVER": server.url} if remote else {"STEEPY_DB_URL": server.env["STEEPY_DB_URL"]}
+        env["STEEPY_LOGS_PROCESSCHAINS_PATH"] = server.env["STEEPY_LOGS_PROCESSCHAINS_PATH"]
+        result = CliRunner().invoke(main, list(args), env=env, catch_exceptions=False)
+        assert result.exit_code == code, result.output
+        return result
+
+    return run
+
+
+def test_submit_list_show_logs_events_through_a_server(cli, server, workflow_file) -> None:
+    sid = cli("submit", workflow_file(FAILS_ONCE % (workflow_file("", "state")))).stdout.split()[-1]
+    server.wait(sid)
+    for args in (("list",), ("show", sid), ("show", sid, "--json"), ("events", sid)):
+        assert cli(*args).stdout == cli(*args, remote=False).stdout, args
+    chain_id = json.loads(cli("show", sid, "--json").stdout)["processChains"][0]["id"]
+    for args in (("show", chain_id), ("logs", chain_id), ("logs", chain_id, "--run", "1")):
+        assert cli(*args).stdout == cli(*args, remote=False).stdout, args
+    assert "failing on purpose" in cli("logs", chain_id).stdout
+    assert "RUNNING again (was ERROR)" in cli("retry", sid).stdout
+    server.wait(sid)
+    refused = cli("retry", sid, code=2)
+    assert "only ERROR, PARTIAL_SUCCESS and CANCELLED" in refused.stderr
+    assert cli("show", "nosuch", code=2).stderr == cli("show", "nosuch", remote=False,
+                                                      code=2).stderr
+
+
+def test_submit_reports_problems_like_the_local_command(cli, workflow_file) -> None:
+    path = workflow_file("api: 4.7.0\nactions:\n  - type: execute\n    service: nope\n")
+    remote = cli("submit", path, code=2)
+    local = cli("submit", path, "--services", "services", remote=False, code=2)
+    assert remote.stderr == local.stderr and f"{path}:4:14: actions[0].service" in remote.stderr
+
+
+def test_cancel_through_a_server(cli, server, workflow_file) -> None:
+    sid = cli("submit", workflow_file(SLEEPY)).stdout.split()[-1]
+    end = time.monotonic() + 20
+    while server.http.get(f"/workflows/{sid}").json()["runningProcessChains"] == 0:
+        assert time.monotonic() < end
+        time.sleep(0.05)
+    out = cli("cancel", sid).stdout
+    assert out == (f"submission {sid}: cancel requested (was RUNNING; 1 running chain(s) are "
+                   "being stopped)\n")
+    assert server.wait(sid)["status"] == "CANCELLED"
+    assert "has already finished (CANCELLED)" in cli("cancel", sid, code=2).stderr
+    assert "No submission or process chain" in cli("cancel", "nosuch", code=2).stderr
+
+
+def test_an_unreachable_server_is_a_clear_error(cli, monkeypatch) -> None:
+    result = CliRunner().invoke(main, ["list", "--server", "http://127.0.0.1:9"],
+                                catch_exceptions=False)
+    assert result.exit_code == 2 and "Cannot reach the steepy server" in result.stderr
