@@ -319,9 +319,9 @@ class Queries:
                                      .group_by(submissions.c.status)).all())
             chains = dict(conn.execute(select(process_chains.c.status, func.count())
                                        .group_by(process_chains.c.status)).all())
-            run_rows = dict(conn.execute(select(func.coalesce(runs.c.status, "RUNNING"),
-                                                func.count())
-                                         .group_by(func.coalesce(runs.c.status, "RUNNING"))).all())
+            run_rows = {status or "RUNNING": n for status, n in  # no status yet: running
+                        conn.execute(select(runs.c.status, func.count())
+                                     .group_by(runs.c.status)).all()}
             retries = dict(conn.execute(select(attempts.c.service_id, func.count())
                                         .where(attempts.c.attempt > 1)
                                         .group_by(attempts.c.service_id)).all())
