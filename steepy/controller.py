@@ -84,6 +84,12 @@ class Controller:
         if event is not None:
             event.set()
 
+    def poke(self) -> None:
+        """Something changed in the database, maybe chains finished in another process:
+        every submission looks again."""
+        for event in self._changed.values():
+            event.set()
+
     def start(self, submission: Submission) -> asyncio.Task | None:
         if submission.id in self.tasks:
             return None

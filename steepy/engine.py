@@ -93,6 +93,7 @@ class Engine:
                 woken = clock()
                 self._submitted.set()
                 self.scheduler.wake()
+                self.controller.poke()
 
     async def _heartbeat(self) -> None:
         rows = [{"id": a.id, "capabilities": list(a.capabilities), "chain_id": a.current_chain_id,

@@ -1,4 +1,4 @@
-"""Shared test set-up: where Steep's conformance data lives."""
+"""Shared test set-up: where Steep's conformance data lives, and the databases to test on."""
 
 from __future__ import annotations
 
@@ -35,3 +35,46 @@ def load_conformance_all(name: str) -> list:
 @pytest.fixture
 def conformance() -> Path:
     return conformance_dir()
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> str:
+    """URL of the test PostgreSQL server: $STEEPY_TEST_PG_URL, else the one `.ci/postgres`
+    installs and starts (a failure there fails the tests, it does not skip them)."""
+    import subprocess
+
+    url = os.environ.get("STEEPY_TEST_PG_URL")
+    if url:
+        return url
+    result = subprocess.run([str(ROOT / ".ci" / "postgres"), "start"], capture_output=True,
+                            text=True, timeout=600)
+    if result.returncode != 0:
+        pytest.fail(f".ci/postgres start failed:\n{result.stderr}", pytrace=False)
+    return result.stdout.strip().splitlines()[-1]
+
+
+@pytest.fixture
+def postgres_url(postgres_server: str):
+    """A fresh, empty database on the test server for one test, dropped afterwards."""
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    from steepy.ids import unique_id
+
+    server = make_url(postgres_server)
+    name = f"t_{unique_id().lower()}"
+    admin = server.set(drivername="postgresql", database="postgres").render_as_string(
+        hide_password=False)
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    yield server.set(database=name).render_as_string(hide_password=False)
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request, tmp_path) -> str:
+    """A new empty database of each kind steepy supports."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'steepy.db'}"
+    return request.getfixturevalue("postgres_url")

@@ -24,6 +24,7 @@ from steepy.registry.tables import agents, attempts, events, process_chains, run
 
 CS = ProcessChainStatus
 SS = SubmissionStatus
+CHANNEL = "steepy_changes"  # PostgreSQL notification channel of every write
 CLAIM_BATCH = 64  # REGISTERED chains looked at per claim when capabilities must be matched
 
 # Statements of the hot path (a claim and a finish per chain), built once: building a
@@ -104,6 +105,8 @@ class Registry:
         self._watch: Any = None  # a connection of its own for data_version (SQLite)
         self.commits = 0  # write transactions committed through this registry
         self._write_lock = threading.Lock()
+        self._postgres = engine.dialect.name == "postgresql"
+        self._notified = 0  # notifications received on the LISTEN connection (PostgreSQL)
         event.listen(engine, "commit", self._committed)
 
     def _committed(self, conn: Connection) -> None:
@@ -116,6 +119,8 @@ class Registry:
         in SQLite's busy handler would sleep in steps of milliseconds."""
         with self._write_lock, self.engine.begin() as conn:
             yield conn
+            if self._postgres:  # delivered on commit to every listening engine
+                conn.exec_driver_sql(f"NOTIFY {CHANNEL}")
 
     @contextmanager
     def _read(self):
@@ -126,12 +131,21 @@ class Registry:
                 yield conn
 
     def change_marker(self) -> int | None:
-        """A number that changes whenever another connection commits (SQLite's data_version),
-        so a process can notice new work at once; None where that is not available."""
-        if self.engine.dialect.name != "sqlite":
+        """A number that changes whenever another connection commits, so a process can
+        notice new work at once: SQLite's data_version, or the count of notifications on
+        PostgreSQL (every write transaction sends one). None where neither is available."""
+        if self.engine.dialect.name not in ("sqlite", "postgresql"):
             return None
         if self._watch is None:
+            # a connection of its own, kept for the life of the registry
             self._watch = self.engine.raw_connection()
+            if self._postgres:
+                listener = self._watch.driver_connection
+                listener.autocommit = True
+                listener.execute(f"LISTEN {CHANNEL}")
+        if self._postgres:
+            self._notified += sum(1 for _ in self._watch.driver_connection.notifies(timeout=0))
+            return self._notified
         cursor = self._watch.cursor()
         try:
             cursor.execute("PRAGMA data_version")

@@ -112,8 +112,10 @@ def test_cancel_from_another_process(steepy, tmp_path) -> None:
         assert worker.wait(timeout=30) == 0
 
 
-def test_worker_notices_a_new_submission_at_once(steepy, tmp_path) -> None:
-    """With its sweeps a minute apart, only the database watcher can wake the worker."""
+def test_worker_notices_a_new_submission_at_once(steepy, tmp_path, database_url) -> None:
+    """With its sweeps a minute apart, only the database watcher (SQLite's data_version,
+    PostgreSQL's LISTEN/NOTIFY) can wake the worker."""
+    steepy.env["STEEPY_DB_URL"] = database_url
     env = dict(steepy.env, STEEPY_SCHEDULER_LOOKUPINTERVAL="60s",
                STEEPY_CONTROLLER_HEARTBEATINTERVAL="60s", STEEPY_CONTROLLER_LEASETIMEOUT="120s")
     worker = subprocess.Popen([sys.executable, "-m", "steepy.cli", "worker", "--agents", "1"],
@@ -129,3 +131,44 @@ def test_worker_notices_a_new_submission_at_once(steepy, tmp_path) -> None:
     finally:
         worker.send_signal(signal.SIGTERM)
         assert worker.wait(timeout=30) == 0
+
+
+def test_chains_run_by_another_worker_are_fed_back_at_once(steepy, tmp_path, database_url) -> None:
+    """Worker A controls the submission but cannot run its chains (they need a capability
+    only worker B offers). With sweeps a minute apart, A's controller learns of B's
+    finished chains only through the database watcher."""
+    import yaml
+
+    services = []
+    for name in ("coreutils.yaml", "demo.yaml"):
+        for service in yaml.safe_load((ROOT / "services" / name).read_text()):
+            service["requiredCapabilities"] = ["special"]
+            services.append(service)
+    (tmp_path / "services.yaml").write_text(yaml.safe_dump(services))
+    steepy.env["STEEPY_DB_URL"] = database_url
+    env = dict(steepy.env, STEEPY_SCHEDULER_LOOKUPINTERVAL="60s",
+               STEEPY_CONTROLLER_HEARTBEATINTERVAL="60s", STEEPY_CONTROLLER_LEASETIMEOUT="120s")
+    worker = [sys.executable, "-m", "steepy.cli", "worker", "--agents", "1",
+              "--services", str(tmp_path / "services.yaml")]
+    workers = [subprocess.Popen(worker, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)]
+    try:
+        controller = workers[0].stderr.readline().split()[1]  # "worker ID with 1 agent(s)"
+        sid = steepy("submit", str(ROOT / "workflows" / "fan-out.yaml"), "--services",
+                     str(tmp_path / "services.yaml")).stdout.split()[-1]
+        deadline = time.monotonic() + 20
+        while json.loads(steepy("show", sid, "--json").stdout)["status"] != "RUNNING":
+            assert time.monotonic() < deadline, "worker A did not take the submission"
+            time.sleep(0.1)
+        workers.append(subprocess.Popen(worker, cwd=ROOT, stderr=subprocess.PIPE, text=True,
+                                        env=dict(env, STEEPY_AGENT_CAPABILITIES="[special]")))
+        while (doc := json.loads(steepy("show", sid, "--json").stdout))["status"] != "SUCCESS":
+            assert time.monotonic() < deadline, f"not fed back in time: {doc['status']}"
+            time.sleep(0.1)
+        assert doc["totalProcessChains"] == 6  # split, 4 sorts, cat: three rounds
+        agents = {r["agentId"] for c in doc["processChains"] for r in c["runs"]}
+        assert len(agents) == 1 and controller not in agents
+    finally:
+        for w in workers:
+            w.send_signal(signal.SIGTERM)
+        for w in workers:
+            assert w.wait(timeout=30) == 0

@@ -24,8 +24,8 @@ MACROS = read_macros(str(ROOT / "workflows" / "macros"))
 
 
 @pytest.fixture
-def registry(tmp_path) -> Registry:
-    return open_registry(f"sqlite:///{tmp_path / 'steepy.db'}")
+def registry(database_url) -> Registry:
+    return open_registry(database_url)  # SQLite and PostgreSQL
 
 
 @pytest.fixture(autouse=True)

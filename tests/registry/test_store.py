@@ -1,4 +1,5 @@
-"""The registry on SQLite: atomic claims, priorities, pauses, cancel, orphans, events."""
+"""The registry on SQLite and on PostgreSQL: atomic claims, priorities, pauses, cancel,
+orphans, events."""
 
 from __future__ import annotations
 
@@ -17,8 +18,8 @@ STATUS = load_conformance("submission-status.yaml")
 
 
 @pytest.fixture
-def registry(tmp_path) -> Registry:
-    return open_registry(f"sqlite:///{tmp_path / 'steepy.db'}")
+def registry(database_url: str) -> Registry:
+    return open_registry(database_url)
 
 
 def _submission(registry: Registry, sid: str, priority: int = 0) -> Submission:
@@ -32,8 +33,8 @@ def _chain(cid: str, priority: int = 0, caps: list[str] = ()) -> ProcessChain:
     return ProcessChain(id=cid, priority=priority, required_capabilities=list(caps))
 
 
-def test_reopen_keeps_data(tmp_path) -> None:
-    url = f"sqlite:///{tmp_path / 'x.db'}"
+def test_reopen_keeps_data(database_url: str) -> None:
+    url = database_url
     _submission(open_registry(url), "s1")
     assert open_registry(url).get_submission("s1").status == SS.ACCEPTED
 
@@ -87,8 +88,8 @@ def test_claim_needs_every_capability(registry: Registry) -> None:
     assert registry.claim_chain("a2", {"docker", "gpu", "x"})[0].chain.id == "gpu"
 
 
-def test_concurrent_claims_never_share_a_chain(tmp_path) -> None:
-    url = f"sqlite:///{tmp_path / 'c.db'}"
+def test_concurrent_claims_never_share_a_chain(database_url: str) -> None:
+    url = database_url
     registry = open_registry(url)
     _submission(registry, "s")
     registry.add_chains("s", [_chain(f"c{i}") for i in range(60)], None)
