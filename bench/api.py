@@ -75,8 +75,8 @@ def populate(url: str, count: int) -> list[str]:
                                    "results": None, "cancel_requested": False,
                                    "created_time": began})
                     chain_runs.append({"chain_id": cid, "run_number": 1, "agent_id": "bench",
-                                       "start_time": began, "end_time": began + timedelta(seconds=1),
-                                       "status": status})
+                                       "start_time": began, "status": status,
+                                       "end_time": began + timedelta(seconds=1)})
             conn.execute(insert(submissions), subs)
             conn.execute(insert(process_chains), chains)
             conn.execute(insert(runs), chain_runs)

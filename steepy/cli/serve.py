@@ -66,7 +66,8 @@ def serve(host: str | None, port: int | None, db, agents, no_agents: bool, servi
                          agent_max_age_s=settings.lease_s)
         address = sock.getsockname()
         shown = f"[{address[0]}]" if ":" in address[0] else address[0]
-        what = "API only" if engine is None else f"engine {engine.owner} with {len(engine.agents)} agent(s)"
+        what = ("API only" if engine is None
+                else f"engine {engine.owner} with {len(engine.agents)} agent(s)")
         click.echo(f"serving on http://{shown}:{address[1]} ({what})", err=True)
         await serve_api(ctx, create_app(ctx), sock)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 import time
 from datetime import datetime
+from typing import Any, Callable
 
 import click
 
@@ -25,7 +26,7 @@ def _stop(text: str) -> None:
     sys.exit(EXIT_INVALID)
 
 
-def run(command, *args) -> None:
+def run(command: Callable[..., None], *args: Any) -> None:
     """Run one remote command; a server that cannot be reached or refuses is exit 2."""
     try:
         command(*args)

@@ -113,7 +113,8 @@ class Queries:
         if size >= 0:
             query = query.limit(size)
         with self._read() as conn:
-            total = conn.execute(select(func.count()).select_from(submissions).where(*where)).scalar()
+            total = conn.execute(select(func.count()).select_from(submissions)
+                                 .where(*where)).scalar()
             rows = conn.execute(query).all()
             counts = self._chain_counts(conn, [r.id for r in rows])
         out = []

@@ -20,7 +20,8 @@ def cli(server, monkeypatch):
         monkeypatch.delenv(key, raising=False)
 
     def run(*args: str, remote: bool = True, code: int = 0):
-        env = {"STEEPY_SERVER": server.url} if remote else {"STEEPY_DB_URL": server.env["STEEPY_DB_URL"]}
+        env = ({"STEEPY_SERVER": server.url} if remote
+               else {"STEEPY_DB_URL": server.env["STEEPY_DB_URL"]})
         env["STEEPY_LOGS_PROCESSCHAINS_PATH"] = server.env["STEEPY_LOGS_PROCESSCHAINS_PATH"]
         result = CliRunner().invoke(main, list(args), env=env, catch_exceptions=False)
         assert result.exit_code == code, result.output

@@ -5,9 +5,7 @@ from __future__ import annotations
 import json
 import time
 
-import httpx
 import psutil
-import pytest
 import yaml
 
 from tests.conftest import ROOT
