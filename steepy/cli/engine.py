@@ -13,12 +13,33 @@ from steepy.registry.documents import submission_document
 
 
 def print_events(registry, submission_id: str, after: int) -> int:
+    from steepy.cli.live import event_line
+
     for e in registry.events(submission_id, after):
         after = e["id"]
-        detail = " ".join(f"{k}={v}" for k, v in e.items() if k not in ("id", "time", "kind"))
-        click.echo(f"{e['time']}  {e['kind']:<26} {detail}")
+        click.echo(event_line(e))
     return after
 
+
+async def _follow(registry, submission_id: str, done) -> None:
+    """A live view on a terminal; piped, one line per event (until `done' is set)."""
+    import asyncio
+
+    if sys.stdout.isatty():
+        from rich.console import Console
+
+        from steepy.cli.live import live_view
+
+        await live_view(registry, submission_id, Console(), done)
+        return
+    seen = 0
+    while not done.is_set():
+        seen = await asyncio.to_thread(print_events, registry, submission_id, seen)
+        try:
+            await asyncio.wait_for(done.wait(), 0.2)
+        except TimeoutError:
+            pass
+    print_events(registry, submission_id, seen)  # the last lines
 
 
 @main.command()
@@ -53,20 +74,16 @@ def run(workflow_file: str, services, macros, db, agents, as_json: bool) -> None
 
         loop.add_signal_handler(signal.SIGINT, interrupt)
         loop.add_signal_handler(signal.SIGTERM, interrupt)
-        seen = [0]
-
-        async def follow() -> None:
-            while True:
-                seen[0] = await asyncio.to_thread(print_events, registry, submission.id, seen[0])
-                await asyncio.sleep(0.2)
-
-        printer = None if as_json else asyncio.create_task(follow())
+        follower = None
+        done = asyncio.Event()
+        if not as_json:
+            follower = asyncio.create_task(_follow(registry, submission.id, done))
         try:
             await engine.run(until_submission=submission.id)
         finally:
-            if printer is not None:
-                printer.cancel()
-                print_events(registry, submission.id, seen[0])  # the last lines
+            if follower is not None:
+                done.set()
+                await follower
 
     asyncio.run(main_loop())
     final = registry.get_submission(submission.id)

@@ -613,9 +613,9 @@ class Registry:
         with self._read() as conn:
             rows = conn.execute(select(process_chains).where(
                 process_chains.c.submission_id == submission_id, not_fed,
-                process_chains.c.status.in_([CS.SUCCESS, CS.ERROR, CS.CANCELLED]))
-                .order_by(process_chains.c.seq)).all()
-        return [self._chain(r) for r in rows]
+                process_chains.c.status.in_([CS.SUCCESS, CS.ERROR, CS.CANCELLED]))).all()
+        # sorted here: ORDER BY would lead SQLite to walk all the submission's chains
+        return [self._chain(r) for r in sorted(rows, key=lambda r: r.seq)]
 
     def successful_results(self, submission_id: str) -> list[dict]:
         with self._read() as conn:

@@ -53,8 +53,12 @@ process_chains = Table(
     Column("cancel_requested", Boolean, nullable=False, default=False),
     Column("created_time", DateTime(timezone=True), nullable=False),
 )
-Index("ix_chains_status", process_chains.c.status, process_chains.c.priority,
+# the claim order: highest priority first, then oldest (migration 0003)
+Index("ix_chains_status", process_chains.c.status, process_chains.c.priority.desc(),
       process_chains.c.seq)
+# finished chains the generator has not seen yet (migration 0003)
+Index("ix_chains_unfed", process_chains.c.submission_id, process_chains.c.fed_round,
+      process_chains.c.status)
 Index("ix_chains_submission", process_chains.c.submission_id, process_chains.c.status)
 
 runs = Table(

@@ -1,0 +1,95 @@
+"""The live view of `steepy run` on a terminal, and its plain counterpart when piped."""
+
+from __future__ import annotations
+
+import io
+import os
+import pty
+import re
+import subprocess
+import sys
+from datetime import timedelta
+
+from rich.console import Console
+
+from steepy.cli.live import event_line, render, take_snapshot
+from steepy.model import ProcessChain, Submission, Workflow
+from steepy.model.processchain import Executable
+from steepy.model.submission import ProcessChainStatus as CS
+from steepy.registry import open_registry
+from steepy.registry.store import utcnow
+from tests.conftest import ROOT
+
+
+def _chain(cid: str, service: str) -> ProcessChain:
+    return ProcessChain(id=cid, executables=[Executable(id=f"{cid}-e", path=service,
+                                                        service_id=service)])
+
+
+def test_view_shows_counts_running_chains_and_pending_retries(tmp_path) -> None:
+    registry = open_registry(f"sqlite:///{tmp_path / 'db'}")
+    registry.add_submission(Submission(id="s", workflow=Workflow()))
+    registry.fetch_next_submission("me")
+    registry.add_chains("s", [_chain("a", "sort"), _chain("b", "flaky"), _chain("c", "cat"),
+                              _chain("d", "cp")], None)
+    for _ in range(3):
+        registry.claim_chain("agent-1")
+    registry.finish_run("b", 1, "ERROR", CS.PAUSED, auto_resume_after=utcnow() + timedelta(seconds=30))
+    registry.add_event("s", "chain.retryScheduled", "c", executableId="c-e", serviceId="cat",
+                       attempt=2, at=(utcnow() + timedelta(seconds=5)).isoformat())
+    events = registry.events("s")
+    snap = take_snapshot(registry, "s", events)
+    assert snap.counts == {"REGISTERED": 1, "RUNNING": 2, "PAUSED": 1}
+    assert [(c, s) for c, s, _ in snap.running] == [("a", "sort"), ("c", "cat")]
+    assert [w[:2] for w in snap.waiting] == [("chain b", "process chain retry"),
+                                             ("c-e (cat)", "attempt 2 of chain c")]
+    out = io.StringIO()
+    Console(file=out, force_terminal=True, width=120).print(render(snap))
+    text = re.sub(r"\x1b\[[0-9;]*m", "", out.getvalue())
+    assert "submission: RUNNING" in text and "retry pending" in text
+    assert re.search(r"29\.\d s|30\.0 s", text) and "agent-1" in text
+
+
+def test_event_lines_stay_single_lines() -> None:
+    line = event_line({"id": 1, "time": "t", "kind": "chain.attemptFailed",
+                       "message": "failed:\nlast line 1\nlast line 2"})
+    assert "\n" not in line and line.endswith("failed: | last line 1 | last line 2")
+
+
+def _run(tmp_path, tty: bool) -> str:
+    env = dict(os.environ, STEEPY_TMPPATH=str(tmp_path / "tmp"), STEEPY_OUTPATH=str(tmp_path / "out"),
+               STEEPY_LOGS_PROCESSCHAINS_PATH=str(tmp_path / "logs"), COLUMNS="120")
+    argv = [sys.executable, "-m", "steepy.cli", "run", "workflows/linear.yaml", "--db",
+            f"sqlite:///{tmp_path / 'db'}", "--services", "services"]
+    if not tty:
+        return subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True,
+                              timeout=60).stdout
+    leader, follower = pty.openpty()
+    process = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=follower, stderr=follower)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the other end closed
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    assert process.wait(timeout=60) == 0
+    return re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", b"".join(chunks).decode("utf-8", "replace"))
+
+
+def test_run_on_a_terminal_draws_the_live_view(tmp_path) -> None:
+    out = _run(tmp_path, tty=True)
+    assert "REGISTERED" in out and "submission: SUCCESS" in out  # the table's title
+    assert re.search(r"\s0 │\s+0 │\s+0 │\s+[1-9]\d* │\s+0 │\s+0\s", out)  # the final counts
+
+
+def test_run_piped_prints_one_line_per_event(tmp_path) -> None:
+    out = _run(tmp_path, tty=False)
+    assert "REGISTERED" not in out and "│" not in out
+    lines = [line for line in out.splitlines() if re.match(r"\d{4}-\d\d-\d\dT", line)]
+    kinds = [line.split()[1] for line in lines]
+    assert kinds[0] == "submission.status" and kinds[-1] == "submission.status"
+    assert "chain.started" in kinds and "chain.finished" in kinds
