@@ -169,6 +169,7 @@ def events(server: str, submission_id: str) -> None:
         found = api.json("GET", f"/workflows/{submission_id}/events")
     if found is None:
         _stop(f"No submission with the id `{submission_id}'.")
+    from steepy.cli.live import event_line  # the local command's format
+
     for e in found:
-        detail = " ".join(f"{k}={v}" for k, v in e.items() if k not in ("id", "time", "kind"))
-        click.echo(f"{e['time']}  {e['kind']:<26} {detail}")
+        click.echo(event_line(e))
