@@ -26,6 +26,7 @@ DEFAULTS: dict[str, Any] = {
     "agent.killGracePeriod": "5s",
     "agent.outputLinesToCollect": 100,
     "logs.processChains.path": "logs/processchains",
+    "logs.processChains.groupByPrefix": 0,
     "db.url": None,
     "controller.heartbeatInterval": "2s",  # how often an engine says it is alive
     "controller.leaseTimeout": "10s",  # silence after which its work is taken over

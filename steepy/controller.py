@@ -147,6 +147,9 @@ class Controller:
             cancel = await asyncio.to_thread(registry.cancel_requested, submission.id)
             if first or done:
                 round_number += 1
+                # the priority may have been changed (HTTP API) since the last round
+                priority = await asyncio.to_thread(registry.submission_priority, submission.id)
+                generator.default_priority = submission.priority if priority is None else priority
                 new = [] if cancel else generator.generate(*_outcomes(done))
                 fed = [c.chain.id for c in done]
                 # The state must be stored with the chains it produced. Otherwise storing it

@@ -113,8 +113,13 @@ class Engine:
             self.controller.start(submission)
 
     async def _accept(self) -> None:
+        """Start new submissions, and take over RUNNING ones without a controller (e.g.
+        just retried) at once rather than at the next recovery round."""
         while (submission := await asyncio.to_thread(
                 self.registry.fetch_next_submission, self.owner, self.settings.lease_s)) is not None:
+            self.controller.start(submission)
+        for submission in await asyncio.to_thread(self.registry.adopt_submissions, self.owner,
+                                                  self.settings.lease_s):
             self.controller.start(submission)
 
     async def run(self, until_submission: str | None = None) -> None:

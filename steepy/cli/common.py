@@ -93,6 +93,7 @@ def engine_settings(agents: int | None):
     agent = AgentConfig(kill_grace_period_ms=grace,
                         output_lines_to_collect=int(config.get("agent.outputLinesToCollect") or 100),
                         log_dir=Path(config.get("logs.processChains.path") or "logs/processchains"),
+                        log_group_by_prefix=int(config.get("logs.processChains.groupByPrefix") or 0),
                         tmp_path=str(Path(config["tmpPath"]).absolute()))
     return EngineSettings(tmp_path=config["tmpPath"], out_path=config["outPath"],
                           agents=agents or int(config.get("agent.instances") or 0),

@@ -65,23 +65,6 @@ class ApiContext:
             self._in_loop(self.engine.scheduler.wake)
 
     def retried(self) -> None:
-        """A finished submission is RUNNING again without a controller: adopt it here at
-        once instead of at the engine's next recovery round."""
-        engine = self.engine
-        if engine is None:
-            return
-
-        async def adopt() -> None:
-            if engine.stop.is_set():
-                return
-            for submission in await asyncio.to_thread(self.registry.adopt_submissions,
-                                                      engine.owner, engine.settings.lease_s):
-                engine.controller.start(submission)
-            engine.scheduler.wake()
-
-        def spawn() -> None:
-            task = asyncio.ensure_future(adopt())
-            self._tasks.add(task)  # keep a reference until it is done
-            task.add_done_callback(self._tasks.discard)
-
-        self._in_loop(spawn)
+        """A finished submission is RUNNING again without a controller: the engine adopts
+        it when it next looks for work, which this makes happen now."""
+        self.submitted()

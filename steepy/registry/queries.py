@@ -9,9 +9,9 @@ truth for every state change the engine acts on.
 from __future__ import annotations
 
 import json
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager
 from datetime import datetime, timedelta, timezone
-from typing import Any, Iterator
+from typing import Any
 
 from sqlalchemy import Connection, cast, func, insert, select, update
 from sqlalchemy.types import JSON
@@ -73,20 +73,11 @@ class Queries:
             return func.json_extract(process_chains.c.chain, "$.retries")
         return cast(process_chains.c.chain, JSON)["retries"]
 
-    @contextmanager
-    def _write(self) -> Iterator[Connection]:
-        # queue behind the registry's own writers of this process (a lock, not SQLite's
-        # sleeping busy handler) where the registry has such a lock
-        with getattr(self.registry, "_write_lock", None) or nullcontext():
-            with self.engine.begin() as conn:
-                yield conn
+    def _write(self) -> AbstractContextManager[Connection]:
+        return self.registry.write()  # the registry's lock, and NOTIFY on PostgreSQL
 
-    @contextmanager
-    def _read(self) -> Iterator[Connection]:
-        with self.engine.connect() as conn:
-            conn.execution_options(read_only=True)  # no write lock on SQLite
-            with conn.begin():
-                yield conn
+    def _read(self) -> AbstractContextManager[Connection]:
+        return self.registry.read()
 
     # ------------------------------------------------------------------ submissions
 

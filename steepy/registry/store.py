@@ -11,7 +11,7 @@ import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from sqlalchemy import (Connection, Engine, and_, bindparam, event, func, insert, select,
                         update)
@@ -114,7 +114,7 @@ class Registry:
             self.commits += 1
 
     @contextmanager
-    def _write(self):
+    def write(self) -> Iterator[Connection]:
         """A write transaction. Threads of this process queue on a lock of their own: waiting
         in SQLite's busy handler would sleep in steps of milliseconds."""
         with self._write_lock, self.engine.begin() as conn:
@@ -123,7 +123,7 @@ class Registry:
                 conn.exec_driver_sql(f"NOTIFY {CHANNEL}")
 
     @contextmanager
-    def _read(self):
+    def read(self) -> Iterator[Connection]:
         """A read-only transaction: a consistent snapshot without the write lock."""
         with self.engine.connect() as conn:
             conn.execution_options(read_only=True)
@@ -163,11 +163,11 @@ class Registry:
 
     def add_event(self, submission_id: str, kind: str, chain_id: str | None = None,
                   **data: Any) -> None:
-        with self._write() as conn:
+        with self.write() as conn:
             self._event(conn, submission_id, kind, chain_id, **data)
 
     def events(self, submission_id: str, after: int = 0) -> list[dict]:
-        with self._read() as conn:
+        with self.read() as conn:
             rows = conn.execute(select(events).where(events.c.submission_id == submission_id,
                                                      events.c.id > after)
                                 .order_by(events.c.id)).all()
@@ -178,7 +178,7 @@ class Registry:
     # ------------------------------------------------------------------ submissions
 
     def add_submission(self, submission: Submission) -> None:
-        with self._write() as conn:
+        with self.write() as conn:
             conn.execute(insert(submissions).values(
                 id=submission.id, name=submission.name, priority=submission.priority,
                 workflow_priority=submission.workflow.priority, status=str(submission.status),
@@ -196,7 +196,7 @@ class Registry:
             source=row.source, error_message=row.error_message, results=_load(row.results))
 
     def get_submission(self, submission_id: str) -> Submission | None:
-        with self._read() as conn:
+        with self.read() as conn:
             row = conn.execute(select(submissions).where(submissions.c.id == submission_id)).first()
         return None if row is None else self._submission(row)
 
@@ -204,7 +204,7 @@ class Registry:
                          offset: int = 0) -> tuple[list[Submission], int]:
         """Newest first, with the total count (for paging)."""
         where = [] if status is None else [submissions.c.status == status]
-        with self._read() as conn:
+        with self.read() as conn:
             total = conn.execute(select(func.count()).select_from(submissions).where(*where)).scalar()
             rows = conn.execute(select(submissions).where(*where).order_by(submissions.c.seq.desc())
                                 .limit(size).offset(max(0, offset))).all()
@@ -213,13 +213,13 @@ class Registry:
     def fetch_next_submission(self, owner: str = "", lease_s: float = 30) -> Submission | None:
         """Atomically take the ACCEPTED submission to run next: highest workflow priority,
         then oldest. It becomes RUNNING, leased to `owner'."""
-        with self._read() as conn:  # most calls find nothing: don't take the write lock
+        with self.read() as conn:  # most calls find nothing: don't take the write lock
             if conn.execute(select(submissions.c.id).where(submissions.c.status == SS.ACCEPTED)
                             .limit(1)).first() is None:
                 return None
-        with self._write() as conn:
+        with self.write() as conn:
             query = (select(submissions).where(submissions.c.status == SS.ACCEPTED)
-                     .order_by(submissions.c.workflow_priority.desc(), submissions.c.seq).limit(1))
+                     .order_by(submissions.c.priority.desc(), submissions.c.seq).limit(1))
             if conn.dialect.name == "postgresql":
                 query = query.with_for_update(skip_locked=True)
             row = conn.execute(query).first()
@@ -234,22 +234,27 @@ class Registry:
         return self._submission(row)
 
     def submission_ids(self, status: SubmissionStatus) -> list[str]:
-        with self._read() as conn:
+        with self.read() as conn:
             return list(conn.execute(select(submissions.c.id).where(submissions.c.status == status)
                                      .order_by(submissions.c.seq)).scalars())
 
     def finish_submission(self, submission_id: str, status: SubmissionStatus,
                           error_message: str | None = None, results: dict | None = None) -> None:
-        with self._write() as conn:
+        with self.write() as conn:
             conn.execute(update(submissions).where(submissions.c.id == submission_id).values(
                 status=status, error_message=error_message, results=_dump(results or None),
                 end_time=utcnow()))
             self._event(conn, submission_id, "submission.status", status=str(status),
                         errorMessage=error_message)
 
+    def submission_priority(self, submission_id: str) -> int | None:
+        with self.read() as conn:
+            return conn.execute(select(submissions.c.priority)
+                                .where(submissions.c.id == submission_id)).scalar()
+
     def saved_state(self, submission_id: str) -> tuple[dict | None, int]:
         """The stored generator state and the controller round it includes."""
-        with self._read() as conn:
+        with self.read() as conn:
             row = conn.execute(select(submissions.c.generator_state, submissions.c.state_round)
                                .where(submissions.c.id == submission_id)).first()
         return (None, 0) if row is None else (_load(row.generator_state), row.state_round or 0)
@@ -263,7 +268,7 @@ class Registry:
         `fed' are the finished chains handed to the generator in round `round_number', which
         the stored state now includes."""
         now = utcnow()
-        with self._write() as conn:
+        with self.write() as conn:
             self._mark_fed(conn, fed, round_number)
             if chains:
                 conn.execute(insert(process_chains), [
@@ -282,7 +287,7 @@ class Registry:
     def mark_fed(self, chain_ids: Iterable[str], round_number: int) -> None:
         """Finished chains handed to the generator in a round whose state is not stored (yet):
         after a crash they are handed over again."""
-        with self._write() as conn:
+        with self.write() as conn:
             self._mark_fed(conn, chain_ids, round_number)
 
     @staticmethod
@@ -299,7 +304,7 @@ class Registry:
                            seq=row.seq)
 
     def get_chain(self, chain_id: str) -> ChainRecord | None:
-        with self._read() as conn:
+        with self.read() as conn:
             row = conn.execute(select(process_chains).where(process_chains.c.id == chain_id)).first()
         return None if row is None else self._chain(row)
 
@@ -310,7 +315,7 @@ class Registry:
             where.append(process_chains.c.submission_id == submission_id)
         if status is not None:
             where.append(process_chains.c.status == status)
-        with self._read() as conn:
+        with self.read() as conn:
             total = conn.execute(select(func.count()).select_from(process_chains).where(*where)).scalar()
             query = select(process_chains).where(*where).order_by(process_chains.c.seq.desc())
             if size is not None:
@@ -319,7 +324,7 @@ class Registry:
         return [self._chain(r) for r in rows], int(total or 0)
 
     def chain_counts(self, submission_id: str) -> dict[str, int]:
-        with self._read() as conn:
+        with self.read() as conn:
             rows = conn.execute(select(process_chains.c.status, func.count())
                                 .where(process_chains.c.submission_id == submission_id)
                                 .group_by(process_chains.c.status)).all()
@@ -328,7 +333,7 @@ class Registry:
     def claim_chain(self, agent_id: str, capabilities: Iterable[str] = ()) -> tuple[ChainRecord, int] | None:
         """Atomically take the next REGISTERED chain this agent can run (highest priority,
         then oldest; all required capabilities offered). It becomes RUNNING with a new run."""
-        with self._write() as conn:
+        with self.write() as conn:
             return self._claim(conn, agent_id, set(capabilities))
 
     def _claim(self, conn: Connection, agent_id: str,
@@ -360,7 +365,7 @@ class Registry:
         """Close a run, store its attempts and move the chain to its next status, at once.
         With `claim_next' (agent id, capabilities) the same transaction also claims that
         agent's next chain, which is returned."""
-        with self._write() as conn:
+        with self.write() as conn:
             submission_id = conn.execute(_SUBMISSION_OF_CHAIN, {"b_id": chain_id}).scalar_one()
             conn.execute(_END_RUN, {"b_chain": chain_id, "b_run": run_number, "end_time": utcnow(),
                                     "status": run_status, "error_message": error_message,
@@ -385,10 +390,10 @@ class Registry:
         due = (select(process_chains.c.id, process_chains.c.submission_id).where(
             process_chains.c.status == CS.PAUSED, process_chains.c.next_run_at.is_not(None),
             process_chains.c.next_run_at < now))
-        with self._read() as conn:  # usually nothing is due: don't take the write lock
+        with self.read() as conn:  # usually nothing is due: don't take the write lock
             if not conn.execute(due.limit(1)).first():
                 return []
-        with self._write() as conn:
+        with self.write() as conn:
             rows = conn.execute(due).all()
             for chain_id, submission_id in rows:
                 conn.execute(update(process_chains).where(process_chains.c.id == chain_id)
@@ -397,14 +402,14 @@ class Registry:
         return [r[0] for r in rows]
 
     def next_wake_up(self) -> datetime | None:
-        with self._read() as conn:
+        with self.read() as conn:
             return _utc(conn.execute(select(func.min(process_chains.c.next_run_at))
                                      .where(process_chains.c.status == CS.PAUSED)).scalar())
 
     def cancel_chains(self, submission_id: str) -> list[str]:
         """REGISTERED and PAUSED chains of a submission become CANCELLED; returns the ids of
         its RUNNING chains, which their agents must stop."""
-        with self._write() as conn:
+        with self.write() as conn:
             conn.execute(update(submissions).where(submissions.c.id == submission_id)
                          .values(cancel_requested=True))
             waiting = list(conn.execute(select(process_chains.c.id).where(
@@ -419,7 +424,7 @@ class Registry:
                 process_chains.c.status == CS.RUNNING)).scalars())
 
     def cancel_requested(self, submission_id: str) -> bool:
-        with self._read() as conn:
+        with self.read() as conn:
             return bool(conn.execute(select(submissions.c.cancel_requested)
                                      .where(submissions.c.id == submission_id)).scalar())
 
@@ -427,7 +432,7 @@ class Registry:
         """RUNNING chains whose agent is gone go back to REGISTERED; their open run is closed
         as AGENT_LOST. Returns the chain ids."""
         live = set(live_agents)
-        with self._write() as conn:
+        with self.write() as conn:
             open_runs = conn.execute(
                 select(runs.c.chain_id, runs.c.run_number, runs.c.agent_id,
                        process_chains.c.submission_id)
@@ -456,7 +461,7 @@ class Registry:
             select(_pc.id).where(_pc.submission_id == submission_id)))
 
     def _runs(self, where: Any) -> list[RunRecord]:
-        with self._read() as conn:
+        with self.read() as conn:
             rows = conn.execute(select(runs).where(where)
                                 .order_by(runs.c.chain_id, runs.c.run_number)).all()
         return [RunRecord(r.chain_id, r.run_number, r.agent_id, _utc(r.start_time),
@@ -475,7 +480,7 @@ class Registry:
             select(_pc.id).where(_pc.submission_id == submission_id)))
 
     def _attempts(self, *where: Any) -> list[tuple[str, dict]]:
-        with self._read() as conn:
+        with self.read() as conn:
             rows = conn.execute(select(attempts).where(*where).order_by(attempts.c.id)).all()
         return [(r.chain_id, {
             "runNumber": r.run_number, "executableId": r.executable_id,
@@ -490,7 +495,7 @@ class Registry:
     def heartbeat(self, owner: str, agent_rows: list[dict], lease_s: float) -> None:
         """This engine is alive: refresh its agents and extend its submissions' leases."""
         now = utcnow()
-        with self._write() as conn:
+        with self.write() as conn:
             for a in agent_rows:
                 values = {"capabilities": _dump(sorted(a.get("capabilities", []))), "last_seen": now,
                           "chain_id": a.get("chain_id"), "owner": owner,
@@ -505,7 +510,7 @@ class Registry:
 
     def live_agents(self, max_age_s: float) -> list[dict]:
         since = utcnow() - timedelta(seconds=max_age_s)
-        with self._read() as conn:
+        with self.read() as conn:
             rows = conn.execute(select(agents).where(agents.c.last_seen >= since)
                                 .order_by(agents.c.id)).all()
         return [{"id": r.id, "capabilities": _load(r.capabilities) or [], "processChainId": r.chain_id,
@@ -514,19 +519,24 @@ class Registry:
 
     def forget_agents(self, owner: str) -> None:
         """A clean shutdown: this engine's agents are gone and its leases end now."""
-        with self._write() as conn:
+        with self.write() as conn:
             conn.execute(agents.delete().where(agents.c.owner == owner))
             conn.execute(update(submissions).where(submissions.c.owner == owner,
                                                    submissions.c.status == SS.RUNNING)
                          .values(lease_until=utcnow()))
 
     def adopt_submissions(self, owner: str, lease_s: float) -> list[Submission]:
-        """RUNNING submissions whose controller's lease ran out (it died) are taken over."""
+        """RUNNING submissions without a live controller (its lease ran out, or a retry made
+        them RUNNING again) are taken over."""
         now = utcnow()
-        with self._write() as conn:
-            rows = conn.execute(select(submissions.c.id).where(
-                submissions.c.status == SS.RUNNING,
-                (submissions.c.lease_until.is_(None)) | (submissions.c.lease_until < now))).all()
+        orphaned = select(submissions.c.id).where(
+            submissions.c.status == SS.RUNNING,
+            (submissions.c.lease_until.is_(None)) | (submissions.c.lease_until < now))
+        with self.read() as conn:  # usually there is none: don't take the write lock
+            if conn.execute(orphaned.limit(1)).first() is None:
+                return []
+        with self.write() as conn:
+            rows = conn.execute(orphaned).all()
             ids = [r.id for r in rows]
             if ids:
                 conn.execute(update(submissions).where(submissions.c.id.in_(ids)).values(
@@ -542,7 +552,7 @@ class Registry:
     def cancel_submission(self, submission_id: str) -> tuple[str | None, list[str]]:
         """Cancel: an ACCEPTED submission ends CANCELLED at once; a RUNNING one has its waiting
         chains cancelled. Returns (status before, RUNNING chain ids to stop)."""
-        with self._write() as conn:
+        with self.write() as conn:
             status = conn.execute(select(submissions.c.status)
                                   .where(submissions.c.id == submission_id)).scalar()
             if status == SS.ACCEPTED:
@@ -557,7 +567,7 @@ class Registry:
     def retry_submission(self, submission_id: str) -> str | None:
         """Extension 5: ERROR, PARTIAL_SUCCESS or CANCELLED back to RUNNING; failed and
         cancelled chains are REGISTERED again. Returns the status before (None: unknown)."""
-        with self._write() as conn:
+        with self.write() as conn:
             status = conn.execute(select(submissions.c.status)
                                   .where(submissions.c.id == submission_id)).scalar()
             if status not in (SS.ERROR, SS.PARTIAL_SUCCESS, SS.CANCELLED):
@@ -576,7 +586,7 @@ class Registry:
     def cancel_chain(self, chain_id: str) -> str | None:
         """Cancel one chain: REGISTERED or PAUSED ends CANCELLED at once; a RUNNING one is
         flagged for its agent. Returns the status before (None: unknown chain)."""
-        with self._write() as conn:
+        with self.write() as conn:
             row = conn.execute(select(process_chains.c.status, process_chains.c.submission_id)
                                .where(process_chains.c.id == chain_id)).first()
             if row is None:
@@ -595,7 +605,7 @@ class Registry:
         ids = list(chain_ids)
         if not ids:
             return []
-        with self._read() as conn:
+        with self.read() as conn:
             rows = conn.execute(
                 select(process_chains.c.id)
                 .join(submissions, submissions.c.id == process_chains.c.submission_id)
@@ -610,7 +620,7 @@ class Registry:
         not_fed = process_chains.c.fed_round.is_(None)
         if after_round is not None:
             not_fed = not_fed | (process_chains.c.fed_round > after_round)
-        with self._read() as conn:
+        with self.read() as conn:
             rows = conn.execute(select(process_chains).where(
                 process_chains.c.submission_id == submission_id, not_fed,
                 process_chains.c.status.in_([CS.SUCCESS, CS.ERROR, CS.CANCELLED]))).all()
@@ -618,7 +628,7 @@ class Registry:
         return [self._chain(r) for r in sorted(rows, key=lambda r: r.seq)]
 
     def successful_results(self, submission_id: str) -> list[dict]:
-        with self._read() as conn:
+        with self.read() as conn:
             rows = conn.execute(select(process_chains.c.results).where(
                 process_chains.c.submission_id == submission_id,
                 process_chains.c.status == CS.SUCCESS).order_by(process_chains.c.seq)).all()
@@ -627,7 +637,7 @@ class Registry:
     def requeue_run(self, chain_id: str, run_number: int, reason: str) -> None:
         """An engine shutting down gives a chain back: the run ends INTERRUPTED, the chain is
         REGISTERED again for whoever runs next."""
-        with self._write() as conn:
+        with self.write() as conn:
             row = conn.execute(
                 select(process_chains.c.submission_id, process_chains.c.cancel_requested,
                        submissions.c.cancel_requested.label("submission_cancel"))

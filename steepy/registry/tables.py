@@ -33,7 +33,8 @@ submissions = Table(
     Column("owner", String(64)),  # the controller driving it (lease)
     Column("lease_until", DateTime(timezone=True)),
 )
-Index("ix_submissions_status", submissions.c.status, submissions.c.workflow_priority,
+# the order ACCEPTED submissions start in: highest priority first, then oldest (0003)
+Index("ix_submissions_status", submissions.c.status, submissions.c.priority.desc(),
       submissions.c.seq)
 
 process_chains = Table(

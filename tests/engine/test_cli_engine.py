@@ -172,3 +172,26 @@ def test_chains_run_by_another_worker_are_fed_back_at_once(steepy, tmp_path, dat
             w.send_signal(signal.SIGTERM)
         for w in workers:
             assert w.wait(timeout=30) == 0
+
+
+def test_worker_takes_up_a_retried_submission_at_once(steepy, tmp_path) -> None:
+    """A retry from another process is picked up by a worker whose sweeps and recovery
+    rounds are a minute apart."""
+    env = dict(steepy.env, STEEPY_SCHEDULER_LOOKUPINTERVAL="60s",
+               STEEPY_CONTROLLER_HEARTBEATINTERVAL="60s", STEEPY_CONTROLLER_LEASETIMEOUT="120s")
+    sid = steepy("submit", _write(tmp_path, FAILS_ONCE % (tmp_path / "state"))).stdout.split()[-1]
+    steepy("worker", "--exit-when-idle", "--agents", "1")
+    assert json.loads(steepy("show", sid, "--json").stdout)["status"] == "ERROR"
+    worker = subprocess.Popen([sys.executable, "-m", "steepy.cli", "worker", "--agents", "1"],
+                              cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        worker.stderr.readline()
+        time.sleep(0.5)
+        steepy("retry", sid)
+        deadline = time.monotonic() + 20  # far below the 60 s recovery round
+        while json.loads(steepy("show", sid, "--json").stdout)["status"] != "SUCCESS":
+            assert time.monotonic() < deadline, "the worker did not take up the retry"
+            time.sleep(0.1)
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        assert worker.wait(timeout=30) == 0

@@ -237,3 +237,22 @@ actions:
     submission = registry.get_submission(sid)
     assert submission.status == SS.SUCCESS, submission.error_message
     assert Path(submission.results["joined"][0]).read_text() == "0\n1\n2\n"
+
+
+async def test_chains_generated_after_a_priority_change_get_the_new_priority(registry, tmp_path) -> None:
+    from steepy.registry.queries import Queries
+
+    sid = _submit(registry, _example("fan-out.yaml"))
+    add_chains = registry.add_chains
+
+    def change_after_the_first_step(submission_id, chains, *args, **kwargs):
+        add_chains(submission_id, chains, *args, **kwargs)
+        if any(e.service_id == "split" for c in chains for e in c.executables):
+            Queries(registry).set_submission_priority(submission_id, 7)
+
+    registry.add_chains = change_after_the_first_step
+    await _run(registry, tmp_path, sid)
+    assert registry.get_submission(sid).status == SS.SUCCESS
+    chains, _ = registry.list_chains(sid)
+    priorities = {c.chain.executables[0].service_id: c.chain.priority for c in chains}
+    assert priorities == {"split": 0, "sort": 7, "cat": 7}

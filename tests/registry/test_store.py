@@ -222,3 +222,12 @@ def test_submission_document_matches_each_chain_document(registry: Registry) -> 
     assert document["processChains"] == [chain_document(registry, registry.get_chain(c))
                                          for c in ("a", "b")]
     assert [len(r["attempts"]) for r in document["processChains"][0]["runs"]] == [2, 0]
+
+
+def test_a_changed_priority_decides_which_accepted_submission_starts_next(registry: Registry) -> None:
+    from steepy.registry.queries import Queries
+
+    for sid, prio in (("a", 5), ("b", 0)):
+        _submission(registry, sid, prio)
+    Queries(registry).set_submission_priority("b", 9)
+    assert [registry.fetch_next_submission().id for _ in range(2)] == ["b", "a"]
