@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -112,31 +113,55 @@ def test_cancel_from_another_process(steepy, tmp_path) -> None:
         assert worker.wait(timeout=30) == 0
 
 
-def test_worker_notices_a_new_submission_at_once(steepy, tmp_path, database_url) -> None:
-    """With its sweeps a minute apart, only the database watcher (SQLite's data_version,
-    PostgreSQL's LISTEN/NOTIFY) can wake the worker."""
-    steepy.env["STEEPY_DB_URL"] = database_url
-    env = dict(steepy.env, STEEPY_SCHEDULER_LOOKUPINTERVAL="60s",
-               STEEPY_CONTROLLER_HEARTBEATINTERVAL="60s", STEEPY_CONTROLLER_LEASETIMEOUT="120s")
-    worker = subprocess.Popen([sys.executable, "-m", "steepy.cli", "worker", "--agents", "1"],
-                              cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
+SLOW_SWEEPS = {"STEEPY_SCHEDULER_LOOKUPINTERVAL": "60s", "STEEPY_CONTROLLER_HEARTBEATINTERVAL": "60s",
+               "STEEPY_CONTROLLER_LEASETIMEOUT": "120s"}
+
+
+@contextmanager
+def _workers_without_sweeps(steepy):
+    """Start workers (`start(*args, **env)' returns the worker's id) whose sweeps and
+    recovery rounds are a minute apart: within a test only the database watcher wakes them."""
+    started: list[subprocess.Popen] = []
+
+    def start(*args: str, **env: str) -> str:
+        worker = subprocess.Popen([sys.executable, "-m", "steepy.cli", "worker", "--agents", "1",
+                                   *args], cwd=ROOT, env=dict(steepy.env, **SLOW_SWEEPS, **env),
+                                  stderr=subprocess.PIPE, text=True)
+        started.append(worker)
+        return worker.stderr.readline().split()[1]  # "worker ID with 1 agent(s)": it is up
+
     try:
-        worker.stderr.readline()  # "worker ... with 1 agent(s)": it is up
+        yield start
+    finally:
+        for worker in started:
+            worker.send_signal(signal.SIGTERM)
+        for worker in started:
+            assert worker.wait(timeout=30) == 0
+
+
+def _await_status(steepy, sid: str, status: str, deadline: float, what: str) -> dict:
+    while (doc := json.loads(steepy("show", sid, "--json").stdout))["status"] != status:
+        assert time.monotonic() < deadline, f"{what} (still {doc['status']})"
+        time.sleep(0.1)
+    return doc
+
+
+def test_worker_notices_a_new_submission_at_once(steepy, tmp_path, database_url) -> None:
+    """Only the database watcher (SQLite's data_version, PostgreSQL's LISTEN/NOTIFY) can
+    wake the worker in time."""
+    steepy.env["STEEPY_DB_URL"] = database_url
+    with _workers_without_sweeps(steepy) as start:
+        start()
         time.sleep(0.5)
         sid = steepy("submit", _write(tmp_path, SLEEPY.replace("value: 30", "value: 0.1"))).stdout.split()[-1]
-        deadline = time.monotonic() + 20  # far below the 60 s sweep
-        while json.loads(steepy("show", sid, "--json").stdout)["status"] != "SUCCESS":
-            assert time.monotonic() < deadline, "the worker did not notice the submission"
-            time.sleep(0.1)
-    finally:
-        worker.send_signal(signal.SIGTERM)
-        assert worker.wait(timeout=30) == 0
+        _await_status(steepy, sid, "SUCCESS", time.monotonic() + 20,
+                      "the worker did not notice the submission")
 
 
 def test_chains_run_by_another_worker_are_fed_back_at_once(steepy, tmp_path, database_url) -> None:
     """Worker A controls the submission but cannot run its chains (they need a capability
-    only worker B offers). With sweeps a minute apart, A's controller learns of B's
-    finished chains only through the database watcher."""
+    only worker B offers). A's controller learns of B's finished chains only through the
+    database watcher."""
     import yaml
 
     services = []
@@ -146,52 +171,27 @@ def test_chains_run_by_another_worker_are_fed_back_at_once(steepy, tmp_path, dat
             services.append(service)
     (tmp_path / "services.yaml").write_text(yaml.safe_dump(services))
     steepy.env["STEEPY_DB_URL"] = database_url
-    env = dict(steepy.env, STEEPY_SCHEDULER_LOOKUPINTERVAL="60s",
-               STEEPY_CONTROLLER_HEARTBEATINTERVAL="60s", STEEPY_CONTROLLER_LEASETIMEOUT="120s")
-    worker = [sys.executable, "-m", "steepy.cli", "worker", "--agents", "1",
-              "--services", str(tmp_path / "services.yaml")]
-    workers = [subprocess.Popen(worker, cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)]
-    try:
-        controller = workers[0].stderr.readline().split()[1]  # "worker ID with 1 agent(s)"
+    with _workers_without_sweeps(steepy) as start:
+        controller = start("--services", str(tmp_path / "services.yaml"))
         sid = steepy("submit", str(ROOT / "workflows" / "fan-out.yaml"), "--services",
                      str(tmp_path / "services.yaml")).stdout.split()[-1]
         deadline = time.monotonic() + 20
-        while json.loads(steepy("show", sid, "--json").stdout)["status"] != "RUNNING":
-            assert time.monotonic() < deadline, "worker A did not take the submission"
-            time.sleep(0.1)
-        workers.append(subprocess.Popen(worker, cwd=ROOT, stderr=subprocess.PIPE, text=True,
-                                        env=dict(env, STEEPY_AGENT_CAPABILITIES="[special]")))
-        while (doc := json.loads(steepy("show", sid, "--json").stdout))["status"] != "SUCCESS":
-            assert time.monotonic() < deadline, f"not fed back in time: {doc['status']}"
-            time.sleep(0.1)
-        assert doc["totalProcessChains"] == 6  # split, 4 sorts, cat: three rounds
-        agents = {r["agentId"] for c in doc["processChains"] for r in c["runs"]}
-        assert len(agents) == 1 and controller not in agents
-    finally:
-        for w in workers:
-            w.send_signal(signal.SIGTERM)
-        for w in workers:
-            assert w.wait(timeout=30) == 0
+        _await_status(steepy, sid, "RUNNING", deadline, "worker A did not take the submission")
+        start("--services", str(tmp_path / "services.yaml"), STEEPY_AGENT_CAPABILITIES="[special]")
+        doc = _await_status(steepy, sid, "SUCCESS", deadline, "not fed back in time")
+    assert doc["totalProcessChains"] == 6  # split, 4 sorts, cat: three rounds
+    agents = {r["agentId"] for c in doc["processChains"] for r in c["runs"]}
+    assert len(agents) == 1 and controller not in agents
 
 
 def test_worker_takes_up_a_retried_submission_at_once(steepy, tmp_path) -> None:
-    """A retry from another process is picked up by a worker whose sweeps and recovery
-    rounds are a minute apart."""
-    env = dict(steepy.env, STEEPY_SCHEDULER_LOOKUPINTERVAL="60s",
-               STEEPY_CONTROLLER_HEARTBEATINTERVAL="60s", STEEPY_CONTROLLER_LEASETIMEOUT="120s")
+    """A retry from another process is taken up long before the next recovery round."""
     sid = steepy("submit", _write(tmp_path, FAILS_ONCE % (tmp_path / "state"))).stdout.split()[-1]
     steepy("worker", "--exit-when-idle", "--agents", "1")
     assert json.loads(steepy("show", sid, "--json").stdout)["status"] == "ERROR"
-    worker = subprocess.Popen([sys.executable, "-m", "steepy.cli", "worker", "--agents", "1"],
-                              cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)
-    try:
-        worker.stderr.readline()
+    with _workers_without_sweeps(steepy) as start:
+        start()
         time.sleep(0.5)
         steepy("retry", sid)
-        deadline = time.monotonic() + 20  # far below the 60 s recovery round
-        while json.loads(steepy("show", sid, "--json").stdout)["status"] != "SUCCESS":
-            assert time.monotonic() < deadline, "the worker did not take up the retry"
-            time.sleep(0.1)
-    finally:
-        worker.send_signal(signal.SIGTERM)
-        assert worker.wait(timeout=30) == 0
+        _await_status(steepy, sid, "SUCCESS", time.monotonic() + 20,
+                      "the worker did not take up the retry")
