@@ -9,7 +9,6 @@ import click
 from steepy.cli import main
 from steepy.cli.common import (AGENTS_OPTION, DB_OPTION, EXIT_CODES, MACROS_OPTION, SERVICES_OPTION,
                                engine_settings, load_registries, open_registry_or_fail, prepare)
-from steepy.registry.documents import submission_document
 
 
 def print_events(registry, submission_id: str, after: int) -> int:
@@ -88,6 +87,8 @@ def run(workflow_file: str, services, macros, db, agents, as_json: bool) -> None
     asyncio.run(main_loop())
     final = registry.get_submission(submission.id)
     if as_json:
+        from steepy.registry.documents import submission_document
+
         click.echo(jsonlib.dumps(submission_document(registry, submission.id), indent=2))
     else:
         message = f" ({final.error_message})" if final.error_message else ""

@@ -10,7 +10,6 @@ from steepy.cli import main
 from steepy.cli.common import (DB_OPTION, EXIT_INVALID, MACROS_OPTION, SERVICES_OPTION,
                                engine_settings, open_registry_or_fail, prepare)
 from steepy.cli.engine import print_events
-from steepy.registry.documents import chain_document, submission_document
 
 SERVER_OPTION = click.option("--server", envvar="STEEPY_SERVER", metavar="URL",
                              help="Talk to this steepy HTTP API instead of the database "
@@ -75,6 +74,8 @@ def show(item_id: str, as_json: bool, db, server) -> None:
     if server:
         return _remote("show", server, item_id, as_json)
     import json as jsonlib
+
+    from steepy.registry.documents import chain_document, submission_document
 
     registry = open_registry_or_fail(db)
     if registry.get_submission(item_id) is not None:
