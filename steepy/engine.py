@@ -101,25 +101,22 @@ class Engine:
         await asyncio.to_thread(self.registry.heartbeat, self.owner, rows, self.settings.lease_s)
 
     async def _recover(self) -> None:
-        """Release chains of dead agents and adopt submissions of dead controllers."""
+        """Release chains of dead agents (their submissions are adopted by `_accept')."""
         live = await asyncio.to_thread(self.registry.live_agents, self.settings.lease_s)
         released = await asyncio.to_thread(self.registry.release_orphans, [a["id"] for a in live])
         if released:
             log.warning("process chains of lost agents registered again: %s", ", ".join(released))
             self.scheduler.wake()
-        for submission in await asyncio.to_thread(self.registry.adopt_submissions, self.owner,
-                                                  self.settings.lease_s):
-            log.warning("resuming submission %s", submission.id)
-            self.controller.start(submission)
 
     async def _accept(self) -> None:
-        """Start new submissions, and take over RUNNING ones without a controller (e.g.
-        just retried) at once rather than at the next recovery round."""
+        """Start new submissions, and take over RUNNING ones without a controller: its
+        lease ran out (it died), or a retry made the submission RUNNING again."""
         while (submission := await asyncio.to_thread(
                 self.registry.fetch_next_submission, self.owner, self.settings.lease_s)) is not None:
             self.controller.start(submission)
         for submission in await asyncio.to_thread(self.registry.adopt_submissions, self.owner,
                                                   self.settings.lease_s):
+            log.warning("resuming submission %s", submission.id)
             self.controller.start(submission)
 
     async def run(self, until_submission: str | None = None) -> None:

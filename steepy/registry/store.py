@@ -65,6 +65,12 @@ def _load(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
 
+def _event_row(submission_id: str, kind: str, chain_id: str | None, time: datetime,
+               **data: Any) -> dict:
+    return {"submission_id": submission_id, "chain_id": chain_id, "time": time, "kind": kind,
+            "data": _dump({k: v for k, v in data.items() if v is not None})}
+
+
 @dataclass
 class ChainRecord:
     """A process chain as stored, with its registry fields."""
@@ -157,9 +163,7 @@ class Registry:
 
     def _event(self, conn: Connection, submission_id: str, kind: str,
                chain_id: str | None = None, **data: Any) -> None:
-        conn.execute(_ADD_EVENT, {"submission_id": submission_id, "chain_id": chain_id,
-                                  "time": utcnow(), "kind": kind,
-                                  "data": _dump({k: v for k, v in data.items() if v is not None})})
+        conn.execute(_ADD_EVENT, _event_row(submission_id, kind, chain_id, utcnow(), **data))
 
     def add_event(self, submission_id: str, kind: str, chain_id: str | None = None,
                   **data: Any) -> None:
@@ -277,10 +281,9 @@ class Registry:
                      "chain": _dump(c.to_json()), "created_time": now,
                      "cancel_requested": False}
                     for c in chains])
-                conn.execute(insert(events), [
-                    {"submission_id": submission_id, "chain_id": c.id, "time": now,
-                     "kind": "chain.registered", "data": _dump({"executables": len(c.executables)})}
-                    for c in chains])
+                conn.execute(_ADD_EVENT, [
+                    _event_row(submission_id, "chain.registered", c.id, now,
+                               executables=len(c.executables)) for c in chains])
             conn.execute(update(submissions).where(submissions.c.id == submission_id)
                          .values(generator_state=_dump(generator_state), state_round=round_number))
 
