@@ -11,13 +11,35 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def conformance_dir() -> Path:
-    """Steep's conformance corpus: $STEEP_CONFORMANCE_DIR, else ../shared/conformance/steep."""
+CORPUS_HINT = ("set STEEP_CONFORMANCE_DIR to the folder of Steep's conformance corpus "
+               "(conformance/steep in the shared material)")
+
+
+def _corpus_path() -> Path:
     env = os.environ.get("STEEP_CONFORMANCE_DIR")
-    path = Path(env) if env else ROOT.parent / "shared" / "conformance" / "steep"
-    if not path.is_dir():
-        raise RuntimeError(f"conformance directory not found: {path} (set STEEP_CONFORMANCE_DIR)")
-    return path
+    return Path(env) if env else ROOT.parent / "shared" / "conformance" / "steep"
+
+
+def corpus_required() -> bool:
+    """Under CI, or when the user named the corpus, a missing corpus is a failure."""
+    return os.environ.get("CI", "").lower() == "true" or "STEEP_CONFORMANCE_DIR" in os.environ
+
+
+def corpus_missing_line() -> str | None:
+    """The one line that says where the corpus was looked for, or None when it is there."""
+    path = _corpus_path()
+    if path.is_dir():
+        return None
+    return f"Steep's conformance corpus not found at {path}: its tests are skipped; {CORPUS_HINT}"
+
+
+def conformance_dir() -> Path:
+    """Steep's conformance corpus: $STEEP_CONFORMANCE_DIR, else ../shared/conformance/steep.
+    Where it is missing (and may be), the calling test or module is skipped."""
+    missing = corpus_missing_line()
+    if missing is not None:
+        pytest.skip(missing, allow_module_level=True)
+    return _corpus_path()
 
 
 def load_conformance(name: str):
@@ -26,10 +48,34 @@ def load_conformance(name: str):
         return yaml.safe_load(f)
 
 
-def load_conformance_all(name: str) -> list:
-    """Parse every YAML document of a multi-document conformance file."""
-    with open(conformance_dir() / name, encoding="utf-8") as f:
-        return list(yaml.safe_load_all(f))
+def conformance_params(name: str, *keys: str, id=None) -> list:
+    """The entries under `keys` of a corpus file as test parameters (ids from `id`), or, with
+    the corpus missing, one skipped parameter: the module's other tests still run."""
+    missing = corpus_missing_line()
+    if missing is not None:
+        return [pytest.param(None, id="corpus-missing", marks=pytest.mark.skip(reason=missing))]
+    node = load_conformance(name)
+    for key in keys:
+        node = node[key]
+    return [pytest.param(e, id=None if id is None else id(e)) for e in node]
+
+
+def pytest_sessionstart(session) -> None:
+    missing = corpus_missing_line()
+    if missing is not None and corpus_required():
+        why = "CI=true" if "STEEP_CONFORMANCE_DIR" not in os.environ else "STEEP_CONFORMANCE_DIR is set"
+        pytest.exit(f"{missing.split(':')[0]} ({why}, so this is a failure); {CORPUS_HINT}",
+                    returncode=1)
+
+
+def pytest_report_header(config) -> str | None:
+    return corpus_missing_line()
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    missing = corpus_missing_line()
+    if missing is not None:
+        terminalreporter.write_line(missing)
 
 
 @pytest.fixture

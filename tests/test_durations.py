@@ -8,16 +8,11 @@ from hypothesis import strategies as st
 
 from steepy.durations import DurationError, format_duration, model_duration, parse_duration
 from steepy.model.policies import RetryPolicy
-from tests.conftest import load_conformance
-
-VECTORS = load_conformance("durations.yaml")
+from tests.conftest import conformance_params
 
 
 def _entries(*keys: str) -> list:
-    node = VECTORS
-    for key in keys:
-        node = node[key]
-    return [pytest.param(e, id=repr(e["input"])) for e in node]
+    return conformance_params("durations.yaml", *keys, id=lambda e: repr(e["input"]))
 
 
 def _check(func, entry: dict) -> None:

@@ -10,9 +10,7 @@ from hypothesis import strategies as st
 
 from steepy.errors import InputError
 from steepy.model.policies import RetryCondition, RetryPolicy, TimeoutPolicy
-from tests.conftest import load_conformance
-
-VECTORS = load_conformance("retry-delays.yaml")
+from tests.conftest import conformance_params
 
 
 def _problems(func, data) -> dict[str, str]:
@@ -24,7 +22,8 @@ def _problems(func, data) -> dict[str, str]:
 
 # -- retry-delays.yaml, Part 1 ------------------------------------------------------------------
 
-@pytest.mark.parametrize("entry", [pytest.param(e, id=str(e["policy"])) for e in VECTORS["delay_after_attempts"]])
+@pytest.mark.parametrize("entry", conformance_params("retry-delays.yaml", "delay_after_attempts",
+                                                    id=lambda e: str(e["policy"])))
 def test_delay_after_attempts(entry):
     policy = RetryPolicy.from_json(entry["policy"])
     assert entry["expected"]
@@ -61,7 +60,8 @@ def _replay_loop(policy: RetryPolicy, outcomes: list[str], cancel_after_ms: int 
         elapsed += wait
 
 
-@pytest.mark.parametrize("entry", [pytest.param(e, id=e["name"]) for e in VECTORS["retry_loop"]])
+@pytest.mark.parametrize("entry", conformance_params("retry-delays.yaml", "retry_loop",
+                                                    id=lambda e: e["name"]))
 def test_retry_loop_delays(entry):
     data = entry["policy"]
     policy = RetryPolicy.from_json(data) if data is not None else RetryPolicy()

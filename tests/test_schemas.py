@@ -20,7 +20,7 @@ import yaml
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
-from tests.conftest import ROOT, conformance_dir
+from tests.conftest import ROOT, conformance_dir, corpus_missing_line
 
 SCHEMA_DIR = ROOT / "schemas"
 BASE = "https://steepy.dev/schemas/"
@@ -198,10 +198,9 @@ def test_example_workflows_use_known_services_and_parameters():
 
 
 def _fixture_files() -> list[Path]:
-    try:
-        fixtures = conformance_dir() / "fixtures"
-    except RuntimeError:
+    if corpus_missing_line() is not None:
         return []  # test_conformance_corpus_present reports it
+    fixtures = conformance_dir() / "fixtures"
     return sorted(p for p in fixtures.rglob("*.yaml") if not p.name.endswith("_result.yaml"))
 
 
@@ -209,7 +208,7 @@ FIXTURE_FILES = _fixture_files()
 
 
 def test_conformance_corpus_present():
-    conformance_dir()  # raises with a clear message when missing
+    conformance_dir()  # skips, with the line that says where it was looked for
     assert FIXTURE_FILES, "no fixtures found"
 
 
@@ -237,7 +236,7 @@ def classify(documents: list) -> list[str]:
 def _fixture_id(path: Path) -> str:
     try:
         return str(path.relative_to(conformance_dir()))
-    except (RuntimeError, ValueError):
+    except ValueError:
         return path.name
 
 
@@ -253,6 +252,7 @@ def test_steep_service_metadata_is_valid():
 
 
 def test_fixtures_cover_every_kind():
+    conformance_dir()
     seen = set()
     for path in FIXTURE_FILES:
         seen.update(classify(load_all(path)))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import make_url
 
 from steepy.errors import SteepyError
@@ -73,23 +73,34 @@ def head_revisions() -> set[str]:
     return revisions - parents
 
 
-def _current_revisions(engine: Engine) -> set[str]:
-    try:
-        with engine.connect() as connection:
-            return set(connection.execute(text("SELECT version_num FROM alembic_version")).scalars())
-    except Exception:  # no table yet: a new database
-        return set()
+MIGRATION_LOCK = 0x5173_6570  # PostgreSQL advisory lock key of steepy's migrations ("steepy")
+
+
+def _current_revisions(connection: Connection) -> set[str]:
+    if not inspect(connection).has_table("alembic_version"):
+        return set()  # a new database
+    return set(connection.execute(text("SELECT version_num FROM alembic_version")).scalars())
 
 
 def migrate(engine: Engine) -> None:
-    """Create or upgrade the schema to the newest migration."""
-    if _current_revisions(engine) == head_revisions():
-        return
-    from alembic import command
-    from alembic.config import Config as AlembicConfig
+    """Create or upgrade the schema to the newest migration. Many processes may open a new
+    database at once: one migrates under a lock (PostgreSQL's advisory lock, SQLite's write
+    lock), the others wait for it, then find the schema up to date and go on."""
+    head = head_revisions()
+    with engine.connect() as connection:
+        connection.execution_options(read_only=True)  # SQLite: a plain BEGIN, no write lock
+        with connection.begin():
+            if _current_revisions(connection) == head:
+                return
+    with engine.begin() as connection:  # SQLite: BEGIN IMMEDIATE, i.e. the write lock
+        if connection.dialect.name == "postgresql":
+            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
+        if _current_revisions(connection) == head:
+            return  # another process migrated while we waited
+        from alembic import command
+        from alembic.config import Config as AlembicConfig
 
-    config = AlembicConfig()
-    config.set_main_option("script_location", str(MIGRATIONS))
-    with engine.begin() as connection:
+        config = AlembicConfig()
+        config.set_main_option("script_location", str(MIGRATIONS))
         config.attributes["connection"] = connection
         command.upgrade(config, "head")

@@ -12,9 +12,8 @@ from steepy.model import ProcessChain, Submission, Workflow
 from steepy.model.submission import ProcessChainStatus as CS, SubmissionStatus as SS
 from steepy.registry import Registry, open_registry
 from steepy.registry.store import utcnow
-from tests.conftest import load_conformance
+from tests.conftest import conformance_params
 
-STATUS = load_conformance("submission-status.yaml")
 
 
 @pytest.fixture
@@ -57,7 +56,8 @@ def test_list_newest_first_with_total(registry: Registry) -> None:
     assert registry.list_submissions(status="SUCCESS")[1] == 0
 
 
-@pytest.mark.parametrize("case", STATUS["scheduling_order"], ids=lambda c: c["name"])
+@pytest.mark.parametrize("case", conformance_params("submission-status.yaml", "scheduling_order",
+                                                   id=lambda c: c["name"]))
 def test_scheduling_order(registry: Registry, case: dict) -> None:
     _submission(registry, "s")
     registry.add_chains("s", [_chain(c["id"], c["priority"], c.get("requiredCapabilities", []))
