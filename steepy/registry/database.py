@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import sqlite3
+import time
 from pathlib import Path
 
 from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
@@ -12,6 +14,21 @@ from steepy.errors import SteepyError
 
 DEFAULT_URL = "sqlite:///.steepy/steepy.db"
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+
+
+def _use_wal(cursor, patience_s: float = 30.0) -> None:
+    """Switch a database to WAL. On a new file several processes may try at once, and SQLite
+    answers the losers "database is locked" at once, without its busy handler: wait here."""
+    end = time.monotonic() + patience_s
+    while True:
+        try:
+            if cursor.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or time.monotonic() > end:
+                raise
+            time.sleep(0.01)
 
 
 def _sqlite_engine(url: str) -> Engine:
@@ -25,7 +42,7 @@ def _sqlite_engine(url: str) -> Engine:
         # We start transactions ourselves (below), so the driver must not.
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
+        _use_wal(cursor)
         cursor.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL survives a killed process
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA busy_timeout=30000")
