@@ -5,10 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from steepy.model.common import iso_time
 from steepy.model.submission import ProcessChainStatus
+
+if TYPE_CHECKING:
+    from steepy.config import Config
 
 
 @dataclass
@@ -26,6 +29,17 @@ class AgentConfig:
     docker_pull: str = "auto"  # auto | always | missing | never
     docker_command: str = "docker"  # the docker client (tests use a fake one)
     tmp_path: str = "/tmp"  # steep.tmpPath, mounted into every container
+
+    @classmethod
+    def from_config(cls, config: "Config") -> "AgentConfig":
+        """The settings of the (checked) configuration; tmpPath made absolute."""
+        docker = config.runtimes.docker
+        logs = config.logs.process_chains
+        return cls(kill_grace_period_ms=config.agent.kill_grace_period,
+                   output_lines_to_collect=config.agent.output_lines_to_collect,
+                   log_dir=Path(logs.path), log_group_by_prefix=logs.group_by_prefix,
+                   docker_env=list(docker.env), docker_volumes=list(docker.volumes),
+                   docker_pull=docker.pull, tmp_path=str(Path(config.tmp_path).absolute()))
 
 
 # Outcomes of one attempt (extensions section 4)

@@ -76,31 +76,48 @@ def open_registry_or_fail(db: str | None):
         fail([Problem(str(e), file="--db")])
 
 
-def engine_settings(agents: int | None):
+_CONFIG_KEY = "steepy.config"  # where a command keeps its checked configuration
+
+
+def warn(problems: list[Problem]) -> None:
+    """Print warnings (e.g. ignored configuration keys) as `file:line:column: key: ...'."""
+    for p in sorted(problems, key=lambda p: (p.file or "", p.line or 0, p.column or 0)):
+        path = click.style(p.path, fg="cyan") + ": " if p.path else ""
+        click.echo(f"{click.style(p.location(), bold=True)}: {click.style('warning', fg='yellow')}:"
+                   f" {path}{p.message}", err=True)
+
+
+def checked_config():
+    """The configuration (steepy.config.Config), read and checked once per command: any
+    problem stops it with exit code 2 before anything is stored or started; its warnings are
+    printed once. Commands call this first."""
+    context = click.get_current_context(silent=True)
+    if context is not None and _CONFIG_KEY in context.meta:
+        return context.meta[_CONFIG_KEY]
+    try:
+        config = load_config()
+    except InputError as e:
+        warn(getattr(e, "warnings", []))
+        fail(e.problems)
+    warn(config.warnings)
+    if context is not None:
+        context.meta[_CONFIG_KEY] = config
+    return config
+
+
+def engine_settings(agents: int | None, config=None):
+    """The engine's and its agents' settings from the (checked) configuration."""
     from steepy.agent import AgentConfig
-    from steepy.durations import DurationError, parse_duration
     from steepy.engine import EngineSettings
 
-    config = load_config()
-    durations = {}
-    for key in ("agent.killGracePeriod", "controller.heartbeatInterval", "controller.leaseTimeout",
-                "scheduler.lookupInterval"):
-        try:
-            durations[key] = parse_duration(str(config.get(key)))
-        except DurationError as e:
-            fail([Problem(f"{key}: {e}", file=config.source or "configuration")])
-    grace = durations["agent.killGracePeriod"]
-    agent = AgentConfig(kill_grace_period_ms=grace,
-                        output_lines_to_collect=int(config.get("agent.outputLinesToCollect") or 100),
-                        log_dir=Path(config.get("logs.processChains.path") or "logs/processchains"),
-                        log_group_by_prefix=int(config.get("logs.processChains.groupByPrefix") or 0),
-                        tmp_path=str(Path(config["tmpPath"]).absolute()))
-    return EngineSettings(tmp_path=config["tmpPath"], out_path=config["outPath"],
-                          agents=agents or int(config.get("agent.instances") or 0),
-                          capabilities=list(config.get("agent.capabilities") or []), agent=agent,
-                          heartbeat_s=durations["controller.heartbeatInterval"] / 1000,
-                          lease_s=durations["controller.leaseTimeout"] / 1000,
-                          sweep_s=durations["scheduler.lookupInterval"] / 1000)
+    config = checked_config() if config is None else config
+    return EngineSettings(tmp_path=config.tmp_path, out_path=config.out_path,
+                          agents=agents or config.agent.instances or 0,
+                          capabilities=list(config.agent.capabilities),
+                          agent=AgentConfig.from_config(config),
+                          heartbeat_s=config.controller.heartbeat_interval / 1000,
+                          lease_s=config.controller.lease_timeout / 1000,
+                          sweep_s=config.scheduler.lookup_interval / 1000)
 
 
 def prepare(workflow_file: str, services: tuple[str, ...], macros: tuple[str, ...]):
