@@ -11,22 +11,14 @@ import glob
 import json
 import os
 from dataclasses import dataclass, field
-from datetime import date
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-import yaml
-
 from steepy.errors import InputError, Problem, json_path
-
-try:
-    _Loader = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - libyaml missing; the pure-Python loader works too
-    _Loader = yaml.SafeLoader
+from steepy.yamlreader import parse_yaml_all as _parse_yaml
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
-MAX_NODES = 2_000_000  # guards against alias bombs ("billion laughs")
 DOC_SUFFIXES = (".yaml", ".yml", ".json")
 
 
@@ -64,89 +56,10 @@ class Document:
 # ---------------------------------------------------------------- parsing
 
 
-class _Builder:
-    """Turns a composed YAML node tree into plain data, recording positions."""
-
-    def __init__(self, name: str):
-        self.name = name
-        self.positions: dict[str, tuple[int, int]] = {}
-        self.problems: list[Problem] = []
-        self.constructor = _Loader("")
-        self.count = 0
-
-    def build(self, node: yaml.Node, path: str) -> Any:
-        self.count += 1
-        if self.count > MAX_NODES:
-            raise InputError(Problem("the document is too large (too many values or aliases)",
-                                     file=self.name))
-        self.positions.setdefault(path, (node.start_mark.line + 1, node.start_mark.column + 1))
-        if isinstance(node, yaml.MappingNode):
-            return self._mapping(node, path)
-        if isinstance(node, yaml.SequenceNode):
-            return [self.build(child, f"{path}[{i}]") for i, child in enumerate(node.value)]
-        return self._scalar(node)
-
-    def _mapping(self, node: yaml.MappingNode, path: str) -> dict:
-        self.constructor.flatten_mapping(node)  # resolves `<<' merge keys
-        out: dict = {}
-        for key_node, value_node in node.value:
-            if not isinstance(key_node, yaml.ScalarNode):
-                self._problem(key_node, path, "a key must be a plain value, not a list or object")
-                continue
-            key = self._scalar(key_node)
-            key = key if isinstance(key, str) else json.dumps(key) if isinstance(key, bool) else str(key)
-            child = f"{path}.{key}" if path else key
-            if key in out:
-                self._problem(key_node, child, f"duplicate key `{key}'; each key may appear "
-                              "only once in an object")
-                continue
-            out[key] = self.build(value_node, child)
-        return out
-
-    def _scalar(self, node: yaml.ScalarNode) -> Any:
-        try:
-            value = self.constructor.construct_object(node)
-        except (yaml.YAMLError, ValueError, TypeError, OverflowError):
-            return node.value
-        if isinstance(value, (date, bytes, set)):  # keep timestamps etc. as the text written
-            return node.value
-        return value
-
-    def _problem(self, node: yaml.Node, path: str, message: str) -> None:
-        self.problems.append(Problem(message, path=path, file=self.name,
-                                     line=node.start_mark.line + 1,
-                                     column=node.start_mark.column + 1))
-
-
-def _yaml_error(e: yaml.YAMLError, name: str) -> InputError:
-    mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
-    what = getattr(e, "problem", None) or str(e)
-    context = getattr(e, "context", None)
-    message = f"not valid YAML: {what}" + (f" ({context})" if context else "")
-    if mark is None:
-        return InputError(Problem(message, file=name))
-    return InputError(Problem(message, file=name, line=mark.line + 1, column=mark.column + 1))
-
-
 def parse_yaml_all(text: str, name: str) -> list[Document]:
-    """Every YAML document of `text`, with positions. Raises InputError."""
-    try:
-        nodes = list(yaml.compose_all(text, Loader=_Loader))
-    except yaml.YAMLError as e:
-        raise _yaml_error(e, name) from None
-    except RecursionError:
-        raise InputError(Problem("the document is nested too deeply", file=name)) from None
-    documents = []
-    for node in nodes:
-        builder = _Builder(name)
-        try:
-            data = None if node is None else builder.build(node, "")
-        except RecursionError:
-            raise InputError(Problem("the document is nested too deeply", file=name)) from None
-        if builder.problems:
-            raise InputError(builder.problems)
-        documents.append(Document(data, name, builder.positions))
-    return documents
+    """Every YAML document of `text`, with positions. Raises InputError (also for a text whose
+    aliases stand for too many values: see steepy.yamlreader)."""
+    return [Document(data, name, positions) for data, positions in _parse_yaml(text, name)]
 
 
 def _looks_like_json(text: str, name: str) -> bool:
@@ -353,8 +266,36 @@ def expand_paths(spec: str | os.PathLike | Iterable[str | os.PathLike]) -> list[
     return found
 
 
-def _read_many(spec, kind: str, make: Callable[[dict, tuple], Any], what: str) -> dict[str, Any]:
-    by_id: dict[str, Any] = {}
+class Definitions(dict):
+    """Services or macros by id, as read from files: each remembers the document and JSON
+    path it was read from, so a problem found in it later names its file:line:column."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.sources: dict[str, tuple[Document, tuple]] = {}
+
+    def define(self, obj: Any, document: Document, base: tuple = ()) -> None:
+        self[obj.id] = obj
+        self.sources[obj.id] = (document, base)
+
+    def copy(self) -> "Definitions":
+        out = Definitions(self)
+        out.sources = dict(self.sources)
+        return out
+
+    def locate(self, key: str, problem: Problem, parts: tuple = ()) -> Problem | None:
+        """`problem` placed at `parts` inside definition `key`; None when it was not read
+        from a file."""
+        source = self.sources.get(key)
+        if source is None:
+            return None
+        document, base = source
+        problem.path = json_path(base + tuple(parts))
+        return document.locate(problem)
+
+
+def _read_many(spec, kind: str, make: Callable[[dict, tuple], Any], what: str) -> Definitions:
+    by_id = Definitions()
     where: dict[str, str] = {}
     problems: list[Problem] = []
     for path in expand_paths(spec):
@@ -375,7 +316,7 @@ def _read_many(spec, kind: str, make: Callable[[dict, tuple], Any], what: str) -
                         f"{what} id `{obj.id}' is already defined in {where[obj.id]}",
                         path=json_path(position + ("id",)))))
                     continue
-                by_id[obj.id] = obj
+                by_id.define(obj, document, position)
                 where[obj.id] = str(path)
         except InputError as e:
             problems += e.problems
@@ -384,14 +325,14 @@ def _read_many(spec, kind: str, make: Callable[[dict, tuple], Any], what: str) -
     return by_id
 
 
-def read_services(spec) -> dict:
+def read_services(spec) -> Definitions:
     """Service metadata from a file, directory, glob or list → {id: Service}."""
     from steepy.model.service import Service
 
     return _read_many(spec, "service", Service.from_json, "service")
 
 
-def read_macros(spec) -> dict:
+def read_macros(spec) -> Definitions:
     """Macros from a file, directory, glob or list → {id: Macro}."""
     from steepy.model.macro import Macro
 

@@ -7,16 +7,18 @@ errors come out in the order Steep reports them. A problem carries the JSON path
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass
 from typing import Iterator
 
+from steepy.cycles import find_cycles
 from steepy.errors import Problem, json_path
 from steepy.model.macro import MACRO_INPUT, MACRO_OUTPUT, Macro
-from steepy.model.service import INPUT, OUTPUT, Service
+from steepy.model.service import Service
 from steepy.model.workflow import (Action, ExecuteAction, ForEachAction, IncludeAction, Variable,
                                    Workflow)
+from steepy.validation_macros import include_cycle_problems, services_reached
+from steepy.validation_services import check_services, known
 
 MIN_API = (4, 0, 0)
 MAX_API = (4, 7, 0)
@@ -79,8 +81,11 @@ def _refs(sites: list[Site]) -> list[Ref]:
 
 class _Checker:
     def __init__(self, root: str, actions: list[Action], declared: list[Variable],
-                 macros: dict[str, Macro] | None, services: dict[str, Service] | None):
+                 macros: dict[str, Macro] | None, services: dict[str, Service] | None,
+                 macro_id: str | None = None):
         self.root = root
+        self.actions = actions
+        self.macro_id = macro_id  # the macro being validated; None for a workflow
         self.macros = macros
         self.services = services
         self.sites = list(_sites(actions, (), [root], ()))
@@ -190,7 +195,7 @@ class _Checker:
             if isinstance(a, ForEachAction):
                 inherited[id(a)] = targets
                 edges[str(n)] += [node_of[id(child)] for child in a.actions]  # done with its body
-        for cycle in _cycles(list(edges), edges):
+        for cycle in find_cycles(list(edges), edges):
             names = ", ".join(f"`{self.sites[int(n)].action.id}'" for n in cycle)
             self.add(f"Detected circular dependency between actions {names}.",
                      self.sites[int(cycle[0])])
@@ -205,7 +210,7 @@ class _Checker:
             name = getattr(a, key)
             entry = registry.get(name)
             if entry is None:
-                self.add(missing.format(name) + _known(registry, key + "s", name), site,
+                self.add(missing.format(name) + known(registry, key + "s", name), site,
                          site.path + (key,))
                 continue
             yield site, a, entry
@@ -241,126 +246,31 @@ class _Checker:
                 self.add(f"Missing output parameter `{p.id}'. Macro `{macro.id}' needs it.", site)
 
     def include_cycles(self) -> None:
-        if not self.macros:
-            return
-        order = list(self.macros)
-        edges = {m.id: [a.macro for a in _all_actions(m.actions) if isinstance(a, IncludeAction)]
-                 for m in self.macros.values()}
-        for cycle in _cycles(order, edges):
-            names = ", ".join(f"`{n}'" for n in cycle)
-            self.add(f"Detected include cycle between macros {names}.")
+        # a macro hears of every cycle among the macros (as in Steep); a workflow only of the
+        # cycles its includes lead into. Either way the cycle is placed in the macro files.
+        reached = None if self.macro_id is not None else self.actions
+        self.problems += include_cycle_problems(self.macros, self._in_macro, reached)
+
+    def _in_macro(self, macro_id: str, parts: tuple, problem: Problem) -> Problem:
+        """`problem` placed at `parts` inside macro `macro_id`: its file:line:column when
+        the macros were read from files, else its JSON path if it is the macro validated."""
+        locate = getattr(self.macros, "locate", None)
+        located = locate(macro_id, problem, parts) if locate else None
+        if located is not None:
+            return located
+        problem.steep_path = [self.root]
+        if macro_id == self.macro_id:
+            problem.path = json_path(parts)
+        return problem
 
     # -- steepy's own checks ------------------------------------------------------
 
     def services_used(self) -> None:
-        if self.services is None:
-            return
-        for site, a, service in self._resolved(ExecuteAction, "service", self.services,
-                                               "Service `{}' is not defined."):
-            self._service_parameters(site, a, service)
-
-    def _service_parameters(self, site: Site, a: ExecuteAction, service: Service) -> None:
-        counts: dict[str, int] = {}
-        for role, params in (("inputs", a.inputs), ("outputs", a.outputs)):
-            expected = INPUT if role == "inputs" else OUTPUT
-            for i, p in enumerate(params):
-                sp = service.parameter(p.id)
-                where = site.path + (role, i, "id")
-                if sp is None:
-                    names = [x.id for x in service.parameters]
-                    self.add(f"Service `{service.id}' has no parameter `{p.id}'.{_suggest(p.id, names)}"
-                             f" Its parameters: {', '.join(names) or 'none'}.", site, where)
-                elif sp.type != expected:
-                    self.add(f"Parameter `{p.id}' of service `{service.id}' is an {sp.type}; "
-                             f"list it under `{sp.type}s', not `{role}'.", site, where)
-                else:
-                    value = p.var.value
-                    counts[p.id] = counts.get(p.id, 0) + (len(value) if isinstance(value, list)
-                                                          and p.var.value is not None else 1)
-        for sp in service.parameters:
-            count = counts.get(sp.id, 0)
-            if count == 0 and sp.type == INPUT and sp.default is not None and str(sp.cardinality) == "1..1":
-                continue  # steepy fills in the default value
-            if not sp.cardinality.allows(count):
-                how = "is missing" if count == 0 else f"is given {count} times"
-                self.add(f"{sp.type.capitalize()} `{sp.id}' of service `{service.id}' {how}; its "
-                         f"cardinality is {sp.cardinality} (min..max values).", site)
-
-
-def _all_actions(actions: list[Action]) -> Iterator[Action]:
-    for a in actions:
-        yield a
-        if isinstance(a, ForEachAction):
-            yield from _all_actions(a.actions)
-
-
-def _cycles(order: list[str], edges: dict[str, list[str]]) -> list[list[str]]:
-    """Strongly connected components that form cycles, members in `order`, iteratively."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    on_stack: set[str] = set()
-    stack: list[str] = []
-    found: list[set[str]] = []
-    counter = 0
-    for start in order:
-        if start in index:
-            continue
-        work = [(start, iter(edges.get(start, [])))]
-        index[start] = low[start] = counter
-        counter += 1
-        stack.append(start)
-        on_stack.add(start)
-        while work:
-            node, children = work[-1]
-            child = next(children, None)
-            if child is not None:
-                if child not in edges:
-                    continue
-                if child not in index:
-                    index[child] = low[child] = counter
-                    counter += 1
-                    stack.append(child)
-                    on_stack.add(child)
-                    work.append((child, iter(edges.get(child, []))))
-                elif child in on_stack:
-                    low[node] = min(low[node], index[child])
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[node])
-            if low[node] == index[node]:
-                component = set()
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    component.add(member)
-                    if member == node:
-                        break
-                if len(component) > 1 or node in edges.get(node, []):
-                    found.append(component)
-    position = {name: i for i, name in enumerate(dict.fromkeys(order))}
-    cycles = [sorted(c, key=position.__getitem__) for c in found]
-    return sorted(cycles, key=lambda c: position[c[0]])
+        check_services(self, services_reached(self.actions, self.macros))
 
 
 def _ids(macro: Macro, kind: str) -> str:
     return ", ".join(p.id for p in macro.parameters if p.type == kind) or "none"
-
-
-def _suggest(name: str, options) -> str:
-    close = difflib.get_close_matches(name, list(options), n=1)
-    return f" Did you mean `{close[0]}'?" if close else ""
-
-
-def _known(registry: dict, what: str, name: str = "") -> str:
-    names = sorted(registry)
-    hint = _suggest(name, names) if name else ""
-    if hint:
-        return hint
-    if not names:
-        return f" No {what} are configured."
-    shown = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
-    return f" Known {what}: {shown}."
 
 
 def _run(checker: _Checker) -> list[Problem]:
@@ -392,7 +302,7 @@ def validate_workflow(workflow: Workflow, macros: dict[str, Macro] | None = None
 def validate_macro(macro: Macro, macros: dict[str, Macro] | None = None,
                    services: dict[str, Service] | None = None) -> list[Problem]:
     """All problems of a macro (Steep's macro rules first, then the workflow rules)."""
-    checker = _Checker("macro", macro.actions, macro.vars, macros, services)
+    checker = _Checker("macro", macro.actions, macro.vars, macros, services, macro.id)
     inputs = {p.id for p in macro.parameters if p.type == MACRO_INPUT}
     outputs = {p.id for p in macro.parameters if p.type == MACRO_OUTPUT}
     seen: set[str] = set()
@@ -433,14 +343,16 @@ def _version(text: str) -> tuple[int, int, int] | None:
 def api_problem(api: str) -> Problem | None:
     """A problem when the workflow's `api` is not a version steepy reads (4.0.0 to 4.7.0)."""
     version = _version(api)
-    supported = "steepy reads workflows of API version 4.0.0 to 4.7.0"
+    oldest, newest = (".".join(map(str, v)) for v in (MIN_API, MAX_API))
+    supported = f"steepy reads workflows of API version {oldest} to {newest}"
     if version is None:
-        return Problem(f"`{api}' is not an API version like `4.7.0'; {supported}.", path="api")
+        return Problem(f"`{api}' is not an API version like `{newest}'; {supported}.", path="api")
     if version < MIN_API:
-        return Problem(f"API version {api} is older than {supported}. Update the workflow to "
-                       "the 4.x format (execute actions list their `inputs' and `outputs'; for-each "
-                       "actions have type `for') and set `api: 4.7.0'.", path="api")
+        return Problem(f"API version {api} is older than {oldest}: {supported}. Update the "
+                       "workflow to the 4.x format (execute actions list their `inputs' and "
+                       "`outputs'; for-each actions have type `for') and set "
+                       f"`api: {newest}'.", path="api")
     if version > MAX_API:
-        return Problem(f"API version {api} is newer than {supported}. Use `api: 4.7.0' or a "
-                       "newer steepy.", path="api")
+        return Problem(f"API version {api} is newer than {newest}: {supported}. Use "
+                       f"`api: {newest}' or a newer steepy.", path="api")
     return None

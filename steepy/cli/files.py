@@ -13,6 +13,7 @@ from steepy.config import load_config
 from steepy.errors import InputError, Problem
 from steepy.loading import expand_paths, read_file, read_services
 from steepy.model import ExecuteAction, ForEachAction, IncludeAction, Macro, Service, Workflow
+from steepy.validation_macros import services_reached
 
 
 def _kind_of(data: Any) -> str:
@@ -25,7 +26,7 @@ def _kind_of(data: Any) -> str:
     return "workflow"
 
 
-def _summary(workflow: Workflow) -> str:
+def _summary(workflow: Workflow, macros: dict[str, Macro]) -> str:
     actions = list(workflow.all_actions())
     counts = {kind.__name__: sum(isinstance(a, kind) for a in actions)
               for kind in (ExecuteAction, ForEachAction, IncludeAction)}
@@ -34,7 +35,7 @@ def _summary(workflow: Workflow) -> str:
         parts.append(f"{counts['ForEachAction']} for-each")
     if counts["IncludeAction"]:
         parts.append(f"{counts['IncludeAction']} include")
-    services = sorted({a.service for a in actions if isinstance(a, ExecuteAction)})
+    services = services_reached(workflow.actions, macros)  # those of included macros, too
     name = f" `{workflow.name}'" if workflow.name else ""
     return (f"workflow{name}, api {workflow.api}, {', '.join(parts)} action(s); "
             f"services: {', '.join(services) or 'none'}")
@@ -42,23 +43,30 @@ def _summary(workflow: Workflow) -> str:
 
 def validate_file(path: Path, services: dict[str, Service], macros: dict[str, Macro]) -> str:
     """Check one file of any kind; return a one-line summary or raise InputError."""
-    from steepy.loading import check_schema, workflow_from_document
+    from steepy.loading import Definitions, check_schema, workflow_from_document
     from steepy.validation import validate_macro, validate_workflow
+    from steepy.validation_services import service_file_problems
 
     document = read_file(path)
     kind = _kind_of(document.data)
     if kind == "service":
         found = read_services(str(path))
+        problems = service_file_problems(found)
+        if problems:
+            raise InputError(problems)
         return f"{len(found)} service(s): {', '.join(found)}"
     if kind == "macro":
         macro_list = document.data if isinstance(document.data, list) else [document.data]
-        problems: list[Problem] = []
+        problems = []
         check_schema(document, "macro")
         for i, item in enumerate(macro_list):
             base = (i,) if isinstance(document.data, list) else ()
             macro = Macro.from_json(item, base)
+            known = Definitions(macros)
+            known.sources = dict(getattr(macros, "sources", {}))
+            known.define(macro, document, base)  # this file's version of the macro
             problems += [document.locate(p, base) for p in
-                         validate_macro(macro, macros={**macros, macro.id: macro}, services=services)]
+                         validate_macro(macro, macros=known, services=services)]
         if problems:
             raise InputError(problems)
         return f"{len(macro_list)} macro(s): {', '.join(str(m.get('id')) for m in macro_list)}"
@@ -66,7 +74,7 @@ def validate_file(path: Path, services: dict[str, Service], macros: dict[str, Ma
     problems = validate_workflow(workflow, macros=macros, services=services)
     if problems:
         raise document.fail(problems)
-    return _summary(workflow)
+    return _summary(workflow, macros)
 
 
 
@@ -86,7 +94,20 @@ def validate(files: tuple[str, ...], services: tuple[str, ...], macros: tuple[st
         except InputError as e:
             problems += e.problems
     if problems:
-        fail(problems)
+        fail(_distinct(problems))
+
+
+def _distinct(problems: list[Problem]) -> list[Problem]:
+    """Each problem once: a problem of a macro file (an include cycle) is found again by
+    every file that leads into it."""
+    seen: set[tuple] = set()
+    out = []
+    for p in problems:
+        key = (p.file, p.line, p.column, p.path, p.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(p)
+    return out
 
 
 @main.command(name="services")

@@ -1,4 +1,5 @@
-"""Commands on the stored submissions: submit, list, show, logs, cancel, retry, events."""
+"""Commands on the stored submissions: submit, list, show (also as status), logs, cancel,
+retry, events."""
 
 from __future__ import annotations
 
@@ -89,6 +90,11 @@ def show(item_id: str, as_json: bool, db, server) -> None:
         click.echo(jsonlib.dumps(document, indent=2))
         return
     _print_document(document)
+
+
+# `steepy status ID': inspecting a submission's or process chain's status is `show' by the
+# name Steep's users look for; one command registered under both names
+main.add_command(show, name="status")
 
 
 def _print_document(doc: dict) -> None:

@@ -1,0 +1,120 @@
+"""Checks of the services a workflow executes (steepy's own rules; Steep checks neither):
+the service exists, its parameters match, and steepy has a runtime that can run it.
+
+A service whose runtime steepy does not have (say `kubernetes') is fine to define: it is a
+problem only for a workflow that executes it, and is reported at the service's `runtime'
+(file:line:column when the services were read from files).
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from steepy.errors import Problem
+from steepy.model.service import INPUT, OUTPUT, Service
+from steepy.model.workflow import ExecuteAction
+
+
+def supported_runtimes() -> tuple[str, ...]:
+    """The runtimes steepy can run services with (the one place that asks)."""
+    from steepy.agent.runtimes import SUPPORTED_RUNTIMES
+
+    return tuple(SUPPORTED_RUNTIMES)
+
+
+def runtime_message(service: Service) -> str | None:
+    supported = supported_runtimes()
+    if service.runtime in supported:
+        return None
+    return (f"Service `{service.id}' has runtime `{service.runtime}', which steepy cannot run. "
+            f"Supported runtimes: {', '.join(supported)}.")
+
+
+def runtime_problem(service: Service, services: dict[str, Service]) -> Problem | None:
+    """The problem of an unsupported runtime, at the service's `runtime' if known."""
+    message = runtime_message(service)
+    if message is None:
+        return None
+    problem = Problem(message)
+    locate = getattr(services, "locate", None)
+    return (locate(service.id, problem, ("runtime",)) if locate else None) or problem
+
+
+def service_file_problems(services: dict[str, Service]) -> list[Problem]:
+    """Problems of service definitions themselves (for validating a service file)."""
+    found = [runtime_problem(s, services) for s in services.values()]
+    return [p for p in found if p is not None]
+
+
+def check_services(checker: Any, reached: list[str]) -> None:
+    """Problems of the execute actions of `checker` with its services, and of the runtimes of
+    the services in `reached` (those its includes execute, too)."""
+    services = checker.services
+    if services is None:
+        return
+    runtime_reported: set[str] = set()
+    for site, a, service in checker._resolved(ExecuteAction, "service", services,
+                                              "Service `{}' is not defined."):
+        _parameters(checker, site, a, service)
+        problem = runtime_problem(service, services)
+        if problem is not None and service.id not in runtime_reported:
+            runtime_reported.add(service.id)
+            if problem.line is None:  # not read from a file: say it at the action
+                checker.add(problem.message, site, site.path + ("service",))
+            else:
+                checker.problems.append(problem)
+    for name in reached:
+        service = services.get(name)
+        if service is None or name in runtime_reported:
+            continue
+        runtime_reported.add(name)
+        problem = runtime_problem(service, services)
+        if problem is not None:
+            checker.problems.append(problem)
+
+
+def _parameters(checker: Any, site: Any, a: ExecuteAction, service: Service) -> None:
+    counts: dict[str, int] = {}
+    for role, params in (("inputs", a.inputs), ("outputs", a.outputs)):
+        expected = INPUT if role == "inputs" else OUTPUT
+        for i, p in enumerate(params):
+            sp = service.parameter(p.id)
+            where = site.path + (role, i, "id")
+            if sp is None:
+                names = [x.id for x in service.parameters]
+                checker.add(f"Service `{service.id}' has no parameter `{p.id}'.{suggest(p.id, names)}"
+                            f" Its parameters: {', '.join(names) or 'none'}.", site, where)
+            elif sp.type != expected:
+                checker.add(f"Parameter `{p.id}' of service `{service.id}' is an {sp.type}; "
+                            f"list it under `{sp.type}s', not `{role}'.", site, where)
+            else:
+                value = p.var.value
+                counts[p.id] = counts.get(p.id, 0) + (len(value) if isinstance(value, list)
+                                                      and p.var.value is not None else 1)
+    for sp in service.parameters:
+        count = counts.get(sp.id, 0)
+        if count == 0 and sp.type == INPUT and sp.default is not None and str(sp.cardinality) == "1..1":
+            continue  # steepy fills in the default value
+        if not sp.cardinality.allows(count):
+            how = "is missing" if count == 0 else f"is given {count} times"
+            checker.add(f"{sp.type.capitalize()} `{sp.id}' of service `{service.id}' {how}; its "
+                        f"cardinality is {sp.cardinality} (min..max values).", site)
+
+
+def suggest(name: str, options) -> str:
+    close = difflib.get_close_matches(name, list(options), n=1)
+    return f" Did you mean `{close[0]}'?" if close else ""
+
+
+def known(registry: dict, what: str, name: str = "") -> str:
+    names = sorted(registry)
+    hint = suggest(name, names) if name else ""
+    if hint:
+        return hint
+    if not names:
+        return f" No {what} are configured."
+    shown = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
+    return f" Known {what}: {shown}."
+
+

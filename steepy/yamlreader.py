@@ -1,0 +1,170 @@
+"""YAML text → plain data plus the line and column of every JSON path, within bounded memory.
+
+Aliases are what can make a small text cost a lot: `*a' stands for a whole copy of the value
+anchored as `&a', and nine levels of ten aliases ("billion laughs") stand for a billion values.
+Before anything is composed or copied, one pass over the parser's events (cheap: no values are
+built) adds up how many values the aliases stand for, and a document whose aliases add more
+than MAX_ALIAS_NODES values is refused at the alias that crosses the limit.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from typing import Any
+
+import yaml
+
+from steepy.errors import InputError, Problem
+
+try:
+    _Loader = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - libyaml missing; the pure-Python loader works too
+    _Loader = yaml.SafeLoader
+
+MAX_NODES = 2_000_000  # values in one document, aliases expanded (a last line of defence)
+MAX_ALIAS_NODES = 100_000  # values that aliases may add to one text
+
+
+def alias_limit_message(limit: int = MAX_ALIAS_NODES) -> str:
+    return (f"the document is too large: it expands to more than {limit} nodes through YAML "
+            f"aliases (limit {limit}); write the values out instead of repeating aliases")
+
+
+def check_aliases(text: str, name: str, limit: int = MAX_ALIAS_NODES) -> None:
+    """Refuse `text` when its aliases stand for more than `limit` values in all (or an alias
+    stands for a value that contains it). Syntax errors are left to the composer, which
+    reports them with their place."""
+    if "*" not in text:
+        return  # no alias
+    loader = _Loader(text)
+    sizes: dict[str, int | None] = {}  # anchor -> values it stands for (None: still open)
+    stack: list[list] = [[None, 0]]  # open collections: [anchor, values so far]
+    added = 0
+    try:
+        while loader.check_event():
+            event = loader.get_event()
+            if isinstance(event, yaml.DocumentStartEvent):
+                sizes.clear()
+                continue
+            if isinstance(event, yaml.CollectionStartEvent):
+                if event.anchor is not None:
+                    sizes[event.anchor] = None
+                stack.append([event.anchor, 1])
+                continue
+            if isinstance(event, yaml.CollectionEndEvent):
+                anchor, size = stack.pop()
+                if anchor is not None:
+                    sizes[anchor] = size
+            elif isinstance(event, yaml.ScalarEvent):
+                size = 1
+                if event.anchor is not None:
+                    sizes[event.anchor] = 1
+            elif isinstance(event, yaml.AliasEvent):
+                if event.anchor not in sizes:
+                    continue  # undefined: the composer says so
+                size = sizes[event.anchor]
+                if size is None:
+                    raise _at(event, name, f"the alias `*{event.anchor}' stands for a value that "
+                              "contains the alias itself (a recursive alias)")
+                added += size
+                if added > limit:
+                    raise _at(event, name, alias_limit_message(limit))
+            else:
+                continue
+            stack[-1][1] += size
+    except yaml.YAMLError:
+        return
+    finally:
+        loader.dispose()
+
+
+def _at(event: yaml.Event, name: str, message: str) -> InputError:
+    mark = event.start_mark
+    return InputError(Problem(message, file=name, line=mark.line + 1, column=mark.column + 1))
+
+
+class _Builder:
+    """Turns a composed YAML node tree into plain data, recording positions."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.positions: dict[str, tuple[int, int]] = {}
+        self.problems: list[Problem] = []
+        self.constructor = _Loader("")
+        self.count = 0
+
+    def build(self, node: yaml.Node, path: str) -> Any:
+        self.count += 1
+        if self.count > MAX_NODES:
+            raise InputError(Problem(f"the document is too large (more than {MAX_NODES} values)",
+                                     file=self.name))
+        self.positions.setdefault(path, (node.start_mark.line + 1, node.start_mark.column + 1))
+        if isinstance(node, yaml.MappingNode):
+            return self._mapping(node, path)
+        if isinstance(node, yaml.SequenceNode):
+            return [self.build(child, f"{path}[{i}]") for i, child in enumerate(node.value)]
+        return self._scalar(node)
+
+    def _mapping(self, node: yaml.MappingNode, path: str) -> dict:
+        self.constructor.flatten_mapping(node)  # resolves `<<' merge keys
+        out: dict = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                self._problem(key_node, path, "a key must be a plain value, not a list or object")
+                continue
+            key = self._scalar(key_node)
+            key = key if isinstance(key, str) else json.dumps(key) if isinstance(key, bool) else str(key)
+            child = f"{path}.{key}" if path else key
+            if key in out:
+                self._problem(key_node, child, f"duplicate key `{key}'; each key may appear "
+                              "only once in an object")
+                continue
+            out[key] = self.build(value_node, child)
+        return out
+
+    def _scalar(self, node: yaml.ScalarNode) -> Any:
+        try:
+            value = self.constructor.construct_object(node)
+        except (yaml.YAMLError, ValueError, TypeError, OverflowError):
+            return node.value
+        if isinstance(value, (date, bytes, set)):  # keep timestamps etc. as the text written
+            return node.value
+        return value
+
+    def _problem(self, node: yaml.Node, path: str, message: str) -> None:
+        self.problems.append(Problem(message, path=path, file=self.name,
+                                     line=node.start_mark.line + 1,
+                                     column=node.start_mark.column + 1))
+
+
+def _yaml_error(e: yaml.YAMLError, name: str) -> InputError:
+    mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
+    what = getattr(e, "problem", None) or str(e)
+    context = getattr(e, "context", None)
+    message = f"not valid YAML: {what}" + (f" ({context})" if context else "")
+    if mark is None:
+        return InputError(Problem(message, file=name))
+    return InputError(Problem(message, file=name, line=mark.line + 1, column=mark.column + 1))
+
+
+def parse_yaml_all(text: str, name: str) -> list[tuple[Any, dict[str, tuple[int, int]]]]:
+    """(data, positions) of every YAML document of `text`. Raises InputError."""
+    check_aliases(text, name)
+    try:
+        nodes = list(yaml.compose_all(text, Loader=_Loader))
+    except yaml.YAMLError as e:
+        raise _yaml_error(e, name) from None
+    except RecursionError:
+        raise InputError(Problem("the document is nested too deeply", file=name)) from None
+    documents = []
+    for node in nodes:
+        builder = _Builder(name)
+        try:
+            data = None if node is None else builder.build(node, "")
+        except RecursionError:
+            raise InputError(Problem("the document is nested too deeply", file=name)) from None
+        if builder.problems:
+            raise InputError(builder.problems)
+        documents.append((data, builder.positions))
+    return documents
