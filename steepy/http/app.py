@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from steepy import __version__
-from steepy.http import chains, errors, logs, system, workflows
+from steepy.http import chains, docs, errors, logs, system, workflows
 from steepy.http.auth import BearerAuth
 from steepy.http.context import ApiContext
 from steepy.http.limits import BodyLimit
@@ -22,9 +22,11 @@ Errors are plain text, or `{"status", "message", "errors"?}` for clients that as
 
 
 def create_app(ctx: ApiContext) -> FastAPI:
-    app = FastAPI(title="steepy", version=__version__, description=DESCRIPTION)
+    app = FastAPI(title="steepy", version=__version__, description=DESCRIPTION,
+                  docs_url=None, redoc_url=None)  # docs.install serves them without a CDN
     app.state.ctx = ctx
     errors.install(app)
+    docs.install(app)
     for module in (system, workflows, chains, logs):
         app.include_router(module.router)
     app.add_middleware(BodyLimit, max_size=ctx.post_max_size)
