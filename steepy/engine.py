@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from steepy.agent import AgentConfig, LocalAgent
+from steepy.agent.leftovers import end_run_leftovers
 from steepy.controller import Controller
 from steepy.ids import unique_id
 from steepy.model.macro import Macro
@@ -101,9 +102,21 @@ class Engine:
         await asyncio.to_thread(self.registry.heartbeat, self.owner, rows, self.settings.lease_s)
 
     async def _recover(self) -> None:
-        """Release chains of dead agents (their submissions are adopted by `_accept')."""
-        live = await asyncio.to_thread(self.registry.live_agents, self.settings.lease_s)
-        released = await asyncio.to_thread(self.registry.release_orphans, [a["id"] for a in live])
+        """Release chains of dead agents (their submissions are adopted by `_accept'). Runs
+        of this machine are released only once none of their processes is left, so a chain
+        never runs beside a copy of itself."""
+        live = [a["id"] for a in await asyncio.to_thread(self.registry.live_agents,
+                                                         self.settings.lease_s)]
+        host = socket.gethostname()
+        grace_s = self.settings.agent.kill_grace_period_ms / 1000
+        for run in await asyncio.to_thread(self.registry.lost_runs, live):
+            if run["host"] in (host, None):
+                ended = await asyncio.to_thread(end_run_leftovers, run["chainId"],
+                                                run["runNumber"], grace_s)
+                if ended:
+                    log.warning("ended %d leftover process(es) of run %d of process chain %s",
+                                ended, run["runNumber"], run["chainId"])
+        released = await asyncio.to_thread(self.registry.release_orphans, live)
         if released:
             log.warning("process chains of lost agents registered again: %s", ", ".join(released))
             self.scheduler.wake()

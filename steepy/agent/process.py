@@ -26,6 +26,7 @@ from typing import Awaitable, Callable
 import psutil
 
 from steepy.agent.cancel import CancelToken
+from steepy.agent.guardian import guardian
 
 __all__ = ["Limits", "RunResult", "run_process", "RUNTIME", "INACTIVITY", "DEADLINE", "TOKEN_VAR"]
 
@@ -339,11 +340,14 @@ async def run_process(argv: list[str], *, env: dict[str, str], cwd: str | os.Pat
     env[TOKEN_VAR] = tree_token  # the caller's fresh dict: not copied again (hot path)
     since = time.time()
     watch = _Watch(loop, limits, keep_lines, on_lines)
+    keeper = guardian()  # ends the attempt's processes should this process die
+    keeper.watch(tree_token, grace_ms)
     read_fd, write_fd = os.pipe()  # not inheritable: only this tool gets the write end
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=write_fd, stderr=write_fd,
                                 env=env, cwd=cwd, start_new_session=True)
     except (OSError, ValueError, TypeError, subprocess.SubprocessError) as e:
+        keeper.release(tree_token)
         os.close(read_fd)
         reason = getattr(e, "strerror", None) or str(e)
         filename = getattr(e, "filename", None)
@@ -354,6 +358,7 @@ async def run_process(argv: list[str], *, env: dict[str, str], cwd: str | os.Pat
     finally:
         os.close(write_fd)
     pid = proc.pid
+    keeper.started(tree_token, pid, grace_ms)
     grace_s = max(grace_ms, 0) / 1000
     watch.attach(proc, read_fd)
     watch.arm()
@@ -381,6 +386,7 @@ async def run_process(argv: list[str], *, env: dict[str, str], cwd: str | os.Pat
                 proc.wait(timeout=1.0)
             except subprocess.TimeoutExpired:
                 pass
+        keeper.release(tree_token)
     code = proc.returncode
     if code is not None:
         if code < 0:

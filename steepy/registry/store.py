@@ -431,6 +431,19 @@ class Registry:
             return bool(conn.execute(select(submissions.c.cancel_requested)
                                      .where(submissions.c.id == submission_id)).scalar())
 
+    def lost_runs(self, live_agents: Iterable[str]) -> list[dict]:
+        """Open runs of RUNNING chains whose agent is not among `live_agents`, with the host
+        that agent last reported (None: unknown)."""
+        live = set(live_agents)
+        with self.read() as conn:
+            rows = conn.execute(
+                select(runs.c.chain_id, runs.c.run_number, runs.c.agent_id, agents.c.host)
+                .join(process_chains, process_chains.c.id == runs.c.chain_id)
+                .outerjoin(agents, agents.c.id == runs.c.agent_id)
+                .where(process_chains.c.status == CS.RUNNING, runs.c.end_time.is_(None))).all()
+        return [{"chainId": r.chain_id, "runNumber": r.run_number, "agentId": r.agent_id,
+                 "host": r.host} for r in rows if r.agent_id not in live]
+
     def release_orphans(self, live_agents: Iterable[str]) -> list[str]:
         """RUNNING chains whose agent is gone go back to REGISTERED; their open run is closed
         as AGENT_LOST. Returns the chain ids."""
