@@ -93,12 +93,12 @@ def _string_list(value: Any) -> Any:
 
 
 def _paths(value: Any) -> Any:
-    """A file, folder or glob, or a list of them (services, macros)."""
+    """A file, folder or glob, or a list of them (services, macros); null: none."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return str(value)
-    if isinstance(value, str) and value or (
-            isinstance(value, list) and value and all(isinstance(v, str) and v for v in value)):
-        return value
+    if value is None or isinstance(value, str) and value or (
+            isinstance(value, list) and all(isinstance(v, str) and v for v in value)):
+        return [] if value is None else value
     raise ValueError("expected a file, folder or glob, or a list of them, "
                      f"got {_kind(value)}{'' if value else ' (empty)'}")
 
@@ -333,7 +333,7 @@ def _environment(environ: Mapping[str, str], raw: dict, origins: dict) -> None:
                 value = yaml.safe_load(text)
             except yaml.YAMLError:
                 value = text
-            if is_text and not isinstance(value, (str, list, dict)):
+            if is_text and not isinstance(value, str):
                 value = text  # a token `00123' stays a string, not the number 123
             raw[key] = value
             origins[key] = _Origin(variable=variable)

@@ -28,11 +28,19 @@ def no_config_variables(monkeypatch):
             monkeypatch.delenv(name)
 
 
+def _load(directory: Path, environ: dict | None = None):
+    """load_config() of `directory` with these variables set."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in (environ or {}).items():
+            patch.setenv(name, value)
+        return load_config(directory)
+
+
 def _problems(directory: Path, text: str | None = None, environ: dict | None = None) -> list:
     if text is not None:
         (directory / "steepy.yaml").write_text(text)
     with pytest.raises(InputError) as caught:
-        load_config(directory, environ or {})
+        _load(directory, environ)
     return caught.value.problems
 
 
@@ -88,7 +96,7 @@ def test_a_configuration_that_is_not_an_object(tmp_path) -> None:
 
 def test_an_empty_file_means_the_defaults(tmp_path) -> None:
     (tmp_path / "steepy.yaml").write_text("# nothing yet\n\n")
-    assert load_config(tmp_path, {}).flat() == DEFAULTS
+    assert _load(tmp_path).flat() == DEFAULTS
 
 
 @pytest.mark.parametrize("variable, value, path", [
@@ -104,7 +112,7 @@ def test_a_bad_variable_is_a_problem_named_by_the_variable(tmp_path, variable, v
 
 def test_a_variable_replaces_a_bad_value_of_the_file(tmp_path) -> None:
     (tmp_path / "steepy.yaml").write_text("agent:\n  instances: many\n")
-    assert load_config(tmp_path, {"STEEPY_AGENT_INSTANCES": "3"}).agent.instances == 3
+    assert _load(tmp_path, {"STEEPY_AGENT_INSTANCES": "3"}).agent.instances == 3
 
 
 # ---------------------------------------------------------------- warnings
@@ -112,7 +120,7 @@ def test_a_variable_replaces_a_bad_value_of_the_file(tmp_path) -> None:
 
 def test_an_unknown_key_is_a_warning_with_a_suggestion(tmp_path) -> None:
     (tmp_path / "steepy.yaml").write_text("agent:\n  instances: 2\n  capabilites: [gpu]\n")
-    config = load_config(tmp_path, {})
+    config = _load(tmp_path)
     assert config.agent.instances == 2 and config.agent.capabilities == []
     [warning] = config.warnings
     assert _where(warning) == ("steepy.yaml", 3, 16, "agent.capabilites")
@@ -123,7 +131,7 @@ def test_keys_of_steep_that_steepy_lacks_are_warnings(tmp_path) -> None:
     (tmp_path / "steepy.yaml").write_text(
         "steep:\n  cloud:\n    enabled: true\n    driver: openstack\n  db:\n    driver: postgresql\n"
         "  agent.busyTimeout: 1m\n  tmpPath: /tmp/x\n")
-    config = load_config(tmp_path, {})
+    config = _load(tmp_path)
     assert config.tmp_path == "/tmp/x"
     found = {w.path: w for w in config.warnings}
     assert set(found) == {"cloud.enabled", "db.driver", "agent.busyTimeout"}
@@ -135,7 +143,7 @@ def test_keys_of_steep_that_steepy_lacks_are_warnings(tmp_path) -> None:
 def test_warnings_come_with_the_problems(tmp_path) -> None:
     (tmp_path / "steepy.yaml").write_text("agent:\n  instances: many\n  capabilites: [gpu]\n")
     with pytest.raises(InputError) as caught:
-        load_config(tmp_path, {})
+        _load(tmp_path)
     assert [w.path for w in caught.value.warnings] == ["agent.capabilites"]
 
 
@@ -144,18 +152,18 @@ def test_warnings_come_with_the_problems(tmp_path) -> None:
 
 def test_steep_yaml_is_read_when_there_is_no_steepy_yaml(tmp_path) -> None:
     (tmp_path / "steep.yaml").write_text("steep:\n  agent:\n    instances: 7\n")
-    config = load_config(tmp_path, {})
+    config = _load(tmp_path)
     assert config.agent.instances == 7 and config.source == str(tmp_path / "steep.yaml")
     (tmp_path / "steep.yaml").write_text("steep.agent.instances: lots\n")
     with pytest.raises(InputError) as caught:
-        load_config(tmp_path, {})
+        _load(tmp_path)
     assert _where(caught.value.problems[0]) == ("steep.yaml", 1, 24, "agent.instances")
 
 
 def test_steepy_yaml_wins_over_steep_yaml(tmp_path) -> None:
     (tmp_path / "steep.yaml").write_text("steep:\n  agent:\n    instances: lots\n  tmpPath: /a\n")
     (tmp_path / "steepy.yaml").write_text("outPath: /b\n")
-    config = load_config(tmp_path, {})  # steep.yaml is not read at all: no problem
+    config = _load(tmp_path)  # steep.yaml is not read at all: no problem
     assert (config.tmp_path, config.out_path, config.agent.instances) == (".steepy/tmp", "/b", None)
     assert config.source == str(tmp_path / "steepy.yaml")
 
@@ -163,7 +171,7 @@ def test_steepy_yaml_wins_over_steep_yaml(tmp_path) -> None:
 def test_variables_are_read_as_yaml_and_override_the_file(tmp_path) -> None:
     (tmp_path / "steepy.yaml").write_text("agent:\n  instances: 2\n  outputLinesToCollect: 5\n"
                                           "http.token: from-file\n")
-    config = load_config(tmp_path, {"STEEPY_AGENT_INSTANCES": "4", "STEEP_AGENT_INSTANCES": "9",
+    config = _load(tmp_path, {"STEEPY_AGENT_INSTANCES": "4", "STEEP_AGENT_INSTANCES": "9",
                                     "STEEP_AGENT_OUTPUTLINESTOCOLLECT": "50",
                                     "STEEPY_SCHEDULER_LOOKUPINTERVAL": "1m 30s",
                                     "STEEPY_HTTP_TOKEN": "00123",
@@ -185,23 +193,23 @@ def test_the_process_environment_is_read(tmp_path, monkeypatch) -> None:
     ("[gpu, docker]", ["gpu", "docker"]), ("[]", []),
 ])
 def test_capabilities_as_a_list_or_comma_separated(tmp_path, written, expected) -> None:
-    from_env = load_config(tmp_path, {"STEEPY_AGENT_CAPABILITIES": written})
+    from_env = _load(tmp_path, {"STEEPY_AGENT_CAPABILITIES": written})
     assert from_env["agent.capabilities"] == expected
     (tmp_path / "steepy.yaml").write_text(f"agent.capabilities: {written}\n")
-    assert load_config(tmp_path, {}).agent.capabilities == expected
+    assert _load(tmp_path).agent.capabilities == expected
 
 
 def test_sizes_and_durations(tmp_path) -> None:
     (tmp_path / "steepy.yaml").write_text("http.postMaxSize: 10 MB\nagent.killGracePeriod: 250ms\n")
-    config = load_config(tmp_path, {"STEEPY_CONTROLLER_LEASETIMEOUT": "1h"})
+    config = _load(tmp_path, {"STEEPY_CONTROLLER_LEASETIMEOUT": "1h"})
     assert config.http.post_max_size == 10_000_000 and config["agent.killGracePeriod"] == 250
     assert config.controller.lease_timeout == 3_600_000
-    assert load_config(tmp_path, {"STEEPY_HTTP_POSTMAXSIZE": "2MiB"}).http.post_max_size == 2**21
+    assert _load(tmp_path, {"STEEPY_HTTP_POSTMAXSIZE": "2MiB"}).http.post_max_size == 2**21
 
 
 def test_dotted_access_as_before(tmp_path) -> None:
     (tmp_path / "steepy.yaml").write_text("steep:\n  tmpPath: /t\n  http:\n    token: abc\n")
-    config = load_config(tmp_path, {})
+    config = _load(tmp_path)
     assert config["tmpPath"] == "/t" and config.get("http.token") == "abc"
     assert config.get("steep.http.port") == 8080 and config.get("no.such.key", "x") == "x"
     assert "outPath" in config and "nothing" not in config
