@@ -123,17 +123,22 @@ class Engine:
 
     async def _accept(self) -> None:
         """Start new submissions, and take over RUNNING ones without a controller: its
-        lease ran out (it died), or a retry made the submission RUNNING again."""
+        lease ran out (it died), or a retry made the submission RUNNING again. An engine of
+        `steepy run` only takes its own."""
+        only = self.scheduler.only_submission
         while (submission := await asyncio.to_thread(
-                self.registry.fetch_next_submission, self.owner, self.settings.lease_s)) is not None:
+                self.registry.fetch_next_submission, self.owner, self.settings.lease_s,
+                only)) is not None:
             self.controller.start(submission)
         for submission in await asyncio.to_thread(self.registry.adopt_submissions, self.owner,
-                                                  self.settings.lease_s):
+                                                  self.settings.lease_s, only):
             log.warning("resuming submission %s", submission.id)
             self.controller.start(submission)
 
     async def run(self, until_submission: str | None = None) -> None:
-        """Work until `stop` is set (or, with `until_submission`, until it has finished)."""
+        """Work until `stop` is set; with `until_submission` (`steepy run`), on that submission
+        only, until it has finished: other submissions are left to workers."""
+        self.scheduler.only_submission = until_submission
         Path(self.settings.tmp_path).mkdir(parents=True, exist_ok=True)
         Path(self.settings.out_path).mkdir(parents=True, exist_ok=True)
         await self._heartbeat()

@@ -46,6 +46,7 @@ class Scheduler:
         self._agent_of: dict[str, LocalAgent] = {}  # claimed chain id -> its agent
         self._pending_events: set[asyncio.Future] = set()
         self._event_writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="events")
+        self.only_submission: str | None = None  # `steepy run': claim this one's chains only
 
     def wake(self) -> None:
         self._wake.set()
@@ -112,7 +113,8 @@ class Scheduler:
         for agent in self.agents:
             if agent.id in self._running:
                 continue
-            claimed = await asyncio.to_thread(self.registry.claim_chain, agent.id, agent.capabilities)
+            claimed = await asyncio.to_thread(self.registry.claim_chain, agent.id,
+                                              agent.capabilities, self.only_submission)
             if claimed is None:
                 continue  # another agent may offer other capabilities
             self._running[agent.id] = asyncio.create_task(self._work(agent, claimed),
@@ -156,7 +158,8 @@ class Scheduler:
                                         "the engine running it was stopped")
                 return None
             # finishing this chain and claiming the agent's next one is one transaction
-            claim = None if self.shutting_down else (agent.id, agent.capabilities)
+            claim = None if self.shutting_down else (agent.id, agent.capabilities,
+                                                     self.only_submission)
             claimed = await asyncio.to_thread(
                 self.registry.finish_run, chain.id, run_number, str(outcome.status), status,
                 results=outcome.results if outcome.status == CS.SUCCESS else None,

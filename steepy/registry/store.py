@@ -33,6 +33,9 @@ _pc = process_chains.c
 _CANDIDATES = (select(_pc.id, _pc.required_capabilities).where(_pc.status == CS.REGISTERED)
                .order_by(_pc.priority.desc(), _pc.seq).limit(CLAIM_BATCH))
 _CANDIDATES_LOCKED = _CANDIDATES.with_for_update(skip_locked=True)
+# `steepy run' claims only the chains of its own submission
+_CANDIDATES_OF = _CANDIDATES.where(_pc.submission_id == bindparam("b_sub"))
+_CANDIDATES_OF_LOCKED = _CANDIDATES_OF.with_for_update(skip_locked=True)
 _CHAIN_AND_LAST_RUN = select(
     process_chains, select(func.max(runs.c.run_number)).where(runs.c.chain_id == bindparam("b_id"))
     .scalar_subquery().label("last_run")).where(_pc.id == bindparam("b_id"))
@@ -214,15 +217,18 @@ class Registry:
                                 .limit(size).offset(max(0, offset))).all()
         return [self._submission(r) for r in rows], int(total or 0)
 
-    def fetch_next_submission(self, owner: str = "", lease_s: float = 30) -> Submission | None:
-        """Atomically take the ACCEPTED submission to run next: highest workflow priority,
-        then oldest. It becomes RUNNING, leased to `owner'."""
+    def fetch_next_submission(self, owner: str = "", lease_s: float = 30,
+                              only: str | None = None) -> Submission | None:
+        """Atomically take the ACCEPTED submission to run next (with `only', that one or
+        none): highest workflow priority, then oldest. It becomes RUNNING, leased to `owner'."""
+        accepted = [submissions.c.status == SS.ACCEPTED]
+        if only is not None:
+            accepted.append(submissions.c.id == only)
         with self.read() as conn:  # most calls find nothing: don't take the write lock
-            if conn.execute(select(submissions.c.id).where(submissions.c.status == SS.ACCEPTED)
-                            .limit(1)).first() is None:
+            if conn.execute(select(submissions.c.id).where(*accepted).limit(1)).first() is None:
                 return None
         with self.write() as conn:
-            query = (select(submissions).where(submissions.c.status == SS.ACCEPTED)
+            query = (select(submissions).where(*accepted)
                      .order_by(submissions.c.priority.desc(), submissions.c.seq).limit(1))
             if conn.dialect.name == "postgresql":
                 query = query.with_for_update(skip_locked=True)
@@ -333,17 +339,24 @@ class Registry:
                                 .group_by(process_chains.c.status)).all()
         return {status: count for status, count in rows}
 
-    def claim_chain(self, agent_id: str, capabilities: Iterable[str] = ()) -> tuple[ChainRecord, int] | None:
+    def claim_chain(self, agent_id: str, capabilities: Iterable[str] = (),
+                    only: str | None = None) -> tuple[ChainRecord, int] | None:
         """Atomically take the next REGISTERED chain this agent can run (highest priority,
-        then oldest; all required capabilities offered). It becomes RUNNING with a new run."""
+        then oldest; all required capabilities offered; with `only', of that submission).
+        It becomes RUNNING with a new run."""
         with self.write() as conn:
-            return self._claim(conn, agent_id, set(capabilities))
+            return self._claim(conn, agent_id, set(capabilities), only)
 
-    def _claim(self, conn: Connection, agent_id: str,
-               offered: set[str]) -> tuple[ChainRecord, int] | None:
+    def _claim(self, conn: Connection, agent_id: str, offered: set[str],
+               only: str | None = None) -> tuple[ChainRecord, int] | None:
         locked = conn.dialect.name == "postgresql"
+        if only is None:
+            candidates = conn.execute(_CANDIDATES_LOCKED if locked else _CANDIDATES)
+        else:
+            candidates = conn.execute(_CANDIDATES_OF_LOCKED if locked else _CANDIDATES_OF,
+                                      {"b_sub": only})
         # most chains need no capabilities: their stored list is the text "[]"
-        chosen = next((r.id for r in conn.execute(_CANDIDATES_LOCKED if locked else _CANDIDATES)
+        chosen = next((r.id for r in candidates
                        if r.required_capabilities == "[]"
                        or set(_load(r.required_capabilities) or []) <= offered), None)
         if chosen is None:
@@ -363,11 +376,11 @@ class Registry:
                    chain_status: ProcessChainStatus, *, results: dict | None = None,
                    error_message: str | None = None, attempt_records: list[dict] = (),
                    auto_resume_after: datetime | None = None,
-                   claim_next: tuple[str, Iterable[str]] | None = None
+                   claim_next: tuple | None = None
                    ) -> tuple[ChainRecord, int] | None:
         """Close a run, store its attempts and move the chain to its next status, at once.
-        With `claim_next' (agent id, capabilities) the same transaction also claims that
-        agent's next chain, which is returned."""
+        With `claim_next' (agent id, capabilities, submission or None) the same transaction
+        also claims that agent's next chain, which is returned."""
         with self.write() as conn:
             submission_id = conn.execute(_SUBMISSION_OF_CHAIN, {"b_id": chain_id}).scalar_one()
             conn.execute(_END_RUN, {"b_chain": chain_id, "b_run": run_number, "end_time": utcnow(),
@@ -384,7 +397,7 @@ class Registry:
                         status=str(chain_status), errorMessage=error_message,
                         resumeAt=iso_time(auto_resume_after))
             if claim_next is not None:
-                return self._claim(conn, claim_next[0], set(claim_next[1]))
+                return self._claim(conn, claim_next[0], set(claim_next[1]), *claim_next[2:])
         return None
 
     def resume_due_chains(self, now: datetime | None = None) -> list[str]:
@@ -541,13 +554,16 @@ class Registry:
                                                    submissions.c.status == SS.RUNNING)
                          .values(lease_until=utcnow()))
 
-    def adopt_submissions(self, owner: str, lease_s: float) -> list[Submission]:
-        """RUNNING submissions without a live controller (its lease ran out, or a retry made
-        them RUNNING again) are taken over."""
+    def adopt_submissions(self, owner: str, lease_s: float,
+                          only: str | None = None) -> list[Submission]:
+        """RUNNING submissions (with `only', that one) without a live controller (its lease
+        ran out, or a retry made them RUNNING again) are taken over."""
         now = utcnow()
         orphaned = select(submissions.c.id).where(
             submissions.c.status == SS.RUNNING,
             (submissions.c.lease_until.is_(None)) | (submissions.c.lease_until < now))
+        if only is not None:
+            orphaned = orphaned.where(submissions.c.id == only)
         with self.read() as conn:  # usually there is none: don't take the write lock
             if conn.execute(orphaned.limit(1)).first() is None:
                 return []
