@@ -105,8 +105,8 @@ class Engine:
         """Release chains of dead agents (their submissions are adopted by `_accept'). Runs
         of this machine are released only once none of their processes is left, so a chain
         never runs beside a copy of itself."""
-        live = [a["id"] for a in await asyncio.to_thread(self.registry.live_agents,
-                                                         self.settings.lease_s)]
+        agents = await asyncio.to_thread(self.registry.live_agents, self.settings.lease_s)
+        live = [a["id"] for a in agents]
         host = socket.gethostname()
         grace_s = self.settings.agent.kill_grace_period_ms / 1000
         for run in await asyncio.to_thread(self.registry.lost_runs, live):
@@ -120,6 +120,12 @@ class Engine:
         if released:
             log.warning("process chains of lost agents registered again: %s", ", ".join(released))
             self.scheduler.wake()
+        if not self.scheduler.busy_agents_only():
+            # an agent of ours is idle: chains left REGISTERED may be waiting for an agent
+            # that nobody runs; say so (every view shows it, the timeline once)
+            for sid, reason, count in await asyncio.to_thread(
+                    self.registry.flag_waiting_chains, [a["capabilities"] for a in agents]):
+                log.warning("submission %s: %d process chain(s) %s", sid, count, reason)
 
     async def _accept(self) -> None:
         """Start new submissions, and take over RUNNING ones without a controller: its

@@ -78,6 +78,10 @@ class Scheduler:
     def busy(self) -> bool:
         return bool(self._running)
 
+    def busy_agents_only(self) -> bool:
+        """Every agent of this engine is running a chain."""
+        return len(self._running) == len(self.agents)
+
     async def run(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
             self._wake.clear()

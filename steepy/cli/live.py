@@ -29,6 +29,7 @@ class Snapshot:
     counts: dict[str, int]
     running: list[tuple[str, str, str]] = field(default_factory=list)  # chain, services, agent
     waiting: list[tuple[str, str, datetime | None]] = field(default_factory=list)  # what, why, when
+    blocked: dict[str, int] = field(default_factory=dict)  # why chains cannot start -> how many
     recent: list[str] = field(default_factory=list)
 
 
@@ -43,6 +44,8 @@ def take_snapshot(registry: Registry, submission_id: str, events: list[dict]) ->
     submission = registry.get_submission(submission_id)
     snap = Snapshot(str(submission.status) if submission else "?",
                     registry.chain_counts(submission_id))
+    if snap.counts.get("REGISTERED"):
+        snap.blocked = registry.waiting_counts(submission_id)
     running, _ = registry.list_chains(submission_id, status="RUNNING")
     for record in reversed(running):
         runs = registry.runs(record.chain.id)
@@ -75,6 +78,9 @@ def render(snap: Snapshot) -> Group:
         counts.add_column(status, justify="right", style=STYLES.get(status))
     counts.add_row(*(str(snap.counts.get(s, 0)) for s in STATUSES))
     parts: list = [counts]
+    for reason, count in sorted(snap.blocked.items()):
+        parts.append(Text(f"{count} process chain{'s' if count != 1 else ''} {reason}",
+                          style="bold red"))
     if snap.running:
         table = Table("running chain", "executables", "agent", show_edge=False,
                       header_style="bold cyan")

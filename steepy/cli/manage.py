@@ -9,7 +9,7 @@ import click
 
 from steepy.cli import main
 from steepy.cli.common import (DB_OPTION, EXIT_INVALID, MACROS_OPTION, SERVICES_OPTION,
-                               engine_settings, open_registry_or_fail, prepare)
+                               checked_config, engine_settings, open_registry_or_fail, prepare)
 from steepy.cli.engine import print_events
 
 SERVER_OPTION = click.option("--server", envvar="STEEPY_SERVER", metavar="URL",
@@ -20,6 +20,7 @@ SERVER_OPTION = click.option("--server", envvar="STEEPY_SERVER", metavar="URL",
 def _remote(name: str, *args) -> None:
     from steepy.http import remote
 
+    checked_config()  # http.token; a bad configuration is exit 2, not a traceback
     remote.run(getattr(remote, name), *args)
 
 
@@ -31,6 +32,7 @@ def _remote(name: str, *args) -> None:
 @SERVER_OPTION
 def submit(workflow_file: str, services, macros, db, server) -> None:
     """Store a workflow as ACCEPTED; a `steepy worker' runs it. Prints the new id last."""
+    checked_config()
     if server:
         return _remote("submit", server, workflow_file)
     submission, _, _ = prepare(workflow_file, services, macros)
@@ -98,6 +100,8 @@ main.add_command(show, name="status")
 
 
 def _print_document(doc: dict) -> None:
+    from collections import Counter
+
     from steepy.output import table
 
     if "processChains" in doc:
@@ -113,8 +117,13 @@ def _print_document(doc: dict) -> None:
         table(["chain", "status", "runs", "executables"],
               [(c["id"], c["status"], c["totalRuns"], " ".join(e["id"] for e in c["executables"]))
                for c in doc["processChains"]])
+        blocked = Counter(c["waiting"] for c in doc["processChains"] if c.get("waiting"))
+        for reason, count in sorted(blocked.items()):
+            click.echo(f"  {count} process chain{'s' if count != 1 else ''} {reason}")
         return
     click.echo(f"process chain {doc['id']}  {doc['status']}  (submission {doc['submissionId']})")
+    if doc.get("waiting"):
+        click.echo(f"  {doc['waiting']}")
     for run in doc["runs"]:
         click.echo(f"  run {run['runNumber']}: {run.get('status', 'RUNNING')} on {run['agentId']} "
                    f"from {run['startTime']} to {run.get('endTime', '...')}")

@@ -39,6 +39,8 @@ def _chain_document(record: ChainRecord, runs: list[RunRecord],
                     attempts: dict[tuple[str, int], list[dict]]) -> dict:
     out = record.chain.to_json()
     out.update(submissionId=record.submission_id, status=str(record.status))
+    if record.waiting:
+        out["waiting"] = record.waiting
     if record.results is not None:
         out["results"] = record.results
     out["runs"] = [dict(r.to_json(), attempts=attempts.get((r.chain_id, r.run_number), []))

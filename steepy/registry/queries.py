@@ -51,6 +51,12 @@ def _put(out: dict, key: str, value: Any) -> None:
         out[key] = value
 
 
+def _put_waiting(out: dict, row: Any) -> None:
+    """steepy's `waiting': why a REGISTERED chain cannot start (no agent offers ...)."""
+    if row.status == "REGISTERED":
+        _put(out, "waiting", row.waiting)
+
+
 def _counters(out: dict, counts: dict[str, int]) -> dict:
     for status, key in COUNTERS:
         out[key] = counts.get(status, 0)
@@ -203,7 +209,7 @@ class Queries:
         if status is not None:
             where.append(c.status == status)
         query = (select(c.id, c.submission_id, c.status, c.priority, c.required_capabilities,
-                        self._retries.label("retries"))
+                        c.waiting, self._retries.label("retries"))
                  .where(*where).order_by(c.seq.desc()).offset(max(0, offset)))
         if size >= 0:
             query = query.limit(size)
@@ -221,6 +227,7 @@ class Queries:
             retries = r.retries if not isinstance(r.retries, str) else json.loads(r.retries)
             _put(item, "retries", retries)
             item.update(submissionId=r.submission_id, status=r.status)
+            _put_waiting(item, r)
             self._run_fields(item, r.status, latest.get(r.id), full=False)
             out.append(item)
         return out, int(total or 0)
@@ -252,6 +259,7 @@ class Queries:
             if run.run_number != all_runs[-1].run_number:  # an earlier run: its own outcome
                 status = run.status or "RUNNING"
         out.update(submissionId=row.submission_id, status=status)
+        _put_waiting(out, row)
         self._run_fields(out, status, run, full=True)
         if with_executables and status == "SUCCESS" and row.results is not None:
             out["results"] = _load(row.results)

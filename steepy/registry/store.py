@@ -68,6 +68,19 @@ def _load(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
 
+def waiting_reason(required: Iterable[str], offers: list[set[str]]) -> str | None:
+    """Why a chain requiring these capabilities cannot start on any of these agents."""
+    required = set(required)
+    if any(required <= o for o in offers):
+        return None
+    missing = required - set().union(*offers) if offers else required
+    if not offers:
+        return "waiting: no agent is running"
+    if missing:
+        return "waiting: no agent offers " + ", ".join(sorted(missing))
+    return "waiting: no agent offers " + " and ".join(sorted(required)) + " together"
+
+
 def _event_row(submission_id: str, kind: str, chain_id: str | None, time: datetime,
                **data: Any) -> dict:
     return {"submission_id": submission_id, "chain_id": chain_id, "time": time, "kind": kind,
@@ -84,6 +97,7 @@ class ChainRecord:
     results: dict | None
     next_run_at: datetime | None
     seq: int
+    waiting: str | None = None  # why it cannot start (REGISTERED only)
 
 
 @dataclass
@@ -310,7 +324,8 @@ class Registry:
         return ChainRecord(chain=ProcessChain.from_json(_load(row.chain)),
                            submission_id=row.submission_id, status=CS(row.status),
                            results=_load(row.results), next_run_at=_utc(row.next_run_at),
-                           seq=row.seq)
+                           seq=row.seq,
+                           waiting=row.waiting if row.status == CS.REGISTERED else None)
 
     def get_chain(self, chain_id: str) -> ChainRecord | None:
         with self.read() as conn:
@@ -331,6 +346,14 @@ class Registry:
                 query = query.limit(size).offset(max(0, offset))
             rows = conn.execute(query).all()
         return [self._chain(r) for r in rows], int(total or 0)
+
+    def waiting_counts(self, submission_id: str) -> dict[str, int]:
+        """REGISTERED chains of a submission that cannot start, by reason."""
+        with self.read() as conn:
+            rows = conn.execute(select(_pc.waiting, func.count()).where(
+                _pc.submission_id == submission_id, _pc.status == CS.REGISTERED,
+                _pc.waiting.is_not(None)).group_by(_pc.waiting)).all()
+        return {reason: count for reason, count in rows}
 
     def chain_counts(self, submission_id: str) -> dict[str, int]:
         with self.read() as conn:
@@ -363,7 +386,8 @@ class Registry:
             return None
         row = conn.execute(_CHAIN_AND_LAST_RUN, {"b_id": chosen}).one()
         run_number = (row.last_run or 0) + 1
-        conn.execute(_SET_CHAIN, {"b_id": chosen, "status": CS.RUNNING, "next_run_at": None})
+        conn.execute(_SET_CHAIN, {"b_id": chosen, "status": CS.RUNNING, "next_run_at": None,
+                                  "waiting": None})
         conn.execute(_ADD_RUN, {"chain_id": chosen, "run_number": run_number,
                                 "agent_id": agent_id, "start_time": utcnow()})
         self._event(conn, row.submission_id, "chain.started", chosen, run=run_number,
@@ -399,6 +423,39 @@ class Registry:
             if claim_next is not None:
                 return self._claim(conn, claim_next[0], set(claim_next[1]), *claim_next[2:])
         return None
+
+    def flag_waiting_chains(self, offers: list[Iterable[str]]) -> list[tuple[str, str, int]]:
+        """Mark REGISTERED chains that no agent can run (none of `offers', the capability sets
+        of the live agents, holds all they require) with the reason, and clear the mark where
+        one can now. Chains newly marked get one event per submission and reason. Returns
+        (submission id, reason, chains) of those events."""
+        offered = [set(o) for o in offers]
+        registered = _pc.status == CS.REGISTERED
+        with self.read() as conn:  # usually every requirement is met: no write lock
+            kinds = list(conn.execute(select(_pc.required_capabilities).where(
+                registered, _pc.required_capabilities != "[]").distinct()).scalars())
+            marked = list(conn.execute(select(_pc.required_capabilities).where(
+                registered, _pc.waiting.is_not(None)).distinct()).scalars())
+        reasons = {k: waiting_reason(_load(k) or [], offered) for k in set(kinds) | set(marked)}
+        if not any(reasons.values()) and not marked:
+            return []
+        announced = []
+        with self.write() as conn:
+            now = utcnow()
+            for kind, reason in reasons.items():
+                same = [registered, _pc.required_capabilities == kind]
+                if reason is None:
+                    conn.execute(update(process_chains).where(*same, _pc.waiting.is_not(None))
+                                 .values(waiting=None))
+                    continue
+                new = [*same, (_pc.waiting.is_(None)) | (_pc.waiting != reason)]
+                for sid, count in conn.execute(select(_pc.submission_id, func.count())
+                                               .where(*new).group_by(_pc.submission_id)).all():
+                    announced.append((sid, reason, count))
+                    conn.execute(_ADD_EVENT, _event_row(sid, "chain.waiting", None, now,
+                                                        reason=reason, chains=count))
+                conn.execute(update(process_chains).where(*new).values(waiting=reason))
+        return announced
 
     def resume_due_chains(self, now: datetime | None = None) -> list[str]:
         """PAUSED chains whose wake-up time has passed (strictly) become REGISTERED."""

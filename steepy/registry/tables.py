@@ -53,6 +53,7 @@ process_chains = Table(
     Column("fed_round", Integer),
     Column("cancel_requested", Boolean, nullable=False, default=False),
     Column("created_time", DateTime(timezone=True), nullable=False),
+    Column("waiting", Text),  # why a REGISTERED chain cannot start, e.g. "no agent offers gpu"
 )
 # the claim order: highest priority first, then oldest (migration 0003)
 Index("ix_chains_status", process_chains.c.status, process_chains.c.priority.desc(),
