@@ -59,6 +59,11 @@ class Guardian:
         if self._open:
             os.write(self._proc.stdin.fileno(), "".join(self._open.values()).encode())
 
+    @property
+    def pid(self) -> int | None:
+        """The guardian process (None before the first attempt)."""
+        return None if self._proc is None else self._proc.pid
+
     def watch(self, token: str, grace_ms: int) -> None:
         """An attempt with this tree token is about to start."""
         self._send(token, f"+ {token} {max(int(grace_ms), 0)}\n")
