@@ -42,7 +42,7 @@ def _registry(option: tuple[str, ...], key: str, reader) -> dict[str, Any]:
     """Services or macros from the options, else from steepy.yaml or the default folder."""
     if option:
         return reader(list(option))
-    spec = load_config().get(key)
+    spec = checked_config().get(key)
     if not spec or (spec == DEFAULTS[key] and not Path(spec).exists()):
         return {}  # the default folder is optional
     return reader(spec)
@@ -63,7 +63,7 @@ def load_registries(services: tuple[str, ...], macros: tuple[str, ...]) -> tuple
 
 
 def db_url(option: str | None) -> str | None:
-    return option or os.environ.get("STEEPY_DB_URL") or load_config().get("db.url")
+    return option or os.environ.get("STEEPY_DB_URL") or checked_config().get("db.url")
 
 
 def open_registry_or_fail(db: str | None):

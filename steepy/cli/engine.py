@@ -56,6 +56,7 @@ def run(workflow_file: str, services, macros, db, agents, as_json: bool) -> None
 
     from steepy.engine import Engine
 
+    settings = engine_settings(agents)  # checks the configuration first: exit 2, nothing stored
     submission, service_map, macro_map = prepare(workflow_file, services, macros)
     registry = open_registry_or_fail(db)
     registry.add_submission(submission)
@@ -63,7 +64,7 @@ def run(workflow_file: str, services, macros, db, agents, as_json: bool) -> None
         click.echo(f"submission {submission.id}")
 
     async def main_loop() -> None:
-        engine = Engine(registry, service_map, macro_map, engine_settings(agents))
+        engine = Engine(registry, service_map, macro_map, settings)
         loop = asyncio.get_running_loop()
 
         def interrupt() -> None:  # Ctrl-C: cancel the submission, let the engine finish it
@@ -110,11 +111,12 @@ def worker(services, macros, db, agents, exit_when_idle: bool) -> None:
 
     from steepy.engine import Engine
 
+    settings = engine_settings(agents)  # checks the configuration first
     service_map, macro_map = load_registries(services, macros)
     registry = open_registry_or_fail(db)
 
     async def main_loop() -> None:
-        engine = Engine(registry, service_map, macro_map, engine_settings(agents))
+        engine = Engine(registry, service_map, macro_map, settings)
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, engine.stop.set)

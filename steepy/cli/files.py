@@ -8,8 +8,8 @@ from typing import Any
 import click
 
 from steepy.cli import main
-from steepy.cli.common import MACROS_OPTION, SERVICES_OPTION, fail, load_registries, prepare
-from steepy.config import load_config
+from steepy.cli.common import (MACROS_OPTION, SERVICES_OPTION, checked_config, fail,
+                               load_registries, prepare)
 from steepy.errors import InputError, Problem
 from steepy.loading import expand_paths, read_file, read_services
 from steepy.model import ExecuteAction, ForEachAction, IncludeAction, Macro, Service, Workflow
@@ -146,7 +146,7 @@ def plan(workflow_file: str, services, macros, whole: bool, as_json: bool) -> No
     from steepy.generator import ProcessChainGenerator, simulate
 
     submission, service_map, macro_map = prepare(workflow_file, services, macros)
-    config = load_config()
+    config = checked_config()
     tmp, out = (str(Path(config[k]).absolute() / "PLAN") for k in ("tmpPath", "outPath"))
     try:
         if whole:

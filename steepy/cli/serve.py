@@ -7,9 +7,8 @@ import click
 
 from steepy.cli import main
 from steepy.cli.common import (AGENTS_OPTION, DB_OPTION, EXIT_INVALID, MACROS_OPTION,
-                               SERVICES_OPTION, engine_settings, load_registries,
-                               open_registry_or_fail)
-from steepy.config import load_config
+                               SERVICES_OPTION, checked_config, engine_settings,
+                               load_registries, open_registry_or_fail)
 from steepy.errors import Problem
 
 
@@ -33,7 +32,7 @@ def serve(host: str | None, port: int | None, db, agents, no_agents: bool, servi
     from steepy.http import ApiContext, create_app
     from steepy.http.server import is_loopback, listen, parse_size, serve as serve_api
 
-    config = load_config()
+    config = checked_config()
     host = host or str(config.get("http.host") or "127.0.0.1")
     port = int(config.get("http.port") or 8080) if port is None else port
     token = config.get("http.token")
