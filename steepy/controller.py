@@ -20,6 +20,7 @@ from steepy.model.macro import Macro
 from steepy.model.service import Service
 from steepy.model.submission import ProcessChainStatus as CS, Submission, SubmissionStatus as SS
 from steepy.registry import ChainRecord, Registry
+from steepy.registry.failures import MAX_BACKOFF_S, describe, is_database_failure
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +78,7 @@ class Controller:
         self.save_every_s = 2.0  # generator state stored at least this often while feeding
         self._changed: dict[str, asyncio.Event] = {}
         self.tasks: dict[str, asyncio.Task] = {}
+        self.on_crash: Callable[[BaseException], None] | None = None  # a task died of a bug
 
     def chain_finished(self, submission_id: str) -> None:
         """Called by the scheduler: a chain of this submission has finished."""
@@ -96,14 +98,31 @@ class Controller:
         self._changed[submission.id] = asyncio.Event()
         task = asyncio.create_task(self._run(submission), name=f"submission {submission.id}")
         self.tasks[submission.id] = task
-        task.add_done_callback(lambda _t: self._forget(submission.id))
+        task.add_done_callback(lambda t: self._forget(submission.id, t))
         return task
 
-    def _forget(self, submission_id: str) -> None:
+    def _forget(self, submission_id: str, task: asyncio.Task) -> None:
         self.tasks.pop(submission_id, None)
         self._changed.pop(submission_id, None)
+        if not task.cancelled() and task.exception() is not None and self.on_crash is not None:
+            self.on_crash(task.exception())
 
     async def _run(self, submission: Submission) -> None:
+        """Drive the submission to its end. While the database fails, wait and start again
+        from the stored state, as a controller that takes over after a crash does."""
+        delay = 1.0
+        while True:
+            try:
+                return await self._run_once(submission)
+            except Exception as e:
+                if not is_database_failure(e):
+                    raise
+                log.error("submission %s: %s; resuming from its stored state in %.0f s",
+                          submission.id, describe(e), delay)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, MAX_BACKOFF_S)
+
+    async def _run_once(self, submission: Submission) -> None:
         try:
             status, message = await self._drive(submission)
             results = None

@@ -22,6 +22,7 @@ from steepy.ids import unique_id
 from steepy.model.macro import Macro
 from steepy.model.service import Service
 from steepy.registry import Registry
+from steepy.registry.failures import MAX_BACKOFF_S, describe, is_database_failure
 from steepy.scheduler import Scheduler
 
 log = logging.getLogger(__name__)
@@ -55,6 +56,16 @@ class Engine:
                                      self.scheduler.stop_chains, settings.sweep_s)
         self.stop = asyncio.Event()
         self._submitted = asyncio.Event()
+        self.failure: BaseException | None = None  # why the engine stopped by itself
+        self.scheduler.on_crash = self.controller.on_crash = self.crash
+
+    def crash(self, error: BaseException) -> None:
+        """A task of this engine died of a bug: stop the whole engine, so that its leases
+        end and other engines take its work over, instead of living on without it."""
+        if self.failure is None:
+            self.failure = error
+            log.critical("steepy failed, stopping this engine: %s", error, exc_info=error)
+        self.stop.set()
 
     def _agent_event(self, kind: str, data: dict) -> None:
         self.scheduler.agent_event(kind, data)
@@ -83,7 +94,14 @@ class Engine:
         clock = asyncio.get_running_loop().time
         while not self.stop.is_set():
             await asyncio.sleep(interval_s)
-            marker = self.registry.change_marker()
+            try:
+                marker = self.registry.change_marker()
+            except Exception as e:  # the sweeps go on meanwhile; look again in a second
+                if not is_database_failure(e):
+                    raise
+                self.registry.forget_watch()
+                await asyncio.sleep(1.0)
+                continue
             surely_other = False
             if marker != last:
                 changed = True
@@ -151,35 +169,58 @@ class Engine:
         await self._recover()
         scheduler = asyncio.create_task(self.scheduler.run(self.stop), name="scheduler")
         watcher = asyncio.create_task(self._watch_database(), name="database watcher")
+        for task in (scheduler, watcher):
+            task.add_done_callback(self._supervise)
         last_beat = asyncio.get_running_loop().time()
+        backoff = 1.0
         try:
             while not self.stop.is_set():
                 self._submitted.clear()
-                await self._accept()
-                now = asyncio.get_running_loop().time()
-                if now - last_beat >= self.settings.heartbeat_s:
-                    await self._heartbeat()
-                    await self._recover()
-                    last_beat = now
-                if until_submission is not None and await self._finished(until_submission):
-                    break
+                wait_s = self.settings.heartbeat_s
+                try:
+                    await self._accept()
+                    now = asyncio.get_running_loop().time()
+                    if now - last_beat >= self.settings.heartbeat_s:
+                        await self._heartbeat()
+                        await self._recover()
+                        last_beat = now
+                    if until_submission is not None and await self._finished(until_submission):
+                        break
+                    backoff = 1.0
+                except Exception as e:  # the database fails: keep going, say so, back off
+                    if not is_database_failure(e):
+                        raise
+                    log.error("engine %s: %s; trying again in %.0f s", self.owner, describe(e),
+                              backoff)
+                    wait_s, backoff = backoff, min(backoff * 2, MAX_BACKOFF_S)
                 waiters = [asyncio.ensure_future(self._submitted.wait()),
                            asyncio.ensure_future(self.stop.wait())]
                 waiters += [asyncio.ensure_future(asyncio.shield(t))
                             for t in self.controller.tasks.values()]
-                _done, pending = await asyncio.wait(waiters, timeout=self.settings.heartbeat_s,
+                _done, pending = await asyncio.wait(waiters, timeout=wait_s,
                                                     return_when=asyncio.FIRST_COMPLETED)
                 for w in pending:
                     w.cancel()
+        except Exception as e:  # a bug in the engine's own loop
+            self.crash(e)
         finally:
             self.stop.set()
             self.scheduler.wake()
-            await scheduler
+            await asyncio.gather(scheduler, return_exceptions=True)
             watcher.cancel()
             for task in list(self.controller.tasks.values()):
                 task.cancel()
             await asyncio.gather(*self.controller.tasks.values(), return_exceptions=True)
-            await asyncio.to_thread(self.registry.forget_agents, self.owner)
+            try:  # our agents are gone and our leases end now: others take over at once
+                await asyncio.to_thread(self.registry.forget_agents, self.owner)
+            except Exception as e:
+                if not is_database_failure(e):
+                    raise
+                log.error("engine %s: %s; its leases end by themselves", self.owner, describe(e))
+
+    def _supervise(self, task: asyncio.Task) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            self.crash(task.exception())
 
     async def _finished(self, submission_id: str) -> bool:
         submission = await asyncio.to_thread(self.registry.get_submission, submission_id)

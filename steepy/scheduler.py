@@ -19,6 +19,7 @@ from steepy.agent.config import ChainOutcome
 from steepy.model.common import iso_time
 from steepy.model.submission import ProcessChainStatus as CS
 from steepy.registry import ChainRecord, Registry
+from steepy.registry.failures import MAX_BACKOFF_S, describe, is_database_failure, persist
 from steepy.registry.store import utcnow
 
 log = logging.getLogger(__name__)
@@ -47,6 +48,8 @@ class Scheduler:
         self._pending_events: set[asyncio.Future] = set()
         self._event_writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="events")
         self.only_submission: str | None = None  # `steepy run': claim this one's chains only
+        self.on_crash: Callable[[BaseException], None] = _reraise  # a task of ours died
+        self._stop: asyncio.Event | None = None
 
     def wake(self) -> None:
         self._wake.set()
@@ -61,10 +64,19 @@ class Scheduler:
         kind = {"attempt-failed": "chain.attemptFailed", "retry-scheduled": "chain.retryScheduled"}[kind]
         # one writer thread keeps the events in the order the agent reported them
         future = asyncio.get_running_loop().run_in_executor(
-            self._event_writer, functools.partial(self.registry.add_event, submission_id, kind,
-                                                  data["chainId"], **fields))
+            self._event_writer, functools.partial(self._add_event, submission_id, kind,
+                                                  data["chainId"], fields))
         self._pending_events.add(future)
         future.add_done_callback(self._pending_events.discard)
+
+    def _add_event(self, submission_id: str, kind: str, chain_id: str, fields: dict) -> None:
+        try:
+            self.registry.add_event(submission_id, kind, chain_id, **fields)
+        except Exception as e:
+            if not is_database_failure(e):
+                raise
+            log.error("timeline event %s of process chain %s lost: %s", kind, chain_id,
+                      describe(e))
 
     def stop_chains(self, chain_ids: list[str]) -> None:
         """Cancel chains claimed by this engine's agents, also those not started yet (the
@@ -83,19 +95,20 @@ class Scheduler:
         return len(self._running) == len(self.agents)
 
     async def run(self, stop: asyncio.Event) -> None:
+        self._stop = stop
+        backoff = 1.0
         while not stop.is_set():
             self._wake.clear()
-            await asyncio.to_thread(self.registry.resume_due_chains)
+            try:
+                timeout = await self._round(stop)
+                backoff = 1.0
+            except Exception as e:
+                if not is_database_failure(e):
+                    raise
+                log.error("scheduler: %s; trying again in %.0f s", describe(e), backoff)
+                timeout, backoff = backoff, min(backoff * 2, MAX_BACKOFF_S)
             if stop.is_set():
                 break
-            await self._dispatch()
-            await self._stop_cancelled()
-            if stop.is_set():
-                break
-            timeout = self.sweep_s
-            due = await asyncio.to_thread(self.registry.next_wake_up)
-            if due is not None:
-                timeout = max(0.01, min(timeout, (due - utcnow()).total_seconds() + 0.005))
             try:
                 await asyncio.wait_for(self._wake.wait(), timeout)
             except TimeoutError:
@@ -105,6 +118,22 @@ class Scheduler:
         for agent in self.agents:
             agent.cancel()
         await self.drain()
+
+    async def _round(self, stop: asyncio.Event) -> float:
+        """Resume due chains, hand out work, stop cancelled chains; how long to sleep."""
+        await asyncio.to_thread(self.registry.resume_due_chains)
+        if stop.is_set():
+            return 0
+        await self._dispatch()
+        await self._stop_cancelled()
+        timeout = self.sweep_s
+        due = await asyncio.to_thread(self.registry.next_wake_up)
+        if due is not None:
+            timeout = max(0.01, min(timeout, (due - utcnow()).total_seconds() + 0.005))
+        return timeout
+
+    def _stopping(self) -> bool:
+        return self._stop is not None and self._stop.is_set()
 
     async def drain(self) -> None:
         """Wait for the runs in progress (after their agents were told to cancel, or not)."""
@@ -145,6 +174,8 @@ class Scheduler:
         try:
             while claimed is not None:
                 claimed = await self._execute(agent, *claimed)
+        except Exception as e:  # a bug: the engine must not live on with a dead agent
+            self.on_crash(e)
         finally:
             self._running.pop(agent.id, None)
             self.wake()  # the agent is free: look for work it may take
@@ -156,16 +187,22 @@ class Scheduler:
         self._agent_of[chain.id] = agent
         outcome = await self._outcome(agent, record, run_number)
         status, resume_at = after_run(record, run_number, outcome)
+        if self._pending_events:  # the run's attempt events go on the timeline before its end
+            await asyncio.gather(*list(self._pending_events), return_exceptions=True)
         try:
             if self.shutting_down and outcome.status == CS.CANCELLED:
-                await asyncio.to_thread(self.registry.requeue_run, chain.id, run_number,
-                                        "the engine running it was stopped")
+                await persist(f"giving process chain {chain.id} back", self.registry.requeue_run,
+                              chain.id, run_number, "the engine running it was stopped",
+                              give_up=lambda: True)
                 return None
-            # finishing this chain and claiming the agent's next one is one transaction
+            # finishing this chain and claiming the agent's next one is one transaction; while
+            # the database cannot be written, the outcome waits here (an engine stopped
+            # meanwhile leaves the run open: the next engine runs the chain again)
             claim = None if self.shutting_down else (agent.id, agent.capabilities,
                                                      self.only_submission)
-            claimed = await asyncio.to_thread(
-                self.registry.finish_run, chain.id, run_number, str(outcome.status), status,
+            claimed = await persist(
+                f"recording the end of process chain {chain.id}", self.registry.finish_run,
+                chain.id, run_number, str(outcome.status), status, give_up=self._stopping,
                 results=outcome.results if outcome.status == CS.SUCCESS else None,
                 error_message=outcome.error_message,
                 attempt_records=[_attempt_row(a) for a in outcome.attempts],
@@ -174,9 +211,19 @@ class Scheduler:
             if status == CS.PAUSED:
                 self.wake()  # the sweep must know when this chain is due
             return claimed
+        except Exception as e:
+            if not is_database_failure(e):
+                raise
+            log.error("process chain %s: its end could not be recorded (%s); the engine that "
+                      "takes it over runs it again", chain.id, describe(e))
+            return None
         finally:
             self._submission_of.pop(chain.id, None)
             self._agent_of.pop(chain.id, None)
+
+
+def _reraise(error: BaseException) -> None:
+    raise error
 
 
 def _attempt_row(a) -> dict:

@@ -15,6 +15,7 @@ from steepy.errors import InputError, Problem
 from steepy.loading import read_file, read_macros, read_services
 
 EXIT_INVALID = 2
+EXIT_INTERNAL = 5  # steepy itself failed (a bug)
 EXIT_CODES = {"SUCCESS": 0, "ERROR": 1, "PARTIAL_SUCCESS": 1, "CANCELLED": 3}
 
 DB_OPTION = click.option("--db", help="Database URL (default: sqlite:///.steepy/steepy.db).")
@@ -66,13 +67,31 @@ def db_url(option: str | None) -> str | None:
     return option or os.environ.get("STEEPY_DB_URL") or checked_config().get("db.url")
 
 
+def exit_if_engine_failed(engine) -> None:
+    """An engine that stopped by itself: its database could not be used (exit 4, the cause
+    already said while it retried), or steepy failed (exit 5, logged with its traceback)."""
+    failure = None if engine is None else engine.failure
+    if failure is None:
+        return
+    from steepy.registry.failures import EXIT_DATABASE, describe, is_database_failure
+
+    if is_database_failure(failure):
+        click.echo(f"steepy: cannot use the {describe(failure)}", err=True)
+        sys.exit(EXIT_DATABASE)
+    click.echo(f"steepy: the engine stopped after an internal error: {failure!r}", err=True)
+    sys.exit(EXIT_INTERNAL)
+
+
 def open_registry_or_fail(db: str | None):
     from steepy.errors import SteepyError
     from steepy.registry import open_registry
+    from steepy.registry.failures import DatabaseUnavailable
 
     try:
         return open_registry(db_url(db))
-    except SteepyError as e:
+    except DatabaseUnavailable:
+        raise  # not bad input: the command says so with its own exit code
+    except SteepyError as e:  # e.g. not a database URL
         fail([Problem(str(e), file="--db")])
 
 

@@ -8,7 +8,8 @@ import click
 
 from steepy.cli import main
 from steepy.cli.common import (AGENTS_OPTION, DB_OPTION, EXIT_CODES, MACROS_OPTION, SERVICES_OPTION,
-                               engine_settings, load_registries, open_registry_or_fail, prepare)
+                               engine_settings, exit_if_engine_failed, load_registries,
+                               open_registry_or_fail, prepare)
 
 
 def print_events(registry, submission_id: str, after: int) -> int:
@@ -63,8 +64,9 @@ def run(workflow_file: str, services, macros, db, agents, as_json: bool) -> None
     if not as_json:
         click.echo(f"submission {submission.id}")
 
+    engine = Engine(registry, service_map, macro_map, settings)
+
     async def main_loop() -> None:
-        engine = Engine(registry, service_map, macro_map, settings)
         loop = asyncio.get_running_loop()
 
         def interrupt() -> None:  # Ctrl-C: cancel the submission, let the engine finish it
@@ -86,6 +88,7 @@ def run(workflow_file: str, services, macros, db, agents, as_json: bool) -> None
                 await follower
 
     asyncio.run(main_loop())
+    exit_if_engine_failed(engine)
     final = registry.get_submission(submission.id)
     if as_json:
         from steepy.registry.documents import submission_document
@@ -115,8 +118,9 @@ def worker(services, macros, db, agents, exit_when_idle: bool) -> None:
     service_map, macro_map = load_registries(services, macros)
     registry = open_registry_or_fail(db)
 
+    engine = Engine(registry, service_map, macro_map, settings)
+
     async def main_loop() -> None:
-        engine = Engine(registry, service_map, macro_map, settings)
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, engine.stop.set)
@@ -133,3 +137,4 @@ def worker(services, macros, db, agents, exit_when_idle: bool) -> None:
         await engine.run()
 
     asyncio.run(main_loop())
+    exit_if_engine_failed(engine)

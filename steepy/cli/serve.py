@@ -8,7 +8,7 @@ import click
 from steepy.cli import main
 from steepy.cli.common import (AGENTS_OPTION, DB_OPTION, EXIT_INVALID, MACROS_OPTION,
                                SERVICES_OPTION, checked_config, engine_settings,
-                               load_registries, open_registry_or_fail)
+                               exit_if_engine_failed, load_registries, open_registry_or_fail)
 from steepy.errors import Problem
 
 
@@ -56,10 +56,11 @@ def serve(host: str | None, port: int | None, db, agents, no_agents: bool, servi
         click.echo(f"Cannot listen on {host}:{port}: {e.strerror or e}", err=True)
         sys.exit(EXIT_INVALID)
 
-    async def main_loop() -> None:
-        from steepy.engine import Engine
+    from steepy.engine import Engine
 
-        engine = None if no_agents else Engine(registry, service_map, macro_map, settings)
+    engine = None if no_agents else Engine(registry, service_map, macro_map, settings)
+
+    async def main_loop() -> None:
         ctx = ApiContext(registry, service_map, macro_map, engine, settings.agent.log_dir,
                          settings.agent.log_group_by_prefix, token, post_max_size,
                          agent_max_age_s=settings.lease_s)
@@ -71,3 +72,4 @@ def serve(host: str | None, port: int | None, db, agents, no_agents: bool, servi
         await serve_api(ctx, create_app(ctx), sock)
 
     asyncio.run(main_loop())
+    exit_if_engine_failed(engine)

@@ -11,6 +11,7 @@ from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import make_url
 
 from steepy.errors import SteepyError
+from steepy.registry.failures import DatabaseUnavailable, describe, opened
 
 DEFAULT_URL = "sqlite:///.steepy/steepy.db"
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
@@ -34,7 +35,10 @@ def _use_wal(cursor, patience_s: float = 30.0) -> None:
 def _sqlite_engine(url: str) -> Engine:
     parsed = make_url(url)
     if parsed.database and parsed.database != ":memory:":
-        Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise DatabaseUnavailable(describe(e, url)) from None
     engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
 
     @event.listens_for(engine, "connect")
@@ -63,6 +67,7 @@ def _sqlite_engine(url: str) -> Engine:
 def open_engine(url: str | None = None) -> Engine:
     """An engine for `url` (default: SQLite under .steepy/), with the schema up to date."""
     url = url or DEFAULT_URL
+    opened(url)
     try:
         backend = make_url(url).get_backend_name()
     except Exception as e:  # sqlalchemy raises ArgumentError for malformed URLs

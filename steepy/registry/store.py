@@ -176,6 +176,15 @@ class Registry:
         finally:
             cursor.close()
 
+    def forget_watch(self) -> None:
+        """Drop the watching connection (it failed); the next change_marker opens another."""
+        watch, self._watch = self._watch, None
+        if watch is not None:
+            try:
+                watch.invalidate()
+            except Exception:  # noqa: BLE001 - it is broken already
+                pass
+
     # ------------------------------------------------------------------ events
 
     def _event(self, conn: Connection, submission_id: str, kind: str,
