@@ -15,7 +15,8 @@ from datetime import datetime, timedelta
 from typing import Callable
 
 from steepy.agent import LocalAgent
-from steepy.agent.config import ChainOutcome
+from steepy.agent.config import FAILED, TIMEOUT, ChainOutcome
+from steepy.agent.runner import TIMEOUT_WORDS
 from steepy.model.common import iso_time
 from steepy.model.submission import ProcessChainStatus as CS
 from steepy.registry import ChainRecord, Registry
@@ -26,11 +27,29 @@ log = logging.getLogger(__name__)
 
 
 def after_run(record: ChainRecord, run_number: int, outcome: ChainOutcome):
-    """The chain's next status and, when it pauses, when it is due again."""
+    """The chain's next status and, when it pauses, when it is due again. With `retryOn' or
+    `abortOn' (extensions 9) the failure that ended the run decides whether it is retried."""
     policy = record.chain.retries
     if outcome.status == CS.ERROR and policy is not None and policy.attempts_left(run_number):
+        if policy.retry_on is not None or policy.abort_on is not None:
+            allowed, reason = policy.should_retry(*_failure_of(outcome), cancelled=False)
+            if not allowed:
+                log.info("process chain %s is not retried: %s", record.chain.id, reason)
+                return outcome.status, None
         return CS.PAUSED, utcnow() + timedelta(milliseconds=policy.retry_delay(run_number))
     return outcome.status, None
+
+
+_TIMEOUT_KINDS = {words: kind for kind, words in TIMEOUT_WORDS.items()}
+
+
+def _failure_of(outcome: ChainOutcome) -> tuple[int | None, list[str], str | None]:
+    """Exit code, last output lines and timeout kind of the attempt that failed the run."""
+    failed = [a for a in outcome.attempts if a.outcome in (FAILED, TIMEOUT)]
+    if not failed:
+        return None, [], None
+    last = failed[-1]
+    return last.exit_code, list(last.last_lines), _TIMEOUT_KINDS.get(last.timeout_kind)
 
 
 class Scheduler:
