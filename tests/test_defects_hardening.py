@@ -17,23 +17,9 @@ from click.testing import CliRunner
 from steepy.cli import main
 from steepy.validation import api_problem
 from tests.conftest import ROOT
+from tests.test_cli import GOOD
 
-WORKFLOW = """\
-api: 4.7.0
-name: copy
-vars:
-  - id: src
-    value: in.txt
-actions:
-  - type: execute
-    service: cp
-    inputs:
-      - id: input_file
-        var: src
-    outputs:
-      - id: output_file
-        var: dst
-"""
+WORKFLOW = GOOD  # a valid workflow that copies a file with the `cp` service
 
 MACRO = """\
 - id: {id}
@@ -54,28 +40,12 @@ actions:
     macro: a
 """
 
-K8S_SERVICES = """\
-- id: cp
+_COPY = """\
+- id: {id}
   name: Copy
   description: Copy a file
-  path: cp
-  runtime: other
-  parameters:
-    - id: input_file
-      name: Input
-      description: In
-      type: input
-      cardinality: 1..1
-    - id: output_file
-      name: Output
-      description: Out
-      type: output
-      cardinality: 1..1
-- id: kcp
-  name: Copy in a cluster
-  description: Copy a file in a pod
-  path: example/copy:1
-  runtime: kubernetes
+  path: {path}
+  runtime: {runtime}
   parameters:
     - id: input_file
       name: Input
@@ -88,6 +58,8 @@ K8S_SERVICES = """\
       type: output
       cardinality: 1..1
 """
+K8S_SERVICES = (_COPY.format(id="cp", path="cp", runtime="other")
+                + _COPY.format(id="kcp", path="example/copy:1", runtime="kubernetes"))
 K8S_RUNTIME_AT = "services.yaml:21:12"  # the value `kubernetes' of kcp's `runtime'
 
 
