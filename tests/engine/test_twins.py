@@ -20,7 +20,6 @@ from pathlib import Path
 import pytest
 
 from steepy.registry import open_registry
-from tests.conftest import ROOT
 
 CHAINS = 4
 TOOL = """#!/bin/sh

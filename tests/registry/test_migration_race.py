@@ -7,7 +7,6 @@ import subprocess
 import sys
 import threading
 
-import pytest
 from sqlalchemy import text
 
 from steepy.registry.database import head_revisions, open_engine
