@@ -19,6 +19,7 @@ from steepy.errors import InputError, Problem, json_path
 from steepy.loading import Document, read_file
 from steepy.model.common import type_name as _kind
 
+
 @dataclass
 class _Origin:
     """Where a value came from: a path in a document, or an environment variable."""
