@@ -18,7 +18,8 @@ from typing import Any, Callable, Iterable
 from steepy.errors import InputError, Problem, json_path
 from steepy.yamlreader import parse_yaml_all as _parse_yaml
 
-SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
+# package data (the top-level schemas/ links here), so that an installed wheel validates
+SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
 DOC_SUFFIXES = (".yaml", ".yml", ".json")
 
 
