@@ -6,8 +6,10 @@ import asyncio
 import threading
 from typing import Callable
 
+from steepy.errors import SteepyError
 
-class Cancelled(Exception):
+
+class Cancelled(SteepyError):
     """The chain was cancelled: never retried, ends the retry loop without another pause."""
 
 

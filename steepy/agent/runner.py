@@ -28,6 +28,7 @@ from steepy.agent.config import (
 from steepy.agent.process import DEADLINE, INACTIVITY, RUNTIME, Limits, RunResult, run_process, run_quietly
 from steepy.agent.retry import SKIPPED as SKIPPED_RESULT
 from steepy.agent.retry import with_retries
+from steepy.errors import SteepyError
 from steepy.model.policies import TimeoutPolicy
 from steepy.model.processchain import Executable
 
@@ -62,7 +63,7 @@ class ExecOutcome:
     message: str | None = None
 
 
-class Failure(Exception):
+class Failure(SteepyError):
     """An attempt (or the deadline during a pause) ended the executable unsuccessfully."""
 
     def __init__(self, message: str, timeout_kind: str | None = None,

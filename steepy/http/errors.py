@@ -12,12 +12,12 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
-from steepy.errors import Problem
+from steepy.errors import Problem, SteepyError
 
 log = logging.getLogger(__name__)
 
 
-class ApiError(Exception):
+class ApiError(SteepyError):
     """An answer other than success: HTTP status, message and (for bad input) problems."""
 
     def __init__(self, status: int, message: str, problems: list[Problem] | None = None,

@@ -7,6 +7,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from steepy.errors import SteepyError
 from steepy.model.common import iso_time, put
 from steepy.model.macro import Macro
 from steepy.model.service import Service
@@ -70,7 +71,7 @@ class Submission:
         return out
 
 
-class MissingMacroError(LookupError):
+class MissingMacroError(SteepyError, LookupError):
     pass
 
 
