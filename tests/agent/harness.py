@@ -9,7 +9,9 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from unittest import mock
 
+import steepy.agent.runner
 from steepy.agent import AgentConfig, ChainOutcome, LocalAgent
 from steepy.model.policies import RetryPolicy, TimeoutPolicy
 from steepy.model.processchain import Argument, ArgumentVariable, Executable, ProcessChain
@@ -74,6 +76,9 @@ class Replay:
     progress_events: list[float] = field(default_factory=list)
     events: list[tuple[str, dict]] = field(default_factory=list)
     docker_calls: list[list[str]] = field(default_factory=list)
+    timer_late_ms: list[float] = field(default_factory=list)  # RunResult.late_ms per timeout
+    loop_late_ms: float = 0.0  # the most a 5 ms probe timer on the same loop fired late
+    cancelled_at_ms: float | None = None  # when the external cancellation was made
 
 
 def build_chain(scenario: dict, directory: Path) -> tuple[ProcessChain, list[Path | None]]:
@@ -128,25 +133,53 @@ async def replay(scenario: dict, directory: Path, config: AgentConfig | None = N
     loop = asyncio.get_running_loop()
     cancel = scenario.get("cancel")
     timer = None
+    cancelled_at: list[float] = []
+    start = time.monotonic()
     if cancel is not None:
         via = cancel.get("via", "agent")
         if via == "agent":
-            action = lambda: agent.cancel(chain.id)  # noqa: E731
+            request = lambda: agent.cancel(chain.id)  # noqa: E731
         elif via == "message":
-            action = lambda: agent.handle_message(chain.id, {"action": "cancel"})  # noqa: E731
+            request = lambda: agent.handle_message(chain.id, {"action": "cancel"})  # noqa: E731
         else:  # "thread": from a thread that is not the event loop's
-            action = lambda: threading.Thread(target=agent.cancel).start()  # noqa: E731
+            request = lambda: threading.Thread(target=agent.cancel).start()  # noqa: E731
+
+        def action() -> None:
+            cancelled_at.append((time.monotonic() - start) * 1000)
+            request()
+
         timer = loop.call_later(cancel["after_ms"] / 1000, action)
-    start = time.monotonic()
+    timer_late: list[float] = []
+    real_run_process = steepy.agent.runner.run_process
+
+    async def recording_run_process(*args, **kwargs):
+        result = await real_run_process(*args, **kwargs)
+        if result.timeout_kind is not None:
+            timer_late.append(result.late_ms)
+        return result
+
+    probe_late = [0.0]
+    probe = asyncio.ensure_future(_probe(loop, probe_late))
     try:
-        outcome = await agent.execute(chain, submission_id="submission-1")
+        with mock.patch.object(steepy.agent.runner, "run_process", recording_run_process):
+            outcome = await agent.execute(chain, submission_id="submission-1")
     finally:
+        probe.cancel()
         if timer is not None:
             timer.cancel()
     elapsed = (time.monotonic() - start) * 1000
     return Replay(outcome, [read_count(c) for c in counters], elapsed, estimator_calls[0],
                   [d["progress"] for k, d in events if k == "progress"], events,
-                  recorded_docker_calls(record))
+                  recorded_docker_calls(record), timer_late, probe_late[0],
+                  cancelled_at[0] if cancelled_at else None)
+
+
+async def _probe(loop: asyncio.AbstractEventLoop, worst: list[float]) -> None:
+    """Measures what the machine delivers: how late a timer on this loop fires (every 5 ms)."""
+    while True:
+        due = loop.time() + 0.005
+        await asyncio.sleep(0.005)
+        worst[0] = max(worst[0], (loop.time() - due) * 1000)
 
 
 def attempts_for(outcome: ChainOutcome, exe_id: str) -> list:

@@ -10,7 +10,7 @@ import yaml
 
 from steepy.agent import AgentConfig
 from tests.agent.harness import attempts_for, replay
-from tests.agent.test_conformance import check
+from tests.agent.test_conformance import check, check_timers
 
 SCENARIO_DIR = Path(__file__).resolve().parent / "scenarios"
 SCENARIOS = [s for f in sorted(SCENARIO_DIR.glob("*.yaml"))
@@ -23,6 +23,7 @@ async def test_steepy_scenario(scenario: dict, tmp_path) -> None:
                          log_dir=tmp_path / "logs")
     result = await replay(scenario, tmp_path, config)
     check(scenario, result)
+    check_timers(result)
     expected = scenario["expected"]
     outcome = result.outcome
     records = [r for r in outcome.attempts if r.executable_id == "exe0"]
@@ -32,6 +33,8 @@ async def test_steepy_scenario(scenario: dict, tmp_path) -> None:
         assert [r.outcome for r in records] == expected["attempt_outcomes"]
     if "timeout_kinds" in expected:
         assert [r.timeout_kind for r in records] == expected["timeout_kinds"]
+    if "exit_codes" in expected:
+        assert [r.exit_code for r in records] == expected["exit_codes"]
     attempts = attempts_for(outcome, "exe0")
     if "delays_ms" in expected:
         assert [r.delay_ms for r in attempts] == expected["delays_ms"]
@@ -46,6 +49,9 @@ async def test_steepy_scenario(scenario: dict, tmp_path) -> None:
         assert result.elapsed_ms >= expected["min_elapsed_ms"]
     if "max_elapsed_ms" in expected:
         assert result.elapsed_ms <= expected["max_elapsed_ms"]
+    if "max_ms_after_cancel" in expected:  # measured from when the cancellation was made
+        assert result.cancelled_at_ms is not None
+        assert result.elapsed_ms - result.cancelled_at_ms <= expected["max_ms_after_cancel"]
     for r in outcome.attempts:  # every record is complete (extensions section 4)
         assert r.end_time is not None and r.end_time >= r.start_time
         assert r.service_id and r.outcome in ("SUCCESS", "FAILED", "TIMEOUT", "CANCELLED", "SKIPPED")

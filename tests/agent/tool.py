@@ -17,6 +17,13 @@ whose keys run in this order:
   raise: message        print the message and exit 1
 
 A real process cannot "fail" with exit code 0, so `then_fail: {exit_code: 0}` exits 1.
+
+Times run on one schedule that starts when this process was forked (its start time in
+/proc/self/stat, rounded up), not when Python got round to reading the spec: `block_ms: 300`
+returns 300 ms after the agent started the tool, and `lines: {count: 3, every_ms: 100}` prints at
+100, 200 and 300 ms, as the scenarios' simulated runtime does. The interpreter's start-up (tens
+of ms idle, a few hundred on a loaded machine) is absorbed by the first wait instead of being
+added to it; a tool that falls behind catches up instead of drifting. Nothing is ever early.
 """
 
 import json
@@ -24,6 +31,32 @@ import os
 import signal
 import sys
 import time
+
+
+def _forked_at():
+    """CLOCK_BOOTTIME seconds at which this process was forked (rounded up to the next clock
+    tick, so never earlier than the real start), or now where /proc does not say."""
+    now = time.clock_gettime(time.CLOCK_BOOTTIME)
+    try:
+        with open("/proc/self/stat") as f:
+            ticks = int(f.read().rsplit(")", 1)[1].split()[19])  # field 22, starttime
+        started = (ticks + 1) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return now
+    return started if now - 60 < started <= now else now
+
+
+class Schedule:
+    """Waits that add up from the moment the process was forked (see the module's doc)."""
+
+    def __init__(self):
+        self.due = _forked_at()
+
+    def wait_ms(self, ms):
+        self.due += ms / 1000
+        delay = self.due - time.clock_gettime(time.CLOCK_BOOTTIME)
+        if delay > 0:
+            time.sleep(delay)
 
 
 def count_call(path):
@@ -67,6 +100,7 @@ def wait_for_file(path):
 
 
 def main():
+    schedule = Schedule()
     with open(sys.argv[1]) as f:
         calls = json.load(f)["calls"]
     k = count_call(sys.argv[2])
@@ -88,22 +122,22 @@ def main():
     if "drip" in call:
         d = call["drip"]
         for _ in range(d.get("count", 1)):
-            time.sleep(d.get("every_ms", 0) / 1000)
+            schedule.wait_ms(d.get("every_ms", 0))
             sys.stdout.write(d.get("text", "."))
             sys.stdout.flush()
     if "lines" in call:
         spec = call["lines"]
         values = spec.get("values") or [str(i) for i in range(1, spec.get("count", 0) + 1)]
         for value in values:
-            time.sleep(spec.get("every_ms", 0) / 1000)
+            schedule.wait_ms(spec.get("every_ms", 0))
             say(str(value))
-        time.sleep(spec.get("then_block_ms", 0) / 1000)
+        schedule.wait_ms(spec.get("then_block_ms", 0))
         if "then_fail" in spec:
             return spec["then_fail"].get("exit_code") or 1
     for line in call.get("print", []):
         say(line)
     if "block_ms" in call:
-        time.sleep(call["block_ms"] / 1000)
+        schedule.wait_ms(call["block_ms"])
     if "fail" in call:
         return call["fail"]["exit_code"]
     if "raise" in call:

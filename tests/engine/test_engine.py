@@ -108,17 +108,25 @@ async def test_retry_of_a_failed_submission(registry, tmp_path) -> None:
 
 
 
+def _name(p: psutil.Process) -> str | None:
+    try:
+        return p.name()
+    except psutil.Error:  # ended meanwhile
+        return None
+
+
 async def test_cancel_running_submission_stops_the_tool(registry, tmp_path) -> None:
     sid = _submit(registry, SLEEPY)
     engine = Engine(registry, SERVICES, MACROS, _settings(tmp_path))
     task = asyncio.create_task(engine.run(until_submission=sid))
-    for _ in range(200):
+    # the chain is RUNNING once claimed, a moment before its tool has started: wait for the tool
+    sleepers: list[psutil.Process] = []
+    end = asyncio.get_running_loop().time() + 30
+    while not sleepers and asyncio.get_running_loop().time() < end:
         await asyncio.sleep(0.05)
-        if registry.chain_counts(sid).get(CS.RUNNING):
-            break
-    sleepers = [p for p in psutil.Process(os.getpid()).children(recursive=True)
-                if p.name() == "sleep"]
-    assert sleepers
+        sleepers = [p for p in psutil.Process(os.getpid()).children(recursive=True)
+                    if _name(p) == "sleep"]
+    assert sleepers and registry.chain_counts(sid).get(CS.RUNNING)
     registry.cancel_submission(sid)
     engine.scheduler.wake()
     await asyncio.wait_for(task, 20)
@@ -222,7 +230,8 @@ actions:
     registry.mark_fed, registry.add_chains = record_mark_fed, crash_before_the_join
     engine = Engine(registry, services, MACROS, _settings(tmp_path, agents=1))
     run = asyncio.create_task(engine.run())
-    for _ in range(200):
+    end = asyncio.get_running_loop().time() + 30
+    while asyncio.get_running_loop().time() < end:
         await asyncio.sleep(0.05)
         if engine.controller.tasks == {} and fed_rounds:
             break
