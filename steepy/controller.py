@@ -18,7 +18,8 @@ from steepy.errors import SteepyError
 from steepy.generator import ProcessChainGenerator
 from steepy.model.macro import Macro
 from steepy.model.service import Service
-from steepy.model.submission import ProcessChainStatus as CS, Submission, SubmissionStatus as SS
+from steepy.model.submission import (ACTIVE_CHAIN, ProcessChainStatus as CS, Submission,
+                                     SubmissionStatus as SS)
 from steepy.registry import ChainRecord, Registry
 from steepy.registry.failures import MAX_BACKOFF_S, describe, is_database_failure
 
@@ -183,7 +184,7 @@ class Controller:
                     self.wake_scheduler()
             first = False
             counts = await asyncio.to_thread(registry.chain_counts, submission.id)
-            waiting = sum(counts.get(s, 0) for s in (CS.REGISTERED, CS.RUNNING, CS.PAUSED))
+            waiting = sum(counts.get(s, 0) for s in ACTIVE_CHAIN)
             if waiting == 0 and not await asyncio.to_thread(registry.unfed_finished_chains,
                                                             submission.id):
                 break

@@ -10,6 +10,7 @@ from steepy.cli import main
 from steepy.cli.common import (AGENTS_OPTION, DB_OPTION, EXIT_CODES, MACROS_OPTION, SERVICES_OPTION,
                                engine_settings, exit_if_engine_failed, load_registries,
                                open_registry_or_fail, prepare)
+from steepy.model.submission import ACTIVE_SUBMISSION
 
 
 def print_events(registry, submission_id: str, after: int) -> int:
@@ -130,7 +131,7 @@ def worker(services, macros, db, agents, exit_when_idle: bool) -> None:
                     await asyncio.sleep(0.5)
                     idle = not engine.controller.tasks and not engine.scheduler.busy
                     if idle and not any([await asyncio.to_thread(registry.submission_ids, status)
-                                         for status in ("ACCEPTED", "RUNNING")]):
+                                         for status in ACTIVE_SUBMISSION]):
                         engine.stop.set()
             asyncio.create_task(watch())
         click.echo(f"worker {engine.owner} with {len(engine.agents)} agent(s)", err=True)

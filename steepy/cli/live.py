@@ -12,10 +12,11 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from steepy.model.submission import ProcessChainStatus as CS
 from steepy.registry import Registry
 from steepy.registry.store import utcnow
 
-STATUSES = ("REGISTERED", "RUNNING", "PAUSED", "SUCCESS", "ERROR", "CANCELLED")
+STATUSES = (CS.REGISTERED, CS.RUNNING, CS.PAUSED, CS.SUCCESS, CS.ERROR, CS.CANCELLED)  # columns
 STYLES = {"RUNNING": "cyan", "PAUSED": "yellow", "SUCCESS": "green", "ERROR": "red",
           "CANCELLED": "magenta"}
 RECENT = 6  # event lines shown under the tables

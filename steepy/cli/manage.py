@@ -11,6 +11,7 @@ from steepy.cli import main
 from steepy.cli.common import (DB_OPTION, EXIT_INVALID, MACROS_OPTION, SERVICES_OPTION,
                                checked_config, engine_settings, open_registry_or_fail, prepare)
 from steepy.cli.engine import print_events
+from steepy.model.submission import ACTIVE_SUBMISSION, FINISHED_CHAIN, RETRYABLE_SUBMISSION
 
 SERVER_OPTION = click.option("--server", envvar="STEEPY_SERVER", metavar="URL",
                              help="Talk to this steepy HTTP API instead of the database "
@@ -58,7 +59,7 @@ def list_submissions(status, size: int, offset: int, db, server) -> None:
     rows = []
     for s in found:
         counts = registry.chain_counts(s.id)
-        done = sum(counts.get(k, 0) for k in ("SUCCESS", "ERROR", "CANCELLED"))
+        done = sum(counts.get(k, 0) for k in FINISHED_CHAIN)
         rows.append((s.id, s.status, s.name or "", f"{done}/{sum(counts.values())}",
                      s.start_time.isoformat(timespec="seconds") if s.start_time else "",
                      s.end_time.isoformat(timespec="seconds") if s.end_time else ""))
@@ -192,7 +193,7 @@ def cancel(item_id: str, db, server) -> None:
             sys.exit(EXIT_INVALID)
         click.echo(f"process chain {item_id}: cancel requested (was {before})")
         return
-    if before not in ("ACCEPTED", "RUNNING"):
+    if before not in ACTIVE_SUBMISSION:
         click.echo(f"Submission `{item_id}' has already finished ({before}); nothing to cancel.",
                    err=True)
         sys.exit(EXIT_INVALID)
@@ -213,7 +214,7 @@ def retry(submission_id: str, db, server) -> None:
     if before is None:
         click.echo(f"No submission with the id `{submission_id}'.", err=True)
         sys.exit(EXIT_INVALID)
-    if before not in ("ERROR", "PARTIAL_SUCCESS", "CANCELLED"):
+    if before not in RETRYABLE_SUBMISSION:
         click.echo(f"Submission `{submission_id}' is {before}; only ERROR, PARTIAL_SUCCESS and "
                    "CANCELLED submissions can be retried.", err=True)
         sys.exit(EXIT_INVALID)

@@ -10,12 +10,10 @@ from starlette.responses import Response
 from steepy.http.errors import ApiError
 from steepy.http.responses import INT_MAX, OFFSET, SIZE, context, json_response, page_response
 from steepy.http.updates import UPDATE_BODY, parse_update, wait_until
-from steepy.model.submission import ProcessChainStatus
-from steepy.registry.queries import PRIORITY_CHAIN
+from steepy.model.submission import ACTIVE_CHAIN, FINISHED_CHAIN, ProcessChainStatus
 
 router = APIRouter(tags=["processchains"])
 NOT_FOUND = {404: {"description": "No process chain with this id"}}
-FINISHED = ("CANCELLED", "SUCCESS", "ERROR")
 
 
 def _missing(chain_id: str) -> ApiError:
@@ -56,17 +54,17 @@ async def put_chain(request: Request, id: str) -> Response:
     status = found[0]
     if update.priority is not None:
         status = await asyncio.to_thread(ctx.queries.set_chain_priority, id, update.priority)
-        if status not in PRIORITY_CHAIN:
+        if status not in ACTIVE_CHAIN:
             raise ApiError(422, f"The priority of a finished process chain ({status}) cannot "
                                 "be changed")
         ctx.wake_scheduler()
-    if update.cancel and status in PRIORITY_CHAIN:
+    if update.cancel and status in ACTIVE_CHAIN:
         await asyncio.to_thread(ctx.registry.cancel_chain, id)
         ctx.wake_scheduler()
 
         async def cancelled() -> bool:
             now = await asyncio.to_thread(ctx.queries.chain_status, id)
-            return now is None or now[0] in FINISHED
+            return now is None or now[0] in FINISHED_CHAIN
 
         await wait_until(cancelled, ctx.cancel_wait_s)
     return json_response(await asyncio.to_thread(ctx.queries.chain, id, None, False))

@@ -12,6 +12,7 @@ from starlette.responses import Response, StreamingResponse
 from steepy.agent import log_path
 from steepy.http.errors import ApiError
 from steepy.http.responses import INT_MAX, context
+from steepy.model.submission import WAITING_CHAIN
 
 router = APIRouter(tags=["logs"])
 CHUNK = 64 * 1024
@@ -75,7 +76,7 @@ def get_log(request: Request, id: str,
         raise ApiError(400, f"Invalid run number {runNumber}; runs count from 1")
     numbers = ctx.queries.run_numbers(id)
     if runNumber is None:
-        if found[0] in ("REGISTERED", "PAUSED") or not numbers:
+        if found[0] in WAITING_CHAIN or not numbers:
             raise ApiError(404, f"Process chain `{id}' is {found[0]}; it has no current run")
         runNumber = numbers[-1]
     elif runNumber not in numbers:

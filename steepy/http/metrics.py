@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from steepy.registry.queries import CHAIN_STATUSES, SUBMISSION_STATUSES
+from steepy.model.submission import ProcessChainStatus, SubmissionStatus
 
 
 def _label(value: Any) -> str:
@@ -26,7 +26,7 @@ def render_metrics(m: dict[str, Any]) -> str:
     chains = m["chains"]
     _family(lines, "steep_scheduler_process_chains", "gauge",
             "Number of process chains by status",
-            [({"status": s}, chains.get(s, 0)) for s in CHAIN_STATUSES])
+            [({"status": s}, chains.get(s, 0)) for s in ProcessChainStatus])
     _family(lines, "steep_local_agent_retries", "counter",
             "Executable attempts after the first (retries), by service",
             [({"serviceId": service}, n) for service, n in sorted(m["retries"].items())])
@@ -36,7 +36,7 @@ def render_metrics(m: dict[str, Any]) -> str:
             [({}, m["busy_agents"])])
     subs = m["submissions"]
     _family(lines, "steepy_submissions", "gauge", "Number of submissions by status",
-            [({"status": s}, subs.get(s, 0)) for s in SUBMISSION_STATUSES])
+            [({"status": s}, subs.get(s, 0)) for s in SubmissionStatus])
     _family(lines, "steepy_process_chain_runs", "gauge",
             "Number of process-chain runs by outcome (RUNNING: not finished)",
             [({"status": s}, n) for s, n in sorted(m["runs"].items())])

@@ -13,8 +13,8 @@ import click
 from steepy.cli.common import EXIT_INVALID, fail
 from steepy.errors import InputError, Problem
 from steepy.http.client import ApiClient, ClientError, message, server_token
+from steepy.model.submission import ACTIVE_SUBMISSION, FINISHED_CHAIN
 
-FINISHED_CHAIN = ("SUCCESS", "ERROR", "CANCELLED")
 
 
 def _client(server: str) -> ApiClient:
@@ -142,7 +142,7 @@ def cancel(server: str, item_id: str) -> None:
             click.echo(f"process chain {item_id}: cancel requested (was {chain['status']})")
             return
         before = submission["status"]
-        if before not in ("ACCEPTED", "RUNNING"):
+        if before not in ACTIVE_SUBMISSION:
             _stop(f"Submission `{item_id}' has already finished ({before}); nothing to cancel.")
         api.request("PUT", f"/workflows/{item_id}", json={"status": "CANCELLED"})
         click.echo(f"submission {item_id}: cancel requested (was {before}; "

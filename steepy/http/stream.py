@@ -10,7 +10,7 @@ from typing import AsyncIterator
 from starlette.responses import StreamingResponse
 
 from steepy.http.context import ApiContext
-from steepy.registry.queries import FINISHED_SUBMISSION
+from steepy.model.submission import FINISHED_SUBMISSION
 
 KEEPALIVE_S = 15.0  # a comment line now and then keeps proxies from closing an idle stream
 

@@ -14,12 +14,11 @@ from steepy.http.responses import OFFSET, SIZE, context, json_response, page_res
 from steepy.http.stream import event_stream
 from steepy.http.submit import build_submission
 from steepy.http.updates import UPDATE_BODY, parse_update, wait_until
-from steepy.model.submission import SubmissionStatus
-from steepy.registry.queries import FINISHED_SUBMISSION
+from steepy.model.submission import (ACTIVE_SUBMISSION, FINISHED_SUBMISSION, RETRYABLE_SUBMISSION,
+                                     SubmissionStatus)
 
 router = APIRouter(tags=["workflows"])
 
-RETRYABLE = ("ERROR", "PARTIAL_SUCCESS", "CANCELLED")
 NOT_FOUND = {404: {"description": "No submission with this id"}}
 WORKFLOW_BODY = {
     "requestBody": {
@@ -89,11 +88,11 @@ async def put_workflow(request: Request, id: str) -> Response:
         raise _missing(id)
     if update.priority is not None:
         status = await asyncio.to_thread(ctx.queries.set_submission_priority, id, update.priority)
-        if status not in ("ACCEPTED", "RUNNING"):
+        if status not in ACTIVE_SUBMISSION:
             raise ApiError(422, f"The priority of a finished submission ({status}) cannot "
                                 "be changed")
         ctx.wake_scheduler()
-    if update.cancel and status in ("ACCEPTED", "RUNNING"):
+    if update.cancel and status in ACTIVE_SUBMISSION:
         await asyncio.to_thread(ctx.registry.cancel_submission, id)
         ctx.wake_scheduler()
 
@@ -115,7 +114,7 @@ def retry_workflow(request: Request, id: str) -> Response:
     before = ctx.registry.retry_submission(id)
     if before is None:
         raise _missing(id)
-    if before not in RETRYABLE:
+    if before not in RETRYABLE_SUBMISSION:
         raise ApiError(409, f"Submission `{id}' is {before}; only ERROR, PARTIAL_SUCCESS and "
                             "CANCELLED submissions can be retried.")
     ctx.retried()

@@ -24,7 +24,7 @@ class SubmissionStatus(StrEnum):
 
     @property
     def finished(self) -> bool:
-        return self not in (SubmissionStatus.ACCEPTED, SubmissionStatus.RUNNING)
+        return self in FINISHED_SUBMISSION
 
 
 class ProcessChainStatus(StrEnum):
@@ -37,8 +37,22 @@ class ProcessChainStatus(StrEnum):
 
     @property
     def finished(self) -> bool:
-        return self in (ProcessChainStatus.CANCELLED, ProcessChainStatus.SUCCESS,
-                        ProcessChainStatus.ERROR)
+        return self in FINISHED_CHAIN
+
+
+# The sets of statuses the code asks about, each spelled once
+_SS, _CS = SubmissionStatus, ProcessChainStatus
+ACTIVE_SUBMISSION = frozenset({_SS.ACCEPTED, _SS.RUNNING})  # may be cancelled, reprioritised
+FINISHED_SUBMISSION = frozenset(set(_SS) - ACTIVE_SUBMISSION)
+RETRYABLE_SUBMISSION = frozenset({_SS.ERROR, _SS.PARTIAL_SUCCESS, _SS.CANCELLED})  # ext. 5
+SUCCEEDED_SUBMISSION = frozenset({_SS.SUCCESS, _SS.PARTIAL_SUCCESS})  # has results
+FINISHED_CHAIN = frozenset({_CS.CANCELLED, _CS.SUCCESS, _CS.ERROR})
+ACTIVE_CHAIN = frozenset(set(_CS) - FINISHED_CHAIN)  # may be cancelled, reprioritised
+WAITING_CHAIN = frozenset({_CS.REGISTERED, _CS.PAUSED})  # not running, not finished
+# Steep's counters of a submission's chains, by status
+CHAIN_COUNTERS = ((_CS.RUNNING, "runningProcessChains"), (_CS.PAUSED, "pausedProcessChains"),
+                  (_CS.CANCELLED, "cancelledProcessChains"),
+                  (_CS.SUCCESS, "succeededProcessChains"), (_CS.ERROR, "failedProcessChains"))
 
 
 @dataclass

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from steepy.model.submission import CHAIN_COUNTERS
 from steepy.registry.store import ChainRecord, Registry, RunRecord
 
 
@@ -13,9 +14,8 @@ def submission_document(registry: Registry, submission_id: str) -> dict:
     out = submission.to_json(with_workflow=False)
     counts = registry.chain_counts(submission_id)
     out["totalProcessChains"] = sum(counts.values())
-    for status, key in (("RUNNING", "running"), ("PAUSED", "paused"), ("CANCELLED", "cancelled"),
-                        ("SUCCESS", "succeeded"), ("ERROR", "failed")):
-        out[f"{key}ProcessChains"] = counts.get(status, 0)
+    for status, key in CHAIN_COUNTERS:
+        out[key] = counts.get(status, 0)
     chains, _ = registry.list_chains(submission_id)
     runs: dict[str, list[RunRecord]] = defaultdict(list)
     for run in registry.submission_runs(submission_id):

@@ -17,18 +17,11 @@ from sqlalchemy import Connection, cast, func, insert, select, update
 from sqlalchemy.types import JSON
 
 from steepy.model.common import iso_time
+from steepy.model.submission import (ACTIVE_CHAIN, ACTIVE_SUBMISSION, CHAIN_COUNTERS,
+                                     SUCCEEDED_SUBMISSION, ProcessChainStatus as CS,
+                                     SubmissionStatus as SS)
 from steepy.registry.store import Registry
 from steepy.registry.tables import agents, attempts, events, process_chains, runs, submissions
-
-# chain statuses counted for a submission, and the counter names Steep's HTTP API uses
-COUNTERS = (("RUNNING", "runningProcessChains"), ("PAUSED", "pausedProcessChains"),
-            ("CANCELLED", "cancelledProcessChains"), ("SUCCESS", "succeededProcessChains"),
-            ("ERROR", "failedProcessChains"))
-SUBMISSION_STATUSES = ("ACCEPTED", "RUNNING", "CANCELLED", "SUCCESS", "PARTIAL_SUCCESS", "ERROR")
-CHAIN_STATUSES = ("REGISTERED", "RUNNING", "PAUSED", "CANCELLED", "SUCCESS", "ERROR")
-FINISHED_SUBMISSION = ("CANCELLED", "SUCCESS", "PARTIAL_SUCCESS", "ERROR")
-PRIORITY_SUBMISSION = ("ACCEPTED", "RUNNING")  # whose priority may still change
-PRIORITY_CHAIN = ("REGISTERED", "RUNNING", "PAUSED")
 
 
 def _utc(value: datetime | None) -> datetime | None:
@@ -53,12 +46,12 @@ def _put(out: dict, key: str, value: Any) -> None:
 
 def _put_waiting(out: dict, row: Any) -> None:
     """steepy's `waiting': why a REGISTERED chain cannot start (no agent offers ...)."""
-    if row.status == "REGISTERED":
+    if row.status == CS.REGISTERED:
         _put(out, "waiting", row.waiting)
 
 
 def _counters(out: dict, counts: dict[str, int]) -> dict:
-    for status, key in COUNTERS:
+    for status, key in CHAIN_COUNTERS:
         out[key] = counts.get(status, 0)
     out["totalProcessChains"] = sum(counts.values())
     return out
@@ -148,9 +141,9 @@ class Queries:
         _put(out, "endTime", _time(row.end_time))
         if with_workflow:
             _put(out, "source", row.source)
-        if row.status == "ERROR":
+        if row.status == SS.ERROR:
             _put(out, "errorMessage", row.error_message)
-        if row.status in ("SUCCESS", "PARTIAL_SUCCESS"):
+        if row.status in SUCCEEDED_SUBMISSION:
             _put(out, "results", _load(row.results))
         return _counters(out, counts)
 
@@ -166,13 +159,13 @@ class Queries:
         with self._write() as conn:
             status = conn.execute(select(submissions.c.status)
                                   .where(submissions.c.id == submission_id)).scalar()
-            if status not in PRIORITY_SUBMISSION:
+            if status not in ACTIVE_SUBMISSION:
                 return status
             conn.execute(update(submissions).where(submissions.c.id == submission_id)
                          .values(priority=priority))
             conn.execute(update(process_chains).where(
                 process_chains.c.submission_id == submission_id,
-                process_chains.c.status.in_(PRIORITY_CHAIN)).values(priority=priority))
+                process_chains.c.status.in_(sorted(ACTIVE_CHAIN))).values(priority=priority))
             _event(conn, submission_id, "submission.priority", priority=priority)
             return status
 
@@ -194,7 +187,7 @@ class Queries:
             _put(out, "agentId", run.agent_id)
             _put(out, "startTime", _time(run.start_time))
             _put(out, "endTime", _time(run.end_time))
-            if status == "ERROR":
+            if status == CS.ERROR:
                 _put(out, "errorMessage", run.error_message)
             if full:
                 _put(out, "autoResumeAfter", _time(run.auto_resume_after))
@@ -261,7 +254,7 @@ class Queries:
         out.update(submissionId=row.submission_id, status=status)
         _put_waiting(out, row)
         self._run_fields(out, status, run, full=True)
-        if with_executables and status == "SUCCESS" and row.results is not None:
+        if with_executables and status == CS.SUCCESS and row.results is not None:
             out["results"] = _load(row.results)
         out["totalRuns"] = len(all_runs)
         _put(out, "runNumber", None if run is None else run.run_number)
@@ -285,7 +278,7 @@ class Queries:
         with self._write() as conn:
             row = conn.execute(select(process_chains.c.status, process_chains.c.submission_id)
                                .where(process_chains.c.id == chain_id)).first()
-            if row is None or row.status not in PRIORITY_CHAIN:
+            if row is None or row.status not in ACTIVE_CHAIN:
                 return None if row is None else row.status
             conn.execute(update(process_chains).where(process_chains.c.id == chain_id)
                          .values(priority=priority))

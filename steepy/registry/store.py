@@ -18,7 +18,8 @@ from sqlalchemy import (Connection, Engine, and_, bindparam, event, func, insert
 
 from steepy.model.common import iso_time
 from steepy.model.processchain import ProcessChain
-from steepy.model.submission import ProcessChainStatus, Submission, SubmissionStatus
+from steepy.model.submission import (FINISHED_CHAIN, RETRYABLE_SUBMISSION, WAITING_CHAIN,
+                                     ProcessChainStatus, Submission, SubmissionStatus)
 from steepy.model.workflow import Workflow
 from steepy.registry.tables import agents, attempts, events, process_chains, runs, submissions
 
@@ -496,7 +497,7 @@ class Registry:
                          .values(cancel_requested=True))
             waiting = list(conn.execute(select(process_chains.c.id).where(
                 process_chains.c.submission_id == submission_id,
-                process_chains.c.status.in_([CS.REGISTERED, CS.PAUSED]))).scalars())
+                process_chains.c.status.in_(sorted(WAITING_CHAIN)))).scalars())
             if waiting:
                 conn.execute(update(process_chains).where(process_chains.c.id.in_(waiting))
                              .values(status=CS.CANCELLED, next_run_at=None))
@@ -668,7 +669,7 @@ class Registry:
         with self.write() as conn:
             status = conn.execute(select(submissions.c.status)
                                   .where(submissions.c.id == submission_id)).scalar()
-            if status not in (SS.ERROR, SS.PARTIAL_SUCCESS, SS.CANCELLED):
+            if status not in RETRYABLE_SUBMISSION:
                 return status
             conn.execute(update(process_chains).where(
                 process_chains.c.submission_id == submission_id,
@@ -689,7 +690,7 @@ class Registry:
                                .where(process_chains.c.id == chain_id)).first()
             if row is None:
                 return None
-            if row.status in (CS.REGISTERED, CS.PAUSED):
+            if row.status in WAITING_CHAIN:
                 conn.execute(update(process_chains).where(process_chains.c.id == chain_id)
                              .values(status=CS.CANCELLED, next_run_at=None, cancel_requested=True))
             elif row.status == CS.RUNNING:
@@ -721,7 +722,7 @@ class Registry:
         with self.read() as conn:
             rows = conn.execute(select(process_chains).where(
                 process_chains.c.submission_id == submission_id, not_fed,
-                process_chains.c.status.in_([CS.SUCCESS, CS.ERROR, CS.CANCELLED]))).all()
+                process_chains.c.status.in_(sorted(FINISHED_CHAIN)))).all()
         # sorted here: ORDER BY would lead SQLite to walk all the submission's chains
         return [self._chain(r) for r in sorted(rows, key=lambda r: r.seq)]
 
