@@ -224,7 +224,7 @@ class Scheduler:
                 chain.id, run_number, str(outcome.status), status, give_up=self._stopping,
                 results=outcome.results if outcome.status == CS.SUCCESS else None,
                 error_message=outcome.error_message,
-                attempt_records=[_attempt_row(a) for a in outcome.attempts],
+                attempts=outcome.attempts,
                 auto_resume_after=resume_at, claim_next=claim)
             self.on_chain_finished(record.submission_id)
             if status == CS.PAUSED:
@@ -245,9 +245,3 @@ def _reraise(error: BaseException) -> None:
     raise error
 
 
-def _attempt_row(a) -> dict:
-    return {"executable_id": a.executable_id, "service_id": a.service_id, "attempt": a.attempt,
-            "start_time": a.start_time, "end_time": a.end_time, "outcome": a.outcome,
-            "exit_code": a.exit_code, "signal": a.signal, "timeout_kind": a.timeout_kind,
-            "delay_ms": a.delay_ms, "delay_rule": a.delay_rule, "last_lines": list(a.last_lines),
-            "message": a.message}

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from steepy.model.common import iso_time
+# one attempt's record is a model the registry shares (extensions section 4)
+from steepy.model.attempt import (CANCELLED, FAILED, SKIPPED, SUCCESS, TIMEOUT,  # noqa: F401
+                                  AttemptRecord)
 from steepy.model.submission import ProcessChainStatus
 
 if TYPE_CHECKING:
@@ -40,43 +41,6 @@ class AgentConfig:
                    log_dir=Path(logs.path), log_group_by_prefix=logs.group_by_prefix,
                    docker_env=list(docker.env), docker_volumes=list(docker.volumes),
                    docker_pull=docker.pull, tmp_path=str(Path(config.tmp_path).absolute()))
-
-
-# Outcomes of one attempt (extensions section 4)
-SUCCESS = "SUCCESS"
-FAILED = "FAILED"
-TIMEOUT = "TIMEOUT"
-CANCELLED = "CANCELLED"
-SKIPPED = "SKIPPED"
-
-
-@dataclass
-class AttemptRecord:
-    """One attempt of one executable (attempt 0 with outcome SKIPPED: maxAttempts was 0)."""
-
-    executable_id: str
-    service_id: str
-    attempt: int
-    start_time: datetime
-    end_time: datetime | None = None
-    outcome: str = FAILED
-    exit_code: int | None = None
-    signal: int | None = None
-    timeout_kind: str | None = None  # "maximum inactivity" | "maximum runtime" | "deadline"
-    delay_ms: int | None = None  # pause chosen before the next attempt
-    delay_rule: str | None = None  # how that pause was chosen
-    last_lines: list[str] = field(default_factory=list)
-    message: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "executableId": self.executable_id, "serviceId": self.service_id,
-            "attempt": self.attempt, "startTime": iso_time(self.start_time),
-            "endTime": iso_time(self.end_time), "outcome": self.outcome,
-            "exitCode": self.exit_code, "signal": self.signal, "timeoutKind": self.timeout_kind,
-            "delayMs": self.delay_ms, "delayRule": self.delay_rule,
-            "lastLines": list(self.last_lines), "message": self.message,
-        }
 
 
 @dataclass

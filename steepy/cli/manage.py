@@ -131,7 +131,7 @@ def _print_document(doc: dict) -> None:
         if run.get("errorMessage"):
             click.echo("    " + run["errorMessage"].replace("\n", "\n    "))
         for a in run["attempts"]:
-            detail = a.get("timeout") or (f"exit code {a['exitCode']}" if a["exitCode"] is not None else "")
+            detail = a.get("timeoutKind") or (f"exit code {a['exitCode']}" if a["exitCode"] is not None else "")
             delay = f", next attempt after {a['delayMs']} ms" if a.get("delayMs") else ""
             click.echo(f"    {a['executableId']} attempt {a['attempt']}: {a['outcome']} {detail}{delay}")
 

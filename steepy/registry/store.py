@@ -16,6 +16,7 @@ from typing import Any, Iterable, Iterator
 from sqlalchemy import (Connection, Engine, and_, bindparam, event, func, insert, select,
                         update)
 
+from steepy.model.attempt import AttemptRecord
 from steepy.model.common import iso_time
 from steepy.model.processchain import ProcessChain
 from steepy.model.submission import (FINISHED_CHAIN, RETRYABLE_SUBMISSION, WAITING_CHAIN,
@@ -46,7 +47,6 @@ _ADD_RUN = insert(runs)
 _END_RUN = update(runs).where(runs.c.chain_id == bindparam("b_chain"),
                               runs.c.run_number == bindparam("b_run"))
 _ADD_ATTEMPT = insert(attempts)
-_ATTEMPT_DEFAULTS = {c.name: None for c in attempts.c if c.name != "id"}
 _ADD_EVENT = insert(events)
 
 
@@ -408,7 +408,7 @@ class Registry:
 
     def finish_run(self, chain_id: str, run_number: int, run_status: str,
                    chain_status: ProcessChainStatus, *, results: dict | None = None,
-                   error_message: str | None = None, attempt_records: list[dict] = (),
+                   error_message: str | None = None, attempts: Iterable[AttemptRecord] = (),
                    auto_resume_after: datetime | None = None,
                    claim_next: tuple | None = None
                    ) -> tuple[ChainRecord, int] | None:
@@ -420,10 +420,10 @@ class Registry:
             conn.execute(_END_RUN, {"b_chain": chain_id, "b_run": run_number, "end_time": utcnow(),
                                     "status": run_status, "error_message": error_message,
                                     "auto_resume_after": auto_resume_after})
-            if attempt_records:
-                conn.execute(_ADD_ATTEMPT, [
-                    {**_ATTEMPT_DEFAULTS, **a, "chain_id": chain_id, "run_number": run_number,
-                     "last_lines": _dump(a.get("last_lines"))} for a in attempt_records])
+            rows = [{**a.to_row(), "chain_id": chain_id, "run_number": run_number}
+                    for a in attempts]
+            if rows:
+                conn.execute(_ADD_ATTEMPT, rows)
             conn.execute(_SET_CHAIN, {
                 "b_id": chain_id, "status": chain_status, "results": _dump(results),
                 "next_run_at": auto_resume_after if chain_status == CS.PAUSED else None})
@@ -578,13 +578,8 @@ class Registry:
     def _attempts(self, *where: Any) -> list[tuple[str, dict]]:
         with self.read() as conn:
             rows = conn.execute(select(attempts).where(*where).order_by(attempts.c.id)).all()
-        return [(r.chain_id, {
-            "runNumber": r.run_number, "executableId": r.executable_id,
-            "serviceId": r.service_id, "attempt": r.attempt,
-            "startTime": iso_time(_utc(r.start_time)), "endTime": iso_time(_utc(r.end_time)),
-            "outcome": r.outcome, "exitCode": r.exit_code, "signal": r.signal,
-            "timeout": r.timeout_kind, "delayMs": r.delay_ms, "delayRule": r.delay_rule,
-            "lastLines": _load(r.last_lines) or [], "message": r.message}) for r in rows]
+        return [(r.chain_id, {"runNumber": r.run_number, **AttemptRecord.from_row(r).to_json()})
+                for r in rows]
 
     # ------------------------------------------------------------------ liveness
 

@@ -8,6 +8,7 @@ from datetime import timedelta
 
 import pytest
 
+from steepy.model.attempt import AttemptRecord
 from steepy.model import ProcessChain, Submission, Workflow
 from steepy.model.submission import ProcessChainStatus as CS, SubmissionStatus as SS
 from steepy.registry import Registry, open_registry
@@ -130,9 +131,8 @@ def test_finish_stores_results_and_attempts(registry: Registry) -> None:
     registry.add_chains("s", [_chain("c")], {"state": 1})
     _, run = registry.claim_chain("a")
     registry.finish_run("c", run, "SUCCESS", CS.SUCCESS, results={"out": ["/o/1"]},
-                        attempt_records=[{"executable_id": "e", "service_id": "cp", "attempt": 1,
-                                          "outcome": "SUCCESS", "exit_code": 0,
-                                          "last_lines": ["done"]}])
+                        attempts=[AttemptRecord("e", "cp", 1, utcnow(), utcnow(), "SUCCESS", 0,
+                                                last_lines=["done"])])
     assert registry.get_chain("c").results == {"out": ["/o/1"]}
     (attempt,) = registry.attempts("c")
     assert attempt["lastLines"] == ["done"] and attempt["serviceId"] == "cp"
@@ -212,9 +212,8 @@ def test_submission_document_matches_each_chain_document(registry: Registry) -> 
     for cid in ("a", "b"):
         _, run = registry.claim_chain("agent")
         registry.finish_run(cid, run, "ERROR", CS.PAUSED, auto_resume_after=utcnow(),
-                            attempt_records=[{"executable_id": "e", "service_id": "cp", "attempt": n,
-                                              "outcome": "ERROR",
-                                              "exit_code": 1} for n in (1, 2)])
+                            attempts=[AttemptRecord("e", "cp", n, utcnow(), utcnow(), "FAILED", 1)
+                                      for n in (1, 2)])
     registry.resume_due_chains(utcnow() + timedelta(seconds=1))
     _, run = registry.claim_chain("agent")
     document = submission_document(registry, "s")
@@ -231,3 +230,15 @@ def test_a_changed_priority_decides_which_accepted_submission_starts_next(regist
         _submission(registry, sid, prio)
     Queries(registry).set_submission_priority("b", 9)
     assert [registry.fetch_next_submission().id for _ in range(2)] == ["b", "a"]
+
+
+def test_an_attempt_has_one_shape(registry: Registry) -> None:
+    """What the agent records is what the registry gives back (timeoutKind, lastLines, ...)."""
+    _submission(registry, "s")
+    registry.add_chains("s", [_chain("c")], None)
+    _, run = registry.claim_chain("a")
+    record = AttemptRecord("e", "cp", 1, utcnow(), utcnow(), "TIMEOUT", None, 15,
+                           "maximum inactivity", 250, "fixed 250 ms", ["a", "b"], "timed out")
+    registry.finish_run("c", run, "ERROR", CS.ERROR, attempts=[record])
+    assert registry.attempts("c") == [{"runNumber": run, **record.to_json()}]
+    assert record.to_json()["timeoutKind"] == "maximum inactivity"

@@ -1,0 +1,71 @@
+"""One attempt of one executable, as the agent records it and the registry stores it
+(extensions section 4): one shape, written to rows and read back from them."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from steepy.model.common import iso_time
+
+# Outcomes of one attempt (extensions section 4)
+SUCCESS = "SUCCESS"
+FAILED = "FAILED"
+TIMEOUT = "TIMEOUT"
+CANCELLED = "CANCELLED"
+SKIPPED = "SKIPPED"
+
+
+@dataclass
+class AttemptRecord:
+    """One attempt of one executable (attempt 0 with outcome SKIPPED: maxAttempts was 0)."""
+
+    executable_id: str
+    service_id: str
+    attempt: int
+    start_time: datetime
+    end_time: datetime | None = None
+    outcome: str = FAILED
+    exit_code: int | None = None
+    signal: int | None = None
+    timeout_kind: str | None = None  # "maximum inactivity" | "maximum runtime" | "deadline"
+    delay_ms: int | None = None  # pause chosen before the next attempt
+    delay_rule: str | None = None  # how that pause was chosen
+    last_lines: list[str] = field(default_factory=list)
+    message: str | None = None
+
+    def to_row(self) -> dict[str, Any]:
+        """The columns of the registry's attempts table (but the chain and run)."""
+        return {"executable_id": self.executable_id, "service_id": self.service_id,
+                "attempt": self.attempt, "start_time": self.start_time,
+                "end_time": self.end_time, "outcome": self.outcome,
+                "exit_code": self.exit_code, "signal": self.signal,
+                "timeout_kind": self.timeout_kind, "delay_ms": self.delay_ms,
+                "delay_rule": self.delay_rule, "message": self.message,
+                "last_lines": json.dumps(list(self.last_lines), separators=(",", ":"))}
+
+    @classmethod
+    def from_row(cls, row: Any) -> "AttemptRecord":
+        return cls(row.executable_id, row.service_id, row.attempt, _utc(row.start_time),
+                   _utc(row.end_time), row.outcome, row.exit_code, row.signal,
+                   row.timeout_kind, row.delay_ms, row.delay_rule,
+                   json.loads(row.last_lines) if row.last_lines else [], row.message)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "executableId": self.executable_id, "serviceId": self.service_id,
+            "attempt": self.attempt, "startTime": iso_time(self.start_time),
+            "endTime": iso_time(self.end_time), "outcome": self.outcome,
+            "exitCode": self.exit_code, "signal": self.signal, "timeoutKind": self.timeout_kind,
+            "delayMs": self.delay_ms, "delayRule": self.delay_rule,
+            "lastLines": list(self.last_lines), "message": self.message,
+        }
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    # SQLite hands back naive datetimes; they were written in UTC
+    if value is not None and value.tzinfo is None:
+        return value.replace(tzinfo=timezone.utc)
+    return value
