@@ -23,9 +23,10 @@ import pytest
 from steepy.durations import model_duration
 from steepy.model.submission import ProcessChainStatus
 from tests.agent.harness import attempts_for, replay
-from tests.conftest import load_conformance
+from tests.conftest import conformance_params
 
-SCENARIOS = load_conformance("agent-timeouts.yaml")["scenarios"]
+# read lazily: without the corpus only these are skipped (test_scenarios imports check)
+SCENARIOS = conformance_params("agent-timeouts.yaml", "scenarios", id=lambda s: s["name"])
 TIME_SCALE = 3
 # how much later than a probe timer on the same loop the agent's timer may fire: the probe
 # wakes a task (one more loop iteration), the agent's timer runs a callback, so this is slack
@@ -123,7 +124,7 @@ def test_scaling_keeps_the_meaning() -> None:
     assert scenario["cancel"]["after_ms"] == 200  # the original is left alone
 
 
-@pytest.mark.parametrize("scenario", SCENARIOS, ids=[s["name"] for s in SCENARIOS])
+@pytest.mark.parametrize("scenario", SCENARIOS)
 async def test_agent_scenario(scenario: dict, tmp_path) -> None:
     scenario = scale(scenario, TIME_SCALE)
     result = await replay(scenario, tmp_path)

@@ -10,16 +10,16 @@ import pytest
 from steepy.agent.cancel import Cancelled
 from steepy.agent.retry import SKIPPED, with_retries
 from steepy.model.policies import RetryPolicy
-from tests.conftest import load_conformance
+from tests.conftest import conformance_params
 
-CASES = load_conformance("retry-delays.yaml")["retry_loop"]
+CASES = conformance_params("retry-delays.yaml", "retry_loop", id=lambda c: c["name"])
 # Upper bound on each pause: its length, plus the most a probe timer on the same event loop fired
 # late meanwhile (what this machine delivered: a loaded one is allowed to be late), plus this
 # slack for the bookkeeping around the pause. Never a speed assertion about an idle machine.
 SLACK_MS = 50
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+@pytest.mark.parametrize("case", CASES)
 async def test_retry_loop(case: dict) -> None:
     policy = None if case["policy"] is None else RetryPolicy.from_json(case["policy"])
     outcomes = case["outcomes"]
