@@ -5,9 +5,11 @@
 Run it on an idle machine and under load (e.g. beside `stress-ng --cpu 2`) to see which margins
 the timing tests need. Each row gives the median, 95th percentile and maximum in ms of:
 
-  first line     spawn of tests/agent/tool.py (python -S) -> its first output line, minus the
-                 tool's own 100 ms wait: what a tool's start-up costs before it can say anything
-  line gap       the largest gap between two lines of a tool printing every 100 ms, minus 100
+  start-up       spawn of tests/agent/tool.py (python -S) -> its first output line, printed at
+                 once: what a tool's start-up costs before it can say anything
+  first line     the same tool printing 5 lines every 100 ms on its schedule from its fork: how
+                 late its first line is (start-up absorbed by the first 100 ms)
+  line gap       the largest gap between two of those lines, minus 100
   timer late     RunResult.late_ms of a 200 ms maxRuntime: how late the agent's timer fired
   kill           timer decision -> run_process returned (SIGTERM, the tool dies, reaped)
   sleep late     asyncio.sleep(0.1) in this process, minus 100 ms
@@ -42,16 +44,22 @@ def _argv(directory: Path, name: str, call: dict) -> list[str]:
     return [sys.executable, "-S", str(TOOL), str(spec), str(directory / f"{name}.count")]
 
 
-async def lines_run(directory: Path, i: int) -> tuple[float, float]:
+async def _line_times(argv: list[str]) -> tuple[float, list[float]]:
     loop = asyncio.get_running_loop()
     seen: list[float] = []
     start = loop.time()
-    await run_process(_argv(directory, f"l{i}", {"lines": {"count": 5, "every_ms": 100}}),
-                      env={}, cwd=None, limits=Limits(), token=CancelToken(loop),
+    await run_process(argv, env={}, cwd=None, limits=Limits(), token=CancelToken(loop),
                       on_lines=lambda lines: seen.extend(loop.time() for _ in lines))
+    return start, seen
+
+
+async def lines_run(directory: Path, i: int) -> tuple[float, float, float]:
+    start, seen = await _line_times(_argv(directory, f"p{i}", {"print": ["now"]}))
+    startup = (seen[0] - start) * 1000
+    start, seen = await _line_times(_argv(directory, f"l{i}", {"lines": {"count": 5, "every_ms": 100}}))
     first = (seen[0] - start) * 1000 - 100
     gap = max((b - a) * 1000 for a, b in zip(seen, seen[1:])) - 100
-    return first, gap
+    return startup, first, gap
 
 
 async def timeout_run(directory: Path, i: int) -> tuple[float, float]:
@@ -80,9 +88,10 @@ def row(name: str, values: list[float]) -> str:
 async def main(n: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
-        firsts, gaps, lates, kills, sleeps = [], [], [], [], []
+        startups, firsts, gaps, lates, kills, sleeps = [], [], [], [], [], []
         for i in range(n):
-            first, gap = await lines_run(directory, i)
+            startup, first, gap = await lines_run(directory, i)
+            startups.append(startup)
             late, kill = await timeout_run(directory, i)
             firsts.append(first)
             gaps.append(gap)
@@ -90,7 +99,7 @@ async def main(n: int) -> None:
             kills.append(kill)
             sleeps.append(await sleep_late())
     print(f"{n} runs each, load average {open('/proc/loadavg').read().split()[0]}")
-    for name, values in (("first line", firsts), ("line gap", gaps), ("timer late", lates),
+    for name, values in (("start-up", startups), ("first line", firsts), ("line gap", gaps), ("timer late", lates),
                          ("kill", kills), ("sleep late", sleeps)):
         print(row(name, values))
 
