@@ -81,11 +81,12 @@ class Engine:
         for agent in self.agents:
             agent.cancel()
 
-    async def _watch_database(self, interval_s: float = 0.02, busy_s: float = 0.25) -> None:
+    async def _watch_database(self, last: int | None, interval_s: float = 0.02,
+                              busy_s: float = 0.25) -> None:
         """Notice commits of other processes (a new submission, a cancel) without waiting
-        for the next sweep. While this process writes too, a change may be its own, so
-        the components are woken at most every `busy_s'."""
-        last = self.registry.change_marker()
+        for the next sweep. `last' was read before the engine first looked for work, so a
+        commit in between is seen. While this process writes too, a change may be its own,
+        so the components are woken at most every `busy_s'."""
         if last is None:
             return
         own = self.registry.commits
@@ -165,10 +166,12 @@ class Engine:
         self.scheduler.only_submission = until_submission
         Path(self.settings.tmp_path).mkdir(parents=True, exist_ok=True)
         Path(self.settings.out_path).mkdir(parents=True, exist_ok=True)
+        # read before anything looks for work: every commit from here on wakes the engine
+        marker = self.registry.change_marker()
         await self._heartbeat()
         await self._recover()
         scheduler = asyncio.create_task(self.scheduler.run(self.stop), name="scheduler")
-        watcher = asyncio.create_task(self._watch_database(), name="database watcher")
+        watcher = asyncio.create_task(self._watch_database(marker), name="database watcher")
         for task in (scheduler, watcher):
             task.add_done_callback(self._supervise)
         last_beat = asyncio.get_running_loop().time()
