@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from steepy.errors import InputError
+from steepy.model.backoff import AddJitter, RatioJitter
 from steepy.model.policies import RetryCondition, RetryPolicy, TimeoutPolicy
 from tests.conftest import conformance_params
 
@@ -169,6 +170,77 @@ def test_jitter_never_exceeds_the_capped_delay(delay, backoff, max_attempts, max
         assert got <= max_delay
     if jitter == "equal":
         assert got >= d / 2
+
+
+# -- jitter forms with a parameter: ratio and add (extensions 1) --------------------------------
+
+def test_ratio_and_add_are_read_and_written_back():
+    ratio = RetryPolicy.from_json({"maxAttempts": 3, "delay": "1s", "jitter": {"ratio": [0.75, 1]}})
+    assert ratio.jitter == RatioJitter(0.75, 1.0)
+    assert ratio.to_json() == {"maxAttempts": 3, "delay": 1000, "jitter": {"ratio": [0.75, 1.0]}}
+    add = RetryPolicy.from_json({"maxAttempts": 3, "delay": 100, "jitter": {"add": "500ms"}})
+    assert add.jitter == AddJitter(500)
+    assert RetryPolicy.from_json(add.to_json()) == add
+
+
+@pytest.mark.parametrize("jitter, path, fragment", [
+    ({"ratio": [1, 0.5]}, "jitter.ratio", "0 <= a <= b <= 1"),
+    ({"ratio": [0.5, 2]}, "jitter.ratio", "0 <= a <= b <= 1"),
+    ({"ratio": [0.5]}, "jitter.ratio", "two numbers"),
+    ({"ratio": ["a", "b"]}, "jitter.ratio", "two numbers"),
+    ({"add": "5 parsecs"}, "jitter.add", "Unknown duration unit"),
+    ({"ratio": [0.5, 1], "add": 5}, "jitter", "jitter must be one of none, full, equal"),
+    ("random", "jitter", "{ratio: [a, b]}, {add: DURATION}"),
+])
+def test_bad_jitter_forms_are_located(jitter, path, fragment):
+    problems = _problems(RetryPolicy.from_json, {"jitter": jitter})
+    assert fragment in problems[path], problems
+
+
+@pytest.mark.parametrize("jitter, d, low, high", [
+    (RatioJitter(0.75, 1.0), 800, 600, 800), (RatioJitter(0, 0.5), 801, 0, 400),
+    (AddJitter(250), 800, 800, 1050)])
+def test_ratio_and_add_edges(jitter, d, low, high):
+    class Edge:
+        def __init__(self, high):
+            self.high = high
+
+        def randint(self, a, b):
+            return b if self.high else a
+
+        def uniform(self, a, b):
+            return b if self.high else a
+
+    policy = RetryPolicy(max_attempts=4, delay=d, jitter=jitter)
+    assert policy.retry_delay(1, Edge(False)) == low
+    assert policy.retry_delay(1, Edge(True)) == high
+
+
+@settings(max_examples=200)
+@given(delay=st.integers(0, 10**7), low=st.floats(0, 1), width=st.floats(0, 1),
+       extra=st.integers(0, 10**6), max_delay=st.one_of(st.none(), st.integers(0, 10**7)),
+       performed=st.integers(1, 20), seed=st.integers(0, 2**32))
+def test_ratio_and_add_stay_in_their_bounds(delay, low, width, extra, max_delay, performed, seed):
+    high = min(1.0, low + width)
+    for jitter, lowest, highest in ((RatioJitter(low, high), lambda d: round(d * low),
+                                     lambda d: round(d * high)),
+                                    (AddJitter(extra), lambda d: d, lambda d: d + extra)):
+        policy = RetryPolicy(max_attempts=-1, delay=delay, exponential_backoff=2,
+                             max_delay=max_delay, jitter=jitter)
+        d = policy.delay_after_attempts(performed)
+        got = policy.retry_delay(performed, random.Random(seed))
+        if d > 0:
+            cap = max_delay if max_delay is not None else highest(d)
+            assert min(lowest(d), cap) <= got <= min(highest(d), cap)
+        if max_delay is not None:
+            assert got <= max_delay
+
+
+def test_the_recorded_rule_names_the_jitter():
+    assert RetryPolicy(delay=100, exponential_backoff=2, jitter=RatioJitter(0.75, 1.0)) \
+        .describe_delay_rule() == "exponential 100ms*2^(n-1), jitter ratio 0.75..1"
+    assert RetryPolicy(delay=100, strategy="fixed", jitter=AddJitter(1500)) \
+        .describe_delay_rule() == "fixed 100ms, jitter add up to 1s 500ms"
 
 
 # -- retryOn / abortOn --------------------------------------------------------------------------

@@ -446,3 +446,14 @@ def test_macro_parameter_typos():
     bad = copy.deepcopy(macro)
     bad["parameters"][0].update(type="input", defualt=1)
     _assert_rejected("macro", bad, ["parameters", 0], "'defualt' was unexpected")
+
+
+@pytest.mark.parametrize("jitter", ["full", {"ratio": [0.75, 1]}, {"add": "500ms"}, {"add": 250}])
+def test_jitter_forms_are_valid(jitter):
+    assert_valid("workflow", _workflow(retries={"maxAttempts": 3, "jitter": jitter}), str(jitter))
+
+
+@pytest.mark.parametrize("jitter", ["random", {"ratio": [0.5, 1.5]}, {"ratio": [0.5]},
+                                    {"add": "soon"}, {"ratio": [0, 1], "add": 5}])
+def test_bad_jitter_forms_are_rejected(jitter):
+    assert errors_of("workflow", _workflow(retries={"maxAttempts": 3, "jitter": jitter}))

@@ -1,245 +1,31 @@
-"""Retry and timeout policies: the model (JSON in and out) and the pure maths behind them.
+"""Retry and timeout policies: the model (JSON in and out) and the decisions behind them.
 
 Steep's retry policy (reference §6) is `{maxAttempts, delay, exponentialBackoff, maxDelay}`;
 steepy adds `strategy`, `jitter`, `retryOn` and `abortOn` (extensions §1). A timeout policy
 (reference §5) is a duration, or `{timeout, errorOnTimeout}`.
 
 Nothing here sleeps or runs anything: the agent and the scheduler call these functions to decide
-whether and when to retry.
+whether and when to retry. The delays' forms are strategy objects (`steepy.model.backoff`), the
+failure conditions are `steepy.model.conditions`.
 """
 
 from __future__ import annotations
 
 import random
-import re
-from dataclasses import dataclass, field
-from functools import lru_cache
+from dataclasses import dataclass
 from typing import Any
 
-from steepy.durations import INT64_MAX, INT64_MIN, DurationError, format_duration, model_duration
-from steepy.errors import InputError, Problem, json_path
+from steepy.durations import INT64_MAX, INT64_MIN, format_duration
+from steepy.model.backoff import JITTERS as NAMED_JITTERS
+from steepy.model.backoff import WAITS, AddJitter, Jitter, NoJitter, RatioJitter, Wait, clamp64
+from steepy.model.checks import (DURATION_HINT, Problems, check_keys, describe, is_int,
+                                 read_duration)
+from steepy.model.conditions import TIMEOUT_KINDS, RetryCondition
 
 __all__ = ["RetryCondition", "RetryPolicy", "TimeoutPolicy", "STRATEGIES", "JITTERS", "TIMEOUT_KINDS"]
 
-STRATEGIES = ("exponential", "linear", "fixed")
-JITTERS = ("none", "full", "equal")
-# Timeouts a condition may name; a `deadline` timeout is never retried (reference §5).
-TIMEOUT_KINDS = ("maxRuntime", "maxInactivity")
-
-_RANGE = re.compile(r"\s*(-?[0-9]{1,10})\s*\.\.\s*(-?[0-9]{1,10})\s*")
-_DURATION_HINT = "a number of milliseconds or a duration such as `500ms', `5s' or `1h 30m'"
-
-ExitCode = int | tuple[int, int]
-
-
-class _Problems:
-    """Collects every problem of one policy object, so the user sees them all at once."""
-
-    def __init__(self) -> None:
-        self.items: list[Problem] = []
-
-    def add(self, path: tuple, message: str) -> None:
-        self.items.append(Problem(message, path=json_path(path)))
-
-    def raise_if_any(self) -> None:
-        if self.items:
-            raise InputError(self.items)
-
-
-def _describe(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float, str)):
-        return repr(value)
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, list):
-        return "a list"
-    return type(value).__name__
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _check_keys(data: Any, allowed: tuple[str, ...], what: str, path: tuple, problems: _Problems) -> bool:
-    """True if `data` is an object; reports unknown keys (naming the allowed ones)."""
-    names = ", ".join(allowed)
-    if not isinstance(data, dict):
-        problems.add(path, f"{what} must be an object with the keys {names}, not {_describe(data)}")
-        return False
-    for key in data:
-        if key not in allowed:
-            problems.add(path + (str(key),), f"unknown key `{key}' in {what}; allowed keys: {names}")
-    return True
-
-
-def _read_duration(value: Any, path: tuple, problems: _Problems) -> int | None:
-    try:
-        return model_duration(value)
-    except DurationError as e:
-        if isinstance(value, str):
-            problems.add(path, f"{e} in {value!r}; expected {_DURATION_HINT}")
-        elif _is_int(value):
-            problems.add(path, f"{e}; expected {_DURATION_HINT}")
-        else:
-            problems.add(path, f"expected {_DURATION_HINT}, not {_describe(value)}")
-        return None
-
-
-@lru_cache(maxsize=256)
-def _compile(pattern: str) -> re.Pattern[str]:
-    # MULTILINE so that `^`/`$` anchor at each collected output line
-    return re.compile(pattern, re.MULTILINE)
-
-
-def _check_regex(pattern: str) -> str | None:
-    """The reason `pattern` is not a valid regular expression, or None."""
-    try:
-        _compile(pattern)
-    except (re.error, ValueError, OverflowError, RecursionError) as e:
-        return str(e)
-    return None
-
-
-# ---------------------------------------------------------------------------------------------
-
-
-@dataclass
-class RetryCondition:
-    """A set of failure kinds (`retryOn` / `abortOn`): matches if ANY listed item matches."""
-
-    exit_codes: list[ExitCode] = field(default_factory=list)
-    output: str | None = None  # regular expression searched in the last output lines
-    timeouts: list[str] = field(default_factory=list)  # maxRuntime, maxInactivity
-    # How each range was written ("3 .. 5"), so to_json gives back the user's spelling.
-    range_spellings: dict[tuple[int, int], str] = field(default_factory=dict, repr=False, compare=False)
-
-    KEYS = ("exitCodes", "output", "timeouts")
-
-    @classmethod
-    def from_json(cls, data: Any) -> RetryCondition:
-        problems = _Problems()
-        result = cls._read(data, (), problems)
-        problems.raise_if_any()
-        assert result is not None
-        return result
-
-    @classmethod
-    def _read(cls, data: Any, path: tuple, problems: _Problems) -> RetryCondition | None:
-        if not _check_keys(data, cls.KEYS, "a retry condition", path, problems):
-            return None
-        cond = cls()
-        codes = data.get("exitCodes")
-        if codes is not None:
-            if not isinstance(codes, list):
-                problems.add(path + ("exitCodes",), "exitCodes must be a list of exit codes "
-                             f"(integers or inclusive ranges such as \"3..5\"), not {_describe(codes)}")
-            else:
-                for i, item in enumerate(codes):
-                    code = cls._read_exit_code(item, path + ("exitCodes", i), problems)
-                    if isinstance(code, tuple):
-                        cond.range_spellings[code] = item
-                    if code is not None:
-                        cond.exit_codes.append(code)
-        output = data.get("output")
-        if output is not None:
-            if not isinstance(output, str):
-                problems.add(path + ("output",), f"output must be a regular expression (a string), not {_describe(output)}")
-            elif (reason := _check_regex(output)) is not None:
-                problems.add(path + ("output",), f"output is not a valid regular expression: {reason}")
-            else:
-                cond.output = output
-        timeouts = data.get("timeouts")
-        if timeouts is not None:
-            allowed = " or ".join(f"`{k}'" for k in TIMEOUT_KINDS)
-            if not isinstance(timeouts, list):
-                problems.add(path + ("timeouts",), f"timeouts must be a list of {allowed}, not {_describe(timeouts)}")
-            else:
-                for i, kind in enumerate(timeouts):
-                    if kind in TIMEOUT_KINDS:
-                        cond.timeouts.append(kind)
-                    elif kind == "deadline":
-                        problems.add(path + ("timeouts", i), "a `deadline' timeout is never retried and "
-                                     f"cannot be listed; allowed: {allowed}")
-                    else:
-                        problems.add(path + ("timeouts", i), f"unknown timeout {_describe(kind)}; allowed: {allowed}")
-        return cond
-
-    @staticmethod
-    def _read_exit_code(item: Any, path: tuple, problems: _Problems) -> ExitCode | None:
-        if _is_int(item):
-            if INT64_MIN <= item <= INT64_MAX:
-                return item
-        elif isinstance(item, str) and (m := _RANGE.fullmatch(item)):
-            low, high = int(m.group(1)), int(m.group(2))
-            if low <= high:
-                return (low, high)
-            problems.add(path, f"exit code range {item!r} is empty: the first number must not be "
-                         "greater than the second")
-            return None
-        problems.add(path, f"an exit code must be an integer or an inclusive range such as \"3..5\", "
-                     f"not {_describe(item)}")
-        return None
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        if self.exit_codes:
-            out["exitCodes"] = [
-                self.range_spellings.get(c, f"{c[0]}..{c[1]}") if isinstance(c, tuple) else c
-                for c in self.exit_codes
-            ]
-        if self.output is not None:
-            out["output"] = self.output
-        if self.timeouts:
-            out["timeouts"] = list(self.timeouts)
-        return out
-
-    def match_reason(self, exit_code: int | None, output_lines: list[str],
-                     timeout_kind: str | None) -> str | None:
-        """What matched, in words (e.g. "exit code 4 (range 3..5)"), or None if nothing did."""
-        if exit_code is not None:
-            for code in self.exit_codes:
-                if isinstance(code, tuple):
-                    if code[0] <= exit_code <= code[1]:
-                        return f"exit code {exit_code} (range {code[0]}..{code[1]})"
-                elif code == exit_code:
-                    return f"exit code {exit_code}"
-        if self.output is not None and output_lines:
-            if _compile(self.output).search("\n".join(output_lines)):
-                return f"output /{self.output}/"
-        if timeout_kind is not None and timeout_kind in self.timeouts:
-            return f"timeout {timeout_kind}"
-        return None
-
-    def matches(self, exit_code: int | None, output_lines: list[str], timeout_kind: str | None) -> bool:
-        return self.match_reason(exit_code, output_lines, timeout_kind) is not None
-
-
-# ---------------------------------------------------------------------------------------------
-
-
-def _power_factor(base: int, exponent: int) -> int:
-    """int(base ** exponent) as Steep computes it: truncated to an integer BEFORE multiplying.
-
-    A negative exponent (n capped at maxAttempts = 0) gives 0 unless |base| is 1. Results that
-    would not fit into 64 bits saturate instead of growing without bound.
-    """
-    if exponent < 0:
-        if base == 1:
-            return 1
-        if base == -1:
-            return -1 if exponent % 2 else 1
-        return 0  # |1 / base^k| < 1 truncates to 0 (base 0: steepy chooses 0, not infinity)
-    if abs(base) <= 1 or exponent * abs(base).bit_length() <= 128:
-        return base**exponent
-    return INT64_MAX if base > 0 or exponent % 2 == 0 else INT64_MIN
-
-
-def _clamp64(value: int) -> int:
-    return max(INT64_MIN, min(INT64_MAX, value))
+STRATEGIES = tuple(WAITS)
+JITTERS = tuple(NAMED_JITTERS) + ("{ratio: [a, b]}", "{add: DURATION}")
 
 
 @dataclass
@@ -250,10 +36,16 @@ class RetryPolicy:
     delay: int = 0  # ms
     exponential_backoff: int = 1
     max_delay: int | None = None  # ms
-    strategy: str = "exponential"
-    jitter: str = "none"
+    strategy: Wait = WAITS["exponential"]  # or its name
+    jitter: Jitter = NoJitter()  # or the name of a plain one
     retry_on: RetryCondition | None = None
     abort_on: RetryCondition | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.strategy, str):
+            self.strategy = WAITS[self.strategy]
+        if isinstance(self.jitter, str):
+            self.jitter = NAMED_JITTERS[self.jitter]
 
     KEYS = ("maxAttempts", "delay", "exponentialBackoff", "maxDelay", "strategy", "jitter",
             "retryOn", "abortOn")
@@ -263,38 +55,39 @@ class RetryPolicy:
     @classmethod
     def from_json(cls, data: Any) -> RetryPolicy:
         """Read a policy object; raises InputError listing every problem (paths relative to it)."""
-        problems = _Problems()
+        problems = Problems()
         policy = cls()
-        if _check_keys(data, cls.KEYS, "a retry policy", (), problems):
+        if check_keys(data, cls.KEYS, "a retry policy", (), problems):
             policy._read(data, problems)
         problems.raise_if_any()
         return policy
 
-    def _read(self, data: dict, problems: _Problems) -> None:
+    def _read(self, data: dict, problems: Problems) -> None:
         if (v := data.get("maxAttempts")) is not None:
-            if _is_int(v) and INT64_MIN <= v <= INT64_MAX:
+            if is_int(v) and INT64_MIN <= v <= INT64_MAX:
                 self.max_attempts = v
             else:
                 problems.add(("maxAttempts",), "maxAttempts must be an integer (the number of attempts "
-                             f"including the first; -1 = unlimited; 0 = do not run), not {_describe(v)}")
+                             f"including the first; -1 = unlimited; 0 = do not run), not {describe(v)}")
         if (v := data.get("delay")) is not None:
-            if (ms := _read_duration(v, ("delay",), problems)) is not None:
+            if (ms := read_duration(v, ("delay",), problems)) is not None:
                 self.delay = ms
         if (v := data.get("exponentialBackoff")) is not None:
-            if _is_int(v) and 1 <= v <= INT64_MAX:
+            if is_int(v) and 1 <= v <= INT64_MAX:
                 self.exponential_backoff = v
             else:
                 problems.add(("exponentialBackoff",), "exponentialBackoff must be an integer factor of "
-                             f"at least 1 (1 = no backoff), not {_describe(v)}")
+                             f"at least 1 (1 = no backoff), not {describe(v)}")
         if (v := data.get("maxDelay")) is not None:
-            self.max_delay = _read_duration(v, ("maxDelay",), problems)
-        for key, allowed in (("strategy", STRATEGIES), ("jitter", JITTERS)):
-            if (v := data.get(key)) is not None:
-                if v in allowed:
-                    setattr(self, key, v)
-                else:
-                    names = ", ".join(allowed)
-                    problems.add((key,), f"{key} must be one of {names}, not {_describe(v)}")
+            self.max_delay = read_duration(v, ("maxDelay",), problems)
+        if (v := data.get("strategy")) is not None:
+            if isinstance(v, str) and v in WAITS:
+                self.strategy = WAITS[v]
+            else:
+                problems.add(("strategy",), f"strategy must be one of {', '.join(STRATEGIES)}, "
+                             f"not {describe(v)}")
+        if (v := data.get("jitter")) is not None:
+            self.jitter = _read_jitter(v, problems) or self.jitter
         for key, attr in (("retryOn", "retry_on"), ("abortOn", "abort_on")):
             if (v := data.get(key)) is not None:
                 setattr(self, attr, RetryCondition._read(v, (key,), problems))
@@ -304,11 +97,14 @@ class RetryPolicy:
         out: dict[str, Any] = {}
         defaults = RetryPolicy()
         for key, attr in (("maxAttempts", "max_attempts"), ("delay", "delay"),
-                          ("exponentialBackoff", "exponential_backoff"), ("maxDelay", "max_delay"),
-                          ("strategy", "strategy"), ("jitter", "jitter")):
+                          ("exponentialBackoff", "exponential_backoff"), ("maxDelay", "max_delay")):
             value = getattr(self, attr)
             if value != getattr(defaults, attr):
                 out[key] = value
+        if self.strategy != defaults.strategy:
+            out["strategy"] = self.strategy.name
+        if self.jitter != defaults.jitter:
+            out["jitter"] = self.jitter.to_json()
         if self.retry_on is not None:
             out["retryOn"] = self.retry_on.to_json()
         if self.abort_on is not None:
@@ -326,13 +122,7 @@ class RetryPolicy:
         if performed <= 0:
             return 0
         n = min(performed, self.max_attempts) if self.max_attempts >= 0 else performed
-        if self.strategy == "linear":
-            raw = self.delay * n
-        elif self.strategy == "fixed":
-            raw = self.delay
-        else:
-            raw = self.delay * _power_factor(self.exponential_backoff, n - 1)
-        d = _clamp64(raw)
+        d = clamp64(self.strategy.raw(self.delay, self.exponential_backoff, n))
         if self.max_delay is not None:
             d = min(d, self.max_delay)
         return d
@@ -340,14 +130,9 @@ class RetryPolicy:
     def retry_delay(self, performed: int, rng: random.Random | None = None) -> int:
         """`delay_after_attempts` with the policy's jitter applied (rng injectable for tests)."""
         d = self.delay_after_attempts(performed)
-        if self.jitter == "none" or d <= 0:
+        if d <= 0:
             return d
-        r = rng if rng is not None else random
-        if self.jitter == "full":
-            result = r.randint(0, d)  # uniform in [0, d]
-        else:  # equal: d/2 + uniform in [0, d/2], i.e. [ceil(d/2), d] in whole ms
-            half = d // 2
-            result = (d - half) + r.randint(0, half)
+        result = self.jitter.apply(d, rng if rng is not None else random)
         if self.max_delay is not None:
             result = min(result, self.max_delay)
         return result
@@ -355,16 +140,10 @@ class RetryPolicy:
     def describe_delay_rule(self) -> str:
         """The rule behind the delays, for attempt records, e.g.
         "exponential 100ms*2^(n-1), max 1s, jitter none"."""
-        delay = format_duration(self.delay)
-        if self.strategy == "linear":
-            text = f"linear {delay}*n"
-        elif self.strategy == "fixed":
-            text = f"fixed {delay}"
-        else:
-            text = f"exponential {delay}*{self.exponential_backoff}^(n-1)"
+        text = self.strategy.describe(self.delay, self.exponential_backoff)
         if self.max_delay is not None:
             text += f", max {format_duration(self.max_delay)}"
-        return text + f", jitter {self.jitter}"
+        return text + f", jitter {self.jitter.describe()}"
 
     # -- decisions -------------------------------------------------------------------------------
 
@@ -395,6 +174,28 @@ class RetryPolicy:
         return True, "every failure is retried (no retryOn)"
 
 
+def _read_jitter(value: Any, problems: Problems) -> Jitter | None:
+    """`none', `full', `equal', `{ratio: [a, b]}' (0 <= a <= b <= 1) or `{add: DURATION}'."""
+    if isinstance(value, str) and value in NAMED_JITTERS:
+        return NAMED_JITTERS[value]
+    if isinstance(value, dict) and len(value) == 1 and "ratio" in value:
+        pair = value["ratio"]
+        if (isinstance(pair, list) and len(pair) == 2
+                and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in pair)
+                and 0 <= pair[0] <= pair[1] <= 1):
+            return RatioJitter(float(pair[0]), float(pair[1]))
+        shown = repr(pair) if isinstance(pair, list) else describe(pair)
+        problems.add(("jitter", "ratio"), "ratio must be a list of two numbers [a, b] with "
+                     "0 <= a <= b <= 1 (the delay is multiplied by a uniform number between "
+                     f"them), not {shown}")
+        return None
+    if isinstance(value, dict) and len(value) == 1 and "add" in value:
+        ms = read_duration(value["add"], ("jitter", "add"), problems)
+        return None if ms is None else AddJitter(ms)
+    problems.add(("jitter",), f"jitter must be one of {', '.join(JITTERS)}, not {describe(value)}")
+    return None
+
+
 def _failure_words(exit_code: int | None, timeout_kind: str | None) -> str:
     if timeout_kind is not None:
         return f"timeout {timeout_kind}"
@@ -418,28 +219,28 @@ class TimeoutPolicy:
     @classmethod
     def from_json(cls, data: Any) -> TimeoutPolicy:
         """A duration string, an integer (ms), or `{timeout, errorOnTimeout}`."""
-        problems = _Problems()
+        problems = Problems()
         if isinstance(data, (str, int)) and not isinstance(data, bool):
-            ms = _read_duration(data, (), problems)
+            ms = read_duration(data, (), problems)
             problems.raise_if_any()
             assert ms is not None
             return cls(ms)
         if not isinstance(data, dict):
             problems.add((), "a timeout policy must be a duration (a number of milliseconds or a "
                          "string such as `5m') or an object with the keys timeout, errorOnTimeout; "
-                         f"not {_describe(data)}")
+                         f"not {describe(data)}")
             problems.raise_if_any()
-        _check_keys(data, cls.KEYS, "a timeout policy", (), problems)
+        check_keys(data, cls.KEYS, "a timeout policy", (), problems)
         ms = None
         if data.get("timeout") is None:
-            problems.add(("timeout",), f"timeout is required: {_DURATION_HINT}")
+            problems.add(("timeout",), f"timeout is required: {DURATION_HINT}")
         else:
-            ms = _read_duration(data["timeout"], ("timeout",), problems)
+            ms = read_duration(data["timeout"], ("timeout",), problems)
         flag = data.get("errorOnTimeout", False)
         if flag is None:
             flag = False
         if not isinstance(flag, bool):
-            problems.add(("errorOnTimeout",), f"errorOnTimeout must be true or false, not {_describe(flag)}")
+            problems.add(("errorOnTimeout",), f"errorOnTimeout must be true or false, not {describe(flag)}")
         problems.raise_if_any()
         assert ms is not None
         return cls(ms, flag)

@@ -87,7 +87,7 @@ def test_interrupted_run_is_cancelled_and_exits_3(steepy, tmp_path) -> None:
     process = subprocess.Popen([sys.executable, "-m", "steepy.cli", "run", _write(tmp_path, SLEEPY)],
                                cwd=ROOT, env=steepy.env, stdout=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and "chain.started" not in (line := process.stdout.readline()):
+    while time.monotonic() < deadline and "chain.started" not in process.stdout.readline():
         pass
     process.send_signal(signal.SIGINT)
     assert process.wait(timeout=30) == 3

@@ -1,0 +1,181 @@
+"""How long to wait before a retry: wait strategies and jitters as small strategy objects.
+
+A retry policy (`steepy.model.policies`) holds one wait strategy and one jitter. The strategy
+turns Steep's fields (`delay`, `exponentialBackoff`) and the attempt number n into a raw delay;
+the policy caps it (`maxDelay`); the jitter randomises the capped delay d. Each form is one
+small class with its maths, its words for attempt records (`describe`) and its JSON, so a new
+form is one class added to `WAITS` or `JITTERS` (tenacity's `wait.py` is the model).
+
+All delays are whole milliseconds, as Steep computes them.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
+
+from steepy.durations import INT64_MAX, INT64_MIN, format_duration
+
+Rng = random.Random  # or the `random' module itself
+
+
+def _power_factor(base: int, exponent: int) -> int:
+    """int(base ** exponent) as Steep computes it: truncated to an integer BEFORE multiplying.
+
+    A negative exponent (n capped at maxAttempts = 0) gives 0 unless |base| is 1. Results that
+    would not fit into 64 bits saturate instead of growing without bound.
+    """
+    if exponent < 0:
+        if base == 1:
+            return 1
+        if base == -1:
+            return -1 if exponent % 2 else 1
+        return 0  # |1 / base^k| < 1 truncates to 0 (base 0: steepy chooses 0, not infinity)
+    if abs(base) <= 1 or exponent * abs(base).bit_length() <= 128:
+        return base**exponent
+    return INT64_MAX if base > 0 or exponent % 2 == 0 else INT64_MIN
+
+
+def clamp64(value: int) -> int:
+    return max(INT64_MIN, min(INT64_MAX, value))
+
+
+# -- wait strategies (extensions 1: `strategy') ---------------------------------------------------
+
+
+class Wait(Protocol):
+    name: ClassVar[str]
+
+    def raw(self, delay: int, backoff: int, n: int) -> int:
+        """The delay before attempt n+1 (n >= 1, already capped by maxAttempts), uncapped."""
+
+    def describe(self, delay: int, backoff: int) -> str: ...
+
+
+@dataclass(frozen=True)
+class Exponential:
+    """Steep's formula: delay * exponentialBackoff^(n-1)."""
+
+    name: ClassVar[str] = "exponential"
+
+    def raw(self, delay: int, backoff: int, n: int) -> int:
+        return delay * _power_factor(backoff, n - 1)
+
+    def describe(self, delay: int, backoff: int) -> str:
+        return f"exponential {format_duration(delay)}*{backoff}^(n-1)"
+
+
+@dataclass(frozen=True)
+class Linear:
+    name: ClassVar[str] = "linear"
+
+    def raw(self, delay: int, backoff: int, n: int) -> int:
+        return delay * n
+
+    def describe(self, delay: int, backoff: int) -> str:
+        return f"linear {format_duration(delay)}*n"
+
+
+@dataclass(frozen=True)
+class Fixed:
+    name: ClassVar[str] = "fixed"
+
+    def raw(self, delay: int, backoff: int, n: int) -> int:
+        return delay
+
+    def describe(self, delay: int, backoff: int) -> str:
+        return f"fixed {format_duration(delay)}"
+
+
+WAITS: dict[str, Wait] = {w.name: w for w in (Exponential(), Linear(), Fixed())}
+
+
+# -- jitters (extensions 1: `jitter') -------------------------------------------------------------
+
+
+class Jitter(Protocol):
+    def apply(self, d: int, rng: Rng) -> int:
+        """The randomised delay for the capped delay d > 0 (the policy caps it again)."""
+
+    def describe(self) -> str: ...
+
+    def to_json(self) -> Any: ...
+
+
+@dataclass(frozen=True)
+class NoJitter:
+    def apply(self, d: int, rng: Rng) -> int:
+        return d
+
+    def describe(self) -> str:
+        return "none"
+
+    def to_json(self) -> Any:
+        return "none"
+
+
+@dataclass(frozen=True)
+class FullJitter:
+    """Uniform in [0, d]."""
+
+    def apply(self, d: int, rng: Rng) -> int:
+        return rng.randint(0, d)
+
+    def describe(self) -> str:
+        return "full"
+
+    def to_json(self) -> Any:
+        return "full"
+
+
+@dataclass(frozen=True)
+class EqualJitter:
+    """d/2 + uniform in [0, d/2], i.e. [ceil(d/2), d] in whole milliseconds."""
+
+    def apply(self, d: int, rng: Rng) -> int:
+        half = d // 2
+        return (d - half) + rng.randint(0, half)
+
+    def describe(self) -> str:
+        return "equal"
+
+    def to_json(self) -> Any:
+        return "equal"
+
+
+@dataclass(frozen=True)
+class RatioJitter:
+    """d * uniform in [low, high], 0 <= low <= high <= 1 (Stevora's 0.75-1.0)."""
+
+    low: float
+    high: float
+
+    def apply(self, d: int, rng: Rng) -> int:
+        return round(d * rng.uniform(self.low, self.high))
+
+    def describe(self) -> str:
+        return f"ratio {self.low:g}..{self.high:g}"
+
+    def to_json(self) -> Any:
+        return {"ratio": [self.low, self.high]}
+
+
+@dataclass(frozen=True)
+class AddJitter:
+    """d + uniform in [0, extra] milliseconds (LlamaIndex's wait_random)."""
+
+    extra: int
+
+    def apply(self, d: int, rng: Rng) -> int:
+        return d + rng.randint(0, self.extra)
+
+    def describe(self) -> str:
+        return f"add up to {format_duration(self.extra)}"
+
+    def to_json(self) -> Any:
+        return {"add": self.extra}
+
+
+# the jitters written as a plain word; `ratio' and `add' are objects with a parameter
+JITTERS: dict[str, Jitter] = {j.describe(): j for j in (NoJitter(), FullJitter(), EqualJitter())}
