@@ -22,6 +22,7 @@ from steepy.model.submission import (ACTIVE_CHAIN, ProcessChainStatus as CS, Sub
                                      SubmissionStatus as SS)
 from steepy.registry import ChainRecord, Registry
 from steepy.registry.failures import MAX_BACKOFF_S, describe, is_database_failure
+from steepy.waiting import wait_event
 
 log = logging.getLogger(__name__)
 
@@ -191,10 +192,7 @@ class Controller:
             # a round that took long is followed by a longer pause, so that bookkeeping
             # stays a bounded share of the time however many chains finish
             batch_s = max(self.batch_s, time.monotonic() - began)
-            try:
-                await asyncio.wait_for(event.wait(), self.sweep_s)
-            except TimeoutError:
-                pass
+            await wait_event(event, self.sweep_s)
             # many chains finishing close together are handed over in one round
             await asyncio.sleep(batch_s)
         counts = await asyncio.to_thread(registry.chain_counts, submission.id)

@@ -211,15 +211,21 @@ class Engine:
             self.scheduler.wake()
             await asyncio.gather(scheduler, return_exceptions=True)
             watcher.cancel()
-            for task in list(self.controller.tasks.values()):
-                task.cancel()
-            await asyncio.gather(*self.controller.tasks.values(), return_exceptions=True)
+            await self._cancel_controllers()
             try:  # our agents are gone and our leases end now: others take over at once
                 await asyncio.to_thread(self.registry.forget_agents, self.owner)
             except Exception as e:
                 if not is_database_failure(e):
                     raise
                 log.error("engine %s: %s; its leases end by themselves", self.owner, describe(e))
+
+    async def _cancel_controllers(self) -> None:
+        """Cancel the submissions' controllers and wait until they are gone; a cancellation
+        that a task swallowed (a library's bug, or a task's) is sent again."""
+        while tasks := [t for t in self.controller.tasks.values() if not t.done()]:
+            for task in tasks:
+                task.cancel()
+            await asyncio.wait(tasks, timeout=1.0)
 
     def _supervise(self, task: asyncio.Task) -> None:
         if not task.cancelled() and task.exception() is not None:

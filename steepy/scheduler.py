@@ -22,6 +22,7 @@ from steepy.model.submission import ProcessChainStatus as CS
 from steepy.registry import ChainRecord, Registry
 from steepy.registry.failures import MAX_BACKOFF_S, describe, is_database_failure, persist
 from steepy.registry.store import utcnow
+from steepy.waiting import wait_event
 
 log = logging.getLogger(__name__)
 
@@ -128,10 +129,7 @@ class Scheduler:
                 timeout, backoff = backoff, min(backoff * 2, MAX_BACKOFF_S)
             if stop.is_set():
                 break
-            try:
-                await asyncio.wait_for(self._wake.wait(), timeout)
-            except TimeoutError:
-                pass
+            await wait_event(self._wake, timeout)
         # give running chains back instead of finishing them as cancelled
         self.shutting_down = True
         for agent in self.agents:

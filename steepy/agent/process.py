@@ -406,8 +406,9 @@ async def run_quietly(argv: list[str], env: dict[str, str], timeout_s: float) ->
     except (OSError, ValueError):
         return None
     try:
-        return await asyncio.wait_for(proc.wait(), timeout_s)
-    except asyncio.TimeoutError:
+        async with asyncio.timeout(timeout_s):  # (wait_for may swallow a cancellation)
+            return await proc.wait()
+    except TimeoutError:
         _signal_group(proc.pid, signals.SIGKILL)
         await proc.wait()
         return None

@@ -11,6 +11,7 @@ from steepy.cli.common import (AGENTS_OPTION, DB_OPTION, EXIT_CODES, MACROS_OPTI
                                engine_settings, exit_if_engine_failed, load_registries,
                                open_registry_or_fail, prepare)
 from steepy.model.submission import ACTIVE_SUBMISSION
+from steepy.waiting import wait_event
 
 
 def print_events(registry, submission_id: str, after: int) -> int:
@@ -36,10 +37,7 @@ async def _follow(registry, submission_id: str, done) -> None:
     seen = 0
     while not done.is_set():
         seen = await asyncio.to_thread(print_events, registry, submission_id, seen)
-        try:
-            await asyncio.wait_for(done.wait(), 0.2)
-        except TimeoutError:
-            pass
+        await wait_event(done, 0.2)
     print_events(registry, submission_id, seen)  # the last lines
 
 

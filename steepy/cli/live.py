@@ -15,6 +15,7 @@ from rich.text import Text
 from steepy.model.submission import ProcessChainStatus as CS
 from steepy.registry import Registry
 from steepy.registry.store import utcnow
+from steepy.waiting import wait_event
 
 STATUSES = (CS.REGISTERED, CS.RUNNING, CS.PAUSED, CS.SUCCESS, CS.ERROR, CS.CANCELLED)  # columns
 STYLES = {"RUNNING": "cyan", "PAUSED": "yellow", "SUCCESS": "green", "ERROR": "red",
@@ -114,7 +115,4 @@ async def live_view(registry: Registry, submission_id: str, console: Console,
             live.update(render(await asyncio.to_thread(refresh)), refresh=True)
             if stop.is_set():
                 break
-            try:
-                await asyncio.wait_for(stop.wait(), interval_s)
-            except TimeoutError:
-                pass
+            await wait_event(stop, interval_s)

@@ -11,6 +11,7 @@ from starlette.responses import StreamingResponse
 
 from steepy.http.context import ApiContext
 from steepy.model.submission import FINISHED_SUBMISSION
+from steepy.waiting import wait_event
 
 KEEPALIVE_S = 15.0  # a comment line now and then keeps proxies from closing an idle stream
 
@@ -40,11 +41,8 @@ async def _events(ctx: ApiContext, submission_id: str, after: int) -> AsyncItera
         elif loop.time() - quiet_since >= KEEPALIVE_S:
             quiet_since = loop.time()
             yield ": keep-alive\n\n"
-        try:
-            await asyncio.wait_for(ctx.stopping.wait(), ctx.stream_poll_s)
+        if await wait_event(ctx.stopping, ctx.stream_poll_s):
             return  # the server is shutting down
-        except TimeoutError:
-            pass
 
 
 def event_stream(ctx: ApiContext, submission_id: str, after: int) -> StreamingResponse:
