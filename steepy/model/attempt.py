@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
+from steepy.model.common import as_utc as _utc
 from steepy.model.common import iso_time
 
 # Outcomes of one attempt (extensions section 4)
@@ -64,8 +65,3 @@ class AttemptRecord:
         }
 
 
-def _utc(value: datetime | None) -> datetime | None:
-    # SQLite hands back naive datetimes; they were written in UTC
-    if value is not None and value.tzinfo is None:
-        return value.replace(tzinfo=timezone.utc)
-    return value

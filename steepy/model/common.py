@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from steepy.errors import InputError, Problem, json_path
@@ -88,3 +88,10 @@ def write_policies(out: dict, owner: Any) -> None:
 def iso_time(value: datetime | None) -> str | None:
     """UTC time as Steep writes it: ISO 8601 with a `Z'."""
     return None if value is None else value.isoformat().replace("+00:00", "Z")
+
+
+def as_utc(value: datetime | None) -> datetime | None:
+    """A stored time as UTC: SQLite hands back naive datetimes, which were written in UTC."""
+    if value is not None and value.tzinfo is None:
+        return value.replace(tzinfo=timezone.utc)
+    return value

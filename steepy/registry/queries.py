@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import Connection, cast, func, insert, select, update
 from sqlalchemy.types import JSON
 
+from steepy.model.common import as_utc as _utc
 from steepy.model.common import iso_time
 from steepy.model.submission import (ACTIVE_CHAIN, ACTIVE_SUBMISSION, CHAIN_COUNTERS,
                                      SUCCEEDED_SUBMISSION, ProcessChainStatus as CS,
@@ -24,11 +25,6 @@ from steepy.registry.store import Registry
 from steepy.registry.tables import agents, attempts, events, process_chains, runs, submissions
 
 
-def _utc(value: datetime | None) -> datetime | None:
-    # SQLite hands back naive datetimes; they were written in UTC
-    if value is not None and value.tzinfo is None:
-        return value.replace(tzinfo=timezone.utc)
-    return value
 
 
 def _time(value: datetime | None) -> str | None:

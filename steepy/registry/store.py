@@ -17,6 +17,7 @@ from sqlalchemy import (Connection, Engine, and_, bindparam, event, func, insert
                         update)
 
 from steepy.model.attempt import AttemptRecord
+from steepy.model.common import as_utc as _utc
 from steepy.model.common import iso_time
 from steepy.model.processchain import ProcessChain
 from steepy.model.submission import (FINISHED_CHAIN, RETRYABLE_SUBMISSION, WAITING_CHAIN,
@@ -54,11 +55,6 @@ def utcnow() -> datetime:
     return datetime.now(timezone.utc)
 
 
-def _utc(value: datetime | None) -> datetime | None:
-    # SQLite hands back naive datetimes; they were written in UTC
-    if value is not None and value.tzinfo is None:
-        return value.replace(tzinfo=timezone.utc)
-    return value
 
 
 def _dump(value: Any) -> str | None:
