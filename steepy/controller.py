@@ -18,10 +18,12 @@ from steepy.errors import SteepyError
 from steepy.generator import ProcessChainGenerator
 from steepy.model.macro import Macro
 from steepy.model.service import Service
-from steepy.model.submission import (ACTIVE_CHAIN, ProcessChainStatus as CS, Submission,
-                                     SubmissionStatus as SS)
-from steepy.registry import ChainRecord, Registry
+from steepy.model.submission import ACTIVE_CHAIN, Submission
+from steepy.model.submission import ProcessChainStatus as CS
+from steepy.model.submission import SubmissionStatus as SS
+from steepy.registry import ChainRecord, SubmissionStore
 from steepy.registry.failures import MAX_BACKOFF_S, describe, is_database_failure
+from steepy.registry.offload import call
 from steepy.waiting import wait_event
 
 log = logging.getLogger(__name__)
@@ -65,10 +67,10 @@ def submission_results(chain_results: list[dict], out_path: str) -> dict[str, li
 
 
 class Controller:
-    def __init__(self, registry: Registry, services: dict[str, Service], macros: dict[str, Macro],
+    def __init__(self, store: SubmissionStore, services: dict[str, Service], macros: dict[str, Macro],
                  tmp_path: str, out_path: str, wake_scheduler: Callable[[], None],
                  stop_chains: Callable[[list[str]], None], sweep_s: float = 2.0):
-        self.registry = registry
+        self.store = store
         self.services = services
         self.macros = macros
         self.tmp_path = str(Path(tmp_path).absolute())
@@ -129,14 +131,14 @@ class Controller:
             status, message = await self._drive(submission)
             results = None
             if status in (SS.SUCCESS, SS.PARTIAL_SUCCESS):
-                chain_results = await asyncio.to_thread(self.registry.successful_results, submission.id)
+                chain_results = await call(self.store.successful_results, submission.id)
                 results = submission_results(chain_results, self.out_path)
         except SteepyError as e:
             # e.g. a cardinality error while generating: stop everything of this submission
             status, message, results = SS.ERROR, str(e), None
-            running = await asyncio.to_thread(self.registry.cancel_chains, submission.id)
+            running = await call(self.store.cancel_chains, submission.id)
             self.stop_chains(running)
-        await asyncio.to_thread(self.registry.finish_submission, submission.id, status,
+        await call(self.store.finish_submission, submission.id, status,
                                 message, results)
         log.info("submission %s finished: %s", submission.id, status)
 
@@ -148,9 +150,9 @@ class Controller:
         return generator
 
     async def _drive(self, submission: Submission) -> tuple[SS, str | None]:
-        registry = self.registry
+        store = self.store
         generator = self._generator(submission)
-        state, round_number = await asyncio.to_thread(registry.saved_state, submission.id)
+        state, round_number = await call(store.saved_state, submission.id)
         if state is not None:
             generator.load_state(state)
         # resuming: outcomes fed in rounds after the stored state are fed again
@@ -162,31 +164,31 @@ class Controller:
         while True:
             event.clear()
             began = time.monotonic()
-            done = await asyncio.to_thread(registry.unfed_finished_chains, submission.id,
+            done = await call(store.unfed_finished_chains, submission.id,
                                            after_round)
             after_round = None
-            cancel = await asyncio.to_thread(registry.cancel_requested, submission.id)
+            cancel = await call(store.cancel_requested, submission.id)
             if first or done:
                 round_number += 1
                 # the priority may have been changed (HTTP API) since the last round
-                priority = await asyncio.to_thread(registry.submission_priority, submission.id)
+                priority = await call(store.submission_priority, submission.id)
                 generator.default_priority = submission.priority if priority is None else priority
                 new = [] if cancel else generator.generate(*_outcomes(done))
                 fed = [c.chain.id for c in done]
                 # The state must be stored with the chains it produced. Otherwise storing it
                 # now and then is enough (a crash re-feeds the later rounds): it can be large
                 if first or new or time.monotonic() - last_save >= self.save_every_s:
-                    await asyncio.to_thread(registry.add_chains, submission.id, new,
+                    await call(store.add_chains, submission.id, new,
                                             generator.persist_state(), fed, round_number)
                     last_save = time.monotonic()
                 else:
-                    await asyncio.to_thread(registry.mark_fed, fed, round_number)
+                    await call(store.mark_fed, fed, round_number)
                 if new:
                     self.wake_scheduler()
             first = False
-            counts = await asyncio.to_thread(registry.chain_counts, submission.id)
+            counts = await call(store.chain_counts, submission.id)
             waiting = sum(counts.get(s, 0) for s in ACTIVE_CHAIN)
-            if waiting == 0 and not await asyncio.to_thread(registry.unfed_finished_chains,
+            if waiting == 0 and not await call(store.unfed_finished_chains,
                                                             submission.id):
                 break
             # a round that took long is followed by a longer pause, so that bookkeeping
@@ -195,10 +197,10 @@ class Controller:
             await wait_event(event, self.sweep_s)
             # many chains finishing close together are handed over in one round
             await asyncio.sleep(batch_s)
-        counts = await asyncio.to_thread(registry.chain_counts, submission.id)
+        counts = await call(store.chain_counts, submission.id)
         return final_status(generator.is_finished(), sum(counts.values()), counts.get(CS.ERROR, 0),
                             counts.get(CS.CANCELLED, 0),
-                            await asyncio.to_thread(registry.cancel_requested, submission.id))
+                            await call(store.cancel_requested, submission.id))
 
 
 def _outcomes(done: list[ChainRecord]) -> tuple[dict[str, list], set[str]]:

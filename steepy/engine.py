@@ -23,6 +23,7 @@ from steepy.model.macro import Macro
 from steepy.model.service import Service
 from steepy.registry import Registry
 from steepy.registry.failures import MAX_BACKOFF_S, describe, is_database_failure
+from steepy.registry.offload import call
 from steepy.scheduler import Scheduler
 
 log = logging.getLogger(__name__)
@@ -50,8 +51,8 @@ class Engine:
         self.agents = [LocalAgent(f"{self.owner}[{i + 1}]" if i else self.owner, settings.agent,
                                   settings.capabilities, on_event=self._agent_event)
                        for i in range(count)]
-        self.scheduler = Scheduler(registry, self.agents, self._chain_finished, settings.sweep_s)
-        self.controller = Controller(registry, services, macros, settings.tmp_path,
+        self.scheduler = Scheduler(registry.queue, self.agents, self._chain_finished, settings.sweep_s)
+        self.controller = Controller(registry.submissions, services, macros, settings.tmp_path,
                                      settings.out_path, self.scheduler.wake,
                                      self.scheduler.stop_chains, settings.sweep_s)
         self.stop = asyncio.Event()
@@ -89,25 +90,25 @@ class Engine:
         so the components are woken at most every `busy_s'."""
         if last is None:
             return
-        own = self.registry.commits
+        own = self.registry.db.commits
         changed = False
         woken = 0.0
         clock = asyncio.get_running_loop().time
         while not self.stop.is_set():
             await asyncio.sleep(interval_s)
             try:
-                marker = self.registry.change_marker()
+                marker = self.registry.db.change_marker()
             except Exception as e:  # the sweeps go on meanwhile; look again in a second
                 if not is_database_failure(e):
                     raise
-                self.registry.forget_watch()
+                self.registry.db.forget_watch()
                 await asyncio.sleep(1.0)
                 continue
             surely_other = False
             if marker != last:
                 changed = True
-                surely_other = self.registry.commits == own  # we wrote nothing meanwhile
-                last, own = marker, self.registry.commits
+                surely_other = self.registry.db.commits == own  # we wrote nothing meanwhile
+                last, own = marker, self.registry.db.commits
             if changed and (surely_other or clock() - woken >= busy_s):
                 changed = False
                 woken = clock()
@@ -118,32 +119,32 @@ class Engine:
     async def _heartbeat(self) -> None:
         rows = [{"id": a.id, "capabilities": list(a.capabilities), "chain_id": a.current_chain_id,
                  "host": socket.gethostname(), "pid": os.getpid()} for a in self.agents]
-        await asyncio.to_thread(self.registry.heartbeat, self.owner, rows, self.settings.lease_s)
+        await call(self.registry.leases.heartbeat, self.owner, rows, self.settings.lease_s)
 
     async def _recover(self) -> None:
         """Release chains of dead agents (their submissions are adopted by `_accept'). Runs
         of this machine are released only once none of their processes is left, so a chain
         never runs beside a copy of itself."""
-        agents = await asyncio.to_thread(self.registry.live_agents, self.settings.lease_s)
+        agents = await call(self.registry.leases.live_agents, self.settings.lease_s)
         live = [a["id"] for a in agents]
         host = socket.gethostname()
         grace_s = self.settings.agent.kill_grace_period_ms / 1000
-        for run in await asyncio.to_thread(self.registry.lost_runs, live):
+        for run in await call(self.registry.leases.lost_runs, live):
             if run["host"] in (host, None):
-                ended = await asyncio.to_thread(end_run_leftovers, run["chainId"],
+                ended = await call(end_run_leftovers, run["chainId"],
                                                 run["runNumber"], grace_s)
                 if ended:
                     log.warning("ended %d leftover process(es) of run %d of process chain %s",
                                 ended, run["runNumber"], run["chainId"])
-        released = await asyncio.to_thread(self.registry.release_orphans, live)
+        released = await call(self.registry.leases.release_orphans, live)
         if released:
             log.warning("process chains of lost agents registered again: %s", ", ".join(released))
             self.scheduler.wake()
         if not self.scheduler.busy_agents_only():
             # an agent of ours is idle: chains left REGISTERED may be waiting for an agent
             # that nobody runs; say so (every view shows it, the timeline once)
-            for sid, reason, count in await asyncio.to_thread(
-                    self.registry.flag_waiting_chains, [a["capabilities"] for a in agents]):
+            for sid, reason, count in await call(
+                    self.registry.leases.flag_waiting_chains, [a["capabilities"] for a in agents]):
                 log.warning("submission %s: %d process chain(s) %s", sid, count, reason)
 
     async def _accept(self) -> None:
@@ -151,11 +152,11 @@ class Engine:
         lease ran out (it died), or a retry made the submission RUNNING again. An engine of
         `steepy run` only takes its own."""
         only = self.scheduler.only_submission
-        while (submission := await asyncio.to_thread(
-                self.registry.fetch_next_submission, self.owner, self.settings.lease_s,
+        while (submission := await call(
+                self.registry.leases.fetch_next_submission, self.owner, self.settings.lease_s,
                 only)) is not None:
             self.controller.start(submission)
-        for submission in await asyncio.to_thread(self.registry.adopt_submissions, self.owner,
+        for submission in await call(self.registry.leases.adopt_submissions, self.owner,
                                                   self.settings.lease_s, only):
             log.warning("resuming submission %s", submission.id)
             self.controller.start(submission)
@@ -167,7 +168,7 @@ class Engine:
         Path(self.settings.tmp_path).mkdir(parents=True, exist_ok=True)
         Path(self.settings.out_path).mkdir(parents=True, exist_ok=True)
         # read before anything looks for work: every commit from here on wakes the engine
-        marker = self.registry.change_marker()
+        marker = self.registry.db.change_marker()
         await self._heartbeat()
         await self._recover()
         scheduler = asyncio.create_task(self.scheduler.run(self.stop), name="scheduler")
@@ -213,7 +214,7 @@ class Engine:
             watcher.cancel()
             await self._cancel_controllers()
             try:  # our agents are gone and our leases end now: others take over at once
-                await asyncio.to_thread(self.registry.forget_agents, self.owner)
+                await call(self.registry.leases.forget_agents, self.owner)
             except Exception as e:
                 if not is_database_failure(e):
                     raise
@@ -232,5 +233,5 @@ class Engine:
             self.crash(task.exception())
 
     async def _finished(self, submission_id: str) -> bool:
-        submission = await asyncio.to_thread(self.registry.get_submission, submission_id)
+        submission = await call(self.registry.views.get_submission, submission_id)
         return submission is None or submission.status.finished

@@ -19,9 +19,10 @@ from steepy.agent.config import FAILED, TIMEOUT, ChainOutcome
 from steepy.agent.runner import TIMEOUT_WORDS
 from steepy.model.common import iso_time
 from steepy.model.submission import ProcessChainStatus as CS
-from steepy.registry import ChainRecord, Registry
-from steepy.registry.failures import MAX_BACKOFF_S, describe, is_database_failure, persist
-from steepy.registry.store import utcnow
+from steepy.registry import ChainQueue, ChainRecord
+from steepy.registry.failures import MAX_BACKOFF_S, describe, is_database_failure
+from steepy.registry.offload import call, persist
+from steepy.registry.records import utcnow
 from steepy.waiting import wait_event
 
 log = logging.getLogger(__name__)
@@ -54,9 +55,9 @@ def _failure_of(outcome: ChainOutcome) -> tuple[int | None, list[str], str | Non
 
 
 class Scheduler:
-    def __init__(self, registry: Registry, agents: list[LocalAgent],
+    def __init__(self, queue: ChainQueue, agents: list[LocalAgent],
                  on_chain_finished: Callable[[str], None], sweep_s: float = 2.0):
-        self.registry = registry
+        self.queue = queue
         self.agents = agents
         self.on_chain_finished = on_chain_finished
         self.sweep_s = sweep_s
@@ -91,7 +92,7 @@ class Scheduler:
 
     def _add_event(self, submission_id: str, kind: str, chain_id: str, fields: dict) -> None:
         try:
-            self.registry.add_event(submission_id, kind, chain_id, **fields)
+            self.queue.add_event(submission_id, kind, chain_id, **fields)
         except Exception as e:
             if not is_database_failure(e):
                 raise
@@ -138,13 +139,13 @@ class Scheduler:
 
     async def _round(self, stop: asyncio.Event) -> float:
         """Resume due chains, hand out work, stop cancelled chains; how long to sleep."""
-        await asyncio.to_thread(self.registry.resume_due_chains)
+        await call(self.queue.resume_due_chains)
         if stop.is_set():
             return 0
         await self._dispatch()
         await self._stop_cancelled()
         timeout = self.sweep_s
-        due = await asyncio.to_thread(self.registry.next_wake_up)
+        due = await call(self.queue.next_wake_up)
         if due is not None:
             timeout = max(0.01, min(timeout, (due - utcnow()).total_seconds() + 0.005))
         return timeout
@@ -163,7 +164,7 @@ class Scheduler:
         for agent in self.agents:
             if agent.id in self._running:
                 continue
-            claimed = await asyncio.to_thread(self.registry.claim_chain, agent.id,
+            claimed = await call(self.queue.claim_chain, agent.id,
                                               agent.capabilities, self.only_submission)
             if claimed is None:
                 continue  # another agent may offer other capabilities
@@ -172,7 +173,7 @@ class Scheduler:
 
     async def _stop_cancelled(self) -> None:
         if self._agent_of:
-            self.stop_chains(await asyncio.to_thread(self.registry.chains_to_stop,
+            self.stop_chains(await call(self.queue.chains_to_stop,
                                                      list(self._agent_of)))
 
     async def _outcome(self, agent: LocalAgent, record: ChainRecord,
@@ -208,9 +209,9 @@ class Scheduler:
             await asyncio.gather(*list(self._pending_events), return_exceptions=True)
         try:
             if self.shutting_down and outcome.status == CS.CANCELLED:
-                await persist(f"giving process chain {chain.id} back", self.registry.requeue_run,
-                              chain.id, run_number, "the engine running it was stopped",
-                              give_up=lambda: True)
+                await persist(f"giving process chain {chain.id} back", lambda: True,
+                              self.queue.requeue_run, chain.id, run_number,
+                              "the engine running it was stopped")
                 return None
             # finishing this chain and claiming the agent's next one is one transaction; while
             # the database cannot be written, the outcome waits here (an engine stopped
@@ -218,8 +219,8 @@ class Scheduler:
             claim = None if self.shutting_down else (agent.id, agent.capabilities,
                                                      self.only_submission)
             claimed = await persist(
-                f"recording the end of process chain {chain.id}", self.registry.finish_run,
-                chain.id, run_number, str(outcome.status), status, give_up=self._stopping,
+                f"recording the end of process chain {chain.id}", self._stopping,
+                self.queue.finish_run, chain.id, run_number, str(outcome.status), status,
                 results=outcome.results if outcome.status == CS.SUCCESS else None,
                 error_message=outcome.error_message,
                 attempts=outcome.attempts,

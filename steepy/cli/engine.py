@@ -11,13 +11,14 @@ from steepy.cli.common import (AGENTS_OPTION, DB_OPTION, EXIT_CODES, MACROS_OPTI
                                engine_settings, exit_if_engine_failed, load_registries,
                                open_registry_or_fail, prepare)
 from steepy.model.submission import ACTIVE_SUBMISSION
+from steepy.registry.offload import call
 from steepy.waiting import wait_event
 
 
 def print_events(registry, submission_id: str, after: int) -> int:
     from steepy.cli.live import event_line
 
-    for e in registry.events(submission_id, after):
+    for e in registry.views.events(submission_id, after):
         after = e["id"]
         click.echo(event_line(e))
     return after
@@ -59,7 +60,7 @@ def run(workflow_file: str, services, macros, db, agents, as_json: bool) -> None
     settings = engine_settings(agents)  # checks the configuration first: exit 2, nothing stored
     submission, service_map, macro_map = prepare(workflow_file, services, macros)
     registry = open_registry_or_fail(db)
-    registry.add_submission(submission)
+    registry.requests.add_submission(submission)
     if not as_json:
         click.echo(f"submission {submission.id}")
 
@@ -70,7 +71,7 @@ def run(workflow_file: str, services, macros, db, agents, as_json: bool) -> None
 
         def interrupt() -> None:  # Ctrl-C: cancel the submission, let the engine finish it
             click.echo("cancelling ...", err=True)
-            registry.cancel_submission(submission.id)
+            registry.requests.cancel_submission(submission.id)
             engine.scheduler.wake()
 
         loop.add_signal_handler(signal.SIGINT, interrupt)
@@ -88,11 +89,11 @@ def run(workflow_file: str, services, macros, db, agents, as_json: bool) -> None
 
     asyncio.run(main_loop())
     exit_if_engine_failed(engine)
-    final = registry.get_submission(submission.id)
+    final = registry.views.get_submission(submission.id)
     if as_json:
         from steepy.registry.documents import submission_document
 
-        click.echo(jsonlib.dumps(submission_document(registry, submission.id), indent=2))
+        click.echo(jsonlib.dumps(submission_document(registry.views, submission.id), indent=2))
     else:
         message = f" ({final.error_message})" if final.error_message else ""
         click.echo(f"submission {final.id}: {final.status}{message}")
@@ -128,7 +129,7 @@ def worker(services, macros, db, agents, exit_when_idle: bool) -> None:
                 while not engine.stop.is_set():
                     await asyncio.sleep(0.5)
                     idle = not engine.controller.tasks and not engine.scheduler.busy
-                    if idle and not any([await asyncio.to_thread(registry.submission_ids, status)
+                    if idle and not any([await call(registry.views.submission_ids, status)
                                          for status in ACTIVE_SUBMISSION]):
                         engine.stop.set()
             asyncio.create_task(watch())

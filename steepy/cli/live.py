@@ -14,7 +14,7 @@ from rich.text import Text
 
 from steepy.model.submission import ProcessChainStatus as CS
 from steepy.registry import Registry
-from steepy.registry.store import utcnow
+from steepy.registry.records import utcnow
 from steepy.waiting import wait_event
 
 STATUSES = (CS.REGISTERED, CS.RUNNING, CS.PAUSED, CS.SUCCESS, CS.ERROR, CS.CANCELLED)  # columns
@@ -43,17 +43,17 @@ def event_line(event: dict) -> str:
 
 def take_snapshot(registry: Registry, submission_id: str, events: list[dict]) -> Snapshot:
     """`events' is the whole timeline read so far (the caller keeps it between calls)."""
-    submission = registry.get_submission(submission_id)
+    submission = registry.views.get_submission(submission_id)
     snap = Snapshot(str(submission.status) if submission else "?",
-                    registry.chain_counts(submission_id))
+                    registry.views.chain_counts(submission_id))
     if snap.counts.get("REGISTERED"):
-        snap.blocked = registry.waiting_counts(submission_id)
-    running, _ = registry.list_chains(submission_id, status="RUNNING")
+        snap.blocked = registry.views.waiting_counts(submission_id)
+    running, _ = registry.views.list_chains(submission_id, status="RUNNING")
     for record in reversed(running):
-        runs = registry.runs(record.chain.id)
+        runs = registry.views.runs(record.chain.id)
         services = " → ".join(e.service_id for e in record.chain.executables)
         snap.running.append((record.chain.id, services, runs[-1].agent_id if runs else ""))
-    paused, _ = registry.list_chains(submission_id, status="PAUSED")
+    paused, _ = registry.views.list_chains(submission_id, status="PAUSED")
     for record in reversed(paused):
         snap.waiting.append((f"chain {record.chain.id}", "process chain retry",
                              record.next_run_at))
@@ -107,7 +107,7 @@ async def live_view(registry: Registry, submission_id: str, console: Console,
     events: list[dict] = []
 
     def refresh() -> Snapshot:
-        events.extend(registry.events(submission_id, events[-1]["id"] if events else 0))
+        events.extend(registry.views.events(submission_id, events[-1]["id"] if events else 0))
         return take_snapshot(registry, submission_id, events)
 
     with Live(console=console, auto_refresh=False, transient=False) as live:

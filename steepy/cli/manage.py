@@ -37,7 +37,7 @@ def submit(workflow_file: str, services, macros, db, server) -> None:
     if server:
         return _remote("submit", server, workflow_file)
     submission, _, _ = prepare(workflow_file, services, macros)
-    open_registry_or_fail(db).add_submission(submission)
+    open_registry_or_fail(db).requests.add_submission(submission)
     click.echo(f"submitted {submission.id}")
 
 
@@ -54,11 +54,11 @@ def list_submissions(status, size: int, offset: int, db, server) -> None:
     from steepy.output import table
 
     registry = open_registry_or_fail(db)
-    found, total = registry.list_submissions(status=status.upper() if status else None,
+    found, total = registry.views.list_submissions(status=status.upper() if status else None,
                                              size=size, offset=offset)
     rows = []
     for s in found:
-        counts = registry.chain_counts(s.id)
+        counts = registry.views.chain_counts(s.id)
         done = sum(counts.get(k, 0) for k in FINISHED_CHAIN)
         rows.append((s.id, s.status, s.name or "", f"{done}/{sum(counts.values())}",
                      s.start_time.isoformat(timespec="seconds") if s.start_time else "",
@@ -82,10 +82,10 @@ def show(item_id: str, as_json: bool, db, server) -> None:
     from steepy.registry.documents import chain_document, submission_document
 
     registry = open_registry_or_fail(db)
-    if registry.get_submission(item_id) is not None:
-        document = submission_document(registry, item_id)
-    elif (record := registry.get_chain(item_id)) is not None:
-        document = chain_document(registry, record)
+    if registry.views.get_submission(item_id) is not None:
+        document = submission_document(registry.views, item_id)
+    elif (record := registry.views.get_chain(item_id)) is not None:
+        document = chain_document(registry.views, record)
     else:
         click.echo(f"No submission or process chain with the id `{item_id}'.", err=True)
         sys.exit(EXIT_INVALID)
@@ -151,11 +151,11 @@ def logs(chain_id: str, run_number: int | None, follow: bool, db, server) -> Non
     from steepy.agent import log_path
 
     registry = open_registry_or_fail(db)
-    record = registry.get_chain(chain_id)
+    record = registry.views.get_chain(chain_id)
     if record is None:
         click.echo(f"No process chain with the id `{chain_id}'.", err=True)
         sys.exit(EXIT_INVALID)
-    runs = registry.runs(chain_id)
+    runs = registry.views.runs(chain_id)
     if not runs:
         click.echo(f"Process chain `{chain_id}' has not run yet ({record.status}).", err=True)
         sys.exit(EXIT_INVALID)
@@ -170,7 +170,7 @@ def logs(chain_id: str, run_number: int | None, follow: bool, db, server) -> Non
             chunk = f.read()
             if chunk:
                 click.echo(chunk.decode("utf-8", "replace"), nl=False)
-            elif not follow or registry.get_chain(chain_id).status.finished:
+            elif not follow or registry.views.get_chain(chain_id).status.finished:
                 break
             else:
                 time.sleep(0.2)
@@ -185,9 +185,9 @@ def cancel(item_id: str, db, server) -> None:
     if server:
         return _remote("cancel", server, item_id)
     registry = open_registry_or_fail(db)
-    before, running = registry.cancel_submission(item_id)
+    before, running = registry.requests.cancel_submission(item_id)
     if before is None:
-        before = registry.cancel_chain(item_id)
+        before = registry.requests.cancel_chain(item_id)
         if before is None:
             click.echo(f"No submission or process chain with the id `{item_id}'.", err=True)
             sys.exit(EXIT_INVALID)
@@ -210,7 +210,7 @@ def retry(submission_id: str, db, server) -> None:
     if server:
         return _remote("retry", server, submission_id)
     registry = open_registry_or_fail(db)
-    before = registry.retry_submission(submission_id)
+    before = registry.requests.retry_submission(submission_id)
     if before is None:
         click.echo(f"No submission with the id `{submission_id}'.", err=True)
         sys.exit(EXIT_INVALID)
@@ -230,7 +230,7 @@ def show_events(submission_id: str, db, server) -> None:
     if server:
         return _remote("events", server, submission_id)
     registry = open_registry_or_fail(db)
-    if registry.get_submission(submission_id) is None:
+    if registry.views.get_submission(submission_id) is None:
         click.echo(f"No submission with the id `{submission_id}'.", err=True)
         sys.exit(EXIT_INVALID)
     print_events(registry, submission_id, 0)

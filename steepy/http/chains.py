@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from fastapi import APIRouter, Path, Query, Request
 from starlette.responses import Response
 
 from steepy.http.errors import ApiError
-from steepy.http.responses import INT_MAX, OFFSET, SIZE, context, json_response, page_response
+from steepy.http.responses import (
+    INT_MAX,
+    OFFSET,
+    SIZE,
+    context,
+    json_response,
+    page_response,
+)
 from steepy.http.updates import UPDATE_BODY, parse_update, wait_until
 from steepy.model.submission import ACTIVE_CHAIN, FINISHED_CHAIN, ProcessChainStatus
+from steepy.registry import documents
+from steepy.registry.offload import call
 
 router = APIRouter(tags=["processchains"])
 NOT_FOUND = {404: {"description": "No process chain with this id"}}
@@ -28,14 +35,14 @@ def list_chains(request: Request, size: int = SIZE, offset: int = OFFSET,
     """Without `executables` and `results`; with `submissionId`, `status` and the latest
     run's `agentId`, `startTime`, `endTime` (and `errorMessage` after ERROR); paging
     headers."""
-    items, total = context(request).queries.chain_summaries(
+    items, total = context(request).views.chain_summaries(
         submissionId, None if status is None else str(status), size, offset)
     return page_response(items, total, size, offset)
 
 
 @router.get("/processchains/{id}", summary="One process chain", responses=NOT_FOUND)
 def get_chain(request: Request, id: str) -> Response:
-    found = context(request).queries.chain(id)
+    found = context(request).views.chain(id)
     if found is None:
         raise _missing(id)
     return json_response(found)
@@ -48,42 +55,42 @@ def get_chain(request: Request, id: str) -> Response:
 async def put_chain(request: Request, id: str) -> Response:
     ctx = context(request)
     update = parse_update(await request.body())
-    found = await asyncio.to_thread(ctx.queries.chain_status, id)
+    found = await call(ctx.views.chain_status, id)
     if found is None:
         raise _missing(id)
     status = found[0]
     if update.priority is not None:
-        status = await asyncio.to_thread(ctx.queries.set_chain_priority, id, update.priority)
+        status = await call(ctx.requests.set_chain_priority, id, update.priority)
         if status not in ACTIVE_CHAIN:
             raise ApiError(422, f"The priority of a finished process chain ({status}) cannot "
                                 "be changed")
         ctx.wake_scheduler()
     if update.cancel and status in ACTIVE_CHAIN:
-        await asyncio.to_thread(ctx.registry.cancel_chain, id)
+        await call(ctx.requests.cancel_chain, id)
         ctx.wake_scheduler()
 
         async def cancelled() -> bool:
-            now = await asyncio.to_thread(ctx.queries.chain_status, id)
+            now = await call(ctx.views.chain_status, id)
             return now is None or now[0] in FINISHED_CHAIN
 
         await wait_until(cancelled, ctx.cancel_wait_s)
-    return json_response(await asyncio.to_thread(ctx.queries.chain, id, None, False))
+    return json_response(await call(ctx.views.chain, id, None, False))
 
 
 @router.get("/processchains/{id}/runs", summary="The runs of a process chain, first to last",
             responses=NOT_FOUND)
 def get_runs(request: Request, id: str) -> Response:
     ctx = context(request)
-    if ctx.queries.chain_status(id) is None:
+    if ctx.views.chain_status(id) is None:
         raise _missing(id)
-    return json_response([r.to_json() for r in ctx.registry.runs(id)])
+    return json_response([documents.run(r) for r in ctx.views.runs(id)])
 
 
 @router.get("/processchains/{id}/runs/{runNumber}", summary="A process chain as of one run",
             responses={**NOT_FOUND, 400: {"description": "Not a run number"}})
 def get_run(request: Request, id: str,
             runNumber: int = Path(..., ge=-INT_MAX, le=INT_MAX)) -> Response:
-    found = context(request).queries.chain(id, runNumber)
+    found = context(request).views.chain(id, runNumber)
     if found is None:
         raise ApiError(404, f"There is no run {runNumber} of process chain `{id}'")
     return json_response(found)
@@ -93,10 +100,8 @@ def get_run(request: Request, id: str,
             summary="A process chain with its runs and attempts", responses=NOT_FOUND)
 def get_document(request: Request, id: str) -> Response:
     """What `steepy show --json CHAIN_ID` prints."""
-    from steepy.registry.documents import chain_document
-
     ctx = context(request)
-    record = ctx.registry.get_chain(id)
+    record = ctx.views.get_chain(id)
     if record is None:
         raise _missing(id)
-    return json_response(chain_document(ctx.registry, record))
+    return json_response(documents.chain_document(ctx.views, record))

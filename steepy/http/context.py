@@ -8,8 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from steepy.registry import Registry
-from steepy.registry.queries import Queries
+from steepy.registry import ReadViews, Registry, Requests
 
 if TYPE_CHECKING:
     from steepy.engine import Engine
@@ -32,11 +31,13 @@ class ApiContext:
     stream_poll_s: float = 0.2  # how often a live stream looks for new events
     loop: asyncio.AbstractEventLoop | None = None  # the loop the engine runs in
     stopping: asyncio.Event = field(default_factory=asyncio.Event)  # ends live streams
-    queries: Queries = field(init=False)
+    views: ReadViews = field(init=False)
+    requests: Requests = field(init=False)
     _tasks: set = field(default_factory=set, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self.queries = Queries(self.registry)
+        self.views = self.registry.views
+        self.requests = self.registry.requests
 
     def _in_loop(self, callback: Any) -> None:
         # endpoints run in worker threads; the engine's events belong to its loop

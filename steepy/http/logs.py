@@ -67,14 +67,14 @@ def get_log(request: Request, id: str,
             ) -> Response:
     """Supports `Range: bytes=a-b`, `bytes=a-` and `bytes=-n` (also as `x-range`)."""
     ctx = context(request)
-    found = ctx.queries.chain_status(id)
+    found = ctx.views.chain_status(id)
     if found is None:
         raise ApiError(404, f"There is no process chain with ID `{id}'")
     if ctx.log_dir is None:
         raise ApiError(404, "Process chain logging is disabled")
     if runNumber is not None and runNumber < 1:
         raise ApiError(400, f"Invalid run number {runNumber}; runs count from 1")
-    numbers = ctx.queries.run_numbers(id)
+    numbers = ctx.views.run_numbers(id)
     if runNumber is None:
         if found[0] in WAITING_CHAIN or not numbers:
             raise ApiError(404, f"Process chain `{id}' is {found[0]}; it has no current run")

@@ -11,6 +11,7 @@ from starlette.responses import StreamingResponse
 
 from steepy.http.context import ApiContext
 from steepy.model.submission import FINISHED_SUBMISSION
+from steepy.registry.offload import call
 from steepy.waiting import wait_event
 
 KEEPALIVE_S = 15.0  # a comment line now and then keeps proxies from closing an idle stream
@@ -25,14 +26,14 @@ async def _events(ctx: ApiContext, submission_id: str, after: int) -> AsyncItera
     quiet_since = loop.time()
     yield "retry: 1000\n\n"
     while True:
-        found = await asyncio.to_thread(ctx.registry.events, submission_id, after)
+        found = await call(ctx.views.events, submission_id, after)
         for event in found:
             after = event["id"]
             yield _message(event)
-        status = await asyncio.to_thread(ctx.queries.submission_status, submission_id)
+        status = await call(ctx.views.submission_status, submission_id)
         if status is None or status in FINISHED_SUBMISSION:
             # events committed between the read above and the status: send them too
-            for event in await asyncio.to_thread(ctx.registry.events, submission_id, after):
+            for event in await call(ctx.views.events, submission_id, after):
                 yield _message(event)
             yield f"event: end\ndata: {json.dumps(status)}\n\n"
             return

@@ -46,9 +46,9 @@ def health(request: Request) -> Response:
     ctx = context(request)
     out: dict = {"health": True, "services": {"health": True, "count": len(ctx.services)}}
     try:
-        agents = len(ctx.queries.agents(ctx.agent_max_age_s))
+        agents = len(ctx.views.agents(ctx.agent_max_age_s))
         out["agents"] = {"health": True, "count": agents}
-        out["submissions"] = {"health": True, "count": ctx.queries.count_submissions()}
+        out["submissions"] = {"health": True, "count": ctx.views.count_submissions()}
     except Exception as e:  # the database is unreachable or broken: report, don't fail
         log.warning("health check failed: %s", e)
         for key in ("agents", "submissions"):
@@ -75,7 +75,7 @@ def get_service(request: Request, id: str) -> Response:
 @router.get("/agents", tags=["agents"], summary="Live agents")
 def list_agents(request: Request) -> Response:
     ctx = context(request)
-    return json_response(ctx.queries.agents(ctx.agent_max_age_s))
+    return json_response(ctx.views.agents(ctx.agent_max_age_s))
 
 
 @router.get("/agents/{id}", tags=["agents"], summary="One live agent",
@@ -84,7 +84,7 @@ def list_agents(request: Request) -> Response:
              operation_id="head_agent", responses={404: {"description": "No such agent"}})
 def get_agent(request: Request, id: str) -> Response:
     ctx = context(request)
-    agent = next((a for a in ctx.queries.agents(ctx.agent_max_age_s) if a["id"] == id), None)
+    agent = next((a for a in ctx.views.agents(ctx.agent_max_age_s) if a["id"] == id), None)
     if agent is None:
         raise ApiError(404, f"There is no agent with ID `{id}'")
     if request.method == "HEAD":
@@ -96,5 +96,5 @@ def get_agent(request: Request, id: str) -> Response:
             responses={200: {"content": {"text/plain": {}}}})
 def metrics(request: Request) -> Response:
     ctx = context(request)
-    return Response(render_metrics(ctx.queries.metrics(ctx.agent_max_age_s)),
+    return Response(render_metrics(ctx.views.metrics(ctx.agent_max_age_s)),
                     media_type="text/plain; version=0.0.4; charset=utf-8")

@@ -14,8 +14,13 @@ from steepy.http.responses import OFFSET, SIZE, context, json_response, page_res
 from steepy.http.stream import event_stream
 from steepy.http.submit import build_submission
 from steepy.http.updates import UPDATE_BODY, parse_update, wait_until
-from steepy.model.submission import (ACTIVE_SUBMISSION, FINISHED_SUBMISSION, RETRYABLE_SUBMISSION,
-                                     SubmissionStatus)
+from steepy.model.submission import (
+    ACTIVE_SUBMISSION,
+    FINISHED_SUBMISSION,
+    RETRYABLE_SUBMISSION,
+    SubmissionStatus,
+)
+from steepy.registry.offload import call
 
 router = APIRouter(tags=["workflows"])
 
@@ -40,14 +45,14 @@ def list_workflows(request: Request, size: int = SIZE, offset: int = OFFSET,
                    status: SubmissionStatus | None = Query(None)) -> Response:
     """Without `workflow`, `source`, `results` and `errorMessage`, with process-chain
     counters; paging headers `x-page-size`, `x-page-offset`, `x-page-total`."""
-    items, total = context(request).queries.submission_summaries(
+    items, total = context(request).views.submission_summaries(
         None if status is None else str(status), size, offset)
     return page_response(items, total, size, offset)
 
 
 @router.get("/workflows/{id}", summary="One submission", responses=NOT_FOUND)
 def get_workflow(request: Request, id: str) -> Response:
-    found = context(request).queries.submission(id)
+    found = context(request).views.submission(id)
     if found is None:
         raise _missing(id)
     return json_response(found)
@@ -68,7 +73,7 @@ async def post_workflow(request: Request) -> Response:
         submission = await asyncio.to_thread(build_submission, raw, ctx.services, ctx.macros)
     except InputError as e:
         raise ApiError(400, "Invalid workflow", e.problems) from None
-    await asyncio.to_thread(ctx.registry.add_submission, submission)
+    await call(ctx.requests.add_submission, submission)
     ctx.submitted()
     return json_response(submission.to_json(), 202,
                          headers={"Location": f"/workflows/{submission.id}"})
@@ -83,24 +88,24 @@ async def put_workflow(request: Request, id: str) -> Response:
     ones; `{"priority": N}` changes its priority and that of its unfinished chains."""
     ctx = context(request)
     update = parse_update(await request.body())
-    status = await asyncio.to_thread(ctx.queries.submission_status, id)
+    status = await call(ctx.views.submission_status, id)
     if status is None:
         raise _missing(id)
     if update.priority is not None:
-        status = await asyncio.to_thread(ctx.queries.set_submission_priority, id, update.priority)
+        status = await call(ctx.requests.set_submission_priority, id, update.priority)
         if status not in ACTIVE_SUBMISSION:
             raise ApiError(422, f"The priority of a finished submission ({status}) cannot "
                                 "be changed")
         ctx.wake_scheduler()
     if update.cancel and status in ACTIVE_SUBMISSION:
-        await asyncio.to_thread(ctx.registry.cancel_submission, id)
+        await call(ctx.requests.cancel_submission, id)
         ctx.wake_scheduler()
 
         async def cancelled() -> bool:
-            return await asyncio.to_thread(ctx.queries.submission_status, id) in FINISHED_SUBMISSION
+            return await call(ctx.views.submission_status, id) in FINISHED_SUBMISSION
 
         await wait_until(cancelled, ctx.cancel_wait_s)
-    found = await asyncio.to_thread(ctx.queries.submission, id, False)
+    found = await call(ctx.views.submission, id, False)
     return json_response(found)
 
 
@@ -111,14 +116,14 @@ def retry_workflow(request: Request, id: str) -> Response:
     """steepy extension 5: its ERROR and CANCELLED process chains run again, SUCCESS ones
     keep their results."""
     ctx = context(request)
-    before = ctx.registry.retry_submission(id)
+    before = ctx.requests.retry_submission(id)
     if before is None:
         raise _missing(id)
     if before not in RETRYABLE_SUBMISSION:
         raise ApiError(409, f"Submission `{id}' is {before}; only ERROR, PARTIAL_SUCCESS and "
                             "CANCELLED submissions can be retried.")
     ctx.retried()
-    return json_response(ctx.queries.submission(id, with_workflow=False))
+    return json_response(ctx.views.submission(id, with_workflow=False))
 
 
 @router.get("/workflows/{id}/events", tags=["steepy"], summary="A submission's timeline",
@@ -129,9 +134,9 @@ def get_events(request: Request, id: str,
     """steepy extension 6: every state change of the submission and its chains, oldest
     first; each event has an `id`, `time` and `kind`."""
     ctx = context(request)
-    if ctx.queries.submission_status(id) is None:
+    if ctx.views.submission_status(id) is None:
         raise _missing(id)
-    return json_response(ctx.registry.events(id, after))
+    return json_response(ctx.views.events(id, after))
 
 
 @router.get("/workflows/{id}/stream", tags=["steepy"],
@@ -146,7 +151,7 @@ async def stream_events(request: Request, id: str,
     has finished, a last `event: end` (data: its status) closes the stream. A reconnecting
     client's `Last-Event-ID` is honoured."""
     ctx = context(request)
-    if await asyncio.to_thread(ctx.queries.submission_status, id) is None:
+    if await call(ctx.views.submission_status, id) is None:
         raise _missing(id)
     last = request.headers.get("last-event-id", "")
     if last.isdigit() and len(last) < 19:
@@ -161,6 +166,6 @@ def get_document(request: Request, id: str) -> Response:
     from steepy.registry.documents import submission_document
 
     ctx = context(request)
-    if ctx.queries.submission_status(id) is None:
+    if ctx.views.submission_status(id) is None:
         raise _missing(id)
-    return json_response(submission_document(ctx.registry, id))
+    return json_response(submission_document(ctx.views, id))

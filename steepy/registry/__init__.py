@@ -1,7 +1,42 @@
-"""Durable state of steepy: SQLite by default, PostgreSQL for many machines."""
+"""Durable state of steepy: SQLite by default, PostgreSQL for many machines.
 
+`Registry` is the registry of one database: a `Connector` and one SQL implementation per
+audience (interfaces.py says who asks what). Components receive only the interface they need.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import Engine
+
+from steepy.registry.connector import Connector
 from steepy.registry.database import DEFAULT_URL, open_engine
-from steepy.registry.store import ChainRecord, Registry, RunRecord
+from steepy.registry.interfaces import (
+    ChainQueue,
+    Leases,
+    ReadViews,
+    Requests,
+    SubmissionStore,
+)
+from steepy.registry.leases import SqlLeases
+from steepy.registry.queue import SqlChainQueue
+from steepy.registry.records import ChainRecord, RunRecord
+from steepy.registry.requests import SqlRequests
+from steepy.registry.submissions import SqlSubmissionStore
+from steepy.registry.views import SqlReadViews
+
+
+class Registry:
+    def __init__(self, engine: Engine):
+        self.db = Connector(engine)
+        self.queue: ChainQueue = SqlChainQueue(self.db)
+        self.submissions: SubmissionStore = SqlSubmissionStore(self.db)
+        self.leases: Leases = SqlLeases(self.db)
+        self.requests: Requests = SqlRequests(self.db)
+        self.views: ReadViews = SqlReadViews(self.db)
+
+    @property
+    def engine(self) -> Engine:
+        return self.db.engine
 
 
 def open_registry(url: str | None = None) -> Registry:
@@ -9,4 +44,5 @@ def open_registry(url: str | None = None) -> Registry:
     return Registry(open_engine(url))
 
 
-__all__ = ["DEFAULT_URL", "ChainRecord", "Registry", "RunRecord", "open_registry"]
+__all__ = ["DEFAULT_URL", "ChainQueue", "ChainRecord", "Leases", "ReadViews", "Registry",
+           "Requests", "RunRecord", "SubmissionStore", "open_registry"]

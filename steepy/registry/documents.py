@@ -1,49 +1,177 @@
-"""Stored submissions and chains as JSON documents (what `show --json` and `run --json` print)."""
+"""The JSON documents of the API, in one place: Steep's shapes (reference section 8) of
+submissions, process chains, runs, agents and timeline events, built from stored rows and
+records, plus steepy's whole documents (a submission with its chains, runs and attempts, as
+`show --json` and `run --json` print them)."""
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
+from typing import TYPE_CHECKING, Any
 
-from steepy.model.submission import CHAIN_COUNTERS
-from steepy.registry.store import ChainRecord, Registry, RunRecord
+from steepy.model.common import as_utc, iso_time
+from steepy.model.submission import CHAIN_COUNTERS, SUCCEEDED_SUBMISSION
+from steepy.registry.records import CS, SS, ChainRecord, RunRecord, load
+
+if TYPE_CHECKING:
+    from steepy.registry.interfaces import ReadViews
 
 
-def submission_document(registry: Registry, submission_id: str) -> dict:
-    """A submission with its chains, their runs and attempts, as one JSON object."""
-    submission = registry.get_submission(submission_id)
-    out = submission.to_json(with_workflow=False)
-    counts = registry.chain_counts(submission_id)
-    out["totalProcessChains"] = sum(counts.values())
+def _time(value: Any) -> str | None:
+    return iso_time(as_utc(value))
+
+
+def _put(out: dict, key: str, value: Any) -> None:
+    if value is not None:
+        out[key] = value
+
+
+def _counters(out: dict, counts: dict[str, int]) -> dict:
     for status, key in CHAIN_COUNTERS:
         out[key] = counts.get(status, 0)
-    chains, _ = registry.list_chains(submission_id)
+    out["totalProcessChains"] = sum(counts.values())
+    return out
+
+
+def submission(row: Any, counts: dict[str, int], with_workflow: bool = True,
+               full: bool = True) -> dict:
+    """A submission in Steep's shape, with chain counters. A summary (`full` false) has no
+    workflow, source, results or error message; otherwise `results` only after SUCCESS or
+    PARTIAL_SUCCESS and `errorMessage` only after ERROR."""
+    out: dict[str, Any] = {"id": row.id}
+    _put(out, "name", row.name)
+    if full and with_workflow:
+        out["workflow"] = load(row.workflow)
+    out.update(priority=row.priority, status=row.status,
+               requiredCapabilities=load(row.required_capabilities) or [])
+    _put(out, "startTime", _time(row.start_time))
+    _put(out, "endTime", _time(row.end_time))
+    if full:
+        if with_workflow:
+            _put(out, "source", row.source)
+        if row.status == SS.ERROR:
+            _put(out, "errorMessage", row.error_message)
+        if row.status in SUCCEEDED_SUBMISSION:
+            _put(out, "results", load(row.results))
+    return _counters(out, counts)
+
+
+def _waiting(out: dict, row: Any) -> None:
+    """steepy's `waiting': why a REGISTERED chain cannot start (no agent offers ...)."""
+    if row.status == CS.REGISTERED:
+        _put(out, "waiting", row.waiting)
+
+
+def _run_fields(out: dict, status: str, run: Any, full: bool) -> None:
+    if run is not None:
+        _put(out, "agentId", run.agent_id)
+        _put(out, "startTime", _time(run.start_time))
+        _put(out, "endTime", _time(run.end_time))
+        if status == CS.ERROR:
+            _put(out, "errorMessage", run.error_message)
+        if full:
+            _put(out, "autoResumeAfter", _time(run.auto_resume_after))
+
+
+def chain_summary(row: Any, latest_run: Any) -> dict:
+    """A process chain in a listing: without executables and results."""
+    out: dict[str, Any] = {"id": row.id,
+                           "requiredCapabilities": load(row.required_capabilities) or []}
+    if row.priority:
+        out["priority"] = row.priority
+    retries = json.loads(row.retries) if isinstance(row.retries, str) else row.retries
+    _put(out, "retries", retries)
+    out.update(submissionId=row.submission_id, status=row.status)
+    _waiting(out, row)
+    _run_fields(out, row.status, latest_run, full=False)
+    return out
+
+
+def chain(row: Any, all_runs: list[Any], run_number: int | None = None,
+          with_executables: bool = True) -> dict | None:
+    """One process chain in Steep's shape: as of its latest run, or of run `run_number'
+    (then its status is that run's). None: no such run."""
+    out = load(row.chain)
+    if not with_executables:
+        out.pop("executables", None)
+    out.pop("priority", None)
+    if row.priority:  # the column is current; the stored JSON has the first priority
+        out["priority"] = row.priority
+    status = row.status
+    if run_number is None:
+        run = all_runs[-1] if all_runs else None
+    else:
+        run = next((r for r in all_runs if r.run_number == run_number), None)
+        if run is None:
+            return None
+        if run.run_number != all_runs[-1].run_number:  # an earlier run: its own outcome
+            status = run.status or "RUNNING"
+    out.update(submissionId=row.submission_id, status=status)
+    _waiting(out, row)
+    _run_fields(out, status, run, full=True)
+    if with_executables and status == CS.SUCCESS and row.results is not None:
+        out["results"] = load(row.results)
+    out["totalRuns"] = len(all_runs)
+    _put(out, "runNumber", None if run is None else run.run_number)
+    return out
+
+
+def run(record: RunRecord) -> dict:
+    out: dict[str, Any] = {"runNumber": record.run_number, "agentId": record.agent_id,
+                           "startTime": iso_time(record.start_time)}
+    for key, value in (("endTime", iso_time(record.end_time)), ("status", record.status),
+                       ("errorMessage", record.error_message),
+                       ("autoResumeAfter", iso_time(record.auto_resume_after))):
+        _put(out, key, value)
+    return out
+
+
+def agent(row: Any) -> dict:
+    out = {"id": row.id, "available": row.chain_id is None,
+           "capabilities": load(row.capabilities) or [], "startTime": _time(row.start_time),
+           "stateChangedTime": _time(row.state_changed_time)}
+    _put(out, "processChainId", row.chain_id)
+    return out
+
+
+def event(row: Any) -> dict:
+    """A timeline event: id, time, kind, the chain it concerns, and its data."""
+    return {"id": row.id, "time": _time(row.time), "kind": row.kind,
+            **({"chainId": row.chain_id} if row.chain_id else {}), **(load(row.data) or {})}
+
+
+# ---------------------------------------------------------------- whole documents
+
+def submission_document(views: "ReadViews", submission_id: str) -> dict:
+    """A submission with its chains, their runs and attempts, as one JSON object."""
+    out = views.get_submission(submission_id).to_json(with_workflow=False)
+    _counters(out, views.chain_counts(submission_id))
+    chains, _ = views.list_chains(submission_id)
     runs: dict[str, list[RunRecord]] = defaultdict(list)
-    for run in registry.submission_runs(submission_id):
-        runs[run.chain_id].append(run)
+    for r in views.submission_runs(submission_id):
+        runs[r.chain_id].append(r)
     attempts: dict[tuple[str, int], list[dict]] = defaultdict(list)
-    for chain_id, attempt in registry.submission_attempts(submission_id):
+    for chain_id, attempt in views.submission_attempts(submission_id):
         attempts[chain_id, attempt["runNumber"]].append(attempt)
     out["processChains"] = [_chain_document(c, runs[c.chain.id], attempts)
                             for c in reversed(chains)]
     return out
 
 
-def chain_document(registry: Registry, record: ChainRecord) -> dict:
+def chain_document(views: "ReadViews", record: ChainRecord) -> dict:
     attempts: dict[tuple[str, int], list[dict]] = defaultdict(list)
-    for attempt in registry.attempts(record.chain.id):
+    for attempt in views.attempts(record.chain.id):
         attempts[record.chain.id, attempt["runNumber"]].append(attempt)
-    return _chain_document(record, registry.runs(record.chain.id), attempts)
+    return _chain_document(record, views.runs(record.chain.id), attempts)
 
 
 def _chain_document(record: ChainRecord, runs: list[RunRecord],
                     attempts: dict[tuple[str, int], list[dict]]) -> dict:
     out = record.chain.to_json()
     out.update(submissionId=record.submission_id, status=str(record.status))
-    if record.waiting:
-        out["waiting"] = record.waiting
-    if record.results is not None:
-        out["results"] = record.results
-    out["runs"] = [dict(r.to_json(), attempts=attempts.get((r.chain_id, r.run_number), []))
+    _put(out, "waiting", record.waiting or None)
+    _put(out, "results", record.results)
+    out["runs"] = [dict(run(r), attempts=attempts.get((r.chain_id, r.run_number), []))
                    for r in runs]
     out["totalRuns"] = len(runs)
     return out

@@ -8,19 +8,13 @@ consistent and nothing is lost once the database can be written again.
 
 from __future__ import annotations
 
-import asyncio
-import logging
 import os
-from typing import Any, Callable, TypeVar
 
 from steepy.errors import SteepyError
-
-log = logging.getLogger(__name__)
 
 EXIT_DATABASE = 4  # the command could not use the database
 MAX_BACKOFF_S = 30.0
 _opened: list[str] = []  # database URLs this process opened, newest last
-T = TypeVar("T")
 
 
 class DatabaseUnavailable(SteepyError):
@@ -88,19 +82,3 @@ def describe(error: BaseException, url: str | None = None) -> str:
         elif "read-only" in lowered or "readonly" in lowered:
             cause = "it is read-only"
     return f"database {name}: {cause} ({words})" if cause else f"database {name}: {words}"
-
-
-async def persist(what: str, call: Callable[..., T], *args: Any,
-                  give_up: Callable[[], bool] = lambda: False, **kwargs: Any) -> T:
-    """Run a registry call in a thread; while the database fails, say so, wait (1 s, 2 s, ...
-    up to 30 s) and try again. Raises the failure only once `give_up()` is true."""
-    delay = 1.0
-    while True:
-        try:
-            return await asyncio.to_thread(call, *args, **kwargs)
-        except Exception as e:
-            if not is_database_failure(e) or give_up():
-                raise
-            log.error("%s: %s; trying again in %.0f s", what, describe(e), delay)
-        await asyncio.sleep(delay)
-        delay = min(delay * 2, MAX_BACKOFF_S)

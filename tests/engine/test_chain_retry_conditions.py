@@ -72,6 +72,6 @@ async def test_a_real_chain_follows_them(tmp_path, monkeypatch, condition, runs,
     registry = open_registry(f"sqlite:///{tmp_path / 'steepy.db'}")
     sid = _submit(registry, WORKFLOW % condition)
     await _run(registry, tmp_path, sid)
-    assert registry.get_submission(sid).status == status
-    (record,), _ = registry.list_chains(sid)
-    assert [r.status for r in registry.runs(record.chain.id)] == runs
+    assert registry.views.get_submission(sid).status == status
+    (record,), _ = registry.views.list_chains(sid)
+    assert [r.status for r in registry.views.runs(record.chain.id)] == runs

@@ -51,7 +51,7 @@ def test_submit_worker_show_retry_events_logs(steepy, tmp_path) -> None:
     assert shown["status"] == "ACCEPTED"
     from steepy.registry import open_registry
 
-    stored = open_registry(steepy.env["STEEPY_DB_URL"]).get_submission(sid)
+    stored = open_registry(steepy.env["STEEPY_DB_URL"]).views.get_submission(sid)
     assert stored.source == Path(path).read_text()  # the text as submitted
     steepy("worker", "--exit-when-idle", "--agents", "1")
     shown = json.loads(steepy("show", sid, "--json").stdout)

@@ -127,7 +127,7 @@ def test_worker_waits_for_room_and_carries_on(disk, tmp_path) -> None:
     try:
         registry = open_registry(db)
         end = time.monotonic() + 60
-        while not registry.chain_counts(sid).get("RUNNING"):
+        while not registry.views.chain_counts(sid).get("RUNNING"):
             assert time.monotonic() < end and worker.poll() is None, "nothing started"
             time.sleep(0.05)
         registry.engine.dispose()
@@ -142,12 +142,12 @@ def test_worker_waits_for_room_and_carries_on(disk, tmp_path) -> None:
         (disk / "filler").unlink()
         registry = open_registry(db)
         end = time.monotonic() + 90
-        while registry.get_submission(sid).status != SS.SUCCESS:
-            assert time.monotonic() < end, registry.chain_counts(sid)
+        while registry.views.get_submission(sid).status != SS.SUCCESS:
+            assert time.monotonic() < end, registry.views.chain_counts(sid)
             assert worker.poll() is None, (tmp_path / "worker.err").read_text()
             time.sleep(0.1)
-        for record in registry.list_chains(sid)[0]:
-            assert [r.status for r in registry.runs(record.chain.id)] == ["SUCCESS"]
+        for record in registry.views.list_chains(sid)[0]:
+            assert [r.status for r in registry.views.runs(record.chain.id)] == ["SUCCESS"]
         worker.send_signal(signal.SIGTERM)
         assert worker.wait(60) == 0
     finally:
@@ -169,12 +169,12 @@ async def test_an_engine_whose_task_dies_stops_and_lets_go(tmp_path, monkeypatch
     def broken(*args, **kwargs):
         raise RuntimeError("a bug in finish_run")
 
-    monkeypatch.setattr(registry, "finish_run", broken)
+    monkeypatch.setattr(registry.queue, "finish_run", broken)
     engine = Engine(registry, SERVICES, MACROS, _settings(tmp_path))
     await asyncio.wait_for(engine.run(), 60)
     assert isinstance(engine.failure, RuntimeError)
-    assert registry.live_agents(60) == []
+    assert registry.leases.live_agents(60) == []
     monkeypatch.undo()
     healthy = Engine(registry, SERVICES, MACROS, _settings(tmp_path))
     await asyncio.wait_for(healthy.run(until_submission=sid), 60)
-    assert registry.get_submission(sid).status == SS.SUCCESS
+    assert registry.views.get_submission(sid).status == SS.SUCCESS

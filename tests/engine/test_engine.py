@@ -43,7 +43,7 @@ def _submit(registry: Registry, text: str) -> str:
     workflow, _ = parse_workflow(text)
     submission = Submission(id=unique_id(), workflow=workflow, name=workflow.name,
                             priority=workflow.priority, source=text)
-    registry.add_submission(submission)
+    registry.requests.add_submission(submission)
     return submission.id
 
 
@@ -64,7 +64,7 @@ def _example(name: str) -> str:
 async def test_examples_end_as_documented(registry, tmp_path, name: str, status: SS) -> None:
     sid = _submit(registry, _example(name))
     await _run(registry, tmp_path, sid)
-    submission = registry.get_submission(sid)
+    submission = registry.views.get_submission(sid)
     assert submission.status == status, submission.error_message
     assert submission.end_time is not None
 
@@ -72,7 +72,7 @@ async def test_examples_end_as_documented(registry, tmp_path, name: str, status:
 async def test_fan_out_results_are_stored_files(registry, tmp_path) -> None:
     sid = _submit(registry, _example("fan-out.yaml"))
     await _run(registry, tmp_path, sid)
-    results = registry.get_submission(sid).results
+    results = registry.views.get_submission(sid).results
     joined = results["joined"][0]
     assert joined.startswith(str(tmp_path / "out" / sid))
     numbers = Path(joined).read_text().split()
@@ -82,11 +82,11 @@ async def test_fan_out_results_are_stored_files(registry, tmp_path) -> None:
 async def test_process_chain_retries_keep_every_run(registry, tmp_path) -> None:
     sid = _submit(registry, _example("process-chain-retries.yaml"))
     await _run(registry, tmp_path, sid)
-    (chain,), _ = registry.list_chains(sid)
-    runs = registry.runs(chain.chain.id)
+    (chain,), _ = registry.views.list_chains(sid)
+    runs = registry.views.runs(chain.chain.id)
     assert [r.status for r in runs] == ["ERROR", "ERROR", "SUCCESS"]
     assert runs[0].auto_resume_after is not None
-    kinds = [e["kind"] for e in registry.events(sid)]
+    kinds = [e["kind"] for e in registry.views.events(sid)]
     assert kinds.count("chain.resumed") == 2
 
 
@@ -95,15 +95,15 @@ async def test_process_chain_retries_keep_every_run(registry, tmp_path) -> None:
 async def test_retry_of_a_failed_submission(registry, tmp_path) -> None:
     sid = _submit(registry, FAILS_ONCE % (tmp_path / "state"))
     await _run(registry, tmp_path, sid)
-    failed = registry.get_submission(sid)
+    failed = registry.views.get_submission(sid)
     assert failed.status == SS.ERROR and failed.error_message == "All process chains failed"
-    assert registry.retry_submission(sid) == SS.ERROR
+    assert registry.requests.retry_submission(sid) == SS.ERROR
     await _run(registry, tmp_path, sid)
-    done = registry.get_submission(sid)
+    done = registry.views.get_submission(sid)
     assert done.status == SS.SUCCESS and list(done.results) == ["out"]
-    (chain,), _ = registry.list_chains(sid)
-    assert [r.status for r in registry.runs(chain.chain.id)] == ["ERROR", "SUCCESS"]
-    assert registry.retry_submission(sid) == SS.SUCCESS  # refused: nothing to retry
+    (chain,), _ = registry.views.list_chains(sid)
+    assert [r.status for r in registry.views.runs(chain.chain.id)] == ["ERROR", "SUCCESS"]
+    assert registry.requests.retry_submission(sid) == SS.SUCCESS  # refused: nothing to retry
 
 
 
@@ -126,19 +126,19 @@ async def test_cancel_running_submission_stops_the_tool(registry, tmp_path) -> N
         await asyncio.sleep(0.05)
         sleepers = [p for p in psutil.Process(os.getpid()).children(recursive=True)
                     if _name(p) == "sleep"]
-    assert sleepers and registry.chain_counts(sid).get(CS.RUNNING)
-    registry.cancel_submission(sid)
+    assert sleepers and registry.views.chain_counts(sid).get(CS.RUNNING)
+    registry.requests.cancel_submission(sid)
     engine.scheduler.wake()
     await asyncio.wait_for(task, 20)
-    assert registry.get_submission(sid).status == SS.CANCELLED
+    assert registry.views.get_submission(sid).status == SS.CANCELLED
     assert not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in sleepers)
 
 
 async def test_cancel_accepted_submission_ends_it(registry) -> None:
     sid = _submit(registry, SLEEPY)
-    assert registry.cancel_submission(sid) == (SS.ACCEPTED, [])
-    assert registry.get_submission(sid).status == SS.CANCELLED
-    assert registry.fetch_next_submission() is None
+    assert registry.requests.cancel_submission(sid) == (SS.ACCEPTED, [])
+    assert registry.views.get_submission(sid).status == SS.CANCELLED
+    assert registry.leases.fetch_next_submission() is None
 
 
 CARDINALITY = """
@@ -156,22 +156,22 @@ actions:
 async def test_error_while_generating_ends_submission_with_its_message(registry, tmp_path) -> None:
     sid = _submit(registry, CARDINALITY)
     await _run(registry, tmp_path, sid)
-    submission = registry.get_submission(sid)
+    submission = registry.views.get_submission(sid)
     assert submission.status == SS.ERROR and "cardinality" in submission.error_message
 
 
 async def test_demo_shows_retries_and_a_timeout_on_the_timeline(registry, tmp_path) -> None:
     sid = _submit(registry, _example("demo.yaml"))
     await _run(registry, tmp_path, sid)
-    assert registry.get_submission(sid).status == SS.SUCCESS
-    failed = [e for e in registry.events(sid) if e["kind"] == "chain.attemptFailed"]
+    assert registry.views.get_submission(sid).status == SS.SUCCESS
+    failed = [e for e in registry.views.events(sid) if e["kind"] == "chain.attemptFailed"]
     assert [e["serviceId"] for e in failed].count("flaky") == 2
     (timeout,) = [e for e in failed if e["serviceId"] == "slowprint"]
     assert timeout["timeoutKind"] == "maximum inactivity"
-    retries = [e for e in registry.events(sid) if e["kind"] == "chain.retryScheduled"]
+    retries = [e for e in registry.views.events(sid) if e["kind"] == "chain.retryScheduled"]
     assert len(retries) == 3 and all("delayMs" in e and "at" in e for e in retries)
-    chains, _ = registry.list_chains(sid)
-    attempts = [a for c in chains for a in registry.attempts(c.chain.id)]
+    chains, _ = registry.views.list_chains(sid)
+    attempts = [a for c in chains for a in registry.views.attempts(c.chain.id)]
     assert sorted(a["outcome"] for a in attempts if a["serviceId"] == "flaky") == ["FAILED", "FAILED", "SUCCESS"]
 
 
@@ -216,7 +216,7 @@ actions:
      outputs: [{{id: output_file, var: joined, store: true}}]}}
 """)
     fed_rounds: list[int] = []
-    mark_fed, add_chains = registry.mark_fed, registry.add_chains
+    mark_fed, add_chains = registry.submissions.mark_fed, registry.submissions.add_chains
 
     def record_mark_fed(chain_ids, round_number):
         fed_rounds.append(round_number)
@@ -227,7 +227,7 @@ actions:
             raise RuntimeError("the controller died here")
         add_chains(submission_id, chains, *args, **kwargs)
 
-    registry.mark_fed, registry.add_chains = record_mark_fed, crash_before_the_join
+    registry.submissions.mark_fed, registry.submissions.add_chains = record_mark_fed, crash_before_the_join
     engine = Engine(registry, services, MACROS, _settings(tmp_path, agents=1))
     run = asyncio.create_task(engine.run())
     end = asyncio.get_running_loop().time() + 30
@@ -238,30 +238,29 @@ actions:
     engine.stop.set()
     await asyncio.wait_for(run, 30)
     assert fed_rounds, "no copy was fed in a round of its own: the test proves nothing"
-    assert registry.get_submission(sid).status == SS.RUNNING
+    assert registry.views.get_submission(sid).status == SS.RUNNING
 
-    del registry.mark_fed, registry.add_chains  # a healthy engine takes over
+    del registry.submissions.mark_fed, registry.submissions.add_chains  # a healthy engine takes over
     engine = Engine(registry, services, MACROS, _settings(tmp_path, agents=1))
     await asyncio.wait_for(engine.run(until_submission=sid), 30)
-    submission = registry.get_submission(sid)
+    submission = registry.views.get_submission(sid)
     assert submission.status == SS.SUCCESS, submission.error_message
     assert Path(submission.results["joined"][0]).read_text() == "0\n1\n2\n"
 
 
 async def test_chains_generated_after_a_priority_change_get_the_new_priority(registry, tmp_path) -> None:
-    from steepy.registry.queries import Queries
 
     sid = _submit(registry, _example("fan-out.yaml"))
-    add_chains = registry.add_chains
+    add_chains = registry.submissions.add_chains
 
     def change_after_the_first_step(submission_id, chains, *args, **kwargs):
         add_chains(submission_id, chains, *args, **kwargs)
         if any(e.service_id == "split" for c in chains for e in c.executables):
-            Queries(registry).set_submission_priority(submission_id, 7)
+            registry.requests.set_submission_priority(submission_id, 7)
 
-    registry.add_chains = change_after_the_first_step
+    registry.submissions.add_chains = change_after_the_first_step
     await _run(registry, tmp_path, sid)
-    assert registry.get_submission(sid).status == SS.SUCCESS
-    chains, _ = registry.list_chains(sid)
+    assert registry.views.get_submission(sid).status == SS.SUCCESS
+    chains, _ = registry.views.list_chains(sid)
     priorities = {c.chain.executables[0].service_id: c.chain.priority for c in chains}
     assert priorities == {"split": 0, "sort": 7, "cat": 7}

@@ -17,7 +17,7 @@ from steepy.model import ProcessChain, Submission, Workflow
 from steepy.model.processchain import Executable
 from steepy.model.submission import ProcessChainStatus as CS
 from steepy.registry import open_registry
-from steepy.registry.store import utcnow
+from steepy.registry.records import utcnow
 from tests.conftest import ROOT
 
 
@@ -28,16 +28,16 @@ def _chain(cid: str, service: str) -> ProcessChain:
 
 def test_view_shows_counts_running_chains_and_pending_retries(tmp_path) -> None:
     registry = open_registry(f"sqlite:///{tmp_path / 'db'}")
-    registry.add_submission(Submission(id="s", workflow=Workflow()))
-    registry.fetch_next_submission("me")
-    registry.add_chains("s", [_chain("a", "sort"), _chain("b", "flaky"), _chain("c", "cat"),
+    registry.requests.add_submission(Submission(id="s", workflow=Workflow()))
+    registry.leases.fetch_next_submission("me")
+    registry.submissions.add_chains("s", [_chain("a", "sort"), _chain("b", "flaky"), _chain("c", "cat"),
                               _chain("d", "cp")], None)
     for _ in range(3):
-        registry.claim_chain("agent-1")
-    registry.finish_run("b", 1, "ERROR", CS.PAUSED, auto_resume_after=utcnow() + timedelta(seconds=30))
-    registry.add_event("s", "chain.retryScheduled", "c", executableId="c-e", serviceId="cat",
+        registry.queue.claim_chain("agent-1")
+    registry.queue.finish_run("b", 1, "ERROR", CS.PAUSED, auto_resume_after=utcnow() + timedelta(seconds=30))
+    registry.queue.add_event("s", "chain.retryScheduled", "c", executableId="c-e", serviceId="cat",
                        attempt=2, at=(utcnow() + timedelta(seconds=5)).isoformat())
-    events = registry.events("s")
+    events = registry.views.events("s")
     snap = take_snapshot(registry, "s", events)
     assert snap.counts == {"REGISTERED": 1, "RUNNING": 2, "PAUSED": 1}
     assert [(c, s) for c, s, _ in snap.running] == [("a", "sort"), ("c", "cat")]

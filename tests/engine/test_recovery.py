@@ -71,32 +71,32 @@ def test_kill_and_restart(tmp_path: Path) -> None:
                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:  # kill once some chains succeeded and others run
-        found, _ = registry.list_submissions()
-        counts = registry.chain_counts(found[0].id) if found else {}
+        found, _ = registry.views.list_submissions()
+        counts = registry.views.chain_counts(found[0].id) if found else {}
         if counts.get("SUCCESS", 0) >= 1 and counts.get("RUNNING", 0) >= 1:
             break
         time.sleep(0.05)
     else:
         raise AssertionError("the run never reached a state worth killing")
-    succeeded_before = {c.chain.id for c in registry.list_chains(status="SUCCESS")[0]}
+    succeeded_before = {c.chain.id for c in registry.views.list_chains(status="SUCCESS")[0]}
     os.kill(victim.pid, signal.SIGKILL)
     victim.wait()
     sid = found[0].id
-    assert registry.get_submission(sid).status == "RUNNING"
+    assert registry.views.get_submission(sid).status == "RUNNING"
 
     restart = subprocess.run(_steepy("worker", "--db", db, "--agents", "2", "--exit-when-idle"),
                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert restart.returncode == 0, restart.stderr
 
-    after = registry.get_submission(sid)
+    after = registry.views.get_submission(sid)
     assert after.status == calm["status"] == "SUCCESS"
     assert set(after.results) == set(calm["results"])
     joined = Path(after.results["joined"][0]).read_text().splitlines()
     assert len(joined) == 6 * 3  # every part, each once
-    chains, total = registry.list_chains(sid)
+    chains, total = registry.views.list_chains(sid)
     assert total == calm["totalProcessChains"] == 7
     for record in chains:
-        statuses = [r.status for r in registry.runs(record.chain.id)]
+        statuses = [r.status for r in registry.views.runs(record.chain.id)]
         assert statuses.count("SUCCESS") == 1, (record.chain.id, statuses)
         if record.chain.id in succeeded_before:
             assert statuses == ["SUCCESS"]  # never run again

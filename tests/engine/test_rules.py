@@ -9,7 +9,7 @@ from steepy.controller import final_status, submission_results
 from steepy.model import ProcessChain, RetryPolicy
 from steepy.model.submission import ProcessChainStatus as CS
 from steepy.registry import ChainRecord
-from steepy.registry.store import utcnow
+from steepy.registry.records import utcnow
 from steepy.scheduler import after_run
 from tests.conftest import load_conformance
 

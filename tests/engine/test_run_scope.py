@@ -16,10 +16,10 @@ from tests.engine.test_engine import MACROS, SERVICES, _example, _settings, _sub
 def _orphan(registry, tmp_path, text: str) -> str:
     """A RUNNING submission whose engine died (lease over), its chains REGISTERED."""
     sid = _submit(registry, text)
-    submission = registry.fetch_next_submission("dead-engine", 0.01, only=sid)
+    submission = registry.leases.fetch_next_submission("dead-engine", 0.01, only=sid)
     generator = ProcessChainGenerator(submission.workflow, str(tmp_path / "tmp"),
                                       str(tmp_path / "out"), SERVICES, MACROS)
-    registry.add_chains(sid, generator.generate(), generator.persist_state())
+    registry.submissions.add_chains(sid, generator.generate(), generator.persist_state())
     return sid
 
 
@@ -34,20 +34,20 @@ async def test_run_leaves_other_submissions_alone(database_url, tmp_path, monkey
     await asyncio.sleep(0.05)  # the orphan's lease has run out
     engine = Engine(registry, SERVICES, MACROS, _settings(tmp_path))
     await asyncio.wait_for(engine.run(until_submission=mine), 60)
-    assert registry.get_submission(mine).status == SS.SUCCESS
-    assert registry.get_submission(waiting).status == SS.ACCEPTED
-    assert registry.get_submission(orphan).status == SS.RUNNING
-    assert all(registry.runs(c.chain.id) == [] for c in registry.list_chains(orphan)[0])
-    assert not any(e["kind"] == "submission.resumed" for e in registry.events(orphan))
+    assert registry.views.get_submission(mine).status == SS.SUCCESS
+    assert registry.views.get_submission(waiting).status == SS.ACCEPTED
+    assert registry.views.get_submission(orphan).status == SS.RUNNING
+    assert all(registry.views.runs(c.chain.id) == [] for c in registry.views.list_chains(orphan)[0])
+    assert not any(e["kind"] == "submission.resumed" for e in registry.views.events(orphan))
 
     # a worker takes both over
     worker = Engine(registry, SERVICES, MACROS, _settings(tmp_path))
     task = asyncio.create_task(worker.run())
     for _ in range(600):
-        if all(registry.get_submission(s).status.finished for s in (orphan, waiting)):
+        if all(registry.views.get_submission(s).status.finished for s in (orphan, waiting)):
             break
         await asyncio.sleep(0.05)
     worker.stop.set()
     await asyncio.wait_for(task, 30)
-    assert registry.get_submission(orphan).status == SS.SUCCESS
-    assert registry.get_submission(waiting).status == SS.SUCCESS
+    assert registry.views.get_submission(orphan).status == SS.SUCCESS
+    assert registry.views.get_submission(waiting).status == SS.SUCCESS

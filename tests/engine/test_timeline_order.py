@@ -33,7 +33,7 @@ async def test_attempt_events_precede_the_finish(database_url, tmp_path, monkeyp
     registry = open_registry(database_url)
     sid = _submit(registry, WORKFLOW)
     await _run(registry, tmp_path, sid, agents=4)
-    events = registry.events(sid)
+    events = registry.views.events(sid)
     finished = {e["chainId"]: e["id"] for e in events if e["kind"] == "chain.finished"}
     failed = [e for e in events if e["kind"] == "chain.attemptFailed"]
     assert len(finished) == CHAINS and len(failed) == 2 * CHAINS

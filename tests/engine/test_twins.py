@@ -135,9 +135,9 @@ def test_no_tool_runs_twice(tmp_path: Path, how: str) -> None:
     assert again.returncode == 0, again.stderr
     assert _files(tmp_path, ".twins") == []
     registry = open_registry(common[1])
-    assert registry.get_submission(sid).status == "SUCCESS"
-    for record in registry.list_chains(sid)[0]:
-        statuses = [r.status for r in registry.runs(record.chain.id)]
+    assert registry.views.get_submission(sid).status == "SUCCESS"
+    for record in registry.views.list_chains(sid)[0]:
+        statuses = [r.status for r in registry.views.runs(record.chain.id)]
         assert statuses[-1] == "SUCCESS" and statuses.count("SUCCESS") == 1, statuses
 
 
@@ -155,12 +155,12 @@ async def test_recovery_ends_leftovers_of_a_lost_run_on_this_host(tmp_path: Path
 
     registry = open_registry(f"sqlite:///{tmp_path / 'steepy.db'}")
     sid = _submit(registry, SLEEPY)
-    submission = registry.fetch_next_submission("dead-engine", 0.1)
+    submission = registry.leases.fetch_next_submission("dead-engine", 0.1)
     generator = ProcessChainGenerator(submission.workflow, str(tmp_path / "tmp"),
                                       str(tmp_path / "out"), SERVICES, {})
-    registry.add_chains(sid, generator.generate(), generator.persist_state())
-    registry.heartbeat("dead-engine", [{"id": "ghost", "host": socket.gethostname()}], 0.1)
-    record, run = registry.claim_chain("ghost")
+    registry.submissions.add_chains(sid, generator.generate(), generator.persist_state())
+    registry.leases.heartbeat("dead-engine", [{"id": "ghost", "host": socket.gethostname()}], 0.1)
+    record, run = registry.queue.claim_chain("ghost")
     chain_id = record.chain.id
     # the dead run's tool, still running (in a session of its own, like every tool)
     env = {**os.environ, "STEEPY_PROCESS_CHAIN_ID": chain_id, "STEEPY_RUN_NUMBER": str(run)}
@@ -173,8 +173,8 @@ async def test_recovery_ends_leftovers_of_a_lost_run_on_this_host(tmp_path: Path
         engine.settings.lease_s = 0.2
         await engine._recover()
         assert leftover.wait(5) is not None  # ended ...
-        assert registry.get_chain(chain_id).status == "REGISTERED"  # ... before released
-        assert registry.runs(chain_id)[-1].status == "AGENT_LOST"
+        assert registry.views.get_chain(chain_id).status == "REGISTERED"  # ... before released
+        assert registry.views.runs(chain_id)[-1].status == "AGENT_LOST"
         assert psutil.pid_exists(bystander.pid) and bystander.poll() is None  # not its run
     finally:
         for p in (leftover, bystander):

@@ -13,7 +13,6 @@ from steepy.loading import read_services
 from steepy.model.submission import SubmissionStatus as SS
 from steepy.registry import open_registry
 from steepy.registry.documents import submission_document
-from steepy.registry.queries import Queries
 from tests.engine.test_engine import _settings, _submit
 
 SERVICES = """
@@ -51,18 +50,18 @@ async def test_waiting_for_a_capability_is_said(database_url, tmp_path) -> None:
     sid = _submit(registry, WORKFLOW)
     plain = Engine(registry, services, {}, _settings(tmp_path, agents=1))
     task = asyncio.create_task(plain.run())
-    await _until(lambda: registry.waiting_counts(sid).get(REASON) == 2)
+    await _until(lambda: registry.views.waiting_counts(sid).get(REASON) == 2)
     await asyncio.sleep(1.5)  # a few more rounds: still said only once
-    waiting_events = [e for e in registry.events(sid) if e["kind"] == "chain.waiting"]
+    waiting_events = [e for e in registry.views.events(sid) if e["kind"] == "chain.waiting"]
     assert [(e["reason"], e["chains"]) for e in waiting_events] == [(REASON, 2)]
 
-    document = submission_document(registry, sid)
+    document = submission_document(registry.views, sid)
     assert [c["waiting"] for c in document["processChains"]] == [REASON, REASON]
-    queries = Queries(registry)
+    queries = registry.views
     summaries, _ = queries.chain_summaries(submission_id=sid)
     assert [c["waiting"] for c in summaries] == [REASON, REASON]
     assert queries.chain(summaries[0]["id"])["waiting"] == REASON
-    snapshot = take_snapshot(registry, sid, registry.events(sid))
+    snapshot = take_snapshot(registry, sid, registry.views.events(sid))
     assert snapshot.blocked == {REASON: 2}
     assert any(REASON in getattr(part, "plain", "") for part in render(snapshot).renderables)
 
@@ -71,11 +70,11 @@ async def test_waiting_for_a_capability_is_said(database_url, tmp_path) -> None:
     settings = dataclasses.replace(settings, capabilities=["gpu"])
     gpu = Engine(registry, services, {}, settings)
     gpu_task = asyncio.create_task(gpu.run())
-    await _until(lambda: registry.get_submission(sid).status == SS.SUCCESS)
+    await _until(lambda: registry.views.get_submission(sid).status == SS.SUCCESS)
     for engine in (plain, gpu):
         engine.stop.set()
     await asyncio.wait_for(asyncio.gather(task, gpu_task), 30)
-    assert all("waiting" not in c for c in submission_document(registry, sid)["processChains"])
+    assert all("waiting" not in c for c in submission_document(registry.views, sid)["processChains"])
 
 
 def test_show_prints_why_chains_wait(tmp_path) -> None:
@@ -91,7 +90,7 @@ def test_show_prints_why_chains_wait(tmp_path) -> None:
     async def wait_once() -> None:
         engine = Engine(registry, services, {}, _settings(tmp_path, agents=1))
         task = asyncio.create_task(engine.run())
-        await _until(lambda: registry.waiting_counts(sid).get(REASON) == 2)
+        await _until(lambda: registry.views.waiting_counts(sid).get(REASON) == 2)
         engine.stop.set()
         await asyncio.wait_for(task, 30)
 
@@ -100,6 +99,6 @@ def test_show_prints_why_chains_wait(tmp_path) -> None:
     shown = CliRunner().invoke(main, ["show", sid, "--db", db])
     assert shown.exit_code == 0, shown.output
     assert f"2 process chains {REASON}" in shown.output
-    chain_id = registry.list_chains(sid)[0][0].chain.id
+    chain_id = registry.views.list_chains(sid)[0][0].chain.id
     shown = CliRunner().invoke(main, ["show", chain_id, "--db", db])
     assert REASON in shown.output

@@ -133,11 +133,11 @@ def test_errors_never_show_a_traceback(api, monkeypatch) -> None:
     def broken(*_args, **_kwargs):
         raise RuntimeError("database on fire")
 
-    monkeypatch.setattr(api.app.state.ctx.queries, "submission_summaries", broken)
+    monkeypatch.setattr(api.app.state.ctx.views, "submission_summaries", broken)
     response = api.get("/workflows")
     assert response.status_code == 500
     assert response.text == "Internal server error\n"
-    monkeypatch.setattr(api.app.state.ctx.queries, "count_submissions", broken)
+    monkeypatch.setattr(api.app.state.ctx.views, "count_submissions", broken)
     health = api.get("/health")
     assert health.status_code == 503 and health.json()["health"] is False
 

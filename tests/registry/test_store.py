@@ -12,7 +12,7 @@ from steepy.model.attempt import AttemptRecord
 from steepy.model import ProcessChain, Submission, Workflow
 from steepy.model.submission import ProcessChainStatus as CS, SubmissionStatus as SS
 from steepy.registry import Registry, open_registry
-from steepy.registry.store import utcnow
+from steepy.registry.records import utcnow
 from tests.conftest import conformance_params
 
 
@@ -25,7 +25,7 @@ def registry(database_url: str) -> Registry:
 def _submission(registry: Registry, sid: str, priority: int = 0) -> Submission:
     sub = Submission(id=sid, workflow=Workflow(name=sid, priority=priority), name=sid,
                      priority=priority)
-    registry.add_submission(sub)
+    registry.requests.add_submission(sub)
     return sub
 
 
@@ -36,39 +36,39 @@ def _chain(cid: str, priority: int = 0, caps: list[str] = ()) -> ProcessChain:
 def test_reopen_keeps_data(database_url: str) -> None:
     url = database_url
     _submission(open_registry(url), "s1")
-    assert open_registry(url).get_submission("s1").status == SS.ACCEPTED
+    assert open_registry(url).views.get_submission("s1").status == SS.ACCEPTED
 
 
 def test_submissions_by_priority_then_age(registry: Registry) -> None:
     for sid, prio in (("a", 0), ("b", 5), ("c", 5), ("d", -1)):
         _submission(registry, sid, prio)
-    order = [registry.fetch_next_submission().id for _ in range(4)]
+    order = [registry.leases.fetch_next_submission().id for _ in range(4)]
     assert order == ["b", "c", "a", "d"]
-    assert registry.fetch_next_submission() is None
-    sub = registry.get_submission("a")
+    assert registry.leases.fetch_next_submission() is None
+    sub = registry.views.get_submission("a")
     assert sub.status == SS.RUNNING and sub.start_time is not None
 
 
 def test_list_newest_first_with_total(registry: Registry) -> None:
     for i in range(5):
         _submission(registry, f"s{i}")
-    page, total = registry.list_submissions(size=2, offset=1)
+    page, total = registry.views.list_submissions(size=2, offset=1)
     assert total == 5 and [s.id for s in page] == ["s3", "s2"]
-    assert registry.list_submissions(status="SUCCESS")[1] == 0
+    assert registry.views.list_submissions(status="SUCCESS")[1] == 0
 
 
 @pytest.mark.parametrize("case", conformance_params("submission-status.yaml", "scheduling_order",
                                                    id=lambda c: c["name"]))
 def test_scheduling_order(registry: Registry, case: dict) -> None:
     _submission(registry, "s")
-    registry.add_chains("s", [_chain(c["id"], c["priority"], c.get("requiredCapabilities", []))
+    registry.submissions.add_chains("s", [_chain(c["id"], c["priority"], c.get("requiredCapabilities", []))
                               for c in case["chains"]], None)
     everything = {"docker", "sleep"}
     executed = []
-    while (claimed := registry.claim_chain("agent", everything)) is not None:
+    while (claimed := registry.queue.claim_chain("agent", everything)) is not None:
         executed.append(claimed[0].chain.id)
         if len(executed) == 1 and case.get("added_while_first_runs"):
-            registry.add_chains("s", [_chain(c["id"], c["priority"], c.get("requiredCapabilities", []))
+            registry.submissions.add_chains("s", [_chain(c["id"], c["priority"], c.get("requiredCapabilities", []))
                                       for c in case["added_while_first_runs"]], None)
     expected = case["expected"]
     assert len(executed) == expected.get("executed_count", len(executed))
@@ -82,24 +82,24 @@ def test_scheduling_order(registry: Registry, case: dict) -> None:
 
 def test_claim_needs_every_capability(registry: Registry) -> None:
     _submission(registry, "s")
-    registry.add_chains("s", [_chain("gpu", 9, ["gpu", "docker"]), _chain("plain")], None)
-    record, run = registry.claim_chain("a1", {"docker"})
+    registry.submissions.add_chains("s", [_chain("gpu", 9, ["gpu", "docker"]), _chain("plain")], None)
+    record, run = registry.queue.claim_chain("a1", {"docker"})
     assert record.chain.id == "plain" and run == 1
-    assert registry.claim_chain("a1", {"docker"}) is None
-    assert registry.claim_chain("a2", {"docker", "gpu", "x"})[0].chain.id == "gpu"
+    assert registry.queue.claim_chain("a1", {"docker"}) is None
+    assert registry.queue.claim_chain("a2", {"docker", "gpu", "x"})[0].chain.id == "gpu"
 
 
 def test_concurrent_claims_never_share_a_chain(database_url: str) -> None:
     url = database_url
     registry = open_registry(url)
     _submission(registry, "s")
-    registry.add_chains("s", [_chain(f"c{i}") for i in range(60)], None)
+    registry.submissions.add_chains("s", [_chain(f"c{i}") for i in range(60)], None)
     claimed: list[str] = []
     lock = threading.Lock()
 
     def worker(name: str) -> None:
         own = open_registry(url)  # a separate engine, like a separate process
-        while (got := own.claim_chain(name)) is not None:
+        while (got := own.queue.claim_chain(name)) is not None:
             with lock:
                 claimed.append(got[0].chain.id)
 
@@ -113,132 +113,131 @@ def test_concurrent_claims_never_share_a_chain(database_url: str) -> None:
 
 def test_pause_and_resume_is_strictly_after(registry: Registry) -> None:
     _submission(registry, "s")
-    registry.add_chains("s", [_chain("c")], None)
-    _, run = registry.claim_chain("a")
+    registry.submissions.add_chains("s", [_chain("c")], None)
+    _, run = registry.queue.claim_chain("a")
     due = utcnow() + timedelta(seconds=10)
-    registry.finish_run("c", run, "ERROR", CS.PAUSED, error_message="boom", auto_resume_after=due)
-    assert registry.get_chain("c").status == CS.PAUSED
-    assert registry.resume_due_chains(due) == []  # equal to now is not yet due
-    assert registry.resume_due_chains(due - timedelta(seconds=20)) == []
-    assert registry.resume_due_chains(due + timedelta(milliseconds=1)) == ["c"]
-    record, run2 = registry.claim_chain("a")
-    assert run2 == 2 and [r.status for r in registry.runs("c")] == ["ERROR", None]
-    assert registry.runs("c")[0].auto_resume_after == due
+    registry.queue.finish_run("c", run, "ERROR", CS.PAUSED, error_message="boom", auto_resume_after=due)
+    assert registry.views.get_chain("c").status == CS.PAUSED
+    assert registry.queue.resume_due_chains(due) == []  # equal to now is not yet due
+    assert registry.queue.resume_due_chains(due - timedelta(seconds=20)) == []
+    assert registry.queue.resume_due_chains(due + timedelta(milliseconds=1)) == ["c"]
+    record, run2 = registry.queue.claim_chain("a")
+    assert run2 == 2 and [r.status for r in registry.views.runs("c")] == ["ERROR", None]
+    assert registry.views.runs("c")[0].auto_resume_after == due
 
 
 def test_finish_stores_results_and_attempts(registry: Registry) -> None:
     _submission(registry, "s")
-    registry.add_chains("s", [_chain("c")], {"state": 1})
-    _, run = registry.claim_chain("a")
-    registry.finish_run("c", run, "SUCCESS", CS.SUCCESS, results={"out": ["/o/1"]},
+    registry.submissions.add_chains("s", [_chain("c")], {"state": 1})
+    _, run = registry.queue.claim_chain("a")
+    registry.queue.finish_run("c", run, "SUCCESS", CS.SUCCESS, results={"out": ["/o/1"]},
                         attempts=[AttemptRecord("e", "cp", 1, utcnow(), utcnow(), "SUCCESS", 0,
                                                 last_lines=["done"])])
-    assert registry.get_chain("c").results == {"out": ["/o/1"]}
-    (attempt,) = registry.attempts("c")
+    assert registry.views.get_chain("c").results == {"out": ["/o/1"]}
+    (attempt,) = registry.views.attempts("c")
     assert attempt["lastLines"] == ["done"] and attempt["serviceId"] == "cp"
-    assert registry.saved_state("s") == ({"state": 1}, 0)
-    assert registry.chain_counts("s") == {"SUCCESS": 1}
+    assert registry.submissions.saved_state("s") == ({"state": 1}, 0)
+    assert registry.views.chain_counts("s") == {"SUCCESS": 1}
 
 
 def test_cancel_waiting_and_report_running(registry: Registry) -> None:
     _submission(registry, "s")
-    registry.add_chains("s", [_chain("r", 5), _chain("w"), _chain("p")], None)
-    registry.claim_chain("a")  # r is RUNNING
-    registry.claim_chain("a")
-    registry.finish_run("w", 1, "ERROR", CS.PAUSED, auto_resume_after=utcnow())
-    assert registry.cancel_chains("s") == ["r"]
-    assert registry.chain_counts("s") == {"RUNNING": 1, "CANCELLED": 2}
-    assert registry.cancel_requested("s")
+    registry.submissions.add_chains("s", [_chain("r", 5), _chain("w"), _chain("p")], None)
+    registry.queue.claim_chain("a")  # r is RUNNING
+    registry.queue.claim_chain("a")
+    registry.queue.finish_run("w", 1, "ERROR", CS.PAUSED, auto_resume_after=utcnow())
+    assert registry.submissions.cancel_chains("s") == ["r"]
+    assert registry.views.chain_counts("s") == {"RUNNING": 1, "CANCELLED": 2}
+    assert registry.submissions.cancel_requested("s")
 
 
 def test_orphans_of_lost_agents_are_registered_again(registry: Registry) -> None:
     _submission(registry, "s")
-    registry.add_chains("s", [_chain("x"), _chain("y")], None)
-    registry.claim_chain("dead")
-    registry.claim_chain("alive")
-    assert registry.release_orphans({"alive"}) == ["x"]
-    assert registry.get_chain("x").status == CS.REGISTERED
-    assert registry.runs("x")[0].status == "AGENT_LOST"
-    assert registry.claim_chain("alive")[1] == 2  # the next run of x
+    registry.submissions.add_chains("s", [_chain("x"), _chain("y")], None)
+    registry.queue.claim_chain("dead")
+    registry.queue.claim_chain("alive")
+    assert registry.leases.release_orphans({"alive"}) == ["x"]
+    assert registry.views.get_chain("x").status == CS.REGISTERED
+    assert registry.views.runs("x")[0].status == "AGENT_LOST"
+    assert registry.queue.claim_chain("alive")[1] == 2  # the next run of x
 
 
 def test_timeline_records_every_change(registry: Registry) -> None:
     _submission(registry, "s")
-    registry.fetch_next_submission()
-    registry.add_chains("s", [_chain("c")], None)
-    registry.claim_chain("a")
-    registry.finish_run("c", 1, "SUCCESS", CS.SUCCESS)
-    registry.finish_submission("s", SS.SUCCESS)
-    kinds = [e["kind"] for e in registry.events("s")]
+    registry.leases.fetch_next_submission()
+    registry.submissions.add_chains("s", [_chain("c")], None)
+    registry.queue.claim_chain("a")
+    registry.queue.finish_run("c", 1, "SUCCESS", CS.SUCCESS)
+    registry.submissions.finish_submission("s", SS.SUCCESS)
+    kinds = [e["kind"] for e in registry.views.events("s")]
     assert kinds == ["submission.status", "submission.status", "chain.registered",
                      "chain.started", "chain.finished", "submission.status"]
-    last = registry.events("s")[-1]
-    assert last["status"] == "SUCCESS" and registry.events("s", after=last["id"]) == []
+    last = registry.views.events("s")[-1]
+    assert last["status"] == "SUCCESS" and registry.views.events("s", after=last["id"]) == []
 
 
 def test_finishing_claims_the_agents_next_chain_at_once(registry: Registry) -> None:
     _submission(registry, "s")
-    registry.add_chains("s", [_chain("a"), _chain("b", caps=["gpu"]), _chain("c")], None)
-    _, run = registry.claim_chain("agent")
-    following = registry.finish_run("a", run, "SUCCESS", CS.SUCCESS, claim_next=("agent", []))
+    registry.submissions.add_chains("s", [_chain("a"), _chain("b", caps=["gpu"]), _chain("c")], None)
+    _, run = registry.queue.claim_chain("agent")
+    following = registry.queue.finish_run("a", run, "SUCCESS", CS.SUCCESS, claim_next=("agent", []))
     assert following is not None and following[0].chain.id == "c" and following[1] == 1
     assert following[0].status == CS.RUNNING
-    assert registry.chain_counts("s") == {"SUCCESS": 1, "RUNNING": 1, "REGISTERED": 1}
-    assert [r.agent_id for r in registry.runs("c")] == ["agent"]
+    assert registry.views.chain_counts("s") == {"SUCCESS": 1, "RUNNING": 1, "REGISTERED": 1}
+    assert [r.agent_id for r in registry.views.runs("c")] == ["agent"]
     # nothing this agent can run: the run is closed all the same
-    assert registry.finish_run("c", 1, "SUCCESS", CS.SUCCESS, claim_next=("agent", [])) is None
-    assert registry.chain_counts("s") == {"SUCCESS": 2, "REGISTERED": 1}
+    assert registry.queue.finish_run("c", 1, "SUCCESS", CS.SUCCESS, claim_next=("agent", [])) is None
+    assert registry.views.chain_counts("s") == {"SUCCESS": 2, "REGISTERED": 1}
 
 
 def test_outcomes_fed_after_the_stored_state_are_fed_again_on_resume(registry: Registry) -> None:
     _submission(registry, "s")
-    registry.add_chains("s", [_chain("a"), _chain("b"), _chain("c")], {"state": 1},
+    registry.submissions.add_chains("s", [_chain("a"), _chain("b"), _chain("c")], {"state": 1},
                         round_number=1)
     for cid in ("a", "b", "c"):
-        _, run = registry.claim_chain("agent")
-        registry.finish_run(cid, run, "SUCCESS", CS.SUCCESS)
-    registry.add_chains("s", [], {"state": 2}, fed=["a"], round_number=2)
-    registry.mark_fed(["b"], 3)  # fed, but the state of round 3 was never stored
-    assert registry.saved_state("s") == ({"state": 2}, 2)
-    assert [r.chain.id for r in registry.unfed_finished_chains("s")] == ["c"]
-    assert [r.chain.id for r in registry.unfed_finished_chains("s", after_round=2)] == ["b", "c"]
+        _, run = registry.queue.claim_chain("agent")
+        registry.queue.finish_run(cid, run, "SUCCESS", CS.SUCCESS)
+    registry.submissions.add_chains("s", [], {"state": 2}, fed=["a"], round_number=2)
+    registry.submissions.mark_fed(["b"], 3)  # fed, but the state of round 3 was never stored
+    assert registry.submissions.saved_state("s") == ({"state": 2}, 2)
+    assert [r.chain.id for r in registry.submissions.unfed_finished_chains("s")] == ["c"]
+    assert [r.chain.id for r in registry.submissions.unfed_finished_chains("s", after_round=2)] == ["b", "c"]
 
 
 def test_submission_document_matches_each_chain_document(registry: Registry) -> None:
     from steepy.registry.documents import chain_document, submission_document
 
     _submission(registry, "s")
-    registry.add_chains("s", [_chain("a"), _chain("b")], None)
+    registry.submissions.add_chains("s", [_chain("a"), _chain("b")], None)
     for cid in ("a", "b"):
-        _, run = registry.claim_chain("agent")
-        registry.finish_run(cid, run, "ERROR", CS.PAUSED, auto_resume_after=utcnow(),
+        _, run = registry.queue.claim_chain("agent")
+        registry.queue.finish_run(cid, run, "ERROR", CS.PAUSED, auto_resume_after=utcnow(),
                             attempts=[AttemptRecord("e", "cp", n, utcnow(), utcnow(), "FAILED", 1)
                                       for n in (1, 2)])
-    registry.resume_due_chains(utcnow() + timedelta(seconds=1))
-    _, run = registry.claim_chain("agent")
-    document = submission_document(registry, "s")
+    registry.queue.resume_due_chains(utcnow() + timedelta(seconds=1))
+    _, run = registry.queue.claim_chain("agent")
+    document = submission_document(registry.views, "s")
     assert [c["id"] for c in document["processChains"]] == ["a", "b"]
-    assert document["processChains"] == [chain_document(registry, registry.get_chain(c))
+    assert document["processChains"] == [chain_document(registry.views, registry.views.get_chain(c))
                                          for c in ("a", "b")]
     assert [len(r["attempts"]) for r in document["processChains"][0]["runs"]] == [2, 0]
 
 
 def test_a_changed_priority_decides_which_accepted_submission_starts_next(registry: Registry) -> None:
-    from steepy.registry.queries import Queries
 
     for sid, prio in (("a", 5), ("b", 0)):
         _submission(registry, sid, prio)
-    Queries(registry).set_submission_priority("b", 9)
-    assert [registry.fetch_next_submission().id for _ in range(2)] == ["b", "a"]
+    registry.requests.set_submission_priority("b", 9)
+    assert [registry.leases.fetch_next_submission().id for _ in range(2)] == ["b", "a"]
 
 
 def test_an_attempt_has_one_shape(registry: Registry) -> None:
     """What the agent records is what the registry gives back (timeoutKind, lastLines, ...)."""
     _submission(registry, "s")
-    registry.add_chains("s", [_chain("c")], None)
-    _, run = registry.claim_chain("a")
+    registry.submissions.add_chains("s", [_chain("c")], None)
+    _, run = registry.queue.claim_chain("a")
     record = AttemptRecord("e", "cp", 1, utcnow(), utcnow(), "TIMEOUT", None, 15,
                            "maximum inactivity", 250, "fixed 250 ms", ["a", "b"], "timed out")
-    registry.finish_run("c", run, "ERROR", CS.ERROR, attempts=[record])
-    assert registry.attempts("c") == [{"runNumber": run, **record.to_json()}]
+    registry.queue.finish_run("c", run, "ERROR", CS.ERROR, attempts=[record])
+    assert registry.views.attempts("c") == [{"runNumber": run, **record.to_json()}]
     assert record.to_json()["timeoutKind"] == "maximum inactivity"

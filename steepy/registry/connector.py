@@ -1,0 +1,66 @@
+"""The one way into the database: transactions, the write lock, and noticing commits.
+
+Like procrastinate's connector, this is the only object of the registry that holds the
+engine; the audiences' SQL implementations ask it for a transaction and never touch a driver.
+"""
+
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+from sqlalchemy import Connection, Engine, event
+
+from steepy.registry.dialect import Dialect
+
+
+class Connector:
+    def __init__(self, engine: Engine):
+        self.engine = engine
+        self.dialect = Dialect(engine)
+        self.commits = 0  # write transactions committed through this connector
+        self._write_lock = threading.Lock()
+        self._watch: Any = None  # a connection of its own that notices commits
+        self._seen = 0
+        event.listen(engine, "commit", self._committed)
+
+    def _committed(self, conn: Connection) -> None:
+        if not conn.get_execution_options().get("read_only"):
+            self.commits += 1
+
+    @contextmanager
+    def write(self) -> Iterator[Connection]:
+        """A write transaction. Threads of this process queue on a lock of their own: waiting
+        in SQLite's busy handler would sleep in steps of milliseconds."""
+        with self._write_lock, self.engine.begin() as conn:
+            yield conn
+            self.dialect.after_write(conn)
+
+    @contextmanager
+    def read(self) -> Iterator[Connection]:
+        """A read-only transaction: a consistent snapshot without the write lock."""
+        with self.engine.connect() as conn:
+            conn.execution_options(read_only=True)
+            with conn.begin():
+                yield conn
+
+    def change_marker(self) -> int | None:
+        """A number that changes whenever another connection commits, so a process can notice
+        new work at once. None where the database offers no way to tell."""
+        if not self.dialect.watches_commits:
+            return None
+        if self._watch is None:  # kept for the life of the connector
+            self._watch = self.engine.raw_connection()
+            self.dialect.start_watch(self._watch)
+        self._seen = self.dialect.commits_seen(self._watch, self._seen)
+        return self._seen
+
+    def forget_watch(self) -> None:
+        """Drop the watching connection (it failed); the next change_marker opens another."""
+        watch, self._watch = self._watch, None
+        if watch is not None:
+            try:
+                watch.invalidate()
+            except Exception:  # noqa: BLE001 - it is broken already
+                pass

@@ -1,0 +1,62 @@
+"""What differs between SQLite and PostgreSQL, in one place.
+
+Everything else in the registry is written once, in SQLAlchemy Core, for both: only how rows
+are locked for a claim, how other processes learn of a commit and how a value inside stored
+JSON is read differ, and they are answered here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Connection, Engine, Select, cast, func
+from sqlalchemy.types import JSON
+
+CHANNEL = "steepy_changes"  # PostgreSQL notification channel of every write
+
+
+class Dialect:
+    """The database-specific pieces of the registry, for one engine."""
+
+    def __init__(self, engine: Engine):
+        self.name = engine.dialect.name
+        self.postgres = self.name == "postgresql"
+
+    def locked(self, query: Select) -> Select:
+        """`query` taking row locks that concurrent claimers skip (PostgreSQL); SQLite's
+        writers are serialised by the database lock already."""
+        return query.with_for_update(skip_locked=True) if self.postgres else query
+
+    def after_write(self, conn: Connection) -> None:
+        """Tell every listening process on commit (PostgreSQL's NOTIFY is delivered then)."""
+        if self.postgres:
+            conn.exec_driver_sql(f"NOTIFY {CHANNEL}")
+
+    def json_field(self, column: Any, key: str) -> Any:
+        """The value at `key` of a JSON text column, read by the database."""
+        if self.postgres:
+            return cast(column, JSON)[key]
+        return func.json_extract(column, f"$.{key}")
+
+    @property
+    def watches_commits(self) -> bool:
+        return self.name in ("sqlite", "postgresql")
+
+    def start_watch(self, raw: Any) -> None:
+        """Prepare a connection of its own that `commits_seen` reads."""
+        if self.postgres:
+            listener = raw.driver_connection
+            listener.autocommit = True
+            listener.execute(f"LISTEN {CHANNEL}")
+
+    def commits_seen(self, raw: Any, seen_before: int) -> int:
+        """A number that changes whenever another connection commits: SQLite's
+        data_version, or the count of notifications received (PostgreSQL)."""
+        if self.postgres:
+            return seen_before + sum(1 for _ in raw.driver_connection.notifies(timeout=0))
+        cursor = raw.cursor()
+        try:
+            cursor.execute("PRAGMA data_version")
+            return int(cursor.fetchone()[0])
+        finally:
+            cursor.close()

@@ -1,0 +1,193 @@
+"""Leases (the engine's liveness work): heartbeats of agents and of the submissions an engine
+drives, taking submissions to drive, adopting those whose engine died, and giving back the
+chains of lost agents."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Iterable
+
+from sqlalchemy import and_, func, insert, select, update
+
+from steepy.model.common import as_utc, iso_time
+from steepy.model.submission import Submission
+from steepy.registry.connector import Connector
+from steepy.registry.records import (
+    ADD_EVENT,
+    CS,
+    SS,
+    add_event,
+    dump,
+    event_row,
+    load,
+    submission_record,
+    utcnow,
+)
+from steepy.registry.tables import agents, process_chains, runs, submissions
+
+_pc = process_chains.c
+_sc = submissions.c
+
+
+def waiting_reason(required: Iterable[str], offers: list[set[str]]) -> str | None:
+    """Why a chain requiring these capabilities cannot start on any of these agents."""
+    required = set(required)
+    if any(required <= o for o in offers):
+        return None
+    missing = required - set().union(*offers) if offers else required
+    if not offers:
+        return "waiting: no agent is running"
+    if missing:
+        return "waiting: no agent offers " + ", ".join(sorted(missing))
+    return "waiting: no agent offers " + " and ".join(sorted(required)) + " together"
+
+
+class SqlLeases:
+    def __init__(self, db: Connector):
+        self.db = db
+
+    def heartbeat(self, owner: str, agent_rows: list[dict], lease_s: float) -> None:
+        """This engine is alive: refresh its agents and extend its submissions' leases."""
+        now = utcnow()
+        with self.db.write() as conn:
+            for a in agent_rows:
+                values = {"capabilities": dump(sorted(a.get("capabilities", []))), "last_seen": now,
+                          "chain_id": a.get("chain_id"), "owner": owner,
+                          "host": a.get("host"), "pid": a.get("pid")}
+                changed = conn.execute(update(agents).where(agents.c.id == a["id"]).values(**values))
+                if changed.rowcount == 0:
+                    conn.execute(insert(agents).values(id=a["id"], start_time=now,
+                                                       state_changed_time=now, **values))
+            conn.execute(update(submissions).where(_sc.owner == owner, _sc.status == SS.RUNNING)
+                         .values(lease_until=now + timedelta(seconds=lease_s)))
+
+    def live_agents(self, max_age_s: float) -> list[dict]:
+        since = utcnow() - timedelta(seconds=max_age_s)
+        with self.db.read() as conn:
+            rows = conn.execute(select(agents).where(agents.c.last_seen >= since)
+                                .order_by(agents.c.id)).all()
+        return [{"id": r.id, "capabilities": load(r.capabilities) or [], "processChainId": r.chain_id,
+                 "startTime": iso_time(as_utc(r.start_time)), "lastSeen": iso_time(as_utc(r.last_seen)),
+                 "owner": r.owner, "host": r.host, "pid": r.pid} for r in rows]
+
+    def forget_agents(self, owner: str) -> None:
+        """A clean shutdown: this engine's agents are gone and its leases end now."""
+        with self.db.write() as conn:
+            conn.execute(agents.delete().where(agents.c.owner == owner))
+            conn.execute(update(submissions).where(_sc.owner == owner, _sc.status == SS.RUNNING)
+                         .values(lease_until=utcnow()))
+
+    def fetch_next_submission(self, owner: str = "", lease_s: float = 30,
+                              only: str | None = None) -> Submission | None:
+        """Atomically take the ACCEPTED submission to run next (with `only', that one or
+        none): highest workflow priority, then oldest. It becomes RUNNING, leased to `owner'."""
+        accepted = [_sc.status == SS.ACCEPTED]
+        if only is not None:
+            accepted.append(_sc.id == only)
+        with self.db.read() as conn:  # most calls find nothing: don't take the write lock
+            if conn.execute(select(_sc.id).where(*accepted).limit(1)).first() is None:
+                return None
+        with self.db.write() as conn:
+            row = conn.execute(self.db.dialect.locked(
+                select(submissions).where(*accepted).order_by(_sc.priority.desc(), _sc.seq)
+                .limit(1))).first()
+            if row is None:
+                return None
+            now = utcnow()
+            conn.execute(update(submissions).where(_sc.id == row.id).values(
+                status=SS.RUNNING, start_time=now, owner=owner,
+                lease_until=now + timedelta(seconds=lease_s)))
+            add_event(conn, row.id, "submission.status", status=str(SS.RUNNING))
+            row = conn.execute(select(submissions).where(_sc.id == row.id)).first()
+        return submission_record(row)
+
+    def adopt_submissions(self, owner: str, lease_s: float,
+                          only: str | None = None) -> list[Submission]:
+        """RUNNING submissions (with `only', that one) without a live controller (its lease
+        ran out, or a retry made them RUNNING again) are taken over."""
+        now = utcnow()
+        orphaned = select(_sc.id).where(
+            _sc.status == SS.RUNNING, (_sc.lease_until.is_(None)) | (_sc.lease_until < now))
+        if only is not None:
+            orphaned = orphaned.where(_sc.id == only)
+        with self.db.read() as conn:  # usually there is none: don't take the write lock
+            if conn.execute(orphaned.limit(1)).first() is None:
+                return []
+        with self.db.write() as conn:
+            ids = [r.id for r in conn.execute(orphaned).all()]
+            if not ids:
+                return []
+            conn.execute(update(submissions).where(_sc.id.in_(ids)).values(
+                owner=owner, lease_until=now + timedelta(seconds=lease_s)))
+            for sid in ids:
+                add_event(conn, sid, "submission.resumed", owner=owner)
+            found = conn.execute(select(submissions).where(_sc.id.in_(ids))
+                                 .order_by(_sc.seq)).all()
+        return [submission_record(r) for r in found]
+
+    def lost_runs(self, live_agents: Iterable[str]) -> list[dict]:
+        """Open runs of RUNNING chains whose agent is not among `live_agents`, with the host
+        that agent last reported (None: unknown)."""
+        live = set(live_agents)
+        with self.db.read() as conn:
+            rows = conn.execute(
+                select(runs.c.chain_id, runs.c.run_number, runs.c.agent_id, agents.c.host)
+                .join(process_chains, _pc.id == runs.c.chain_id)
+                .outerjoin(agents, agents.c.id == runs.c.agent_id)
+                .where(_pc.status == CS.RUNNING, runs.c.end_time.is_(None))).all()
+        return [{"chainId": r.chain_id, "runNumber": r.run_number, "agentId": r.agent_id,
+                 "host": r.host} for r in rows if r.agent_id not in live]
+
+    def release_orphans(self, live_agents: Iterable[str]) -> list[str]:
+        """RUNNING chains whose agent is gone go back to REGISTERED; their open run is closed
+        as AGENT_LOST. Returns the chain ids."""
+        live = set(live_agents)
+        with self.db.write() as conn:
+            open_runs = conn.execute(
+                select(runs.c.chain_id, runs.c.run_number, runs.c.agent_id, _pc.submission_id)
+                .join(process_chains, _pc.id == runs.c.chain_id)
+                .where(_pc.status == CS.RUNNING, runs.c.end_time.is_(None))).all()
+            lost = [r for r in open_runs if r.agent_id not in live]
+            for r in lost:
+                conn.execute(update(runs).where(and_(runs.c.chain_id == r.chain_id,
+                                                     runs.c.run_number == r.run_number))
+                             .values(end_time=utcnow(), status="AGENT_LOST",
+                                     error_message=f"Agent `{r.agent_id}' was lost"))
+                conn.execute(update(process_chains).where(_pc.id == r.chain_id)
+                             .values(status=CS.REGISTERED))
+                add_event(conn, r.submission_id, "chain.agentLost", r.chain_id,
+                          run=r.run_number, agent=r.agent_id)
+        return [r.chain_id for r in lost]
+
+    def flag_waiting_chains(self, offers: list[Iterable[str]]) -> list[tuple[str, str, int]]:
+        """Mark REGISTERED chains that no agent can run (none of `offers', the capability sets
+        of the live agents, holds all they require) with the reason, and clear the mark where
+        one can now. Chains newly marked get one event per submission and reason. Returns
+        (submission id, reason, chains) of those events."""
+        offered = [set(o) for o in offers]
+        registered = _pc.status == CS.REGISTERED
+        with self.db.read() as conn:  # usually every requirement is met: no write lock
+            kinds = list(conn.execute(select(_pc.required_capabilities).where(
+                registered, _pc.required_capabilities != "[]").distinct()).scalars())
+            marked = list(conn.execute(select(_pc.required_capabilities).where(
+                registered, _pc.waiting.is_not(None)).distinct()).scalars())
+        reasons = {k: waiting_reason(load(k) or [], offered) for k in set(kinds) | set(marked)}
+        if not any(reasons.values()) and not marked:
+            return []
+        announced = []
+        with self.db.write() as conn:
+            now = utcnow()
+            for kind, reason in reasons.items():
+                same = [registered, _pc.required_capabilities == kind]
+                if reason is None:
+                    conn.execute(update(process_chains).where(*same, _pc.waiting.is_not(None))
+                                 .values(waiting=None))
+                    continue
+                new = [*same, (_pc.waiting.is_(None)) | (_pc.waiting != reason)]
+                for sid, count in conn.execute(select(_pc.submission_id, func.count())
+                                               .where(*new).group_by(_pc.submission_id)).all():
+                    announced.append((sid, reason, count))
+                    conn.execute(ADD_EVENT, event_row(sid, "chain.waiting", None, now,
+                                                      reason=reason, chains=count))
+                conn.execute(update(process_chains).where(*new).values(waiting=reason))
+        return announced

@@ -1,0 +1,92 @@
+"""Stored rows as typed records, and the JSON text columns: what every audience's SQL
+implementation shares."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from sqlalchemy import Connection, insert
+
+from steepy.model.common import as_utc
+from steepy.model.processchain import ProcessChain
+from steepy.model.submission import ProcessChainStatus, Submission, SubmissionStatus
+from steepy.model.workflow import Workflow
+from steepy.registry.tables import events
+
+CS = ProcessChainStatus
+SS = SubmissionStatus
+ADD_EVENT = insert(events)
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def dump(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, separators=(",", ":"))
+
+
+def load(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+def event_row(submission_id: str, kind: str, chain_id: str | None, time: datetime,
+              **data: Any) -> dict:
+    """A row of the timeline; data without None values."""
+    return {"submission_id": submission_id, "chain_id": chain_id, "time": time, "kind": kind,
+            "data": dump({k: v for k, v in data.items() if v is not None})}
+
+
+def add_event(conn: Connection, submission_id: str, kind: str, chain_id: str | None = None,
+              **data: Any) -> None:
+    """Add an event to the timeline, in the transaction of the change it tells of."""
+    conn.execute(ADD_EVENT, event_row(submission_id, kind, chain_id, utcnow(), **data))
+
+
+@dataclass
+class ChainRecord:
+    """A process chain as stored, with its registry fields."""
+
+    chain: ProcessChain
+    submission_id: str
+    status: ProcessChainStatus
+    results: dict | None
+    next_run_at: datetime | None
+    seq: int
+    waiting: str | None = None  # why it cannot start (REGISTERED only)
+
+
+@dataclass
+class RunRecord:
+    chain_id: str
+    run_number: int
+    agent_id: str | None
+    start_time: datetime
+    end_time: datetime | None
+    status: str | None
+    error_message: str | None
+    auto_resume_after: datetime | None
+
+
+def submission_record(row: Any) -> Submission:
+    return Submission(
+        id=row.id, workflow=Workflow.from_json(load(row.workflow)), name=row.name,
+        priority=row.priority, status=SS(row.status), start_time=as_utc(row.start_time),
+        end_time=as_utc(row.end_time), required_capabilities=load(row.required_capabilities) or [],
+        source=row.source, error_message=row.error_message, results=load(row.results))
+
+
+def chain_record(row: Any) -> ChainRecord:
+    return ChainRecord(chain=ProcessChain.from_json(load(row.chain)),
+                       submission_id=row.submission_id, status=CS(row.status),
+                       results=load(row.results), next_run_at=as_utc(row.next_run_at),
+                       seq=row.seq, waiting=row.waiting if row.status == CS.REGISTERED else None)
+
+
+def run_record(row: Any) -> RunRecord:
+    return RunRecord(row.chain_id, row.run_number, row.agent_id, as_utc(row.start_time),
+                     as_utc(row.end_time), row.status, row.error_message,
+                     as_utc(row.auto_resume_after))

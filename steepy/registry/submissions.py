@@ -1,0 +1,146 @@
+"""The submission store (a controller's view of the registry): the generator's state and the
+chains it produced, the outcomes it has not seen yet, and the submission's end."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from sqlalchemy import Connection, func, insert, select, update
+
+from steepy.model.processchain import ProcessChain
+from steepy.model.submission import FINISHED_CHAIN, WAITING_CHAIN, SubmissionStatus
+from steepy.registry.connector import Connector
+from steepy.registry.records import (
+    ADD_EVENT,
+    CS,
+    ChainRecord,
+    add_event,
+    chain_record,
+    dump,
+    event_row,
+    load,
+    utcnow,
+)
+from steepy.registry.tables import process_chains, submissions
+
+_pc = process_chains.c
+
+
+def count_chains(conn: Connection, submission_ids: list[str]) -> dict[str, dict[str, int]]:
+    """Chains of each submission by status (one query for a page of submissions)."""
+    counts: dict[str, dict[str, int]] = {i: {} for i in submission_ids}
+    if submission_ids:
+        rows = conn.execute(select(_pc.submission_id, _pc.status, func.count())
+                            .where(_pc.submission_id.in_(submission_ids))
+                            .group_by(_pc.submission_id, _pc.status))
+        for submission_id, status, count in rows:
+            counts[submission_id][status] = count
+    return counts
+
+
+def cancel_waiting_chains(conn: Connection, submission_id: str) -> list[str]:
+    """REGISTERED and PAUSED chains of a submission become CANCELLED; returns the ids of its
+    RUNNING chains, which their agents must stop."""
+    conn.execute(update(submissions).where(submissions.c.id == submission_id)
+                 .values(cancel_requested=True))
+    waiting = list(conn.execute(select(_pc.id).where(
+        _pc.submission_id == submission_id, _pc.status.in_(sorted(WAITING_CHAIN)))).scalars())
+    if waiting:
+        conn.execute(update(process_chains).where(_pc.id.in_(waiting))
+                     .values(status=CS.CANCELLED, next_run_at=None))
+    add_event(conn, submission_id, "submission.cancelRequested", cancelled=len(waiting))
+    return list(conn.execute(select(_pc.id).where(
+        _pc.submission_id == submission_id, _pc.status == CS.RUNNING)).scalars())
+
+
+class SqlSubmissionStore:
+    def __init__(self, db: Connector):
+        self.db = db
+
+    def saved_state(self, submission_id: str) -> tuple[dict | None, int]:
+        """The stored generator state and the controller round it includes."""
+        with self.db.read() as conn:
+            row = conn.execute(select(submissions.c.generator_state, submissions.c.state_round)
+                               .where(submissions.c.id == submission_id)).first()
+        return (None, 0) if row is None else (load(row.generator_state), row.state_round or 0)
+
+    def add_chains(self, submission_id: str, chains: list[ProcessChain],
+                   generator_state: dict | None, fed: Iterable[str] = (),
+                   round_number: int = 0) -> None:
+        """Store new REGISTERED chains and the generator state that produced them, together.
+        `fed' are the finished chains handed to the generator in round `round_number', which
+        the stored state now includes."""
+        now = utcnow()
+        with self.db.write() as conn:
+            _mark_fed(conn, fed, round_number)
+            if chains:
+                conn.execute(insert(process_chains), [
+                    {"id": c.id, "submission_id": submission_id, "status": CS.REGISTERED,
+                     "priority": c.priority, "required_capabilities": dump(c.required_capabilities),
+                     "chain": dump(c.to_json()), "created_time": now, "cancel_requested": False}
+                    for c in chains])
+                conn.execute(ADD_EVENT, [
+                    event_row(submission_id, "chain.registered", c.id, now,
+                              executables=len(c.executables)) for c in chains])
+            conn.execute(update(submissions).where(submissions.c.id == submission_id)
+                         .values(generator_state=dump(generator_state), state_round=round_number))
+
+    def mark_fed(self, chain_ids: Iterable[str], round_number: int) -> None:
+        """Finished chains handed to the generator in a round whose state is not stored (yet):
+        after a crash they are handed over again."""
+        with self.db.write() as conn:
+            _mark_fed(conn, chain_ids, round_number)
+
+    def unfed_finished_chains(self, submission_id: str,
+                              after_round: int | None = None) -> list[ChainRecord]:
+        """Finished chains whose outcome the generator has not seen yet, oldest first. With
+        `after_round' (resuming from a state of that round) also those fed in later rounds."""
+        not_fed = _pc.fed_round.is_(None)
+        if after_round is not None:
+            not_fed = not_fed | (_pc.fed_round > after_round)
+        with self.db.read() as conn:
+            rows = conn.execute(select(process_chains).where(
+                _pc.submission_id == submission_id, not_fed,
+                _pc.status.in_(sorted(FINISHED_CHAIN)))).all()
+        # sorted here: ORDER BY would lead SQLite to walk all the submission's chains
+        return [chain_record(r) for r in sorted(rows, key=lambda r: r.seq)]
+
+    def chain_counts(self, submission_id: str) -> dict[str, int]:
+        with self.db.read() as conn:
+            return count_chains(conn, [submission_id])[submission_id]
+
+    def cancel_requested(self, submission_id: str) -> bool:
+        with self.db.read() as conn:
+            return bool(conn.execute(select(submissions.c.cancel_requested)
+                                     .where(submissions.c.id == submission_id)).scalar())
+
+    def cancel_chains(self, submission_id: str) -> list[str]:
+        with self.db.write() as conn:
+            return cancel_waiting_chains(conn, submission_id)
+
+    def submission_priority(self, submission_id: str) -> int | None:
+        with self.db.read() as conn:
+            return conn.execute(select(submissions.c.priority)
+                                .where(submissions.c.id == submission_id)).scalar()
+
+    def successful_results(self, submission_id: str) -> list[dict]:
+        with self.db.read() as conn:
+            rows = conn.execute(select(_pc.results).where(
+                _pc.submission_id == submission_id, _pc.status == CS.SUCCESS)
+                .order_by(_pc.seq)).all()
+        return [load(r.results) or {} for r in rows]
+
+    def finish_submission(self, submission_id: str, status: SubmissionStatus,
+                          error_message: str | None = None, results: dict | None = None) -> None:
+        with self.db.write() as conn:
+            conn.execute(update(submissions).where(submissions.c.id == submission_id).values(
+                status=status, error_message=error_message, results=dump(results or None),
+                end_time=utcnow()))
+            add_event(conn, submission_id, "submission.status", status=str(status),
+                      errorMessage=error_message)
+
+
+def _mark_fed(conn: Connection, chain_ids: Iterable[str], round_number: int) -> None:
+    ids = list(chain_ids)
+    if ids:
+        conn.execute(update(process_chains).where(_pc.id.in_(ids)).values(fed_round=round_number))
