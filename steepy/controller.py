@@ -18,9 +18,8 @@ from steepy.errors import SteepyError
 from steepy.generator import ProcessChainGenerator
 from steepy.model.macro import Macro
 from steepy.model.service import Service
-from steepy.model.submission import ACTIVE_CHAIN, Submission
-from steepy.model.submission import ProcessChainStatus as CS
-from steepy.model.submission import SubmissionStatus as SS
+from steepy.model.submission import (ACTIVE_CHAIN, ProcessChainStatus as CS, Submission,
+                                     SubmissionStatus as SS)
 from steepy.registry import ChainRecord, SubmissionStore
 from steepy.registry.failures import MAX_BACKOFF_S, describe, is_database_failure
 from steepy.registry.offload import call

@@ -6,14 +6,7 @@ from fastapi import APIRouter, Path, Query, Request
 from starlette.responses import Response
 
 from steepy.http.errors import ApiError
-from steepy.http.responses import (
-    INT_MAX,
-    OFFSET,
-    SIZE,
-    context,
-    json_response,
-    page_response,
-)
+from steepy.http.responses import INT_MAX, OFFSET, SIZE, context, json_response, page_response
 from steepy.http.updates import UPDATE_BODY, parse_update, wait_until
 from steepy.model.submission import ACTIVE_CHAIN, FINISHED_CHAIN, ProcessChainStatus
 from steepy.registry import documents

@@ -14,12 +14,8 @@ from steepy.http.responses import OFFSET, SIZE, context, json_response, page_res
 from steepy.http.stream import event_stream
 from steepy.http.submit import build_submission
 from steepy.http.updates import UPDATE_BODY, parse_update, wait_until
-from steepy.model.submission import (
-    ACTIVE_SUBMISSION,
-    FINISHED_SUBMISSION,
-    RETRYABLE_SUBMISSION,
-    SubmissionStatus,
-)
+from steepy.model.submission import (ACTIVE_SUBMISSION, FINISHED_SUBMISSION, RETRYABLE_SUBMISSION,
+                                     SubmissionStatus)
 from steepy.registry.offload import call
 
 router = APIRouter(tags=["workflows"])
