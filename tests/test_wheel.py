@@ -13,6 +13,8 @@ from tests.conftest import ROOT
 
 
 def _run(args: list, **kw) -> subprocess.CompletedProcess:
+    # a PYTHONPATH of the caller (a checkout run from elsewhere) would hide the wheel
+    kw["env"] = {k: v for k, v in kw.get("env", os.environ).items() if k != "PYTHONPATH"}
     return subprocess.run(args, capture_output=True, text=True, timeout=600, **kw)
 
 
