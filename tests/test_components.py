@@ -49,6 +49,37 @@ def test_slurm_runs_a_batch_job_and_srun(tmp_path: Path) -> None:
     run = subprocess.run(["srun", "--quiet", "-p", info["partition"], "sh", "-c", "echo srun-ok; exit 4"],
                          env=env, capture_output=True, text=True, timeout=60)
     assert (run.stdout, run.returncode) == ("srun-ok\n", 4)
+    # scancel ends a running job and its processes; squeue -t all still lists it.
+    mark = f"{os.getpid()}.{time.monotonic_ns() % 10**6}"
+    started = tmp_path / "started"
+    job = subprocess.run(
+        ["sbatch", "--parsable", "-p", info["partition"], "-o", "/dev/null",
+         "--wrap", f"touch {started}; sleep 300 {mark}"],
+        env=env, capture_output=True, text=True, timeout=30, check=True).stdout.strip()
+    deadline = time.monotonic() + 60
+    while not started.exists():
+        assert time.monotonic() < deadline, f"job {job} did not start"
+        time.sleep(0.05)
+    subprocess.run(["scancel", job], env=env, timeout=30, check=True)
+    while (state := subprocess.run(["squeue", "-h", "-t", "all", "-j", job, "-o", "%T"], env=env,
+                                   capture_output=True, text=True, timeout=30).stdout.strip()) != "CANCELLED":
+        assert time.monotonic() < deadline, f"job {job} still {state}"
+        time.sleep(0.05)
+    while _running(mark):
+        assert time.monotonic() < deadline, f"the sleep of job {job} outlived scancel"
+        time.sleep(0.05)
+
+
+def _running(mark: str) -> bool:
+    """Whether a process with `mark` among its arguments runs (zombies do not count)."""
+    for proc in Path("/proc").iterdir():
+        try:
+            args = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if mark.encode() in args:
+            return True
+    return False
 
 
 def test_docker_runs_a_local_image_without_network() -> None:
