@@ -12,14 +12,15 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from steepy.cli.output import event_line
 from steepy.model.submission import ProcessChainStatus as CS
 from steepy.registry import Registry
 from steepy.registry.records import utcnow
 from steepy.waiting import wait_event
 
 STATUSES = (CS.REGISTERED, CS.RUNNING, CS.PAUSED, CS.SUCCESS, CS.ERROR, CS.CANCELLED)  # columns
-STYLES = {"RUNNING": "cyan", "PAUSED": "yellow", "SUCCESS": "green", "ERROR": "red",
-          "CANCELLED": "magenta"}
+STYLES = {CS.RUNNING: "cyan", CS.PAUSED: "yellow", CS.SUCCESS: "green", CS.ERROR: "red",
+          CS.CANCELLED: "magenta"}
 RECENT = 6  # event lines shown under the tables
 
 
@@ -33,12 +34,6 @@ class Snapshot:
     waiting: list[tuple[str, str, datetime | None]] = field(default_factory=list)  # what, why, when
     blocked: dict[str, int] = field(default_factory=dict)  # why chains cannot start -> how many
     recent: list[str] = field(default_factory=list)
-
-
-def event_line(event: dict) -> str:
-    """One line per event, also when a message has several (tool output)."""
-    detail = " ".join(f"{k}={v}" for k, v in event.items() if k not in ("id", "time", "kind"))
-    return f"{event['time']}  {event['kind']:<26} {' | '.join(detail.splitlines())}"
 
 
 def take_snapshot(registry: Registry, submission_id: str, events: list[dict]) -> Snapshot:
