@@ -6,7 +6,8 @@ import sys
 
 import click
 
-from steepy.cli import main, output
+from steepy.cli import output
+from steepy.cli.group import main
 from steepy.cli.common import (AGENTS_OPTION, DB_OPTION, EXIT_CODES, MACROS_OPTION, SERVICES_OPTION,
                                engine_settings, exit_if_engine_failed, load_registries,
                                open_registry_or_fail, prepare)

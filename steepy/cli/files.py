@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from steepy.cli import main
+from steepy.cli.group import main
 from steepy.cli.common import (MACROS_OPTION, SERVICES_OPTION, checked_config, fail,
                                load_registries, prepare)
 from steepy.errors import InputError, Problem

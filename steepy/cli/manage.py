@@ -5,11 +5,14 @@ are the same."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from typing import Iterator
+
 import click
 
-from steepy.cli import main
-from steepy.cli.backends import open_backend
+from steepy.cli.backends import Backend
 from steepy.cli.common import DB_OPTION, MACROS_OPTION, SERVICES_OPTION, checked_config
+from steepy.cli.group import main
 from steepy.cli.output import (fail, print_document, print_events, print_json,
                                print_submissions, stop)
 from steepy.errors import InputError
@@ -18,6 +21,26 @@ from steepy.model.submission import FINISHED_CHAIN, SubmissionStatus
 SERVER_OPTION = click.option("--server", envvar="STEEPY_SERVER", metavar="URL",
                              help="Talk to this steepy HTTP API instead of the database "
                                   "(or STEEPY_SERVER).")
+
+
+@contextmanager
+def open_backend(db: str | None, server: str | None) -> Iterator[Backend]:
+    """The remote backend when `server' is given, else the local database's. A server that
+    cannot be reached or refuses a request is one line and exit code 2."""
+    if not server:
+        from steepy.cli.backends.local import LocalBackend
+
+        yield LocalBackend(db)
+        return
+    from steepy.cli.backends.remote import RemoteBackend
+    from steepy.http.client import ClientError
+
+    checked_config()  # http.token; a bad configuration is exit 2, not a traceback
+    try:
+        with RemoteBackend(server) as backend:
+            yield backend
+    except ClientError as e:
+        stop(str(e))
 
 
 @main.command()
@@ -38,7 +61,7 @@ def submit(workflow_file: str, services, macros, db, server) -> None:
 
 
 @main.command(name="list")
-@click.option("--status", type=click.Choice(list(SubmissionStatus), case_sensitive=False),
+@click.option("--status", type=click.Choice([str(s) for s in SubmissionStatus], case_sensitive=False),
               help="Only submissions with this status.")
 @click.option("--size", default=20, show_default=True)
 @click.option("--offset", default=0)

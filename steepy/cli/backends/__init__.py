@@ -1,13 +1,13 @@
 """Where the management commands (submit, list, show/status, logs, cancel, retry, events)
 get their answers: the local database (`local.py`) or a steepy server over HTTP
 (`remote.py`, for `--server URL` or STEEPY_SERVER). Both answer in the HTTP API's JSON
-shapes, so one set of commands prints both the same way."""
+shapes, so one set of commands prints both the same way. The commands choose one
+(`steepy.cli.manage.open_backend`)."""
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterator, Protocol
+from typing import Protocol
 
 
 @dataclass(frozen=True)
@@ -59,25 +59,3 @@ class Backend(Protocol):
 
     def events(self, submission_id: str) -> list[dict] | None:
         """The timeline of a submission, oldest first."""
-
-
-@contextmanager
-def open_backend(db: str | None, server: str | None) -> Iterator[Backend]:
-    """The remote backend when `server' is given, else the local database's. A server that
-    cannot be reached or refuses a request is one line and exit code 2."""
-    if not server:
-        from steepy.cli.backends.local import LocalBackend
-
-        yield LocalBackend(db)
-        return
-    from steepy.cli.backends.remote import RemoteBackend
-    from steepy.cli.common import checked_config
-    from steepy.cli.output import stop
-    from steepy.http.client import ClientError
-
-    checked_config()  # http.token; a bad configuration is exit 2, not a traceback
-    try:
-        with RemoteBackend(server) as backend:
-            yield backend
-    except ClientError as e:
-        stop(str(e))
