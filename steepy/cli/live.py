@@ -41,14 +41,14 @@ def take_snapshot(registry: Registry, submission_id: str, events: list[dict]) ->
     submission = registry.views.get_submission(submission_id)
     snap = Snapshot(str(submission.status) if submission else "?",
                     registry.views.chain_counts(submission_id))
-    if snap.counts.get("REGISTERED"):
+    if snap.counts.get(CS.REGISTERED):
         snap.blocked = registry.views.waiting_counts(submission_id)
-    running, _ = registry.views.list_chains(submission_id, status="RUNNING")
+    running, _ = registry.views.list_chains(submission_id, status=CS.RUNNING)
     for record in reversed(running):
         runs = registry.views.runs(record.chain.id)
         services = " → ".join(e.service_id for e in record.chain.executables)
         snap.running.append((record.chain.id, services, runs[-1].agent_id if runs else ""))
-    paused, _ = registry.views.list_chains(submission_id, status="PAUSED")
+    paused, _ = registry.views.list_chains(submission_id, status=CS.PAUSED)
     for record in reversed(paused):
         snap.waiting.append((f"chain {record.chain.id}", "process chain retry",
                              record.next_run_at))

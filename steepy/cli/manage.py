@@ -5,8 +5,9 @@ are the same."""
 
 from __future__ import annotations
 
+import functools
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Any, Callable, Iterator, TypeVar
 
 import click
 
@@ -18,6 +19,7 @@ from steepy.cli.output import (fail, print_document, print_events, print_json,
 from steepy.errors import InputError
 from steepy.model.submission import FINISHED_CHAIN, SubmissionStatus
 
+T = TypeVar("T")
 SERVER_OPTION = click.option("--server", envvar="STEEPY_SERVER", metavar="URL",
                              help="Talk to this steepy HTTP API instead of the database "
                                   "(or STEEPY_SERVER).")
@@ -43,48 +45,59 @@ def open_backend(db: str | None, server: str | None) -> Iterator[Backend]:
         stop(str(e))
 
 
+def with_backend(command: Callable[..., None]) -> Callable[..., None]:
+    """The `--db' and `--server' options; the command gets the open backend instead."""
+    @functools.wraps(command)
+    def run(db: str | None, server: str | None, **options: Any) -> None:
+        with open_backend(db, server) as backend:
+            command(backend, **options)
+
+    return DB_OPTION(SERVER_OPTION(run))
+
+
+def found(answer: T | None, what: str, item_id: str) -> T:
+    """The backend's answer; None (no such item) is one line and exit code 2."""
+    if answer is None:
+        stop(f"No {what} with the id `{item_id}'.")
+    return answer
+
+
 @main.command()
 @click.argument("workflow_file", metavar="WORKFLOW", type=click.Path())
 @SERVICES_OPTION
 @MACROS_OPTION
-@DB_OPTION
-@SERVER_OPTION
-def submit(workflow_file: str, services, macros, db, server) -> None:
+@with_backend
+def submit(backend: Backend, workflow_file: str, services, macros) -> None:
     """Store a workflow as ACCEPTED; a `steepy worker' runs it. Prints the new id last."""
     checked_config()
-    with open_backend(db, server) as backend:
-        try:
-            submission_id = backend.submit(workflow_file, services, macros)
-        except InputError as e:
-            fail(e.problems)
+    try:
+        submission_id = backend.submit(workflow_file, services, macros)
+    except InputError as e:
+        fail(e.problems)
     click.echo(f"submitted {submission_id}")
 
 
 @main.command(name="list")
-@click.option("--status", type=click.Choice([str(s) for s in SubmissionStatus], case_sensitive=False),
+@click.option("--status",
+              type=click.Choice([str(s) for s in SubmissionStatus], case_sensitive=False),
               help="Only submissions with this status.")
 @click.option("--size", default=20, show_default=True)
 @click.option("--offset", default=0)
-@DB_OPTION
-@SERVER_OPTION
-def list_submissions(status, size: int, offset: int, db, server) -> None:
+@with_backend
+def list_submissions(backend: Backend, status, size: int, offset: int) -> None:
     """List submissions, newest first."""
-    with open_backend(db, server) as backend:
-        found, total = backend.submissions(str(status) if status else None, size, offset)
-    print_submissions(found, total, offset)
+    page, total = backend.submissions(str(status) if status else None, size, offset)
+    print_submissions(page, total, offset)
 
 
 @main.command()
 @click.argument("item_id", metavar="ID")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object (its `status' is the item's).")
-@DB_OPTION
-@SERVER_OPTION
-def show(item_id: str, as_json: bool, db, server) -> None:
+@click.option("--json", "as_json", is_flag=True,
+              help="One JSON object (its `status' is the item's).")
+@with_backend
+def show(backend: Backend, item_id: str, as_json: bool) -> None:
     """Show a submission (with its chains) or a process chain (with runs and attempts)."""
-    with open_backend(db, server) as backend:
-        document = backend.document(item_id)
-    if document is None:
-        stop(f"No submission or process chain with the id `{item_id}'.")
+    document = found(backend.document(item_id), "submission or process chain", item_id)
     if as_json:
         print_json(document)
     else:
@@ -100,47 +113,38 @@ main.add_command(show, name="status")
 @click.argument("chain_id")
 @click.option("--run", "run_number", type=int, help="Run number (default: the latest).")
 @click.option("--follow", "-f", is_flag=True, help="Keep printing new lines while the chain runs.")
-@DB_OPTION
-@SERVER_OPTION
-def logs(chain_id: str, run_number: int | None, follow: bool, db, server) -> None:
+@with_backend
+def logs(backend: Backend, chain_id: str, run_number: int | None, follow: bool) -> None:
     """Print the output of a process chain's run."""
     import time
 
-    with open_backend(db, server) as backend:
-        chain = backend.chain(chain_id)
-        if chain is None:
-            stop(f"No process chain with the id `{chain_id}'.")
-        if chain.latest_run is None:
-            stop(f"Process chain `{chain_id}' has not run yet ({chain.status}).")
-        number = run_number or chain.latest_run
-        offset = 0
-        while True:
-            chunk = backend.log(chain_id, number, offset)
-            if chunk is None:
-                stop(f"No log of run {number} of `{chain_id}' "
-                     f"{backend.log_place(chain_id, number)}.")
-            if chunk:
-                offset += len(chunk)
-                click.echo(chunk.decode("utf-8", "replace"), nl=False)
-                continue
-            if not follow:
-                break
-            now = backend.chain(chain_id)
-            if now is None or now.status in FINISHED_CHAIN:
-                break
-            time.sleep(0.2)
+    chain = found(backend.chain(chain_id), "process chain", chain_id)
+    if chain.latest_run is None:
+        stop(f"Process chain `{chain_id}' has not run yet ({chain.status}).")
+    number = run_number or chain.latest_run
+    offset = 0
+    while True:
+        chunk = backend.log(chain_id, number, offset)
+        if chunk is None:
+            stop(f"No log of run {number} of `{chain_id}' {backend.log_place(chain_id, number)}.")
+        if chunk:
+            offset += len(chunk)
+            click.echo(chunk.decode("utf-8", "replace"), nl=False)
+            continue
+        if not follow:
+            break
+        now = backend.chain(chain_id)
+        if now is None or now.status in FINISHED_CHAIN:
+            break
+        time.sleep(0.2)
 
 
 @main.command()
 @click.argument("item_id", metavar="ID")
-@DB_OPTION
-@SERVER_OPTION
-def cancel(item_id: str, db, server) -> None:
+@with_backend
+def cancel(backend: Backend, item_id: str) -> None:
     """Cancel a submission or a single process chain."""
-    with open_backend(db, server) as backend:
-        answer = backend.cancel(item_id)
-    if answer is None:
-        stop(f"No submission or process chain with the id `{item_id}'.")
+    answer = found(backend.cancel(item_id), "submission or process chain", item_id)
     if answer.kind != "submission":
         click.echo(f"process chain {item_id}: cancel requested (was {answer.before})")
     elif not answer.done:
@@ -152,14 +156,10 @@ def cancel(item_id: str, db, server) -> None:
 
 @main.command()
 @click.argument("submission_id")
-@DB_OPTION
-@SERVER_OPTION
-def retry(submission_id: str, db, server) -> None:
+@with_backend
+def retry(backend: Backend, submission_id: str) -> None:
     """Run the failed and cancelled chains of a finished submission again."""
-    with open_backend(db, server) as backend:
-        answer = backend.retry(submission_id)
-    if answer is None:
-        stop(f"No submission with the id `{submission_id}'.")
+    answer = found(backend.retry(submission_id), "submission", submission_id)
     if not answer.done:
         stop(f"Submission `{submission_id}' is {answer.before}; only ERROR, PARTIAL_SUCCESS and "
              "CANCELLED submissions can be retried.")
@@ -169,12 +169,7 @@ def retry(submission_id: str, db, server) -> None:
 
 @main.command(name="events")
 @click.argument("submission_id")
-@DB_OPTION
-@SERVER_OPTION
-def show_events(submission_id: str, db, server) -> None:
+@with_backend
+def show_events(backend: Backend, submission_id: str) -> None:
     """Print the timeline of a submission."""
-    with open_backend(db, server) as backend:
-        found = backend.events(submission_id)
-    if found is None:
-        stop(f"No submission with the id `{submission_id}'.")
-    print_events(found)
+    print_events(found(backend.events(submission_id), "submission", submission_id))

@@ -14,6 +14,7 @@ import click
 
 from steepy.errors import Problem
 from steepy.model.submission import CHAIN_COUNTERS, FINISHED_CHAIN
+from steepy.model.submission import ProcessChainStatus as CS
 
 EXIT_INVALID = 2
 
@@ -119,7 +120,8 @@ def _print_submission(doc: dict) -> None:
             click.echo(f"  {key}: {doc[key]}")
     click.echo(f"  chains: {doc['totalProcessChains']} in all, {doc['succeededProcessChains']} "
                f"succeeded, {doc['failedProcessChains']} failed, {doc['cancelledProcessChains']} "
-               f"cancelled, {doc['runningProcessChains']} running, {doc['pausedProcessChains']} paused")
+               f"cancelled, {doc['runningProcessChains']} running, "
+               f"{doc['pausedProcessChains']} paused")
     for var, values in (doc.get("results") or {}).items():
         click.echo(f"  result {var}: {', '.join(map(str, values))}")
     table(["chain", "status", "runs", "executables"],
@@ -135,7 +137,8 @@ def _print_chain(doc: dict) -> None:
     if doc.get("waiting"):
         click.echo(f"  {doc['waiting']}")
     for run in doc["runs"]:
-        click.echo(f"  run {run['runNumber']}: {run.get('status', 'RUNNING')} on {run['agentId']} "
+        status = run.get("status", CS.RUNNING)
+        click.echo(f"  run {run['runNumber']}: {status} on {run['agentId']} "
                    f"from {run['startTime']} to {run.get('endTime', '...')}")
         if run.get("errorMessage"):
             click.echo("    " + run["errorMessage"].replace("\n", "\n    "))
