@@ -13,8 +13,7 @@ from typing import Any, Iterable, NoReturn, Sequence
 import click
 
 from steepy.errors import Problem
-from steepy.model.submission import CHAIN_COUNTERS, FINISHED_CHAIN
-from steepy.model.submission import ProcessChainStatus as CS
+from steepy.model.submission import CHAIN_COUNTERS, FINISHED_CHAIN, ProcessChainStatus as CS
 
 EXIT_INVALID = 2
 
