@@ -1,4 +1,4 @@
-"""What the commands share: reporting bad input, services and macros, the database and
+"""What the commands share: services and macros, the database and
 the engine settings from the configuration."""
 
 from __future__ import annotations
@@ -10,13 +10,14 @@ from typing import Any
 
 import click
 
+from steepy.cli.output import EXIT_INVALID, fail, warn  # noqa: F401 (re-exported)
 from steepy.config import DEFAULTS, load_config
 from steepy.errors import InputError, Problem
 from steepy.loading import read_file, read_macros, read_services
+from steepy.model.submission import SubmissionStatus as SS
 
-EXIT_INVALID = 2
 EXIT_INTERNAL = 5  # steepy itself failed (a bug)
-EXIT_CODES = {"SUCCESS": 0, "ERROR": 1, "PARTIAL_SUCCESS": 1, "CANCELLED": 3}
+EXIT_CODES = {SS.SUCCESS: 0, SS.ERROR: 1, SS.PARTIAL_SUCCESS: 1, SS.CANCELLED: 3}
 
 DB_OPTION = click.option("--db", help="Database URL (default: sqlite:///.steepy/steepy.db).")
 SERVICES_OPTION = click.option("--services", "-s", multiple=True,
@@ -24,19 +25,6 @@ SERVICES_OPTION = click.option("--services", "-s", multiple=True,
 MACROS_OPTION = click.option("--macros", "-m", multiple=True, help="Macros: file, folder or glob.")
 AGENTS_OPTION = click.option("--agents", type=int,
                              help="Local agents, i.e. chains run in parallel (default: cores).")
-
-
-def fail(problems: list[Problem]) -> None:
-    """Print every problem, in file order, and stop with exit code 2."""
-    problems = sorted(problems, key=lambda p: (p.file or "", p.line or 0, p.column or 0))
-    for p in problems:
-        location = click.style(p.location(), bold=True)
-        path = click.style(p.path, fg="cyan") + ": " if p.path else ""
-        click.echo(f"{location}: {path}{p.message}", err=True)
-    files = {p.file for p in problems}
-    click.echo(click.style(f"{len(problems)} problem{'s' if len(problems) != 1 else ''}", fg="red")
-               + f" in {len(files)} file{'s' if len(files) != 1 else ''}", err=True)
-    sys.exit(EXIT_INVALID)
 
 
 def _registry(option: tuple[str, ...], key: str, reader) -> dict[str, Any]:
@@ -96,14 +84,6 @@ def open_registry_or_fail(db: str | None):
 
 
 _CONFIG_KEY = "steepy.config"  # where a command keeps its checked configuration
-
-
-def warn(problems: list[Problem]) -> None:
-    """Print warnings (e.g. ignored configuration keys) as `file:line:column: key: ...'."""
-    for p in sorted(problems, key=lambda p: (p.file or "", p.line or 0, p.column or 0)):
-        path = click.style(p.path, fg="cyan") + ": " if p.path else ""
-        click.echo(f"{click.style(p.location(), bold=True)}: {click.style('warning', fg='yellow')}:"
-                   f" {path}{p.message}", err=True)
 
 
 def checked_config():

@@ -6,7 +6,8 @@ import sys
 
 import click
 
-from steepy.cli import main
+from steepy.cli import output
+from steepy.cli.group import main
 from steepy.cli.common import (AGENTS_OPTION, DB_OPTION, EXIT_CODES, MACROS_OPTION, SERVICES_OPTION,
                                engine_settings, exit_if_engine_failed, load_registries,
                                open_registry_or_fail, prepare)
@@ -16,12 +17,10 @@ from steepy.waiting import wait_event
 
 
 def print_events(registry, submission_id: str, after: int) -> int:
-    from steepy.cli.live import event_line
-
-    for e in registry.views.events(submission_id, after):
-        after = e["id"]
-        click.echo(event_line(e))
-    return after
+    """Print the events after `after'; the id of the last one printed."""
+    events = registry.views.events(submission_id, after)
+    output.print_events(events)
+    return events[-1]["id"] if events else after
 
 
 async def _follow(registry, submission_id: str, done) -> None:
@@ -52,7 +51,6 @@ async def _follow(registry, submission_id: str, done) -> None:
 def run(workflow_file: str, services, macros, db, agents, as_json: bool) -> None:
     """Submit a workflow and run it to the end in this process."""
     import asyncio
-    import json as jsonlib
     import signal
 
     from steepy.engine import Engine
@@ -93,7 +91,7 @@ def run(workflow_file: str, services, macros, db, agents, as_json: bool) -> None
     if as_json:
         from steepy.registry.documents import submission_document
 
-        click.echo(jsonlib.dumps(submission_document(registry.views, submission.id), indent=2))
+        output.print_json(submission_document(registry.views, submission.id))
     else:
         message = f" ({final.error_message})" if final.error_message else ""
         click.echo(f"submission {final.id}: {final.status}{message}")

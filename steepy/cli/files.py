@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from steepy.cli import main
+from steepy.cli.group import main
 from steepy.cli.common import (MACROS_OPTION, SERVICES_OPTION, checked_config, fail,
                                load_registries, prepare)
 from steepy.errors import InputError, Problem
@@ -123,7 +123,7 @@ def list_services(services: tuple[str, ...]) -> None:
         params = " ".join(f"{p.id}{'>' if p.type == 'output' else ''}[{p.cardinality}]"
                           for p in s.parameters)
         rows.append((s.id, s.runtime, s.path, params, s.name))
-    from steepy.output import table
+    from steepy.cli.output import table
 
     table(["id", "runtime", "path", "parameters (> = output)", "name"], rows)
 

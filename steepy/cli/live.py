@@ -12,14 +12,15 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from steepy.cli.output import event_line
 from steepy.model.submission import ProcessChainStatus as CS
 from steepy.registry import Registry
 from steepy.registry.records import utcnow
 from steepy.waiting import wait_event
 
 STATUSES = (CS.REGISTERED, CS.RUNNING, CS.PAUSED, CS.SUCCESS, CS.ERROR, CS.CANCELLED)  # columns
-STYLES = {"RUNNING": "cyan", "PAUSED": "yellow", "SUCCESS": "green", "ERROR": "red",
-          "CANCELLED": "magenta"}
+STYLES = {CS.RUNNING: "cyan", CS.PAUSED: "yellow", CS.SUCCESS: "green", CS.ERROR: "red",
+          CS.CANCELLED: "magenta"}
 RECENT = 6  # event lines shown under the tables
 
 
@@ -35,25 +36,19 @@ class Snapshot:
     recent: list[str] = field(default_factory=list)
 
 
-def event_line(event: dict) -> str:
-    """One line per event, also when a message has several (tool output)."""
-    detail = " ".join(f"{k}={v}" for k, v in event.items() if k not in ("id", "time", "kind"))
-    return f"{event['time']}  {event['kind']:<26} {' | '.join(detail.splitlines())}"
-
-
 def take_snapshot(registry: Registry, submission_id: str, events: list[dict]) -> Snapshot:
     """`events' is the whole timeline read so far (the caller keeps it between calls)."""
     submission = registry.views.get_submission(submission_id)
     snap = Snapshot(str(submission.status) if submission else "?",
                     registry.views.chain_counts(submission_id))
-    if snap.counts.get("REGISTERED"):
+    if snap.counts.get(CS.REGISTERED):
         snap.blocked = registry.views.waiting_counts(submission_id)
-    running, _ = registry.views.list_chains(submission_id, status="RUNNING")
+    running, _ = registry.views.list_chains(submission_id, status=CS.RUNNING)
     for record in reversed(running):
         runs = registry.views.runs(record.chain.id)
         services = " → ".join(e.service_id for e in record.chain.executables)
         snap.running.append((record.chain.id, services, runs[-1].agent_id if runs else ""))
-    paused, _ = registry.views.list_chains(submission_id, status="PAUSED")
+    paused, _ = registry.views.list_chains(submission_id, status=CS.PAUSED)
     for record in reversed(paused):
         snap.waiting.append((f"chain {record.chain.id}", "process chain retry",
                              record.next_run_at))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from steepy.cli import main
+from steepy.cli.group import main
 from steepy.cli.common import (AGENTS_OPTION, DB_OPTION, EXIT_INVALID, MACROS_OPTION,
                                SERVICES_OPTION, checked_config, engine_settings,
                                exit_if_engine_failed, load_registries, open_registry_or_fail)

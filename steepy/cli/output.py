@@ -1,0 +1,163 @@
+"""What the commands print, whichever backend answered: tables (rich on a terminal,
+tab-separated when piped), JSON documents, submissions and process chains, event lines, and
+error lines (bad input is exit code 2)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from datetime import datetime
+from typing import Any, Iterable, NoReturn, Sequence
+
+import click
+
+from steepy.errors import Problem
+from steepy.model.submission import CHAIN_COUNTERS, FINISHED_CHAIN, ProcessChainStatus as CS
+
+EXIT_INVALID = 2
+
+# --------------------------------------------------------------------------- errors
+
+
+def stop(text: str) -> NoReturn:
+    """One line on stderr, exit code 2: the command cannot do what was asked."""
+    click.echo(text, err=True)
+    sys.exit(EXIT_INVALID)
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'s' if count != 1 else ''}"
+
+
+def _sorted(problems: Iterable[Problem]) -> list[Problem]:
+    return sorted(problems, key=lambda p: (p.file or "", p.line or 0, p.column or 0))
+
+
+def fail(problems: list[Problem]) -> NoReturn:
+    """Print every problem, in file order, as `file:line:column: path: message', and stop
+    with exit code 2."""
+    problems = _sorted(problems)
+    for p in problems:
+        location = click.style(p.location(), bold=True)
+        path = click.style(p.path, fg="cyan") + ": " if p.path else ""
+        click.echo(f"{location}: {path}{p.message}", err=True)
+    files = {p.file for p in problems}
+    click.echo(click.style(_plural(len(problems), "problem"), fg="red")
+               + f" in {_plural(len(files), 'file')}", err=True)
+    sys.exit(EXIT_INVALID)
+
+
+def warn(problems: list[Problem]) -> None:
+    """Print warnings (e.g. ignored configuration keys) as `file:line:column: key: ...'."""
+    for p in _sorted(problems):
+        path = click.style(p.path, fg="cyan") + ": " if p.path else ""
+        click.echo(f"{click.style(p.location(), bold=True)}: {click.style('warning', fg='yellow')}:"
+                   f" {path}{p.message}", err=True)
+
+
+# --------------------------------------------------------------------------- tables, JSON
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> None:
+    rows = [[("" if v is None else str(v)) for v in row] for row in rows]
+    if not sys.stdout.isatty():
+        click.echo("\t".join(headers))
+        for row in rows:
+            click.echo("\t".join(row))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(*headers, show_edge=False, header_style="bold")
+    for row in rows:
+        t.add_row(*row)
+    Console().print(t)
+
+
+def print_json(document: Any) -> None:
+    click.echo(json.dumps(document, indent=2))
+
+
+# --------------------------------------------------------------------------- submissions, chains
+
+
+def _time(text: str | None) -> str:
+    """An API time (`...Z') to the second, as the table shows it."""
+    if not text:
+        return ""
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).isoformat(timespec="seconds")
+
+
+def print_submissions(found: list[dict], total: int, offset: int) -> None:
+    """A page of submission summaries (the API's shape, with chain counters)."""
+    counters = dict(CHAIN_COUNTERS)
+    rows = []
+    for s in found:
+        done = sum(s.get(counters[status], 0) for status in FINISHED_CHAIN)
+        rows.append((s["id"], s["status"], s.get("name") or "",
+                     f"{done}/{s.get('totalProcessChains', 0)}", _time(s.get("startTime")),
+                     _time(s.get("endTime"))))
+    table(["id", "status", "name", "chains done", "started", "ended"], rows)
+    if total > offset + len(found):
+        click.echo(f"({total} in all; --offset {offset + len(found)} for more)", err=True)
+
+
+def print_document(doc: dict) -> None:
+    """A submission document (with its chains) or a process chain document (with its runs
+    and attempts), for people."""
+    if "processChains" in doc:
+        _print_submission(doc)
+    else:
+        _print_chain(doc)
+
+
+def _print_submission(doc: dict) -> None:
+    click.echo(f"submission {doc['id']}  {doc['status']}  {doc.get('name') or ''}")
+    for key in ("startTime", "endTime", "errorMessage"):
+        if doc.get(key):
+            click.echo(f"  {key}: {doc[key]}")
+    click.echo(f"  chains: {doc['totalProcessChains']} in all, {doc['succeededProcessChains']} "
+               f"succeeded, {doc['failedProcessChains']} failed, {doc['cancelledProcessChains']} "
+               f"cancelled, {doc['runningProcessChains']} running, "
+               f"{doc['pausedProcessChains']} paused")
+    for var, values in (doc.get("results") or {}).items():
+        click.echo(f"  result {var}: {', '.join(map(str, values))}")
+    table(["chain", "status", "runs", "executables"],
+          [(c["id"], c["status"], c["totalRuns"], " ".join(e["id"] for e in c["executables"]))
+           for c in doc["processChains"]])
+    blocked = Counter(c["waiting"] for c in doc["processChains"] if c.get("waiting"))
+    for reason, count in sorted(blocked.items()):
+        click.echo(f"  {_plural(count, 'process chain')} {reason}")
+
+
+def _print_chain(doc: dict) -> None:
+    click.echo(f"process chain {doc['id']}  {doc['status']}  (submission {doc['submissionId']})")
+    if doc.get("waiting"):
+        click.echo(f"  {doc['waiting']}")
+    for run in doc["runs"]:
+        status = run.get("status", CS.RUNNING)
+        click.echo(f"  run {run['runNumber']}: {status} on {run['agentId']} "
+                   f"from {run['startTime']} to {run.get('endTime', '...')}")
+        if run.get("errorMessage"):
+            click.echo("    " + run["errorMessage"].replace("\n", "\n    "))
+        for a in run["attempts"]:
+            detail = a.get("timeoutKind") or (f"exit code {a['exitCode']}"
+                                              if a["exitCode"] is not None else "")
+            delay = f", next attempt after {a['delayMs']} ms" if a.get("delayMs") else ""
+            click.echo(f"    {a['executableId']} attempt {a['attempt']}: {a['outcome']} "
+                       f"{detail}{delay}")
+
+
+# --------------------------------------------------------------------------- events
+
+
+def event_line(event: dict) -> str:
+    """One line per event, also when a message has several (tool output)."""
+    detail = " ".join(f"{k}={v}" for k, v in event.items() if k not in ("id", "time", "kind"))
+    return f"{event['time']}  {event['kind']:<26} {' | '.join(detail.splitlines())}"
+
+
+def print_events(events: Iterable[dict]) -> None:
+    for e in events:
+        click.echo(event_line(e))

@@ -1,0 +1,132 @@
+"""The module map stays layered: no import cycle among steepy's modules (counting the imports
+inside functions too, which hide a cycle rather than remove it), and the HTTP package never
+imports the command line."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+
+def _modules(root: Path, package: str) -> dict[str, tuple[Path, bool]]:
+    """Every module of `package' under `root': name -> (file, is a package)."""
+    found = {}
+    for path in sorted((root / package).rglob("*.py")):
+        parts = list(path.relative_to(root).with_suffix("").parts)
+        is_package = parts[-1] == "__init__"
+        found[".".join(parts[:-1] if is_package else parts)] = (path, is_package)
+    return found
+
+
+def _type_checking(node: ast.AST) -> bool:
+    test = getattr(node, "test", None)
+    return isinstance(node, ast.If) and (
+        (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
+        or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"))
+
+
+def _imports(tree: ast.AST):
+    """Every import statement, at module level or inside functions, but not those only
+    for type checkers."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+        if _type_checking(node):
+            for child in node.orelse:  # `else:' runs
+                yield from _imports(ast.Module(body=[child], type_ignores=[]))
+            continue
+        yield from _imports(node)
+
+
+def import_graph(root: Path, package: str) -> dict[str, set[str]]:
+    """Module -> the modules of the package it imports. `from a import b' counts as
+    importing a.b when that is a module, else a."""
+    modules = _modules(root, package)
+    graph: dict[str, set[str]] = {}
+    for name, (path, is_package) in modules.items():
+        targets: set[str] = set()
+        for node in _imports(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                targets.update(alias.name for alias in node.names)
+                continue
+            base = node.module or ""
+            if node.level:
+                here = name.split(".") if is_package else name.split(".")[:-1]
+                base = ".".join(here[:len(here) - node.level + 1] + ([base] if base else []))
+            targets.update(f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base
+                           for a in node.names)
+        graph[name] = {t for t in targets if t in modules and t != name}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_steepy_has_no_import_cycle() -> None:
+    graph = import_graph(ROOT, "steepy")
+    assert len(graph) > 50 and "steepy.cli.manage" in graph["steepy.cli"]
+    assert cycles(graph) == []
+
+
+def test_the_http_package_imports_nothing_from_the_cli() -> None:
+    graph = import_graph(ROOT, "steepy")
+    http = {name: targets for name, targets in graph.items() if name.startswith("steepy.http")}
+    assert "steepy.http.client" in http
+    assert {name: sorted(t for t in targets if t.startswith("steepy.cli"))
+            for name, targets in http.items()} == {name: [] for name in http}
+    # and at run time: every module of the package imported, no steepy.cli loaded
+    names = sorted(http)
+    code = (f"import importlib, sys\nfor name in {names!r}: importlib.import_module(name)\n"
+            "print(sorted(m for m in sys.modules if m.startswith('steepy.cli')))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                         text=True, check=True).stdout
+    assert out == "[]\n"
+
+
+def test_the_checks_find_what_they_look_for(tmp_path) -> None:
+    """A cycle hidden in a function, a `from . import' and TYPE_CHECKING imports."""
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("from pkg.sub import b\n")
+    (package / "sub" / "__init__.py").write_text("")
+    (package / "sub" / "b.py").write_text("def f():\n    from .. import c\n")
+    (package / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                  "    import pkg.d\nelse:\n    import pkg.sub.b\n")
+    (package / "d.py").write_text("import pkg.c\n")
+    graph = import_graph(tmp_path, "pkg")
+    assert graph == {"pkg": {"pkg.sub.b"}, "pkg.sub": set(), "pkg.sub.b": {"pkg.c"},
+                     "pkg.c": {"pkg.sub.b"}, "pkg.d": {"pkg.c"}}
+    assert cycles(graph) == [["pkg.c", "pkg.sub.b"]]
