@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import Callable
 
-from steepy.agent import LocalAgent
+from steepy.agent.interface import Agent
 from steepy.agent.config import FAILED, TIMEOUT, ChainOutcome
 from steepy.agent.runner import TIMEOUT_WORDS
 from steepy.model.common import iso_time
@@ -54,7 +54,7 @@ def _failure_of(outcome: ChainOutcome) -> tuple[int | None, list[str], str | Non
 
 
 class Scheduler:
-    def __init__(self, registry: Registry, agents: list[LocalAgent],
+    def __init__(self, registry: Registry, agents: list[Agent],
                  on_chain_finished: Callable[[str], None], sweep_s: float = 2.0):
         self.registry = registry
         self.agents = agents
@@ -64,7 +64,7 @@ class Scheduler:
         self._running: dict[str, asyncio.Task] = {}  # agent id -> task
         self.shutting_down = False
         self._submission_of: dict[str, str] = {}  # claimed chain id -> submission id
-        self._agent_of: dict[str, LocalAgent] = {}  # claimed chain id -> its agent
+        self._agent_of: dict[str, Agent] = {}  # claimed chain id -> its agent
         self._pending_events: set[asyncio.Future] = set()
         self._event_writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="events")
         self.only_submission: str | None = None  # `steepy run': claim this one's chains only
@@ -175,7 +175,7 @@ class Scheduler:
             self.stop_chains(await asyncio.to_thread(self.registry.chains_to_stop,
                                                      list(self._agent_of)))
 
-    async def _outcome(self, agent: LocalAgent, record: ChainRecord,
+    async def _outcome(self, agent: Agent, record: ChainRecord,
                        run_number: int) -> ChainOutcome:
         if self.shutting_down:  # claimed just as the engine began to stop: give it back
             return ChainOutcome(CS.CANCELLED)
@@ -186,7 +186,7 @@ class Scheduler:
             log.exception("agent %s failed on chain %s", agent.id, record.chain.id)
             return ChainOutcome(CS.ERROR, error_message=f"internal error: {e}")
 
-    async def _work(self, agent: LocalAgent, claimed: tuple[ChainRecord, int] | None) -> None:
+    async def _work(self, agent: Agent, claimed: tuple[ChainRecord, int] | None) -> None:
         """Run chains on one agent for as long as finishing one claims the next."""
         try:
             while claimed is not None:
@@ -197,7 +197,7 @@ class Scheduler:
             self._running.pop(agent.id, None)
             self.wake()  # the agent is free: look for work it may take
 
-    async def _execute(self, agent: LocalAgent, record: ChainRecord,
+    async def _execute(self, agent: Agent, record: ChainRecord,
                        run_number: int) -> tuple[ChainRecord, int] | None:
         chain = record.chain
         self._submission_of[chain.id] = record.submission_id
