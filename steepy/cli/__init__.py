@@ -38,4 +38,4 @@ def main() -> None:
 
 
 # the commands register themselves on `main'
-from steepy.cli import engine, files, manage, serve  # noqa: E402,F401
+from steepy.cli import engine, files, manage, plugins, serve  # noqa: E402,F401
