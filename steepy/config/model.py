@@ -185,7 +185,7 @@ class RuntimesSettings(Section):
 # Steep's plugin types steepy runs (steepy.plugins.kinds has their interfaces)
 PLUGIN_TYPES = ("runtime", "outputAdapter", "inputAdapter", "processChainAdapter",
                 "processChainConsistencyChecker", "progressEstimator", "initializer")
-_OBJECT_REFERENCE = r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$"
+_OBJECT_REFERENCE = r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*"
 
 
 class PluginDeclaration(Section):
@@ -194,13 +194,21 @@ class PluginDeclaration(Section):
 
     name: str = Field(min_length=1)
     type: Literal[PLUGIN_TYPES]  # type: ignore[valid-type]
-    object: str | None = Field(None, pattern=_OBJECT_REFERENCE)
+    object: str | None = None
     script_file: str | None = Field(None, alias="scriptFile")
     version: str | None = None
     supported_runtime: str | None = Field(None, alias="supportedRuntime", min_length=1)
     supported_data_type: str | None = Field(None, alias="supportedDataType", min_length=1)
     supported_service_ids: Names | None = Field(None, alias="supportedServiceIds")
     depends_on: Names = Field(default_factory=list, alias="dependsOn")
+
+    @field_validator("object")
+    @classmethod
+    def _reference(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(_OBJECT_REFERENCE, value):
+            raise ValueError(f"`{value}' is not a Python object reference such as "
+                             "`package.module:attribute'")
+        return value
 
     @model_validator(mode="after")
     def _needs_object(self) -> "PluginDeclaration":
