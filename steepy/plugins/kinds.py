@@ -18,7 +18,7 @@ job scheduling from Snakemake).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Mapping, Protocol, runtime_checkable
 
 from steepy.model import ExecuteAction, Executable, ProcessChain, Workflow
@@ -51,7 +51,6 @@ class Launch:
     stop: Callable[[], Awaitable[None]] | None = None
     # runs after the attempt, however it ended (e.g. remove a job script)
     clean_up: Callable[[], Awaitable[None]] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)  # for the runtime's own use
 
 
 @runtime_checkable

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from steepy.errors import InputError, Problem
 from steepy.plugins.kinds import KINDS, Kind
+from steepy.runtimes import BUILTIN
 
 if TYPE_CHECKING:
     from steepy.config import Config
@@ -176,8 +177,6 @@ def _make(name: str, kind: Kind, target: Any, origin: str, reference: str | None
 
 
 def builtin_plugins() -> list[Plugin]:
-    from steepy.runtimes import BUILTIN
-
     return [_make(name, KINDS["runtime"], runtime, "builtin",
                   f"{type(runtime).__module__}:{type(runtime).__qualname__}")
             for name, runtime in BUILTIN.items()]
