@@ -392,3 +392,19 @@ def test_get_plugins_in_steeps_shape(tmp_path, plugmod, monkeypatch) -> None:
                        "origin": "steepy.yaml"}
         missing = api.get("/plugins/nope")
         assert missing.status_code == 404 and "no plugin with name `nope'" in missing.text
+
+
+def test_settings_of_a_runtime_that_is_not_loaded_are_a_warning(tmp_path, plugmod) -> None:
+    plugins = _load(tmp_path, f"""\
+        plugins:
+          - {{name: slurm, type: runtime, object: "{plugmod}:Runtime"}}
+        runtimes:
+          slurm: {{partition: big}}
+          slrum:
+            partition: small
+        """)
+    assert plugins.runtime_settings("slurm") == {"partition": "big"}
+    (warning,) = plugins.warnings
+    assert str(warning).replace(f"{tmp_path}/", "") == (
+        "steepy.yaml:6:16: runtimes.slrum.partition: no runtime `slrum' is loaded (did you mean "
+        "slurm?); its settings are ignored")

@@ -134,6 +134,7 @@ def engine_settings(agents: int | None, config=None):
         agent = AgentConfig.from_config(config)  # loads the plugins
     except InputError as e:  # a plugin that cannot be used: one located line, exit 2
         fail(e.problems)
+    warn(agent.plugins.warnings)
     return EngineSettings(tmp_path=config.tmp_path, out_path=config.out_path,
                           agents=agents or config.agent.instances or 0,
                           capabilities=list(config.agent.capabilities),

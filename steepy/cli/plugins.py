@@ -8,7 +8,7 @@ import json
 import click
 
 from steepy.cli import main
-from steepy.cli.common import checked_config, fail
+from steepy.cli.common import checked_config, fail, warn
 from steepy.errors import InputError
 
 
@@ -34,6 +34,7 @@ def list_plugins(as_json: bool) -> None:
         plugins = load_plugins(config)
     except InputError as e:  # one located line naming the plugin and what is missing
         fail(e.problems)
+    warn(plugins.warnings)
     descriptors = plugins.descriptors()
     if as_json:
         click.echo(json.dumps(descriptors, indent=2))

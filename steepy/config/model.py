@@ -238,6 +238,7 @@ class Config(Section):
     _warnings: list[Problem] = PrivateAttr(default_factory=list)
     _plugin_places: list[Problem] = PrivateAttr(default_factory=list)
     _runtime_settings: dict[str, dict[str, Any]] = PrivateAttr(default_factory=dict)
+    _runtime_places: dict[str, Problem] = PrivateAttr(default_factory=dict)
 
     @property
     def source(self) -> str | None:  # the file read (None: none)
@@ -258,6 +259,19 @@ class Config(Section):
     def runtime_settings(self, runtime: str) -> dict[str, Any]:
         """`runtimes.<runtime>.*' for a runtime plugin (dotted keys below it, Steep's names)."""
         return dict(self._runtime_settings.get(runtime, {}))
+
+    def runtime_setting_problems(self, runtimes: list[str]) -> list[Problem]:
+        """Warnings for `runtimes.<name>.*' settings of a runtime none of `runtimes' is."""
+        import difflib
+
+        out = []
+        for name, place in self._runtime_places.items():
+            if name not in runtimes:
+                close = difflib.get_close_matches(name, runtimes, n=1)
+                hint = f" (did you mean {close[0]}?)" if close else ""
+                out.append(Problem(f"no runtime `{name}' is loaded{hint}; its settings are "
+                                   "ignored", place.path, place.file, place.line, place.column))
+        return out
 
     def flat(self) -> dict[str, Any]:
         """Every key (dotted, Steep's names) and its value."""

@@ -131,15 +131,18 @@ def _ignored(raw: dict, origins: dict, problems: list[Problem]) -> list[Problem]
     return warnings
 
 
-def _plugin_keys(raw: dict, origins: dict) -> tuple[dict[str, dict], list[Problem]]:
+def _plugin_keys(raw: dict, origins: dict) -> tuple[dict[str, dict], dict[str, Problem],
+                                                  list[Problem]]:
     """Settings of runtime plugins (`runtimes.<name>.*' for a name steepy has no section for)
     and a warning for Steep's form of `plugins' (files of Kotlin plugin descriptors)."""
     settings: dict[str, dict] = {}
+    places: dict[str, Problem] = {}
     for key in [k for k in raw if k.startswith("runtimes.") and k not in LEAVES]:
         name, _, rest = key[len("runtimes."):].partition(".")
         if name in ("docker", "kubernetes") or not rest:
             continue
         settings.setdefault(name, {})[rest] = raw.pop(key)
+        places.setdefault(name, origins[key].problem("", key))
     warnings: list[Problem] = []
     value = raw.get("plugins")
     if isinstance(value, str) or (isinstance(value, list) and value
@@ -148,7 +151,7 @@ def _plugin_keys(raw: dict, origins: dict) -> tuple[dict[str, dict], list[Proble
         warnings.append(origins["plugins"].problem(
             "Steep's plugin files (Kotlin scripts) cannot run in steepy; ignored. Declare Python "
             "plugins as a list of {name, type, object: module:attribute}", "plugins"))
-    return settings, warnings
+    return settings, places, warnings
 
 
 def _nest(flat: dict[str, Any]) -> dict[str, Any]:
@@ -221,7 +224,7 @@ def load_config(directory: str | os.PathLike = ".",
     if document is not None and document.data:
         _collect(document, document.data, "", raw, origins, problems)
     _environment(environ, raw, origins)
-    runtime_settings, warnings = _plugin_keys(raw, origins)
+    runtime_settings, runtime_places, warnings = _plugin_keys(raw, origins)
     warnings += _ignored(raw, origins, problems)
     config = None
     try:
@@ -235,7 +238,7 @@ def load_config(directory: str | os.PathLike = ".",
     assert config is not None
     config._source = None if path is None else str(path)
     config._warnings = warnings
-    config._runtime_settings = runtime_settings
+    config._runtime_settings, config._runtime_places = runtime_settings, runtime_places
     if "plugins" in origins:
         config._plugin_places = [origins["plugins"].problem("", f"plugins[{i}]")
                                  for i in range(len(config.plugins))]

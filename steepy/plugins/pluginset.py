@@ -45,6 +45,7 @@ class PluginSet:
                     **_where(place(plugin))))
             seen[plugin.name] = plugin
         self.plugins = list(plugins)
+        self.warnings: list[Problem] = []  # settings of runtimes that are not loaded
         self._ordered = {kind: order_by_dependencies(self.of(kind), place)
                          for kind, spec in KINDS.items() if spec.depends}
         self._runtime_settings = dict(runtime_settings or {})
@@ -155,7 +156,10 @@ def load_plugins(config: "Config | None" = None) -> PluginSet:
     settings = {} if config is None else {
         p.selector: config.runtime_settings(p.selector) for p in plugins
         if p.kind.type == "runtime"}
-    return PluginSet(plugins, settings, place)
+    found = PluginSet(plugins, settings, place)
+    if config is not None:  # e.g. a typing error in `runtimes.slrum.partition'
+        found.warnings = config.runtime_setting_problems(found.runtime_names())
+    return found
 
 
 _active: PluginSet | None = None
