@@ -16,6 +16,8 @@ from typing import Any, Callable
 
 from steepy.errors import SteepyError
 from steepy.generator import ProcessChainGenerator
+from steepy.plugins.generation import PluginGenerator
+from steepy.plugins.pluginset import PluginSet, builtin_set
 from steepy.model.macro import Macro
 from steepy.model.service import Service
 from steepy.model.submission import (ACTIVE_CHAIN, ProcessChainStatus as CS, Submission,
@@ -68,7 +70,8 @@ def submission_results(chain_results: list[dict], out_path: str) -> dict[str, li
 class Controller:
     def __init__(self, store: SubmissionStore, services: dict[str, Service], macros: dict[str, Macro],
                  tmp_path: str, out_path: str, wake_scheduler: Callable[[], None],
-                 stop_chains: Callable[[list[str]], None], sweep_s: float = 2.0):
+                 stop_chains: Callable[[list[str]], None], sweep_s: float = 2.0,
+                 plugins: PluginSet | None = None):
         self.store = store
         self.services = services
         self.macros = macros
@@ -77,6 +80,7 @@ class Controller:
         self.wake_scheduler = wake_scheduler
         self.stop_chains = stop_chains
         self.sweep_s = sweep_s
+        self.plugins = plugins if plugins is not None else builtin_set()
         self.batch_s = 0.02
         self.save_every_s = 2.0  # generator state stored at least this often while feeding
         self._changed: dict[str, asyncio.Event] = {}
@@ -142,9 +146,9 @@ class Controller:
         log.info("submission %s finished: %s", submission.id, status)
 
     def _generator(self, submission: Submission) -> ProcessChainGenerator:
-        generator = ProcessChainGenerator(
+        generator = PluginGenerator(  # with the plugins that shape chains
             submission.workflow, f"{self.tmp_path}/{submission.id}",
-            f"{self.out_path}/{submission.id}", self.services, self.macros)
+            f"{self.out_path}/{submission.id}", self.services, self.macros, plugins=self.plugins)
         generator.default_priority = submission.priority
         return generator
 

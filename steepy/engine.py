@@ -54,7 +54,8 @@ class Engine:
         self.scheduler = Scheduler(registry.queue, self.agents, self._chain_finished, settings.sweep_s)
         self.controller = Controller(registry.submissions, services, macros, settings.tmp_path,
                                      settings.out_path, self.scheduler.wake,
-                                     self.scheduler.stop_chains, settings.sweep_s)
+                                     self.scheduler.stop_chains, settings.sweep_s,
+                                     settings.agent.plugins)
         self.stop = asyncio.Event()
         self._submitted = asyncio.Event()
         self.failure: BaseException | None = None  # why the engine stopped by itself
@@ -167,6 +168,7 @@ class Engine:
         self.scheduler.only_submission = until_submission
         Path(self.settings.tmp_path).mkdir(parents=True, exist_ok=True)
         Path(self.settings.out_path).mkdir(parents=True, exist_ok=True)
+        await self.settings.agent.plugins.initialize()  # initializer plugins, once
         # read before anything looks for work: every commit from here on wakes the engine
         marker = self.registry.db.change_marker()
         await self._heartbeat()

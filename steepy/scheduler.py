@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import Callable
 
-from steepy.agent import LocalAgent
+from steepy.agent.interface import Agent
 from steepy.agent.config import FAILED, TIMEOUT, ChainOutcome
 from steepy.agent.runner import TIMEOUT_WORDS
 from steepy.model.common import iso_time
@@ -55,7 +55,7 @@ def _failure_of(outcome: ChainOutcome) -> tuple[int | None, list[str], str | Non
 
 
 class Scheduler:
-    def __init__(self, queue: ChainQueue, agents: list[LocalAgent],
+    def __init__(self, queue: ChainQueue, agents: list[Agent],
                  on_chain_finished: Callable[[str], None], sweep_s: float = 2.0):
         self.queue = queue
         self.agents = agents
@@ -65,7 +65,7 @@ class Scheduler:
         self._running: dict[str, asyncio.Task] = {}  # agent id -> task
         self.shutting_down = False
         self._submission_of: dict[str, str] = {}  # claimed chain id -> submission id
-        self._agent_of: dict[str, LocalAgent] = {}  # claimed chain id -> its agent
+        self._agent_of: dict[str, Agent] = {}  # claimed chain id -> its agent
         self._pending_events: set[asyncio.Future] = set()
         self._event_writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="events")
         self.only_submission: str | None = None  # `steepy run': claim this one's chains only
@@ -176,7 +176,7 @@ class Scheduler:
             self.stop_chains(await call(self.queue.chains_to_stop,
                                                      list(self._agent_of)))
 
-    async def _outcome(self, agent: LocalAgent, record: ChainRecord,
+    async def _outcome(self, agent: Agent, record: ChainRecord,
                        run_number: int) -> ChainOutcome:
         if self.shutting_down:  # claimed just as the engine began to stop: give it back
             return ChainOutcome(CS.CANCELLED)
@@ -187,7 +187,7 @@ class Scheduler:
             log.exception("agent %s failed on chain %s", agent.id, record.chain.id)
             return ChainOutcome(CS.ERROR, error_message=f"internal error: {e}")
 
-    async def _work(self, agent: LocalAgent, claimed: tuple[ChainRecord, int] | None) -> None:
+    async def _work(self, agent: Agent, claimed: tuple[ChainRecord, int] | None) -> None:
         """Run chains on one agent for as long as finishing one claims the next."""
         try:
             while claimed is not None:
@@ -198,7 +198,7 @@ class Scheduler:
             self._running.pop(agent.id, None)
             self.wake()  # the agent is free: look for work it may take
 
-    async def _execute(self, agent: LocalAgent, record: ChainRecord,
+    async def _execute(self, agent: Agent, record: ChainRecord,
                        run_number: int) -> tuple[ChainRecord, int] | None:
         chain = record.chain
         self._submission_of[chain.id] = record.submission_id

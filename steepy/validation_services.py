@@ -18,9 +18,9 @@ from steepy.model.workflow import ExecuteAction
 
 def supported_runtimes() -> tuple[str, ...]:
     """The runtimes steepy can run services with (the one place that asks)."""
-    from steepy.agent.runtimes import SUPPORTED_RUNTIMES
+    from steepy.plugins.pluginset import supported_runtimes as runtimes
 
-    return tuple(SUPPORTED_RUNTIMES)
+    return runtimes()
 
 
 def runtime_message(service: Service) -> str | None:

@@ -6,15 +6,18 @@
 
 `outcome` is a `ChainOutcome`: status SUCCESS (with results), ERROR or CANCELLED (with the
 error message, also for a timeout that ends the chain as CANCELLED), and an `AttemptRecord` for
-every attempt. Modules: `process` (one supervised subprocess: lines, timers, tree kill),
-`retry` (the retry loop), `runner` (one executable under its policies), `runtimes` (command
-lines, output directories, results), `logs` (per-chain log files), `local` (the agent).
+every attempt. Modules: `interface` (what the scheduler needs of an agent), `process` (one
+supervised subprocess: lines, timers), `tree` (its process tree, ended on timeout or
+cancel), `retry` (the retry loop), `runner` (one executable under its policies, started by
+its runtime, steepy/runtimes), `outputs` (output directories, results), `logs` (per-chain
+log files), `local` (the agent).
 """
 
 from steepy.agent.cancel import Cancelled, CancelToken
 from steepy.agent.config import AgentConfig, AttemptRecord, ChainOutcome
+from steepy.agent.interface import Agent
 from steepy.agent.local import LocalAgent
 from steepy.agent.logs import log_path
 
-__all__ = ["AgentConfig", "AttemptRecord", "CancelToken", "Cancelled", "ChainOutcome",
+__all__ = ["Agent", "AgentConfig", "AttemptRecord", "CancelToken", "Cancelled", "ChainOutcome",
            "LocalAgent", "log_path"]

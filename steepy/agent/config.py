@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 # one attempt's record is a model the registry shares (extensions section 4)
 from steepy.model.attempt import (CANCELLED, FAILED, SKIPPED, SUCCESS, TIMEOUT,  # noqa: F401
                                   AttemptRecord)
 from steepy.model.submission import ProcessChainStatus
+from steepy.plugins.pluginset import PluginSet, builtin_set, load_plugins, use
 
 if TYPE_CHECKING:
     from steepy.config import Config
@@ -30,17 +31,30 @@ class AgentConfig:
     docker_pull: str = "auto"  # auto | always | missing | never
     docker_command: str = "docker"  # the docker client (tests use a fake one)
     tmp_path: str = "/tmp"  # steep.tmpPath, mounted into every container
+    # runtimes, adapters and progress estimators (default: steepy's own runtimes only)
+    plugins: PluginSet = field(default_factory=builtin_set)
 
     @classmethod
     def from_config(cls, config: "Config") -> "AgentConfig":
-        """The settings of the (checked) configuration; tmpPath made absolute."""
+        """The settings of the (checked) configuration; tmpPath made absolute. Loads the
+        plugins (a PluginError when one cannot be used) and makes them the process's."""
         docker = config.runtimes.docker
         logs = config.logs.process_chains
+        plugins = load_plugins(config)
+        use(plugins)
         return cls(kill_grace_period_ms=config.agent.kill_grace_period,
                    output_lines_to_collect=config.agent.output_lines_to_collect,
                    log_dir=Path(logs.path), log_group_by_prefix=logs.group_by_prefix,
                    docker_env=list(docker.env), docker_volumes=list(docker.volumes),
-                   docker_pull=docker.pull, tmp_path=str(Path(config.tmp_path).absolute()))
+                   docker_pull=docker.pull, tmp_path=str(Path(config.tmp_path).absolute()),
+                   plugins=plugins)
+
+    def runtime_settings(self, runtime: str) -> dict[str, Any]:
+        """What the runtime `runtime' is told of its settings (`runtimes.<name>.*')."""
+        if runtime == "docker":
+            return {"command": self.docker_command, "pull": self.docker_pull,
+                    "env": list(self.docker_env), "volumes": list(self.docker_volumes)}
+        return self.plugins.runtime_settings(runtime)
 
 
 @dataclass

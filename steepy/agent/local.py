@@ -14,7 +14,7 @@ from steepy.agent.cancel import CancelToken
 from steepy.agent.config import AgentConfig, AttemptRecord, ChainOutcome
 from steepy.agent.logs import ChainLog, log_path
 from steepy.agent.runner import ExecContext, run_executable
-from steepy.agent.runtimes import collect_results, output_dirs
+from steepy.agent.outputs import collect_results, output_dirs
 from steepy.errors import SteepyError
 from steepy.model.processchain import DATA_TYPE_DIRECTORY, Executable, ProcessChain
 from steepy.model.submission import ProcessChainStatus
@@ -42,6 +42,9 @@ class LocalAgent:
         self.id = agent_id
         self.config = config if config is not None else AgentConfig()
         self.capabilities = tuple(capabilities)
+        plugins = self.config.plugins
+        if progress_estimator is None and plugins.has_estimators():
+            progress_estimator = plugins.estimate  # the estimator of each service
         self.progress_estimator = progress_estimator
         self.on_event = on_event
         self.rng = rng
@@ -134,18 +137,33 @@ class LocalAgent:
         env = {**os.environ, **self.config.env}
         ctx = ExecContext(self.config, token, chain.id, submission_id, run_number, env, on_lines,
                           self._emit, records, self.rng, on_attempt)
+        plugins = self.config.plugins
         for index, exe in enumerate(chain.executables):
+            try:
+                exe = plugins.adapt_inputs(exe, chain)
+            except Exception as e:
+                log.exception("input adapter failed for service `%s'", exe.service_id)
+                return ChainOutcome(ProcessChainStatus.ERROR, attempts=records, error_message=(
+                    f"Execution of service `{exe.service_id}' failed: an input adapter failed: "
+                    f"{type(e).__name__}: {e}"))
             outcome = await run_executable(exe, ctx)
             if outcome.status in ("SUCCESS", "SKIPPED"):
                 self._set_progress(chain.id, (index + 1) / total)
                 continue
             status = ProcessChainStatus(outcome.status)
             return ChainOutcome(status, error_message=outcome.message, attempts=records)
-        if any(a.data_type == DATA_TYPE_DIRECTORY and a.type == "output"
-               for e in chain.executables for a in e.arguments):
-            results = await asyncio.to_thread(collect_results, chain)
-        else:
-            results = collect_results(chain)
+        adapt = plugins.adapt_output if plugins.output_data_types() else None
+        try:
+            if adapt is not None or any(a.data_type == DATA_TYPE_DIRECTORY and a.type == "output"
+                                        for e in chain.executables for a in e.arguments):
+                results = await asyncio.to_thread(collect_results, chain, adapt)
+            else:
+                results = collect_results(chain)
+        except Exception as e:  # an output adapter's bug fails the chain, not the agent
+            log.exception("output adapter failed for process chain `%s'", chain.id)
+            return ChainOutcome(ProcessChainStatus.ERROR, attempts=records, error_message=(
+                f"Collecting the results of process chain `{chain.id}' failed: an output "
+                f"adapter failed: {type(e).__name__}: {e}"))
         return ChainOutcome(ProcessChainStatus.SUCCESS, results=results, attempts=records)
 
     def _make_output_dirs(self, chain: ProcessChain) -> str | None:

@@ -23,21 +23,19 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Awaitable, Callable
 
-import psutil
-
 from steepy.agent.cancel import CancelToken
 from steepy.agent.guardian import guardian
+from steepy.agent.tree import (POLL_S, TOKEN_VAR, is_alive, group_exists, kill_all,
+                               kill_and_wait, pgid, signal_group, tree_of)
 
 __all__ = ["Limits", "RunResult", "run_process", "RUNTIME", "INACTIVITY", "DEADLINE", "TOKEN_VAR"]
 
 RUNTIME = "maxRuntime"
 INACTIVITY = "maxInactivity"
 DEADLINE = "deadline"
-TOKEN_VAR = "STEEPY_TREE_TOKEN"
 
 MAX_LINE = 1 << 20  # a longer line without newline is cut into pieces
 PIPE_LINGER_S = 0.2  # after the tool exited, how long someone else may keep its output open
-POLL_S = 0.01
 
 
 @dataclass
@@ -200,96 +198,24 @@ class _Watch:
             self.arm()
 
 
-# -- the process tree ----------------------------------------------------------------------------
-
-
-def _alive(p: psutil.Process) -> bool:
-    try:
-        return p.is_running() and p.status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False
-
-
-def _pgid(p: psutil.Process) -> int | None:
-    try:
-        return os.getpgid(p.pid)
-    except OSError:
-        return None
-
-
-def _tree(pid: int, token: str, since: float) -> list[psutil.Process]:
-    """Descendants of `pid` and every process carrying `token`, alive now."""
-    found: dict[int, psutil.Process] = {}
-    try:
-        for child in psutil.Process(pid).children(recursive=True):
-            found[child.pid] = child
-    except psutil.Error:
-        pass
-    for p in psutil.process_iter(["create_time"]):
-        created = p.info.get("create_time")
-        if p.pid in found or p.pid == pid or created is None or created < since - 1:
-            continue
-        try:
-            if p.environ().get(TOKEN_VAR) == token:
-                found[p.pid] = p
-        except psutil.Error:
-            continue
-    return [p for p in found.values() if _alive(p)]
-
-
-def _group_exists(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _signal_group(pgid: int, sig: int) -> None:
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _kill_all(processes: list[psutil.Process]) -> None:
-    for p in processes:
-        try:
-            p.kill()
-        except psutil.Error:
-            pass
-
-
-async def _kill_and_wait(processes: list[psutil.Process], timeout_s: float = 1.0) -> None:
-    """SIGKILL and wait until the kernel has ended them (delivery is not instantaneous)."""
-    alive = [p for p in processes if _alive(p)]
-    _kill_all(alive)
-    end = time.monotonic() + timeout_s
-    while alive and time.monotonic() < end:
-        await asyncio.sleep(POLL_S / 5)
-        alive = [p for p in alive if _alive(p)]
-
-
 async def _terminate(pid: int, watch: _Watch, token: str, since: float, grace_s: float,
                      on_kill: Callable[[], Awaitable[None]] | None) -> None:
     """SIGTERM to the group, wait up to `grace_s` for it to end, SIGKILL to whatever is left."""
     loop = watch.loop
-    victims = _tree(pid, token, since)  # before SIGTERM: children are still below the tool
-    in_group = [p for p in victims if _pgid(p) == pid]
-    _signal_group(pid, signals.SIGTERM)
+    victims = tree_of(pid, token, since)  # before SIGTERM: children are still below the tool
+    in_group = [p for p in victims if pgid(p) == pid]
+    signal_group(pid, signals.SIGTERM)
     extra = asyncio.ensure_future(on_kill()) if on_kill is not None else None
     end = loop.time() + grace_s
     if not watch.exited.done():
         await asyncio.wait([watch.exited], timeout=grace_s)
     # zombies keep a group id in use (orphans may never be reaped here), so ask the members
-    while (loop.time() < end and _group_exists(pid)
-           and any(_alive(p) for p in in_group)):
+    while (loop.time() < end and group_exists(pid)
+           and any(is_alive(p) for p in in_group)):
         await asyncio.sleep(POLL_S)
-    if not watch.exited.done() or _group_exists(pid):
-        _signal_group(pid, signals.SIGKILL)
-    await _kill_and_wait(victims)
+    if not watch.exited.done() or group_exists(pid):
+        signal_group(pid, signals.SIGKILL)
+    await kill_and_wait(victims)
     if not watch.exited.done():
         await asyncio.wait([watch.exited], timeout=2.0)  # SIGKILL cannot be ignored
     if not watch.pipe_closed.done():
@@ -303,20 +229,20 @@ async def _terminate(pid: int, watch: _Watch, token: str, since: float, grace_s:
 async def _clean_up_after_exit(pid: int, watch: _Watch, token: str, since: float,
                                grace_s: float) -> None:
     """The tool exited by itself: end what it left behind and read the rest of its output."""
-    if _group_exists(pid):  # background children still in its group (or their zombies)
-        victims = _tree(pid, token, since)
-        in_group = [p for p in victims if _pgid(p) == pid]
+    if group_exists(pid):  # background children still in its group (or their zombies)
+        victims = tree_of(pid, token, since)
+        in_group = [p for p in victims if pgid(p) == pid]
         if in_group:
-            _signal_group(pid, signals.SIGTERM)
+            signal_group(pid, signals.SIGTERM)
             end = watch.loop.time() + grace_s
-            while watch.loop.time() < end and any(_alive(p) for p in in_group):
+            while watch.loop.time() < end and any(is_alive(p) for p in in_group):
                 await asyncio.sleep(POLL_S)
-        _signal_group(pid, signals.SIGKILL)
-        await _kill_and_wait(victims)
+        signal_group(pid, signals.SIGKILL)
+        await kill_and_wait(victims)
     if not watch.pipe_closed.done():
         await asyncio.wait([watch.pipe_closed], timeout=PIPE_LINGER_S)
         if not watch.pipe_closed.done():  # a descendant that left the group holds the pipe
-            await _kill_and_wait(_tree(pid, token, since))
+            await kill_and_wait(tree_of(pid, token, since))
             await asyncio.wait([watch.pipe_closed], timeout=PIPE_LINGER_S)
 
 
@@ -374,8 +300,8 @@ async def run_process(argv: list[str], *, env: dict[str, str], cwd: str | os.Pat
                 result.timeout_kind, result.late_ms = decision
             await _terminate(pid, watch, tree_token, since, grace_s, on_kill)
     except asyncio.CancelledError:  # the caller's task was cancelled: no grace period
-        _signal_group(pid, signals.SIGKILL)
-        _kill_all(_tree(pid, tree_token, since))
+        signal_group(pid, signals.SIGKILL)
+        kill_all(tree_of(pid, tree_token, since))
         raise
     finally:
         watch.disarm()
@@ -395,23 +321,3 @@ async def run_process(argv: list[str], *, env: dict[str, str], cwd: str | os.Pat
             result.exit_code = code
     result.last_lines = list(watch.lines)
     return result
-
-
-async def run_quietly(argv: list[str], env: dict[str, str], timeout_s: float) -> int | None:
-    """Run a helper command (e.g. `docker kill`) with its output discarded; its exit code."""
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, env=env, start_new_session=True)
-    except (OSError, ValueError):
-        return None
-    try:
-        async with asyncio.timeout(timeout_s):  # (wait_for may swallow a cancellation)
-            return await proc.wait()
-    except TimeoutError:
-        _signal_group(proc.pid, signals.SIGKILL)
-        await proc.wait()
-        return None
-    except asyncio.CancelledError:
-        _signal_group(proc.pid, signals.SIGKILL)
-        raise

@@ -7,6 +7,7 @@ Nesting: deadline (whole executable, retry pauses included) > retry loop > maxim
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 import shlex
 import signal as signals
@@ -14,7 +15,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Callable
 
-from steepy.agent import runtimes
 from steepy.agent.cancel import Cancelled, CancelToken
 from steepy.agent.config import (
     CANCELLED,
@@ -25,12 +25,15 @@ from steepy.agent.config import (
     AgentConfig,
     AttemptRecord,
 )
-from steepy.agent.process import DEADLINE, INACTIVITY, RUNTIME, Limits, RunResult, run_process, run_quietly
+from steepy.agent.process import DEADLINE, INACTIVITY, RUNTIME, Limits, RunResult, run_process
 from steepy.agent.retry import SKIPPED as SKIPPED_RESULT
 from steepy.agent.retry import with_retries
 from steepy.errors import SteepyError
 from steepy.model.policies import TimeoutPolicy
 from steepy.model.processchain import Executable
+from steepy.plugins.kinds import Launch, RuntimeContext
+
+log = logging.getLogger(__name__)
 
 TIMEOUT_WORDS = {RUNTIME: "maximum runtime", INACTIVITY: "maximum inactivity", DEADLINE: "deadline"}
 MAX_COMMAND_CHARS = 300
@@ -107,12 +110,39 @@ def _policy_of(exe: Executable, kind: str) -> TimeoutPolicy:
     return policy
 
 
+def _launch(runtime, exe: Executable, config: AgentConfig, env: dict[str, str],
+            steepy_env: list[str]) -> tuple[Launch, str | None]:
+    """How the runtime starts this attempt; a runtime that fails says why as a failed start."""
+    context = RuntimeContext(config.tmp_path, env, steepy_env, config.runtime_settings(exe.runtime),
+                             config.kill_grace_period_ms,
+                             None if config.workdir is None else str(config.workdir))
+    try:
+        launch = runtime.command(exe, context)
+        if not isinstance(launch, Launch) or not launch.argv:
+            raise TypeError(f"command() gave {launch!r}, not a Launch with a command line")
+        return launch, None
+    except Exception as e:
+        log.exception("runtime `%s' failed for service `%s'", exe.runtime, exe.service_id)
+        return Launch([exe.path]), f"runtime `{exe.runtime}' cannot start it: {type(e).__name__}: {e}"
+
+
+async def _clean_up(exe: Executable, launch: Launch) -> None:
+    if launch.clean_up is None:
+        return
+    try:
+        await launch.clean_up()
+    except Exception:
+        log.exception("clean-up of runtime `%s' failed for service `%s'", exe.runtime,
+                      exe.service_id)
+
+
 async def run_executable(exe: Executable, ctx: ExecContext) -> ExecOutcome:
     """Run `exe` with retries and timeouts; never raises for a failing tool."""
-    if exe.runtime not in runtimes.SUPPORTED_RUNTIMES:
+    runtime = ctx.config.plugins.runtime(exe.runtime)
+    if runtime is None:
         return ExecOutcome("ERROR", f"Execution of service `{exe.service_id}' failed: unsupported "
                            f"runtime `{exe.runtime}' (supported: "
-                           f"{', '.join(runtimes.SUPPORTED_RUNTIMES)})")
+                           f"{', '.join(ctx.config.plugins.runtime_names())})")
     if ctx.token.cancelled:
         return ExecOutcome("CANCELLED")
     loop = asyncio.get_running_loop()
@@ -136,29 +166,22 @@ async def run_executable(exe: Executable, ctx: ExecContext) -> ExecOutcome:
             "STEEPY_LAST_EXIT_CODE": "" if last_exit[0] is None else str(last_exit[0]),
         }
         env.update(steepy_env)
-        on_kill = None
-        if exe.runtime == "docker":
-            name = runtimes.container_name(exe)
-            argv = runtimes.docker_argv(
-                exe, name=name, docker=config.docker_command, pull=config.docker_pull,
-                env=config.docker_env, volumes=config.docker_volumes, tmp_path=config.tmp_path,
-                extra_env_names=list(steepy_env))
-            kill_argv, kill_env = [config.docker_command, "kill", name], dict(env)
-
-            async def kill_container() -> None:
-                await run_quietly(kill_argv, kill_env, max(config.kill_grace_period_ms / 1000, 1.0))
-
-            on_kill = kill_container
-        else:
-            argv = runtimes.other_argv(exe)
+        launch, problem = _launch(runtime, exe, config, env, list(steepy_env))
+        argv = launch.argv
         if ctx.on_attempt is not None:
             ctx.on_attempt(exe, number)
         record = AttemptRecord(exe.id, exe.service_id, number, start_time=utcnow())
         ctx.records.append(record)
-        result = await run_process(
-            argv, env=env, cwd=config.workdir, limits=limits, token=ctx.token, on_lines=on_lines,
-            keep_lines=config.output_lines_to_collect, grace_ms=config.kill_grace_period_ms,
-            on_kill=on_kill)
+        if problem is not None:
+            result = RunResult(spawn_error=problem)
+        else:
+            try:
+                result = await run_process(
+                    argv, env=env, cwd=config.workdir, limits=limits, token=ctx.token,
+                    on_lines=on_lines, keep_lines=config.output_lines_to_collect,
+                    grace_ms=config.kill_grace_period_ms, on_kill=launch.stop)
+            finally:
+                await _clean_up(exe, launch)
         record.end_time = utcnow()
         record.exit_code, record.signal = result.exit_code, result.signal
         record.last_lines = result.last_lines

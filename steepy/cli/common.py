@@ -110,10 +110,15 @@ def engine_settings(agents: int | None, config=None):
     from steepy.engine import EngineSettings
 
     config = checked_config() if config is None else config
+    try:
+        agent = AgentConfig.from_config(config)  # loads the plugins
+    except InputError as e:  # a plugin that cannot be used: one located line, exit 2
+        fail(e.problems)
+    warn(agent.plugins.warnings)
     return EngineSettings(tmp_path=config.tmp_path, out_path=config.out_path,
                           agents=agents or config.agent.instances or 0,
                           capabilities=list(config.agent.capabilities),
-                          agent=AgentConfig.from_config(config),
+                          agent=agent,
                           heartbeat_s=config.controller.heartbeat_interval / 1000,
                           lease_s=config.controller.lease_timeout / 1000,
                           sweep_s=config.scheduler.lookup_interval / 1000)

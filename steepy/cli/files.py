@@ -141,7 +141,8 @@ def plan(workflow_file: str, services, macros, whole: bool, as_json: bool) -> No
     import json as jsonlib
     import shlex
 
-    from steepy.agent.runtimes import argument_list, other_argv
+    from steepy.runtimes import argument_list
+    from steepy.runtimes.other import other_argv
     from steepy.errors import SteepyError
     from steepy.generator import ProcessChainGenerator, simulate
 

@@ -9,7 +9,7 @@ from types import NoneType, UnionType
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr,
-                      ValidationInfo, field_validator)
+                      ValidationInfo, field_validator, model_validator)
 
 from steepy.durations import DurationError, format_duration, parse_duration
 from steepy.errors import Problem
@@ -182,6 +182,44 @@ class RuntimesSettings(Section):
     docker: DockerSettings = Field(default_factory=DockerSettings)
 
 
+# Steep's plugin types steepy runs (steepy.plugins.kinds has their interfaces)
+PLUGIN_TYPES = ("runtime", "outputAdapter", "inputAdapter", "processChainAdapter",
+                "processChainConsistencyChecker", "progressEstimator", "initializer")
+_OBJECT_REFERENCE = r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*"
+
+
+class PluginDeclaration(Section):
+    """One entry of `plugins': Steep's plugin descriptor, with `object' (a Python reference,
+    `module:attribute') where Steep has the `scriptFile' of a Kotlin script."""
+
+    name: str = Field(min_length=1)
+    type: Literal[PLUGIN_TYPES]  # type: ignore[valid-type]
+    object: str | None = None
+    script_file: str | None = Field(None, alias="scriptFile")
+    version: str | None = None
+    supported_runtime: str | None = Field(None, alias="supportedRuntime", min_length=1)
+    supported_data_type: str | None = Field(None, alias="supportedDataType", min_length=1)
+    supported_service_ids: Names | None = Field(None, alias="supportedServiceIds")
+    depends_on: Names = Field(default_factory=list, alias="dependsOn")
+
+    @field_validator("object")
+    @classmethod
+    def _reference(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(_OBJECT_REFERENCE, value):
+            raise ValueError(f"`{value}' is not a Python object reference such as "
+                             "`package.module:attribute'")
+        return value
+
+    @model_validator(mode="after")
+    def _needs_object(self) -> "PluginDeclaration":
+        if self.object is None:
+            hint = (" (Steep's Kotlin `scriptFile' cannot run in steepy)" if self.script_file
+                    else "")
+            raise ValueError(f"plugin `{self.name}' needs `object: module:attribute', the Python "
+                             f"object that implements it{hint}")
+        return self
+
+
 class Config(Section):
     services: Paths = "services"
     macros: Paths = "macros"
@@ -194,9 +232,13 @@ class Config(Section):
     scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
     http: HttpSettings = Field(default_factory=HttpSettings)
     runtimes: RuntimesSettings = Field(default_factory=RuntimesSettings)
+    plugins: list[PluginDeclaration] = Field(default_factory=list)
 
     _source: str | None = PrivateAttr(None)
     _warnings: list[Problem] = PrivateAttr(default_factory=list)
+    _plugin_places: list[Problem] = PrivateAttr(default_factory=list)
+    _runtime_settings: dict[str, dict[str, Any]] = PrivateAttr(default_factory=dict)
+    _runtime_places: dict[str, Problem] = PrivateAttr(default_factory=dict)
 
     @property
     def source(self) -> str | None:  # the file read (None: none)
@@ -206,6 +248,30 @@ class Config(Section):
     def warnings(self) -> list[Problem]:
         """Unknown keys and keys of Steep that steepy does not implement (all ignored)."""
         return self._warnings
+
+    def plugin_place(self, index: int) -> Problem:
+        """Where `plugins[index]' was declared (a Problem without message)."""
+        places = self._plugin_places
+        if index < len(places):
+            return places[index]
+        return Problem("", path=f"plugins[{index}]", file=self._source or FILE_NAME)
+
+    def runtime_settings(self, runtime: str) -> dict[str, Any]:
+        """`runtimes.<runtime>.*' for a runtime plugin (dotted keys below it, Steep's names)."""
+        return dict(self._runtime_settings.get(runtime, {}))
+
+    def runtime_setting_problems(self, runtimes: list[str]) -> list[Problem]:
+        """Warnings for `runtimes.<name>.*' settings of a runtime none of `runtimes' is."""
+        import difflib
+
+        out = []
+        for name, place in self._runtime_places.items():
+            if name not in runtimes:
+                close = difflib.get_close_matches(name, runtimes, n=1)
+                hint = f" (did you mean {close[0]}?)" if close else ""
+                out.append(Problem(f"no runtime `{name}' is loaded{hint}; its settings are "
+                                   "ignored", place.path, place.file, place.line, place.column))
+        return out
 
     def flat(self) -> dict[str, Any]:
         """Every key (dotted, Steep's names) and its value."""
@@ -237,7 +303,7 @@ DEFAULTS: dict[str, Any] = Config().flat()
 
 # Steep's keys (reference §9) that steepy reads but does not act on: a warning each.
 UNIMPLEMENTED = (
-    "plugins", "overrideConfigFile", "http.enabled", "http.basePath", "http.allowRoutes",
+    "overrideConfigFile", "http.enabled", "http.basePath", "http.allowRoutes",
     "http.cors", "controller.enabled", "controller.lookupInterval", "controller.lookupMaxErrors",
     "controller.lookupOrphansInterval", "controller.lookupOrphansInitialDelay",
     "scheduler.enabled", "scheduler.lookupOrphansInterval", "scheduler.lookupOrphansInitialDelay",

@@ -131,6 +131,29 @@ def _ignored(raw: dict, origins: dict, problems: list[Problem]) -> list[Problem]
     return warnings
 
 
+def _plugin_keys(raw: dict, origins: dict) -> tuple[dict[str, dict], dict[str, Problem],
+                                                  list[Problem]]:
+    """Settings of runtime plugins (`runtimes.<name>.*' for a name steepy has no section for)
+    and a warning for Steep's form of `plugins' (files of Kotlin plugin descriptors)."""
+    settings: dict[str, dict] = {}
+    places: dict[str, Problem] = {}
+    for key in [k for k in raw if k.startswith("runtimes.") and k not in LEAVES]:
+        name, _, rest = key[len("runtimes."):].partition(".")
+        if name in ("docker", "kubernetes") or not rest:
+            continue
+        settings.setdefault(name, {})[rest] = raw.pop(key)
+        places.setdefault(name, origins[key].problem("", key))
+    warnings: list[Problem] = []
+    value = raw.get("plugins")
+    if isinstance(value, str) or (isinstance(value, list) and value
+                                  and all(isinstance(v, str) for v in value)):
+        del raw["plugins"]
+        warnings.append(origins["plugins"].problem(
+            "Steep's plugin files (Kotlin scripts) cannot run in steepy; ignored. Declare Python "
+            "plugins as a list of {name, type, object: module:attribute}", "plugins"))
+    return settings, places, warnings
+
+
 def _nest(flat: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in flat.items():
@@ -201,7 +224,8 @@ def load_config(directory: str | os.PathLike = ".",
     if document is not None and document.data:
         _collect(document, document.data, "", raw, origins, problems)
     _environment(environ, raw, origins)
-    warnings = _ignored(raw, origins, problems)
+    runtime_settings, runtime_places, warnings = _plugin_keys(raw, origins)
+    warnings += _ignored(raw, origins, problems)
     config = None
     try:
         config = Config.model_validate(_nest(raw))
@@ -214,4 +238,8 @@ def load_config(directory: str | os.PathLike = ".",
     assert config is not None
     config._source = None if path is None else str(path)
     config._warnings = warnings
+    config._runtime_settings, config._runtime_places = runtime_settings, runtime_places
+    if "plugins" in origins:
+        config._plugin_places = [origins["plugins"].problem("", f"plugins[{i}]")
+                                 for i in range(len(config.plugins))]
     return config

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from steepy.agent import AgentConfig, LocalAgent
-from steepy.agent.runtimes import container_name, docker_argv, pull_policy
+from steepy.runtimes.docker import container_name, docker_argv, pull_policy
 from steepy.errors import SteepyError
 from steepy.model.policies import RetryPolicy, TimeoutPolicy
 from steepy.model.processchain import Argument, ArgumentVariable, Executable, ProcessChain

@@ -1,0 +1,55 @@
+"""A chain's outputs: the directories to create before it runs, and its results after it
+succeeded (reference section 3.1); an output adapter plugin makes the results of its data
+type."""
+
+from __future__ import annotations
+
+import os
+from typing import Callable
+
+from steepy.model.processchain import DATA_TYPE_DIRECTORY, Argument, ProcessChain
+
+__all__ = ["output_dirs", "collect_results"]
+
+# (output argument, chain) -> its results, or None when no adapter handles its data type
+OutputAdapt = Callable[[Argument, ProcessChain], "list | None"]
+
+
+def output_dirs(chain: ProcessChain) -> list[str]:
+    """Directories to create before the chain runs: each directory output itself and the
+    parent of every other output."""
+    dirs: dict[str, None] = {}
+    for exe in chain.executables:
+        for a in exe.arguments:
+            if a.type != "output" or not a.variable.value:
+                continue
+            path = a.variable.value
+            target = path if a.data_type == DATA_TYPE_DIRECTORY else os.path.dirname(path)
+            if target:
+                dirs[target] = None
+    return list(dirs)
+
+
+def _files_below(directory: str) -> list[str]:
+    found: list[str] = []
+    for root, _dirs, files in os.walk(directory):
+        found.extend(os.path.join(root, f) for f in files)
+    return sorted(found)
+
+
+def collect_results(chain: ProcessChain, adapt: OutputAdapt | None = None) -> dict[str, list]:
+    """`{output variable id: [value]}`; a directory output lists the files below it; an
+    output whose data type has an adapter gets what the adapter makes of it."""
+    results: dict[str, list] = {}
+    for exe in chain.executables:
+        for a in exe.arguments:
+            if a.type != "output":
+                continue
+            adapted = None if adapt is None else adapt(a, chain)
+            if adapted is not None:
+                results[a.variable.id] = adapted
+            elif a.data_type == DATA_TYPE_DIRECTORY:
+                results[a.variable.id] = _files_below(a.variable.value)
+            else:
+                results[a.variable.id] = [a.variable.value]
+    return results

@@ -1,0 +1,72 @@
+"""The `docker` runtime: `docker run` of the executable's image; a timeout or cancel also
+`docker kill`s the container (the client's SIGTERM alone may leave it running).
+
+Settings (`runtimes.docker.*`): `pull` (auto | always | missing | never), `env` and `volumes`
+(lists of `-e`/`-v` entries), and `command`, the docker client (tests use a fake one).
+"""
+
+from __future__ import annotations
+
+import re
+
+from steepy.ids import unique_id
+from steepy.model.processchain import Executable
+from steepy.plugins.kinds import Launch, RuntimeContext
+from steepy.runtimes.commands import argument_list, run_quietly
+
+__all__ = ["DockerRuntime", "container_name", "docker_argv", "pull_policy", "PULL_POLICIES"]
+
+PULL_POLICIES = ("auto", "always", "missing", "never")
+_NAME_CHARS = re.compile(r"[^a-zA-Z0-9_.-]")
+
+
+def container_name(exe: Executable) -> str:
+    """A fresh, valid docker container name for one attempt of `exe`."""
+    return _NAME_CHARS.sub("-", f"steep-{exe.id}-{exe.service_id}-{unique_id()}")
+
+
+def pull_policy(image: str, configured: str) -> str:
+    """`auto`: an image pinned by digest or by a tag other than `latest` is pulled only when
+    missing; anything else always."""
+    if configured != "auto":
+        return configured
+    if "@" in image:
+        return "missing"
+    last = image.rsplit("/", 1)[-1]
+    tag = last.split(":", 1)[1] if ":" in last else "latest"
+    return "missing" if tag != "latest" else "always"
+
+
+def docker_argv(exe: Executable, *, name: str, docker: str, pull: str, env: list[str],
+                volumes: list[str], tmp_path: str, extra_env_names: list[str] = ()) -> list[str]:
+    """`docker run <runtimeArgs> --pull <p> [-e ...] [-v ...] --name <name>
+    -v <tmp>:<tmp> <image> <args>`. `extra_env_names` (the STEEPY_* variables) are passed
+    by name, so the container gets the values of the docker client's environment."""
+    argv = [docker, "run", *argument_list(exe.runtime_args), "--pull", pull_policy(exe.path, pull)]
+    for entry in [*env, *extra_env_names]:
+        argv += ["-e", entry]
+    for volume in volumes:
+        argv += ["-v", volume]
+    argv += ["--name", name, "-v", f"{tmp_path}:{tmp_path}", exe.path]
+    return argv + argument_list(exe.arguments)
+
+
+class DockerRuntime:
+    supported_runtime = "docker"
+
+    def command(self, executable: Executable, context: RuntimeContext) -> Launch:
+        settings = context.settings
+        docker = str(settings.get("command") or "docker")
+        name = container_name(executable)
+        argv = docker_argv(executable, name=name, docker=docker,
+                           pull=str(settings.get("pull") or "auto"),
+                           env=list(settings.get("env") or []),
+                           volumes=list(settings.get("volumes") or []),
+                           tmp_path=context.tmp_path, extra_env_names=list(context.steepy_env))
+        kill_argv, kill_env = [docker, "kill", name], dict(context.env)
+        timeout_s = max(context.kill_grace_period_ms / 1000, 1.0)
+
+        async def kill_container() -> None:
+            await run_quietly(kill_argv, kill_env, timeout_s)
+
+        return Launch(argv, stop=kill_container)
