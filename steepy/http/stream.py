@@ -52,7 +52,7 @@ async def _follow(ctx: ApiContext, subscription: Subscription,
             found = await subscription.next_batch(WAKE_S)
             for event in found:
                 yield _message(event)
-            if look or _finished(found):
+            if until_finished and (look or _finished(found)):
                 status = await call(ctx.views.submission_status, submission_id)
                 look = False
                 if status is None or status in FINISHED_SUBMISSION:
