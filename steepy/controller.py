@@ -142,7 +142,7 @@ class Controller:
             running = await call(self.store.cancel_chains, submission.id)
             self.stop_chains(running)
         await call(self.store.finish_submission, submission.id, status,
-                                message, results)
+                   message, results)
         log.info("submission %s finished: %s", submission.id, status)
 
     def _generator(self, submission: Submission) -> ProcessChainGenerator:
@@ -168,7 +168,7 @@ class Controller:
             event.clear()
             began = time.monotonic()
             done = await call(store.unfed_finished_chains, submission.id,
-                                           after_round)
+                              after_round)
             after_round = None
             cancel = await call(store.cancel_requested, submission.id)
             if first or done:
@@ -182,7 +182,7 @@ class Controller:
                 # now and then is enough (a crash re-feeds the later rounds): it can be large
                 if first or new or time.monotonic() - last_save >= self.save_every_s:
                     await call(store.add_chains, submission.id, new,
-                                            generator.persist_state(), fed, round_number)
+                               generator.persist_state(), fed, round_number)
                     last_save = time.monotonic()
                 else:
                     await call(store.mark_fed, fed, round_number)
@@ -192,7 +192,7 @@ class Controller:
             counts = await call(store.chain_counts, submission.id)
             waiting = sum(counts.get(s, 0) for s in ACTIVE_CHAIN)
             if waiting == 0 and not await call(store.unfed_finished_chains,
-                                                            submission.id):
+                                               submission.id):
                 break
             # a round that took long is followed by a longer pause, so that bookkeeping
             # stays a bounded share of the time however many chains finish

@@ -132,8 +132,8 @@ class Engine:
         grace_s = self.settings.agent.kill_grace_period_ms / 1000
         for run in await call(self.registry.leases.lost_runs, live):
             if run["host"] in (host, None):
-                ended = await call(end_run_leftovers, run["chainId"],
-                                                run["runNumber"], grace_s)
+                ended = await call(end_run_leftovers, run["chainId"], run["runNumber"],
+                                   grace_s)
                 if ended:
                     log.warning("ended %d leftover process(es) of run %d of process chain %s",
                                 ended, run["runNumber"], run["chainId"])
@@ -141,6 +141,8 @@ class Engine:
         if released:
             log.warning("process chains of lost agents registered again: %s", ", ".join(released))
             self.scheduler.wake()
+        # agents of engines that died leave the list (and say so on the timeline)
+        await call(self.registry.leases.forget_lost_agents, 3 * self.settings.lease_s)
         if not self.scheduler.busy_agents_only():
             # an agent of ours is idle: chains left REGISTERED may be waiting for an agent
             # that nobody runs; say so (every view shows it, the timeline once)
@@ -158,7 +160,7 @@ class Engine:
                 only)) is not None:
             self.controller.start(submission)
         for submission in await call(self.registry.leases.adopt_submissions, self.owner,
-                                                  self.settings.lease_s, only):
+                                     self.settings.lease_s, only):
             log.warning("resuming submission %s", submission.id)
             self.controller.start(submission)
 

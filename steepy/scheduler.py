@@ -165,7 +165,7 @@ class Scheduler:
             if agent.id in self._running:
                 continue
             claimed = await call(self.queue.claim_chain, agent.id,
-                                              agent.capabilities, self.only_submission)
+                                 agent.capabilities, self.only_submission)
             if claimed is None:
                 continue  # another agent may offer other capabilities
             self._running[agent.id] = asyncio.create_task(self._work(agent, claimed),
@@ -174,7 +174,7 @@ class Scheduler:
     async def _stop_cancelled(self) -> None:
         if self._agent_of:
             self.stop_chains(await call(self.queue.chains_to_stop,
-                                                     list(self._agent_of)))
+                                        list(self._agent_of)))
 
     async def _outcome(self, agent: Agent, record: ChainRecord,
                        run_number: int) -> ChainOutcome:

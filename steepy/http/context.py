@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from steepy.feed import Feed
 from steepy.registry import ReadViews, Registry, Requests
 
 if TYPE_CHECKING:
@@ -28,16 +29,17 @@ class ApiContext:
     post_max_size: int = DEFAULT_POST_MAX_SIZE
     agent_max_age_s: float = 10.0  # agents silent for longer are not listed
     cancel_wait_s: float = 2.0  # how long a cancel waits to report the final status (Steep: 2 s)
-    stream_poll_s: float = 0.2  # how often a live stream looks for new events
     loop: asyncio.AbstractEventLoop | None = None  # the loop the engine runs in
     stopping: asyncio.Event = field(default_factory=asyncio.Event)  # ends live streams
     views: ReadViews = field(init=False)
     requests: Requests = field(init=False)
+    feed: Feed = field(init=False)
     _tasks: set = field(default_factory=set, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.views = self.registry.views
         self.requests = self.registry.requests
+        self.feed = Feed(self.views, self.registry.db.change_marker, self.registry.db.forget_watch)
 
     def _in_loop(self, callback: Any) -> None:
         # endpoints run in worker threads; the engine's events belong to its loop

@@ -11,7 +11,7 @@ from starlette.responses import Response
 from steepy.errors import InputError
 from steepy.http.errors import ApiError
 from steepy.http.responses import OFFSET, SIZE, context, json_response, page_response
-from steepy.http.stream import event_stream
+from steepy.http.stream import event_stream, resume_after
 from steepy.http.submit import build_submission
 from steepy.http.updates import UPDATE_BODY, parse_update, wait_until
 from steepy.model.submission import (ACTIVE_SUBMISSION, FINISHED_SUBMISSION, RETRYABLE_SUBMISSION,
@@ -149,10 +149,7 @@ async def stream_events(request: Request, id: str,
     ctx = context(request)
     if await call(ctx.views.submission_status, id) is None:
         raise _missing(id)
-    last = request.headers.get("last-event-id", "")
-    if last.isdigit() and len(last) < 19:
-        after = max(after, int(last))
-    return event_stream(ctx, id, after)
+    return await event_stream(ctx, resume_after(request, after), id, until_finished=True)
 
 
 @router.get("/workflows/{id}/document", tags=["steepy"],

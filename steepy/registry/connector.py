@@ -13,6 +13,7 @@ from typing import Any, Iterator
 from sqlalchemy import Connection, Engine, event
 
 from steepy.registry.dialect import Dialect
+from steepy.registry.records import ADD_EVENT, PENDING_EVENTS
 
 
 class Connector:
@@ -34,8 +35,16 @@ class Connector:
         """A write transaction. Threads of this process queue on a lock of their own: waiting
         in SQLite's busy handler would sleep in steps of milliseconds."""
         with self._write_lock, self.engine.begin() as conn:
-            yield conn
-            self.dialect.after_write(conn)
+            pending: list[dict] = []
+            conn.info[PENDING_EVENTS] = pending
+            try:
+                yield conn
+                if pending:  # last, under the feed's lock: ids in the order of commits
+                    self.dialect.lock_feed(conn)
+                    conn.execute(ADD_EVENT, pending)
+                self.dialect.after_write(conn)
+            finally:
+                del conn.info[PENDING_EVENTS]
 
     @contextmanager
     def read(self) -> Iterator[Connection]:

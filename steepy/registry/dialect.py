@@ -13,6 +13,7 @@ from sqlalchemy import Connection, Engine, Select, cast, func
 from sqlalchemy.types import JSON
 
 CHANNEL = "steepy_changes"  # PostgreSQL notification channel of every write
+FEED_LOCK = 0x57EE9F0ED  # advisory lock held from writing a transaction's events to its commit
 
 
 class Dialect:
@@ -26,6 +27,14 @@ class Dialect:
         """`query` taking row locks that concurrent claimers skip (PostgreSQL); SQLite's
         writers are serialised by the database lock already."""
         return query.with_for_update(skip_locked=True) if self.postgres else query
+
+    def lock_feed(self, conn: Connection) -> None:
+        """Before a transaction writes its events: wait for every other transaction that has
+        written events to commit. Event ids then follow the order of commits, so a reader
+        that has seen id N has seen every event committed before (a sequence alone hands out
+        ids in the order of inserts). SQLite has one writer at a time already."""
+        if self.postgres:
+            conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({FEED_LOCK})")
 
     def after_write(self, conn: Connection) -> None:
         """Tell every listening process on commit (PostgreSQL's NOTIFY is delivered then)."""

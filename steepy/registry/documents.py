@@ -134,10 +134,15 @@ def agent(row: Any) -> dict:
     return out
 
 
-def event(row: Any) -> dict:
-    """A timeline event: id, time, kind, the chain it concerns, and its data."""
-    return {"id": row.id, "time": _time(row.time), "kind": row.kind,
-            **({"chainId": row.chain_id} if row.chain_id else {}), **(load(row.data) or {})}
+def event(row: Any, with_submission: bool = False) -> dict:
+    """A timeline event: id, time, kind, the submission (in the global feed) and the chain it
+    concerns, and its data."""
+    out = {"id": row.id, "time": _time(row.time), "kind": row.kind}
+    if with_submission and row.submission_id:
+        out["submissionId"] = row.submission_id
+    _put(out, "chainId", row.chain_id or None)
+    out.update(load(row.data) or {})
+    return out
 
 
 # ---------------------------------------------------------------- whole documents

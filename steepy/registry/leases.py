@@ -13,10 +13,10 @@ from steepy.model.common import as_utc, iso_time
 from steepy.model.submission import Submission
 from steepy.registry.connector import Connector
 from steepy.registry.records import (
-    ADD_EVENT,
     CS,
     SS,
     add_event,
+    add_events,
     dump,
     event_row,
     load,
@@ -58,6 +58,8 @@ class SqlLeases:
                 if changed.rowcount == 0:
                     conn.execute(insert(agents).values(id=a["id"], start_time=now,
                                                        state_changed_time=now, **values))
+                    add_event(conn, None, "agent.arrived", agent=a["id"], host=a.get("host"),
+                              capabilities=sorted(a.get("capabilities", [])))
             conn.execute(update(submissions).where(_sc.owner == owner, _sc.status == SS.RUNNING)
                          .values(lease_until=now + timedelta(seconds=lease_s)))
 
@@ -73,9 +75,26 @@ class SqlLeases:
     def forget_agents(self, owner: str) -> None:
         """A clean shutdown: this engine's agents are gone and its leases end now."""
         with self.db.write() as conn:
-            conn.execute(agents.delete().where(agents.c.owner == owner))
+            gone = conn.execute(agents.delete().where(agents.c.owner == owner)
+                                .returning(agents.c.id)).scalars().all()
+            for agent_id in sorted(gone):
+                add_event(conn, None, "agent.left", agent=agent_id, reason="stopped")
             conn.execute(update(submissions).where(_sc.owner == owner, _sc.status == SS.RUNNING)
                          .values(lease_until=utcnow()))
+
+    def forget_lost_agents(self, max_age_s: float) -> list[str]:
+        """Agents silent for longer than `max_age_s` (their engine died) are gone."""
+        before = utcnow() - timedelta(seconds=max_age_s)
+        with self.db.read() as conn:  # usually none: don't take the write lock
+            if conn.execute(select(agents.c.id).where(agents.c.last_seen < before)
+                            .limit(1)).first() is None:
+                return []
+        with self.db.write() as conn:
+            gone = conn.execute(agents.delete().where(agents.c.last_seen < before)
+                                .returning(agents.c.id)).scalars().all()
+            for agent_id in sorted(gone):
+                add_event(conn, None, "agent.left", agent=agent_id, reason="lost")
+        return sorted(gone)
 
     def fetch_next_submission(self, owner: str = "", lease_s: float = 30,
                               only: str | None = None) -> Submission | None:
@@ -187,7 +206,7 @@ class SqlLeases:
                 for sid, count in conn.execute(select(_pc.submission_id, func.count())
                                                .where(*new).group_by(_pc.submission_id)).all():
                     announced.append((sid, reason, count))
-                    conn.execute(ADD_EVENT, event_row(sid, "chain.waiting", None, now,
-                                                      reason=reason, chains=count))
+                    add_events(conn, [event_row(sid, "chain.waiting", None, now,
+                                                reason=reason, chains=count)])
                 conn.execute(update(process_chains).where(*new).values(waiting=reason))
         return announced

@@ -19,6 +19,7 @@ from steepy.registry.tables import events
 CS = ProcessChainStatus
 SS = SubmissionStatus
 ADD_EVENT = insert(events)
+PENDING_EVENTS = "steepy.events"  # a write transaction's events, in Connection.info
 
 
 def utcnow() -> datetime:
@@ -33,17 +34,23 @@ def load(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
 
-def event_row(submission_id: str, kind: str, chain_id: str | None, time: datetime,
+def event_row(submission_id: str | None, kind: str, chain_id: str | None, time: datetime,
               **data: Any) -> dict:
     """A row of the timeline; data without None values."""
     return {"submission_id": submission_id, "chain_id": chain_id, "time": time, "kind": kind,
             "data": dump({k: v for k, v in data.items() if v is not None})}
 
 
-def add_event(conn: Connection, submission_id: str, kind: str, chain_id: str | None = None,
+def add_events(conn: Connection, rows: list[dict]) -> None:
+    """Add events to the timeline, in the transaction of the change they tell of. They are
+    written when the transaction commits (`Connector.write`), so that their ids follow the
+    order of commits: a reader that has seen id N has seen everything committed before it."""
+    conn.info[PENDING_EVENTS].extend(rows)
+
+
+def add_event(conn: Connection, submission_id: str | None, kind: str, chain_id: str | None = None,
               **data: Any) -> None:
-    """Add an event to the timeline, in the transaction of the change it tells of."""
-    conn.execute(ADD_EVENT, event_row(submission_id, kind, chain_id, utcnow(), **data))
+    add_events(conn, [event_row(submission_id, kind, chain_id, utcnow(), **data)])
 
 
 @dataclass

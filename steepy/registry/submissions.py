@@ -11,10 +11,10 @@ from steepy.model.processchain import ProcessChain
 from steepy.model.submission import FINISHED_CHAIN, WAITING_CHAIN, SubmissionStatus
 from steepy.registry.connector import Connector
 from steepy.registry.records import (
-    ADD_EVENT,
     CS,
     ChainRecord,
     add_event,
+    add_events,
     chain_record,
     dump,
     event_row,
@@ -79,9 +79,8 @@ class SqlSubmissionStore:
                      "priority": c.priority, "required_capabilities": dump(c.required_capabilities),
                      "chain": dump(c.to_json()), "created_time": now, "cancel_requested": False}
                     for c in chains])
-                conn.execute(ADD_EVENT, [
-                    event_row(submission_id, "chain.registered", c.id, now,
-                              executables=len(c.executables)) for c in chains])
+                add_events(conn, [event_row(submission_id, "chain.registered", c.id, now,
+                                            executables=len(c.executables)) for c in chains])
             conn.execute(update(submissions).where(submissions.c.id == submission_id)
                          .values(generator_state=dump(generator_state), state_round=round_number))
 

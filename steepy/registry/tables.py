@@ -101,8 +101,8 @@ Index("ix_attempts_chain", attempts.c.chain_id, attempts.c.run_number)
 events = Table(
     "events", metadata,
     Column("id", Serial, primary_key=True, autoincrement=True),
-    Column("submission_id", String(64), ForeignKey("submissions.id", ondelete="CASCADE"),
-           nullable=False),
+    # None: an event of no submission (an agent arrived or left)
+    Column("submission_id", String(64), ForeignKey("submissions.id", ondelete="CASCADE")),
     Column("chain_id", String(64)),
     Column("time", DateTime(timezone=True), nullable=False),
     Column("kind", String(48), nullable=False),

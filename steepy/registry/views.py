@@ -143,6 +143,22 @@ class SqlReadViews:
                                 .order_by(events.c.id)).all()
         return [documents.event(r) for r in rows]
 
+    def feed(self, after: int = 0, submission_id: str | None = None,
+             limit: int = 1000) -> list[dict]:
+        """The whole timeline (every submission's events, agents arriving and leaving) after
+        event `after`, oldest first; ids follow the order of commits."""
+        where = [events.c.id > after]
+        if submission_id is not None:
+            where.append(events.c.submission_id == submission_id)
+        with self.db.read() as conn:
+            rows = conn.execute(select(events).where(*where).order_by(events.c.id)
+                                .limit(limit)).all()
+        return [documents.event(r, with_submission=True) for r in rows]
+
+    def last_event_id(self) -> int:
+        with self.db.read() as conn:
+            return int(conn.execute(select(func.max(events.c.id))).scalar() or 0)
+
     # ------------------------------------------------------------------ Steep's shapes
 
     def submission_summaries(self, status: str | None = None, size: int = 10,

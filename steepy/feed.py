@@ -1,0 +1,145 @@
+"""The live feed: the timeline as it is committed, for every consumer in this process.
+
+One reader per process follows the database: it wakes when the database says something was
+committed (SQLite's data_version, PostgreSQL's notifications: `change_marker`), reads the new
+events once and hands them to every subscriber, so a hundred open streams cost one query per
+commit, not a hundred polls. Events come from the database only, so those of other processes
+(remote workers, another server) arrive like this process's own. Event ids follow the order of
+commits (the registry writes a transaction's events under a lock at its end), so a subscriber
+that has seen id N resumes after N (`Last-Event-ID`) and misses nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Callable
+
+from steepy.registry import ReadViews
+from steepy.registry.failures import describe, is_database_failure
+from steepy.registry.offload import call
+from steepy.waiting import wait_event
+
+log = logging.getLogger(__name__)
+
+BATCH = 1000  # events read per query
+QUEUE = 10_000  # events a subscriber may have waiting before it reads from the database again
+
+
+class Subscription:
+    """What one consumer receives: events after `after`, of one submission or of all."""
+
+    def __init__(self, feed: "Feed", after: int, submission_id: str | None):
+        self.feed = feed
+        self.after = after  # the last event delivered
+        self.submission_id = submission_id
+        self._queue: asyncio.Queue[dict] = asyncio.Queue(QUEUE)
+        self._behind = True  # read from the database before taking the queue
+
+    def offer(self, event: dict) -> None:
+        if self.submission_id is not None and event.get("submissionId") != self.submission_id:
+            return
+        try:
+            self._queue.put_nowait(event)
+        except asyncio.QueueFull:  # a slow consumer: it catches up from the database
+            self._behind = True
+
+    async def next_batch(self, timeout: float) -> list[dict]:
+        """The next events (oldest first), or [] after `timeout` seconds without any."""
+        if self._behind:
+            self._behind = False
+            while not self._queue.empty():  # the database has them all, in order
+                self._queue.get_nowait()
+            found = await call(self.feed.views.feed, self.after, self.submission_id, BATCH)
+            if len(found) == BATCH:
+                self._behind = True  # more to read before the queue
+            if found:
+                self.after = found[-1]["id"]
+                return found
+        try:
+            async with asyncio.timeout(timeout):
+                event = await self._queue.get()
+        except TimeoutError:
+            return []
+        out = [event, *self._drain()]
+        out = [e for e in out if e["id"] > self.after]  # read from the database already
+        if out:
+            self.after = out[-1]["id"]
+        return out
+
+    def _drain(self) -> list[dict]:
+        items = []
+        while not self._queue.empty():
+            items.append(self._queue.get_nowait())
+        return items
+
+    def close(self) -> None:
+        self.feed.subscribers.discard(self)
+
+
+class Feed:
+    def __init__(self, views: ReadViews, change_marker: Callable[[], int | None],
+                 forget_watch: Callable[[], None] = lambda: None, poll_s: float = 0.05,
+                 idle_poll_s: float = 1.0):
+        self.views = views
+        self.change_marker = change_marker
+        self.forget_watch = forget_watch
+        self.poll_s = poll_s  # how often the commit marker is looked at
+        self.idle_poll_s = idle_poll_s  # reading anyway, where the database gives no marker
+        self.subscribers: set[Subscription] = set()
+        self.last_id = 0  # the newest event handed out
+        self.delivered = 0  # events handed to subscribers (for /metrics)
+        self._task: asyncio.Task | None = None
+        self._started = asyncio.Event()
+
+    async def subscribe(self, after: int | None, submission_id: str | None = None,
+                        stop: asyncio.Event | None = None) -> Subscription:
+        """A subscription from event `after` on (None: from now)."""
+        self.start(stop)
+        await self._started.wait()
+        subscription = Subscription(self, self.last_id if after is None else after,
+                                    submission_id)
+        self.subscribers.add(subscription)
+        return subscription
+
+    def start(self, stop: asyncio.Event | None = None) -> None:
+        """Follow the database in this event loop (once), until `stop` is set."""
+        if self._task is None or self._task.done():
+            self._started.clear()
+            self._task = asyncio.get_running_loop().create_task(
+                self.run(stop or asyncio.Event()), name="feed")
+
+    async def run(self, stop: asyncio.Event) -> None:
+        self.last_id = await call(self.views.last_event_id)
+        self._started.set()
+        seen: int | None = None
+        read_at = time.monotonic()
+        while not stop.is_set():
+            try:
+                marker = self.change_marker()
+                if marker != seen or (marker is None
+                                      and time.monotonic() - read_at >= self.idle_poll_s):
+                    seen, read_at = marker, time.monotonic()
+                    await self._hand_out()
+            except Exception as e:  # the database fails: the subscribers wait; look again
+                if not is_database_failure(e):
+                    raise
+                log.error("live feed: %s; trying again in 1 s", describe(e))
+                self.forget_watch()
+                seen = None
+                await wait_event(stop, 1.0)
+            await wait_event(stop, self.poll_s)
+
+    async def _hand_out(self) -> None:
+        while True:
+            found = await call(self.views.feed, self.last_id, None, BATCH)
+            if not found:
+                return
+            self.last_id = found[-1]["id"]
+            for subscription in list(self.subscribers):
+                for event in found:
+                    subscription.offer(event)
+            self.delivered += len(found) * len(self.subscribers)
+            if len(found) < BATCH:
+                return
