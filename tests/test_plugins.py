@@ -350,15 +350,15 @@ async def test_checker_chain_adapter_and_initializer_in_the_engine(tmp_path, plu
     registry = open_registry(f"sqlite:///{tmp_path / 'steepy.db'}")
     workflow, _ = parse_workflow(WORKFLOW)
     submission = Submission(id=unique_id(), workflow=workflow, name=workflow.name, source=WORKFLOW)
-    registry.add_submission(submission)
+    registry.requests.add_submission(submission)
     settings = EngineSettings(tmp_path=str(tmp_path / "tmp"), out_path=str(tmp_path / "out"),
                               agents=1, sweep_s=0.5, heartbeat_s=0.5, lease_s=3,
                               agent=AgentConfig(log_dir=None, plugins=plugins))
     engine = Engine(registry, read_services(str(ROOT / "services")), {}, settings)
     await asyncio.wait_for(engine.run(until_submission=submission.id), 60)
-    assert registry.get_submission(submission.id).status == SubmissionStatus.SUCCESS
+    assert registry.views.get_submission(submission.id).status == SubmissionStatus.SUCCESS
     # linear actions make one chain; the checker refused the second action, so two
-    assert registry.chain_counts(submission.id) == {ProcessChainStatus.SUCCESS: 2}
+    assert registry.views.chain_counts(submission.id) == {ProcessChainStatus.SUCCESS: 2}
     notes = _notes(tmp_path)
     assert notes[0] == "initialized"
     assert notes[1:] == ["check first after 0 in two copies", "check second after 1 in two copies",

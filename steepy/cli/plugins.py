@@ -7,7 +7,7 @@ import json
 
 import click
 
-from steepy.cli import main
+from steepy.cli.group import main
 from steepy.cli.common import checked_config, fail, warn
 from steepy.errors import InputError
 
@@ -39,7 +39,7 @@ def list_plugins(as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(descriptors, indent=2))
         return
-    from steepy.output import table
+    from steepy.cli.output import table
 
     table(["name", "type", "applies to", "version", "object", "from"],
           [(d["name"], d["type"], _applies_to(d), d.get("version") or "", d.get("object") or "",
