@@ -7,7 +7,7 @@ from starlette.responses import Response
 
 from steepy.http.errors import ApiError
 from steepy.http.responses import INT_MAX, OFFSET, SIZE, context, json_response, page_response
-from steepy.http.updates import UPDATE_BODY, parse_update, wait_until
+from steepy.http.updates import UPDATE_BODY, apply_update, parse_update
 from steepy.model.submission import ACTIVE_CHAIN, FINISHED_CHAIN, ProcessChainStatus
 from steepy.registry import documents
 from steepy.registry.offload import call
@@ -51,22 +51,10 @@ async def put_chain(request: Request, id: str) -> Response:
     found = await call(ctx.views.chain_status, id)
     if found is None:
         raise _missing(id)
-    status = found[0]
-    if update.priority is not None:
-        status = await call(ctx.requests.set_chain_priority, id, update.priority)
-        if status not in ACTIVE_CHAIN:
-            raise ApiError(422, f"The priority of a finished process chain ({status}) cannot "
-                                "be changed")
-        ctx.wake_scheduler()
-    if update.cancel and status in ACTIVE_CHAIN:
-        await call(ctx.requests.cancel_chain, id)
-        ctx.wake_scheduler()
-
-        async def cancelled() -> bool:
-            now = await call(ctx.views.chain_status, id)
-            return now is None or now[0] in FINISHED_CHAIN
-
-        await wait_until(cancelled, ctx.cancel_wait_s)
+    await apply_update(ctx, update, found[0], "process chain", ACTIVE_CHAIN, FINISHED_CHAIN,
+                       lambda priority: ctx.requests.set_chain_priority(id, priority),
+                       lambda: ctx.requests.cancel_chain(id),
+                       lambda: (ctx.views.chain_status(id) or (None,))[0])
     return json_response(await call(ctx.views.chain, id, None, False))
 
 

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Collection
 
 from steepy.http.errors import ApiError
 from steepy.http.responses import INT_MAX, json_body
+from steepy.registry.offload import call
+
+if TYPE_CHECKING:
+    from steepy.http.context import ApiContext
 
 UPDATE_BODY = {
     "requestBody": {
@@ -57,3 +61,25 @@ async def wait_until(check: Callable[[], Awaitable[bool]], timeout_s: float,
     end = loop.time() + timeout_s
     while not await check() and loop.time() < end:
         await asyncio.sleep(interval_s)
+
+
+async def apply_update(ctx: "ApiContext", update: Update, status: str, noun: str,
+                       active: Collection[str], finished: Collection[str],
+                       set_priority: Callable[[int], str | None], cancel: Callable[[], Any],
+                       current: Callable[[], str | None]) -> None:
+    """Change the priority of a submission or chain in status `status` (422 once it has
+    finished), then cancel it, and wait a little for the cancel to take effect."""
+    if update.priority is not None:
+        status = await call(set_priority, update.priority)
+        if status not in active:
+            raise ApiError(422, f"The priority of a finished {noun} ({status}) cannot be changed")
+        ctx.wake_scheduler()
+    if update.cancel and status in active:
+        await call(cancel)
+        ctx.wake_scheduler()
+
+        async def cancelled() -> bool:
+            now = await call(current)
+            return now is None or now in finished
+
+        await wait_until(cancelled, ctx.cancel_wait_s)

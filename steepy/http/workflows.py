@@ -13,7 +13,7 @@ from steepy.http.errors import ApiError
 from steepy.http.responses import OFFSET, SIZE, context, json_response, page_response
 from steepy.http.stream import event_stream, resume_after
 from steepy.http.submit import build_submission
-from steepy.http.updates import UPDATE_BODY, parse_update, wait_until
+from steepy.http.updates import UPDATE_BODY, apply_update, parse_update
 from steepy.model.submission import (ACTIVE_SUBMISSION, FINISHED_SUBMISSION, RETRYABLE_SUBMISSION,
                                      SubmissionStatus)
 from steepy.registry.offload import call
@@ -87,20 +87,10 @@ async def put_workflow(request: Request, id: str) -> Response:
     status = await call(ctx.views.submission_status, id)
     if status is None:
         raise _missing(id)
-    if update.priority is not None:
-        status = await call(ctx.requests.set_submission_priority, id, update.priority)
-        if status not in ACTIVE_SUBMISSION:
-            raise ApiError(422, f"The priority of a finished submission ({status}) cannot "
-                                "be changed")
-        ctx.wake_scheduler()
-    if update.cancel and status in ACTIVE_SUBMISSION:
-        await call(ctx.requests.cancel_submission, id)
-        ctx.wake_scheduler()
-
-        async def cancelled() -> bool:
-            return await call(ctx.views.submission_status, id) in FINISHED_SUBMISSION
-
-        await wait_until(cancelled, ctx.cancel_wait_s)
+    await apply_update(ctx, update, status, "submission", ACTIVE_SUBMISSION, FINISHED_SUBMISSION,
+                       lambda priority: ctx.requests.set_submission_priority(id, priority),
+                       lambda: ctx.requests.cancel_submission(id),
+                       lambda: ctx.views.submission_status(id))
     found = await call(ctx.views.submission, id, False)
     return json_response(found)
 
