@@ -3,6 +3,8 @@ the same process unless `--no-agents`."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from steepy.cli.group import main
@@ -47,6 +49,11 @@ def serve(host: str | None, port: int | None, db, agents, no_agents: bool, servi
         post_max_size = parse_size(config.get("http.postMaxSize"))
     except ValueError as e:
         fail([Problem(f"http.postMaxSize: {e}", file=config.source or "configuration")])
+    steep_ui = config.get("http.steepUi")
+    if steep_ui and not (Path(steep_ui) / "index.html").is_file():
+        fail([Problem(f"http.steepUi: `{steep_ui}' is not a build of Steep's web UI (it has "
+                      "no index.html; build Steep's ui/ folder and give its out/ui folder)",
+                      file=config.source or "configuration")])
     service_map, macro_map = load_registries(services, macros)
     registry = open_registry_or_fail(db)
     settings = engine_settings(agents)
@@ -63,7 +70,8 @@ def serve(host: str | None, port: int | None, db, agents, no_agents: bool, servi
     async def main_loop() -> None:
         ctx = ApiContext(registry, service_map, macro_map, engine, settings.agent.log_dir,
                          settings.agent.log_group_by_prefix, token, post_max_size,
-                         agent_max_age_s=settings.lease_s)
+                         agent_max_age_s=settings.lease_s,
+                         steep_ui=Path(steep_ui).resolve() if steep_ui else None)
         address = sock.getsockname()
         shown = f"[{address[0]}]" if ":" in address[0] else address[0]
         what = ("API only" if engine is None

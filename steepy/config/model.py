@@ -170,6 +170,7 @@ class HttpSettings(Section):
     port: Int = Field(8080, ge=0, le=65535)
     token: str | None = None  # bearer token of every request but GET /health
     post_max_size: Size = Field(10485760, alias="postMaxSize")  # larger bodies get 413
+    steep_ui: str | None = Field(None, alias="steepUi")  # a build of Steep's web UI to serve
 
 
 class DockerSettings(Section):

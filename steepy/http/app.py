@@ -9,6 +9,7 @@ from steepy.http import chains, docs, errors, logs, plugins, stream, system, wor
 from steepy.http.auth import BearerAuth
 from steepy.http.context import ApiContext
 from steepy.http.limits import BodyLimit
+from steepy.http.steepui import SteepUi
 
 DESCRIPTION = """\
 steepy's HTTP API: the paths, parameters, status codes and JSON shapes of
@@ -30,5 +31,7 @@ def create_app(ctx: ApiContext) -> FastAPI:
     for module in (system, workflows, chains, logs, plugins, stream):
         app.include_router(module.router)
     app.add_middleware(BodyLimit, max_size=ctx.post_max_size)
-    app.add_middleware(BearerAuth, token=ctx.token)  # added last: checked first
+    app.add_middleware(BearerAuth, token=ctx.token)  # added late: checked early
+    if ctx.steep_ui is not None:  # pages and their assets hold no data: no token needed
+        app.add_middleware(SteepUi, root=ctx.steep_ui)
     return app
