@@ -39,6 +39,7 @@ class EngineSettings:
     heartbeat_s: float = 2.0  # how often this engine says it is alive
     lease_s: float = 10.0  # silence after which its agents and submissions are taken over
     sweep_s: float = 2.0  # safety-net polling; work normally wakes components at once
+    logs_in_database: bool | None = None  # chains' logs also in the database (None: PostgreSQL)
 
 
 class Engine:
@@ -48,8 +49,12 @@ class Engine:
         self.settings = settings = settings or EngineSettings()
         self.owner = unique_id()
         count = settings.agents or os.cpu_count() or 1
+        shared = settings.logs_in_database
+        if shared is None:
+            shared = registry.db.dialect.postgres
         self.agents = [LocalAgent(f"{self.owner}[{i + 1}]" if i else self.owner, settings.agent,
-                                  settings.capabilities, on_event=self._agent_event)
+                                  settings.capabilities, on_event=self._agent_event,
+                                  log_sink=registry.logs if shared else None)
                        for i in range(count)]
         self.scheduler = Scheduler(registry.queue, self.agents, self._chain_finished, settings.sweep_s)
         self.controller = Controller(registry.submissions, services, macros, settings.tmp_path,

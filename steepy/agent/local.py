@@ -12,7 +12,7 @@ from typing import Any, Callable, Sequence
 
 from steepy.agent.cancel import CancelToken
 from steepy.agent.config import AgentConfig, AttemptRecord, ChainOutcome
-from steepy.agent.logs import ChainLog, log_path
+from steepy.agent.logs import ChainLog, LogSink, log_path
 from steepy.agent.runner import ExecContext, run_executable
 from steepy.agent.outputs import collect_results, output_dirs
 from steepy.errors import SteepyError
@@ -38,7 +38,8 @@ class LocalAgent:
 
     def __init__(self, agent_id: str, config: AgentConfig | None = None,
                  capabilities: Sequence[str] = (), progress_estimator: ProgressEstimator | None = None,
-                 on_event: EventCallback | None = None, rng: random.Random | None = None) -> None:
+                 on_event: EventCallback | None = None, rng: random.Random | None = None,
+                 log_sink: LogSink | None = None) -> None:
         self.id = agent_id
         self.config = config if config is not None else AgentConfig()
         self.capabilities = tuple(capabilities)
@@ -48,6 +49,7 @@ class LocalAgent:
         self.progress_estimator = progress_estimator
         self.on_event = on_event
         self.rng = rng
+        self.log_sink = log_sink  # where logs go besides their files (read on other machines)
         self._lock = threading.Lock()
         self._chain_id: str | None = None
         self._token: CancelToken | None = None
@@ -104,11 +106,18 @@ class LocalAgent:
         self._progress = 0.0
         config = self.config
         chain_log = ChainLog(None if config.log_dir is None else log_path(
-            config.log_dir, chain.id, run_number, config.log_group_by_prefix))
+            config.log_dir, chain.id, run_number, config.log_group_by_prefix),
+            self.log_sink, chain.id, run_number)
+        ended = asyncio.Event()
+        shipping = (asyncio.create_task(chain_log.ship_until(ended), name=f"log of {chain.id}")
+                    if self.log_sink is not None else None)
         records: list[AttemptRecord] = []
         try:
             return await self._run(chain, token, chain_log, records, submission_id, run_number)
         finally:
+            if shipping is not None:  # the rest, before the run is recorded as ended
+                ended.set()
+                await asyncio.gather(shipping, return_exceptions=True)
             chain_log.close()
             with self._lock:
                 self._chain_id, self._token, self._progress = None, None, None

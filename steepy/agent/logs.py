@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from pathlib import Path
+from typing import Protocol
+
+from steepy.waiting import wait_event
 
 log = logging.getLogger(__name__)
 
@@ -17,13 +21,26 @@ def log_path(log_dir: Path, chain_id: str, run_number: int = 1, group_by_prefix:
     return directory / name
 
 
+class LogSink(Protocol):
+    """Where a run's log goes besides its file, so it can be read on other machines."""
+
+    def append(self, chain_id: str, run_number: int, offset: int, data: bytes) -> None: ...
+
+
 class ChainLog:
-    """Appends output lines and flushes every batch, so readers see lines as they arrive.
+    """Appends output lines and flushes every batch, so readers see lines as they arrive;
+    with a sink, `ship` hands what was written since the last call to it.
 
     A log that cannot be opened is reported once and then ignored: the chain still runs."""
 
-    def __init__(self, path: Path | None) -> None:
+    MAX_PENDING = 64 * 1024 * 1024  # while the sink fails, older output is dropped beyond this
+
+    def __init__(self, path: Path | None, sink: LogSink | None = None, chain_id: str = "",
+                 run_number: int = 1) -> None:
         self.path = path
+        self.sink, self.chain_id, self.run_number = sink, chain_id, run_number
+        self._pending = bytearray()
+        self._shipped = 0  # bytes the sink has (or dropped)
         self._file = None
         if path is None:
             return
@@ -34,14 +51,45 @@ class ChainLog:
             log.warning("cannot write process chain log %s: %s", path, e)
 
     def write_lines(self, lines: list[str]) -> None:
+        text = "\n".join(lines) + "\n"
+        if self.sink is not None:
+            self._pending += text.encode("utf-8", errors="replace")
+            if len(self._pending) > self.MAX_PENDING:
+                dropped = len(self._pending) - self.MAX_PENDING
+                del self._pending[:dropped]
+                self._shipped += dropped
         if self._file is None:
             return
         try:
-            self._file.write("\n".join(lines) + "\n")
+            self._file.write(text)
             self._file.flush()
         except OSError as e:
             log.warning("cannot write process chain log %s: %s", self.path, e)
             self.close()
+
+    async def ship(self) -> None:
+        """Hand the output written since the last call to the sink (in a worker thread); if
+        the sink fails, it is kept for the next call."""
+        if self.sink is None or not self._pending:
+            return
+        data = bytes(self._pending)
+        del self._pending[:]
+        try:
+            await asyncio.to_thread(self.sink.append, self.chain_id, self.run_number,
+                                    self._shipped, data)
+        except Exception as e:  # noqa: BLE001 - the chain runs on; the file has everything
+            log.warning("log of process chain %s not stored: %s", self.chain_id, e)
+            self._pending[:0] = data
+            return
+        self._shipped += len(data)
+
+    async def ship_until(self, done: asyncio.Event, every_s: float = 0.5) -> None:
+        """Ship every `every_s` seconds until `done` is set, then the rest. (Not cancelled
+        instead: a chunk the database stored after its caller was cancelled would be sent
+        again.)"""
+        while not await wait_event(done, every_s):
+            await self.ship()
+        await self.ship()
 
     def close(self) -> None:
         if self._file is not None:

@@ -121,7 +121,8 @@ def engine_settings(agents: int | None, config=None):
                           agent=agent,
                           heartbeat_s=config.controller.heartbeat_interval / 1000,
                           lease_s=config.controller.lease_timeout / 1000,
-                          sweep_s=config.scheduler.lookup_interval / 1000)
+                          sweep_s=config.scheduler.lookup_interval / 1000,
+                          logs_in_database=config.logs.process_chains.database)
 
 
 def prepare(workflow_file: str, services: tuple[str, ...], macros: tuple[str, ...]):

@@ -136,6 +136,9 @@ class AgentSettings(Section):
 class ProcessChainLogs(Section):
     path: str = Field("logs/processchains", min_length=1)
     group_by_prefix: Int = Field(0, alias="groupByPrefix", ge=0)
+    # also in the database, so logs of chains run on other machines can be read anywhere
+    # (None: when the database is PostgreSQL, i.e. shared by many machines)
+    database: bool | None = None
 
 
 class LogsSettings(Section):

@@ -10,14 +10,10 @@ from sqlalchemy import Engine
 
 from steepy.registry.connector import Connector
 from steepy.registry.database import DEFAULT_URL, open_engine
-from steepy.registry.interfaces import (
-    ChainQueue,
-    Leases,
-    ReadViews,
-    Requests,
-    SubmissionStore,
-)
+from steepy.registry.interfaces import (ChainQueue, Leases, LogStore, ReadViews, Requests,
+                                        SubmissionStore)
 from steepy.registry.leases import SqlLeases
+from steepy.registry.logs import SqlLogStore
 from steepy.registry.queue import SqlChainQueue
 from steepy.registry.records import ChainRecord, RunRecord
 from steepy.registry.requests import SqlRequests
@@ -33,6 +29,7 @@ class Registry:
         self.leases: Leases = SqlLeases(self.db)
         self.requests: Requests = SqlRequests(self.db)
         self.views: ReadViews = SqlReadViews(self.db)
+        self.logs: LogStore = SqlLogStore(self.db)
 
     @property
     def engine(self) -> Engine:
@@ -44,5 +41,5 @@ def open_registry(url: str | None = None) -> Registry:
     return Registry(open_engine(url))
 
 
-__all__ = ["DEFAULT_URL", "ChainQueue", "ChainRecord", "Leases", "ReadViews", "Registry",
-           "Requests", "RunRecord", "SubmissionStore", "open_registry"]
+__all__ = ["DEFAULT_URL", "ChainQueue", "ChainRecord", "Leases", "LogStore", "ReadViews",
+           "Registry", "Requests", "RunRecord", "SubmissionStore", "open_registry"]

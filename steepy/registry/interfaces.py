@@ -7,6 +7,7 @@
   those whose controller died, releasing chains whose agent is gone.
 - `Requests`: what users ask for (submit, cancel, retry, change priority).
 - `ReadViews`: what the CLI, the HTTP API and the UI show.
+- `LogStore`: chains' output, written by the agent that runs them, read anywhere.
 
 The SQL implementations (queue.py, submissions.py, leases.py, requests.py, views.py) are the
 only code that writes SQL; they share one `Connector`. Every method is one transaction, so a
@@ -110,6 +111,16 @@ class Requests(Protocol):
     def set_submission_priority(self, submission_id: str, priority: int) -> str | None: ...
 
     def set_chain_priority(self, chain_id: str, priority: int) -> str | None: ...
+
+
+class LogStore(Protocol):
+    def append(self, chain_id: str, run_number: int, offset: int, data: bytes) -> None: ...
+
+    def size(self, chain_id: str, run_number: int) -> int | None: ...
+
+    def read(self, chain_id: str, run_number: int, start: int, end: int) -> bytes: ...
+
+    def forget(self, before: datetime) -> int: ...
 
 
 class ReadViews(Protocol):

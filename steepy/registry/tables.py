@@ -4,7 +4,7 @@ same schema works on SQLite and PostgreSQL."""
 from __future__ import annotations
 
 from sqlalchemy import (BigInteger, Boolean, Column, DateTime, ForeignKey, Index, Integer,
-                        MetaData, String, Table, Text)
+                        LargeBinary, MetaData, String, Table, Text)
 
 metadata = MetaData()
 
@@ -127,3 +127,14 @@ agents = Table(
 Index("ix_submissions_status_seq", submissions.c.status, submissions.c.seq)
 Index("ix_chains_status_seq", process_chains.c.status, process_chains.c.seq)
 Index("ix_chains_submission_seq", process_chains.c.submission_id, process_chains.c.seq)
+
+# a run's output, in chunks, so that logs of chains run on other machines can be read anywhere
+log_chunks = Table(
+    "log_chunks", metadata,
+    Column("chain_id", String(64), ForeignKey("process_chains.id", ondelete="CASCADE"),
+           primary_key=True),
+    Column("run_number", Integer, primary_key=True),
+    Column("offset", BigInteger, primary_key=True),  # of the chunk's first byte in the log
+    Column("data", LargeBinary, nullable=False),
+    Column("time", DateTime(timezone=True), nullable=False),
+)

@@ -11,6 +11,7 @@ import pytest
 
 from steepy.registry import interfaces
 from steepy.registry.leases import SqlLeases
+from steepy.registry.logs import SqlLogStore
 from steepy.registry.queue import SqlChainQueue
 from steepy.registry.requests import SqlRequests
 from steepy.registry.submissions import SqlSubmissionStore
@@ -18,7 +19,7 @@ from steepy.registry.views import SqlReadViews
 
 PAIRS = [(interfaces.ChainQueue, SqlChainQueue), (interfaces.SubmissionStore, SqlSubmissionStore),
          (interfaces.Leases, SqlLeases), (interfaces.Requests, SqlRequests),
-         (interfaces.ReadViews, SqlReadViews)]
+         (interfaces.ReadViews, SqlReadViews), (interfaces.LogStore, SqlLogStore)]
 STEEPY = Path(__file__).resolve().parents[2] / "steepy"
 
 

@@ -59,15 +59,16 @@ class LocalBackend:
                         self._agent.log_group_by_prefix)
 
     def log(self, chain_id: str, run_number: int, offset: int) -> bytes | None:
-        try:
-            with open(self._log_path(chain_id, run_number), "rb") as f:
-                f.seek(offset)
-                return f.read()
-        except FileNotFoundError:
+        from steepy.logsource import find_log
+
+        found = find_log(self._agent.log_dir, self._agent.log_group_by_prefix,
+                         self.registry.logs, chain_id, run_number)
+        if found is None:
             return None
+        return b"".join(found.chunks(offset, max(0, found.size - offset)))
 
     def log_place(self, chain_id: str, run_number: int) -> str:
-        return f"at {self._log_path(chain_id, run_number)}"
+        return f"at {self._log_path(chain_id, run_number)} or in the database"
 
     def cancel(self, item_id: str) -> Requested | None:
         before, running = self.registry.requests.cancel_submission(item_id)
