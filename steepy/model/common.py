@@ -1,4 +1,11 @@
-"""Small helpers shared by the model classes."""
+"""Small helpers shared by the model classes.
+
+The `from_json` readers of the model convert documents that passed the JSON Schema (and, for
+input files, are checked by the validation modules afterwards), or that steepy wrote itself:
+they trust the shape (types, required keys, enums) and raise only for what cannot be converted,
+each such rule in one place: a variable defined twice (the model holds one variable per id) and
+the values of retry and timeout policies (durations, ranges; `steepy.model.policies`).
+"""
 
 from __future__ import annotations
 
@@ -31,14 +38,6 @@ def as_list(value: Any) -> list:
 
 def problem(path: tuple, message: str) -> InputError:
     return InputError(Problem(message, path=json_path(path)))
-
-
-def require(data: dict, key: str, path: tuple) -> Any:
-    if not isinstance(data, dict):
-        raise problem(path, f"expected an object, got {type_name(data)}")
-    if data.get(key) is None:
-        raise problem(path + (key,), f"`{key}' is required")
-    return data[key]
 
 
 def type_name(value: Any) -> str:
