@@ -61,11 +61,10 @@ def nested(reader, value: Any, path: tuple):
         raise e.within(path) from None
 
 
-def read_timeout(data: dict, key: str, path: tuple):
-    from steepy.model.policies import TimeoutPolicy
-
-    value = data.get(key)
-    return None if value is None else nested(TimeoutPolicy.from_json, value, path + (key,))
+# The retry and timeout policies a service, execute action or executable may carry:
+# (JSON key, attribute)
+POLICY_FIELDS = (("retries", "retries"), ("maxInactivity", "max_inactivity"),
+                 ("maxRuntime", "max_runtime"), ("deadline", "deadline"))
 
 
 def read_retries(data: dict, path: tuple):
@@ -75,10 +74,21 @@ def read_retries(data: dict, path: tuple):
     return None if value is None else nested(RetryPolicy.from_json, value, path + ("retries",))
 
 
+def read_policies(data: dict, path: tuple) -> dict[str, Any]:
+    """The policies of `data` by attribute name (None where absent), for a constructor."""
+    from steepy.model.policies import RetryPolicy, TimeoutPolicy
+
+    out: dict[str, Any] = {}
+    for key, attr in POLICY_FIELDS:
+        value = data.get(key)
+        reader = RetryPolicy.from_json if key == "retries" else TimeoutPolicy.from_json
+        out[attr] = None if value is None else nested(reader, value, path + (key,))
+    return out
+
+
 def write_policies(out: dict, owner: Any) -> None:
     """Write the retry and timeout policies of a service, action or executable."""
-    for key, attr in (("retries", "retries"), ("maxInactivity", "max_inactivity"),
-                      ("maxRuntime", "max_runtime"), ("deadline", "deadline")):
+    for key, attr in POLICY_FIELDS:
         policy = getattr(owner, attr)
         if policy is not None:
             out[key] = policy.to_json()

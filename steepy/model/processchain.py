@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from steepy.model.common import put, read_retries, read_timeout, scalar_text, write_policies
+from steepy.model.common import put, read_policies, read_retries, scalar_text, write_policies
 from steepy.model.policies import RetryPolicy, TimeoutPolicy
 
 # Built-in data types (reference 3.1)
@@ -80,10 +80,7 @@ class Executable:
             arguments=[Argument.from_json(a) for a in data.get("arguments") or []],
             runtime=str(data.get("runtime") or "other"),
             runtime_args=[Argument.from_json(a) for a in data.get("runtimeArgs") or []],
-            retries=read_retries(data, path),
-            max_inactivity=read_timeout(data, "maxInactivity", path),
-            max_runtime=read_timeout(data, "maxRuntime", path),
-            deadline=read_timeout(data, "deadline", path),
+            **read_policies(data, path),
         )
 
     def to_json(self) -> dict:

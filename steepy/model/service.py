@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from steepy.model.common import put, read_retries, read_timeout, scalar_text, write_policies
+from steepy.model.common import put, read_policies, scalar_text, write_policies
 from steepy.model.policies import RetryPolicy, TimeoutPolicy
 
 INPUT = "input"
@@ -129,10 +129,7 @@ class Service:
             parameters=[ServiceParameter.from_json(p) for p in data.get("parameters") or []],
             runtime_args=[RuntimeArgument.from_json(a) for a in data.get("runtimeArgs") or []],
             required_capabilities=[str(c) for c in data.get("requiredCapabilities") or []],
-            retries=read_retries(data, path),
-            max_inactivity=read_timeout(data, "maxInactivity", path),
-            max_runtime=read_timeout(data, "maxRuntime", path),
-            deadline=read_timeout(data, "deadline", path),
+            **read_policies(data, path),
         )
 
     def to_json(self) -> dict:

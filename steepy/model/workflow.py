@@ -6,8 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 from steepy.ids import unique_id
-from steepy.model.common import (as_list, nested, problem, put, read_retries, read_timeout,
-                                 write_policies)
+from steepy.model.common import as_list, nested, problem, put, read_policies, write_policies
 from steepy.model.policies import RetryPolicy, TimeoutPolicy
 
 API_VERSION = "4.7.0"
@@ -186,10 +185,7 @@ class ExecuteAction:
             outputs=[OutputParameter.from_json(p, resolver, path + ("outputs", i))
                      for i, p in enumerate(data.get("outputs") or [])],
             depends_on=as_list(data.get("dependsOn")),
-            retries=read_retries(data, path),
-            max_inactivity=read_timeout(data, "maxInactivity", path),
-            max_runtime=read_timeout(data, "maxRuntime", path),
-            deadline=read_timeout(data, "deadline", path),
+            **read_policies(data, path),
         )
 
     def to_json(self, writer: VariableWriter) -> dict:
