@@ -43,6 +43,7 @@ MACRO = {"id": "m", "name": "m", "description": "d",
          "actions": [{"type": "execute", "service": "cp", "inputs": [{"id": "input_file", "var": "i"}],
                       "outputs": [{"id": "output_file", "var": "o"}]}]}
 SERVICES = {"cp": Service.from_json(SERVICE)}
+KINDS = ("workflow", "service", "macro")
 
 
 def _items(data: Any) -> list:
@@ -141,6 +142,8 @@ CASES: list[tuple[str, str, Any, str]] = [
      "model"),
     ("variable declared twice", "workflow",
      {**WORKFLOW, "vars": [{"id": "in", "value": 1}, {"id": "in", "value": 2}]}, "model"),
+    ("macro variable declared twice", "macro",
+     {**MACRO, "vars": [{"id": "v", "value": 1}, {"id": "v", "value": 2}]}, "model"),
     ("service duration unit", "service",
      [{**SERVICE, "maxRuntime": "1 fortnight"}], "model"),
     # meaning: the validation modules
@@ -155,6 +158,9 @@ CASES: list[tuple[str, str, Any, str]] = [
     ("cardinality min above max", "service",
      [_changed(SERVICE, lambda s: s["parameters"][0].update(cardinality="2..1"))], "validation"),
     ("unsupported runtime", "service", [{**SERVICE, "runtime": "kubernetes"}], "validation"),
+    ("macro output parameter with a default", "macro",
+     _changed(MACRO, lambda m: m["parameters"].append(
+         {"id": "o", "name": "o", "description": "o", "type": "output", "default": 1})), "validation"),
     ("macro parameter declared twice", "macro",
      _changed(MACRO, lambda m: m["parameters"].append(dict(m["parameters"][0]))), "validation"),
 ]
@@ -207,4 +213,4 @@ def test_steep_parsing_errors_come_from_the_model_only(case: dict) -> None:
 
 def test_the_cases_cover_every_layer_and_kind() -> None:
     assert {(kind, layer) for _, kind, _, layer in CASES} >= {
-        (k, layer) for k in ("workflow", "service") for layer in ("schema", "model", "validation")}
+        (k, layer) for k in KINDS for layer in ("schema", "model", "validation")}
