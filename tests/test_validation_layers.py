@@ -20,6 +20,8 @@ import copy
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from steepy.errors import InputError
 from steepy.loading import read_file, schema_problems
@@ -97,10 +99,13 @@ CASES: list[tuple[str, str, Any, str]] = [
     ("workflow is text", "workflow", "hello", "schema"),
     ("actions not a list", "workflow", {**WORKFLOW, "actions": {}}, "schema"),
     ("priority is text", "workflow", {**WORKFLOW, "priority": "high"}, "schema"),
-    ("unknown action type", "workflow", _changed(WORKFLOW, lambda d: _action(d).update(type="exec")), "schema"),
+    ("unknown action type", "workflow",
+     _changed(WORKFLOW, lambda d: _action(d).update(type="exec")), "schema"),
     ("action without type", "workflow", _changed(WORKFLOW, lambda d: _action(d).pop("type")), "schema"),
-    ("execute without service", "workflow", _changed(WORKFLOW, lambda d: _action(d).pop("service")), "schema"),
-    ("for without enumerator", "workflow", {"actions": [{"type": "for", "input": "xs", "actions": []}]}, "schema"),
+    ("execute without service", "workflow",
+     _changed(WORKFLOW, lambda d: _action(d).pop("service")), "schema"),
+    ("for without enumerator", "workflow",
+     {"actions": [{"type": "for", "input": "xs", "actions": []}]}, "schema"),
     ("include without macro", "workflow", {"actions": [{"type": "include"}]}, "schema"),
     ("input with var and value", "workflow",
      _changed(WORKFLOW, lambda d: _action(d)["inputs"][0].update(value=1)), "schema"),
@@ -115,7 +120,8 @@ CASES: list[tuple[str, str, Any, str]] = [
     ("inline variable without id", "workflow",
      _changed(WORKFLOW, lambda d: _action(d)["inputs"][0].update(var={"value": 1})), "schema"),
     ("empty action id", "workflow", _changed(WORKFLOW, lambda d: _action(d).update(id="")), "schema"),
-    ("dependsOn a number", "workflow", _changed(WORKFLOW, lambda d: _action(d).update(dependsOn=[1])), "schema"),
+    ("dependsOn a number", "workflow",
+     _changed(WORKFLOW, lambda d: _action(d).update(dependsOn=[1])), "schema"),
     ("api a number", "workflow", {**WORKFLOW, "api": 4}, "schema"),
     ("service without path", "service", [{k: v for k, v in SERVICE.items() if k != "path"}], "schema"),
     ("service parameter type", "service",
@@ -214,3 +220,56 @@ def test_steep_parsing_errors_come_from_the_model_only(case: dict) -> None:
 def test_the_cases_cover_every_layer_and_kind() -> None:
     assert {(kind, layer) for _, kind, _, layer in CASES} >= {
         (k, layer) for k in KINDS for layer in ("schema", "model", "validation")}
+
+
+# -- what the schema lets through, the model converts ------------------------------------------
+# from_json trusts the schema, so every shape the schema allows must convert (and survive a round
+# trip). Here: workflows built from the schema's forms. (A schema loosened below what from_json
+# needs is caught by tests/test_loading.py, whose random documents must raise only InputError.)
+
+_ids = st.sampled_from(["a", "b", "c"])
+_values = st.none() | st.integers(0, 3) | st.text("xy", max_size=2) | st.lists(st.integers(0, 2), max_size=2)
+_ref = _ids | st.fixed_dictionaries({"id": _ids}, optional={"value": _values})
+_input = (st.fixed_dictionaries({"id": _ids, "var": _ref})
+          | st.fixed_dictionaries({"id": _ids, "value": _values}))
+_depends = _ids | st.lists(_ids, max_size=2)
+_retries = st.fixed_dictionaries({}, optional={"maxAttempts": st.integers(-1, 3),
+                                               "delay": st.sampled_from([0, "5s", "1 Elvis"])})
+
+
+def _actions(depth: int):
+    execute = st.fixed_dictionaries({"type": st.just("execute"), "service": _ids}, optional={
+        "id": _ids, "inputs": st.lists(_input, max_size=2), "parameters": st.lists(_input, max_size=1),
+        "outputs": st.lists(st.fixed_dictionaries({"id": _ids, "var": _ref},
+                                                  optional={"prefix": st.just("p/"), "store": st.booleans()}),
+                            max_size=2),
+        "dependsOn": _depends, "retries": _retries,
+        "maxRuntime": st.sampled_from(["1s", 5, {"timeout": 5, "errorOnTimeout": True}])})
+    include = st.fixed_dictionaries({"type": st.just("include"), "macro": _ids}, optional={
+        "id": _ids, "inputs": st.lists(_input, max_size=2), "dependsOn": _depends,
+        "outputs": st.lists(st.fixed_dictionaries({"id": _ids, "var": _ref}), max_size=2)})
+    kinds = [execute, include]
+    if depth:
+        kinds.append(st.fixed_dictionaries({"type": st.just("for"), "input": _ref,
+                                            "enumerator": _ref}, optional={
+            "id": _ids, "output": _ref, "yieldToOutput": _ref, "yieldToInput": _ref, "dependsOn": _depends,
+            "actions": _actions(depth - 1)}))
+    return st.lists(st.one_of(kinds), max_size=3)
+
+
+_workflows = st.fixed_dictionaries({}, optional={
+    "api": st.sampled_from(["4.7.0", "five"]), "name": st.just("n"), "priority": st.integers(-2, 2),
+    "vars": st.lists(st.fixed_dictionaries({"id": _ids}, optional={"value": _values}), max_size=3),
+    "actions": _actions(2), "retries": st.fixed_dictionaries({}, optional={"processChains": _retries})})
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(_workflows)
+def test_every_workflow_the_schema_accepts_converts_and_round_trips(data: dict) -> None:
+    assert not schema_problems(data, "workflow")
+    try:
+        workflow = Workflow.from_json(data)
+    except InputError:
+        return  # a rule of the model (a variable defined twice, a duration that does not parse)
+    again = Workflow.from_json(workflow.to_json())
+    assert again.to_json() == workflow.to_json()
