@@ -349,7 +349,7 @@ def _read_many(spec, kind: str, make: Callable[[dict, tuple], Any], what: str,
 def read_services(spec) -> Definitions:
     """Service metadata from a file, directory, glob or list → {id: Service}."""
     from steepy.model.service import Service
-    from steepy.validation_services import definition_problems
+    from steepy.validation_definitions import definition_problems
 
     return _read_many(spec, "service", Service.from_json, "service", definition_problems)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from steepy.errors import Problem, json_path
+from steepy.errors import Problem
 from steepy.model.service import INPUT, OUTPUT, Service
 from steepy.model.workflow import ExecuteAction
 
@@ -116,13 +116,3 @@ def known(registry: dict, what: str, name: str = "") -> str:
         return f" No {what} are configured."
     shown = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
     return f" Known {what}: {shown}."
-
-
-
-
-def definition_problems(service: Service, base: tuple = ()) -> list[Problem]:
-    """Problems of one service definition that its schema cannot see; `base' is where it
-    stands in its document."""
-    return [Problem(f"cardinality `{p.cardinality}': minimum is greater than maximum",
-                    path=json_path(base + ("parameters", i, "cardinality")))
-            for i, p in enumerate(service.parameters) if p.cardinality.empty]

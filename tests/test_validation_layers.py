@@ -27,7 +27,8 @@ from steepy.errors import InputError
 from steepy.loading import read_file, schema_problems
 from steepy.model import Macro, Service, Workflow
 from steepy.validation import validate_macro, validate_workflow
-from steepy.validation_services import definition_problems, service_file_problems
+from steepy.validation_definitions import definition_problems
+from steepy.validation_services import service_file_problems
 from tests.conftest import conformance_dir, load_conformance
 
 SERVICE = {"id": "cp", "name": "cp", "description": "copy", "path": "cp", "runtime": "other",
