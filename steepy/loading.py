@@ -3,6 +3,14 @@
 Every value is read together with its line and column, so that any later problem (schema,
 model or validation) can name `file:line:column` and the JSON path. Duplicate keys are an
 error. Nothing here raises anything but `InputError` on bad input.
+
+Each rule about a document lives in one layer (tests/test_validation_layers.py checks it):
+the JSON Schema (steepy/schemas) holds the structure (types, required keys, enums, patterns,
+unknown keys); the model's `from_json` converts what the schema let through and raises only
+for what it cannot convert (a variable defined twice, policy values such as durations); the
+validation modules hold the meaning (references, wiring, cycles, parameters, API versions,
+cardinality ranges). Here the first two run in that order, so `from_json` never sees a document
+of the wrong shape.
 """
 
 from __future__ import annotations
@@ -188,6 +196,12 @@ def _short(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+# what a whole document must be, for a document of the wrong type
+_DOCUMENT_SHAPES = {"workflow": "a workflow must be an object with `api' and `actions'",
+                    "service": "service metadata must be a service (an object) or a list of them",
+                    "macro": "a macro file must hold a macro (an object) or a list of them"}
+
+
 def schema_problems(data: Any, kind: str) -> list[Problem]:
     """Problems of `data` against schemas/<kind>.schema.json, one per failing place."""
     validator = _validators()[kind]
@@ -201,7 +215,11 @@ def schema_problems(data: Any, kind: str) -> list[Problem]:
             extra = sorted(set(leaf.instance) - set(leaf.schema.get("properties", {})))
             parts += extra[:1]  # point at the unknown key itself
         path = json_path(parts)
-        problems.append(Problem(_schema_message(error), path=path))
+        if not parts and leaf.validator == "type":
+            message = f"{_DOCUMENT_SHAPES[kind]}, not {_kind(data)}"
+        else:
+            message = _schema_message(error)
+        problems.append(Problem(message, path=path))
     return _dedupe(problems)
 
 
@@ -246,8 +264,6 @@ def parse_workflow(text: str, name: str = "<request>"):
 def workflow_from_document(document: Document):
     from steepy.model.workflow import Workflow
 
-    if not isinstance(document.data, dict):
-        raise document.fail([Problem("a workflow must be an object with `api' and `actions'")])
     return build(document, "workflow", Workflow.from_json), document
 
 
@@ -295,7 +311,10 @@ class Definitions(dict):
         return document.locate(problem)
 
 
-def _read_many(spec, kind: str, make: Callable[[dict, tuple], Any], what: str) -> Definitions:
+def _read_many(spec, kind: str, make: Callable[[dict, tuple], Any], what: str,
+               check: Callable[[Any, tuple], list[Problem]] = lambda obj, base: []) -> Definitions:
+    """Definitions of `kind` from files: schema, then the model, then `check` (the problems of
+    one definition on its own, placed at its position in the document)."""
     by_id = Definitions()
     where: dict[str, str] = {}
     problems: list[Problem] = []
@@ -312,6 +331,7 @@ def _read_many(spec, kind: str, make: Callable[[dict, tuple], Any], what: str) -
                     obj = make(item, position)
                 except InputError as e:
                     raise document.fail(e.problems) from None
+                problems += [document.locate(p) for p in check(obj, position)]
                 if obj.id in by_id:
                     problems.append(document.locate(Problem(
                         f"{what} id `{obj.id}' is already defined in {where[obj.id]}",
@@ -329,8 +349,9 @@ def _read_many(spec, kind: str, make: Callable[[dict, tuple], Any], what: str) -
 def read_services(spec) -> Definitions:
     """Service metadata from a file, directory, glob or list → {id: Service}."""
     from steepy.model.service import Service
+    from steepy.validation_definitions import definition_problems
 
-    return _read_many(spec, "service", Service.from_json, "service")
+    return _read_many(spec, "service", Service.from_json, "service", definition_problems)
 
 
 def read_macros(spec) -> Definitions:

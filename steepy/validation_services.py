@@ -116,5 +116,3 @@ def known(registry: dict, what: str, name: str = "") -> str:
         return f" No {what} are configured."
     shown = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
     return f" Known {what}: {shown}."
-
-

@@ -13,6 +13,7 @@ from typing import Any, NamedTuple, Union
 from steepy.errors import SteepyError
 from steepy.model import (ExecuteAction, ForEachAction, IncludeAction, InputParameter,
                           OutputParameter, RetryPolicy, TimeoutPolicy, Variable)
+from steepy.model.common import read_policies, write_policies
 from steepy.model.workflow import Action
 
 
@@ -29,19 +30,14 @@ class Policies:
     max_runtime: TimeoutPolicy | None = None
     deadline: TimeoutPolicy | None = None
 
-    KEYS = (("retries", "retries"), ("maxInactivity", "max_inactivity"),
-            ("maxRuntime", "max_runtime"), ("deadline", "deadline"))
-
     def to_json(self) -> dict:
-        return {key: getattr(self, attr).to_json() for key, attr in self.KEYS
-                if getattr(self, attr) is not None}
+        out: dict = {}
+        write_policies(out, self)
+        return out
 
     @classmethod
     def from_json(cls, data: dict) -> "Policies":
-        def read(key: str, reader):
-            return None if data.get(key) is None else reader(data[key])
-        return cls(read("retries", RetryPolicy.from_json),
-                   *(read(key, TimeoutPolicy.from_json) for key, _ in cls.KEYS[1:]))
+        return cls(**read_policies(data, ()))
 
 
 NO_POLICIES = Policies()

@@ -1,4 +1,11 @@
-"""Small helpers shared by the model classes."""
+"""Small helpers shared by the model classes.
+
+The `from_json` readers of the model convert documents that passed the JSON Schema (and, for
+input files, are checked by the validation modules afterwards), or that steepy wrote itself:
+they trust the shape (types, required keys, enums) and raise only for what cannot be converted,
+each such rule in one place: a variable defined twice (the model holds one variable per id) and
+the values of retry and timeout policies (durations, ranges; `steepy.model.policies`).
+"""
 
 from __future__ import annotations
 
@@ -33,14 +40,6 @@ def problem(path: tuple, message: str) -> InputError:
     return InputError(Problem(message, path=json_path(path)))
 
 
-def require(data: dict, key: str, path: tuple) -> Any:
-    if not isinstance(data, dict):
-        raise problem(path, f"expected an object, got {type_name(data)}")
-    if data.get(key) is None:
-        raise problem(path + (key,), f"`{key}' is required")
-    return data[key]
-
-
 def type_name(value: Any) -> str:
     if value is None:
         return "null"
@@ -62,11 +61,10 @@ def nested(reader, value: Any, path: tuple):
         raise e.within(path) from None
 
 
-def read_timeout(data: dict, key: str, path: tuple):
-    from steepy.model.policies import TimeoutPolicy
-
-    value = data.get(key)
-    return None if value is None else nested(TimeoutPolicy.from_json, value, path + (key,))
+# The retry and timeout policies a service, execute action or executable may carry:
+# (JSON key, attribute)
+POLICY_FIELDS = (("retries", "retries"), ("maxInactivity", "max_inactivity"),
+                 ("maxRuntime", "max_runtime"), ("deadline", "deadline"))
 
 
 def read_retries(data: dict, path: tuple):
@@ -76,10 +74,21 @@ def read_retries(data: dict, path: tuple):
     return None if value is None else nested(RetryPolicy.from_json, value, path + ("retries",))
 
 
+def read_policies(data: dict, path: tuple) -> dict[str, Any]:
+    """The policies of `data` by attribute name (None where absent), for a constructor."""
+    from steepy.model.policies import RetryPolicy, TimeoutPolicy
+
+    out: dict[str, Any] = {}
+    for key, attr in POLICY_FIELDS:
+        value = data.get(key)
+        reader = RetryPolicy.from_json if key == "retries" else TimeoutPolicy.from_json
+        out[attr] = None if value is None else nested(reader, value, path + (key,))
+    return out
+
+
 def write_policies(out: dict, owner: Any) -> None:
     """Write the retry and timeout policies of a service, action or executable."""
-    for key, attr in (("retries", "retries"), ("maxInactivity", "max_inactivity"),
-                      ("maxRuntime", "max_runtime"), ("deadline", "deadline")):
+    for key, attr in POLICY_FIELDS:
         policy = getattr(owner, attr)
         if policy is not None:
             out[key] = policy.to_json()

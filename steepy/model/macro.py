@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from steepy.model.common import problem, put, require
+from steepy.model.common import put
 from steepy.model.workflow import Action, Variable, VariableResolver, VariableWriter, read_actions, var_to_json
 
 MACRO_INPUT = "input"
@@ -21,13 +21,9 @@ class MacroParameter:
     default: Any = None
 
     @classmethod
-    def from_json(cls, data: dict, path: tuple) -> "MacroParameter":
-        kind = require(data, "type", path)
-        if kind not in (MACRO_INPUT, MACRO_OUTPUT):
-            raise problem(path + ("type",), f"macro parameter type `{kind}' is unknown; "
-                          "allowed: input, output")
-        return cls(id=str(require(data, "id", path)), name=str(data.get("name") or ""),
-                   description=str(data.get("description") or ""), type=kind,
+    def from_json(cls, data: dict) -> "MacroParameter":
+        return cls(id=data["id"], name=str(data.get("name") or ""),
+                   description=str(data.get("description") or ""), type=data["type"],
                    default=data.get("default"))
 
     def to_json(self) -> dict:
@@ -51,11 +47,10 @@ class Macro:
         variables = [resolver.declare(v, path + ("vars", i))
                      for i, v in enumerate(data.get("vars") or [])]
         return cls(
-            id=str(require(data, "id", path)),
+            id=data["id"],
             name=str(data.get("name") or ""),
             description=str(data.get("description") or ""),
-            parameters=[MacroParameter.from_json(p, path + ("parameters", i))
-                        for i, p in enumerate(data.get("parameters") or [])],
+            parameters=[MacroParameter.from_json(p) for p in data.get("parameters") or []],
             vars=variables,
             actions=read_actions(data.get("actions") or [], resolver, path + ("actions",)),
         )

@@ -1,5 +1,6 @@
 """Process chains, executables and arguments (reference 3.1).
 
+Read back from what steepy itself wrote (the registry), so `from_json` only converts.
 Serialised exactly as Steep writes them: null fields dropped, `priority` dropped when 0,
 retry-policy defaults and `errorOnTimeout: false` dropped, everything else (including
 `runtime: other`, `dataType: string` and empty lists) written.
@@ -10,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from steepy.model.common import put, read_retries, read_timeout, require, scalar_text, write_policies
+from steepy.model.common import put, read_policies, read_retries, scalar_text, write_policies
 from steepy.model.policies import RetryPolicy, TimeoutPolicy
 
 # Built-in data types (reference 3.1)
@@ -25,8 +26,8 @@ class ArgumentVariable:
     value: str
 
     @classmethod
-    def from_json(cls, data: dict, path: tuple = ()) -> "ArgumentVariable":
-        return cls(scalar_text(require(data, "id", path)), scalar_text(data.get("value", "")))
+    def from_json(cls, data: dict) -> "ArgumentVariable":
+        return cls(scalar_text(data["id"]), scalar_text(data.get("value", "")))
 
     def to_json(self) -> dict:
         return {"id": self.id, "value": self.value}
@@ -41,11 +42,11 @@ class Argument:
     data_type: str = DATA_TYPE_STRING
 
     @classmethod
-    def from_json(cls, data: dict, path: tuple = ()) -> "Argument":
+    def from_json(cls, data: dict) -> "Argument":
         return cls(
-            id=scalar_text(require(data, "id", path)),
-            variable=ArgumentVariable.from_json(require(data, "variable", path), path + ("variable",)),
-            type=str(require(data, "type", path)),
+            id=scalar_text(data["id"]),
+            variable=ArgumentVariable.from_json(data["variable"]),
+            type=data["type"],
             label=None if data.get("label") is None else scalar_text(data["label"]),
             data_type=str(data.get("dataType") or DATA_TYPE_STRING),
         )
@@ -73,18 +74,13 @@ class Executable:
     @classmethod
     def from_json(cls, data: dict, path: tuple = ()) -> "Executable":
         return cls(
-            id=scalar_text(require(data, "id", path)),
-            path=scalar_text(require(data, "path", path)),
-            service_id=scalar_text(require(data, "serviceId", path)),
-            arguments=[Argument.from_json(a, path + ("arguments", i))
-                       for i, a in enumerate(data.get("arguments") or [])],
+            id=scalar_text(data["id"]),
+            path=scalar_text(data["path"]),
+            service_id=scalar_text(data["serviceId"]),
+            arguments=[Argument.from_json(a) for a in data.get("arguments") or []],
             runtime=str(data.get("runtime") or "other"),
-            runtime_args=[Argument.from_json(a, path + ("runtimeArgs", i))
-                          for i, a in enumerate(data.get("runtimeArgs") or [])],
-            retries=read_retries(data, path),
-            max_inactivity=read_timeout(data, "maxInactivity", path),
-            max_runtime=read_timeout(data, "maxRuntime", path),
-            deadline=read_timeout(data, "deadline", path),
+            runtime_args=[Argument.from_json(a) for a in data.get("runtimeArgs") or []],
+            **read_policies(data, path),
         )
 
     def to_json(self) -> dict:
@@ -111,7 +107,7 @@ class ProcessChain:
     @classmethod
     def from_json(cls, data: dict, path: tuple = ()) -> "ProcessChain":
         return cls(
-            id=scalar_text(require(data, "id", path)),
+            id=scalar_text(data["id"]),
             executables=[Executable.from_json(e, path + ("executables", i))
                          for i, e in enumerate(data.get("executables") or [])],
             required_capabilities=[scalar_text(c) for c in data.get("requiredCapabilities") or []],

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from steepy.model.common import problem, put, read_retries, read_timeout, require, write_policies
+from steepy.model.common import put, read_policies, scalar_text, write_policies
 from steepy.model.policies import RetryPolicy, TimeoutPolicy
 
 INPUT = "input"
 OUTPUT = "output"
-_CARDINALITY = re.compile(r"^\s*(\d+)\s*\.\.\s*(\d+|n)\s*$")
 
 
 @dataclass(frozen=True)
@@ -23,16 +21,16 @@ class Cardinality:
     max: int | None
 
     @classmethod
-    def parse(cls, text: Any, path: tuple = ()) -> "Cardinality":
-        match = _CARDINALITY.match(str(text))
-        if not match:
-            raise problem(path, f"cardinality `{text}' is not of the form `min..max' "
-                          "(e.g. `1..1', `0..n')")
-        low = int(match.group(1))
-        high = None if match.group(2) == "n" else int(match.group(2))
-        if high is not None and low > high:
-            raise problem(path, f"cardinality `{text}': minimum is greater than maximum")
-        return cls(low, high)
+    def parse(cls, text: str) -> "Cardinality":
+        """`min..max' as the schema allows it (max may be greater or smaller: the validation
+        of service definitions reports a minimum above the maximum)."""
+        low, high = str(text).split("..")
+        return cls(int(low), None if high.strip() == "n" else int(high))
+
+    @property
+    def empty(self) -> bool:
+        """No count allows it (minimum above maximum)."""
+        return self.max is not None and self.min > self.max
 
     def allows(self, count: int) -> bool:
         return count >= self.min and (self.max is None or count <= self.max)
@@ -54,18 +52,13 @@ class ServiceParameter:
     label: str | None = None
 
     @classmethod
-    def from_json(cls, data: dict, path: tuple) -> "ServiceParameter":
-        kind = require(data, "type", path)
-        if kind not in (INPUT, OUTPUT):
-            raise problem(path + ("type",), f"parameter type `{kind}' is unknown; "
-                          "allowed: input, output")
+    def from_json(cls, data: dict) -> "ServiceParameter":
         return cls(
-            id=str(require(data, "id", path)),
+            id=data["id"],
             name=str(data.get("name") or ""),
             description=str(data.get("description") or ""),
-            type=kind,
-            cardinality=Cardinality.parse(require(data, "cardinality", path),
-                                          path + ("cardinality",)),
+            type=data["type"],
+            cardinality=Cardinality.parse(data["cardinality"]),
             data_type=str(data.get("dataType") or "string"),
             default=data.get("default"),
             file_suffix=data.get("fileSuffix"),
@@ -91,15 +84,13 @@ class RuntimeArgument:
     value: str | None = None
 
     @classmethod
-    def from_json(cls, data: dict, path: tuple) -> "RuntimeArgument":
+    def from_json(cls, data: dict) -> "RuntimeArgument":
         value = data.get("value")
         if isinstance(value, (dict, list)):
             value = json.dumps(value)  # objects are kept as JSON text, as Steep does
         elif value is not None:
-            from steepy.model.common import scalar_text
-
             value = scalar_text(value)
-        return cls(id=str(require(data, "id", path)), name=str(data.get("name") or ""),
+        return cls(id=data["id"], name=str(data.get("name") or ""),
                    description=str(data.get("description") or ""),
                    data_type=str(data.get("dataType") or "string"),
                    label=data.get("label"), value=value)
@@ -130,20 +121,15 @@ class Service:
     @classmethod
     def from_json(cls, data: dict, path: tuple = ()) -> "Service":
         return cls(
-            id=str(require(data, "id", path)),
+            id=data["id"],
             name=str(data.get("name") or ""),
             description=str(data.get("description") or ""),
-            path=str(require(data, "path", path)),
+            path=data["path"],
             runtime=str(data.get("runtime") or "other"),
-            parameters=[ServiceParameter.from_json(p, path + ("parameters", i))
-                        for i, p in enumerate(data.get("parameters") or [])],
-            runtime_args=[RuntimeArgument.from_json(a, path + ("runtimeArgs", i))
-                          for i, a in enumerate(data.get("runtimeArgs") or [])],
+            parameters=[ServiceParameter.from_json(p) for p in data.get("parameters") or []],
+            runtime_args=[RuntimeArgument.from_json(a) for a in data.get("runtimeArgs") or []],
             required_capabilities=[str(c) for c in data.get("requiredCapabilities") or []],
-            retries=read_retries(data, path),
-            max_inactivity=read_timeout(data, "maxInactivity", path),
-            max_runtime=read_timeout(data, "maxRuntime", path),
-            deadline=read_timeout(data, "deadline", path),
+            **read_policies(data, path),
         )
 
     def to_json(self) -> dict:

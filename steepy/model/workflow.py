@@ -6,8 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 from steepy.ids import unique_id
-from steepy.model.common import (as_list, nested, problem, put, read_retries, read_timeout,
-                                 require, write_policies)
+from steepy.model.common import as_list, nested, problem, put, read_policies, write_policies
 from steepy.model.policies import RetryPolicy, TimeoutPolicy
 
 API_VERSION = "4.7.0"
@@ -31,31 +30,31 @@ class Variable:
 
 
 class VariableResolver:
-    """Hands out one Variable per id while a workflow or macro is read."""
+    """Hands out one Variable per id while a workflow or macro is read.
+
+    A variable given as an object twice is the one rule of reading a workflow that the model
+    cannot leave to validation: one Variable per id cannot hold two definitions.
+    """
 
     def __init__(self) -> None:
         self.by_id: dict[str, Variable] = {}
         self._defined: set[str] = set()  # ids already given as an object (declared or inline)
 
-    def declare(self, data: Any, path: tuple) -> Variable:
-        """An entry of `vars`: always an object (a bare id is accepted too)."""
-        if isinstance(data, str):
-            data = {"id": data}
-        var_id = require(data, "id", path)
+    def declare(self, data: dict, path: tuple) -> Variable:
+        """An entry of `vars`: an object {id, value}."""
+        var_id = data["id"]
         if var_id in self._defined:
             raise problem(path + ("id",), f"Variable `{var_id}' is declared more than once "
                           f"(key={var_id}); declare it once and refer to it by its id")
-        return self._define(str(var_id), data.get("value"))
+        return self._define(var_id, data.get("value"))
 
     def ref(self, data: Any, path: tuple) -> Variable:
         """A reference: a bare id string, or an inline definition {id, value}."""
-        if isinstance(data, (str, int)) and not isinstance(data, bool):
-            var_id = str(data)
-            if var_id not in self.by_id:
-                self.by_id[var_id] = Variable(var_id)
-            return self.by_id[var_id]
-        var_id = require(data, "id", path)
-        var_id = str(var_id)
+        if isinstance(data, str):
+            if data not in self.by_id:
+                self.by_id[data] = Variable(data)
+            return self.by_id[data]
+        var_id = data["id"]
         if var_id in self._defined:
             raise problem(path, f"Variable `{var_id}' is defined more than once (key={var_id}); "
                           "define it once and refer to it elsewhere by its id only")
@@ -104,13 +103,9 @@ class InputParameter:
 
     @classmethod
     def from_json(cls, data: dict, resolver: VariableResolver, path: tuple) -> "InputParameter":
-        param_id = str(require(data, "id", path))
-        if "var" in data and data["var"] is not None:
-            if "value" in data:
-                raise problem(path, f"input `{param_id}' has both `var' and `value'; give one")
+        param_id = data["id"]
+        if "var" in data:
             return cls(param_id, resolver.ref(data["var"], path + ("var",)))
-        if "value" not in data:
-            raise problem(path, f"input `{param_id}' needs `var' (a variable id) or `value'")
         return cls(param_id, Variable(f"{param_id}_{unique_id()}", data["value"]), anonymous=True)
 
     def to_json(self, writer: VariableWriter) -> dict:
@@ -128,9 +123,8 @@ class OutputParameter:
 
     @classmethod
     def from_json(cls, data: dict, resolver: VariableResolver, path: tuple) -> "OutputParameter":
-        param_id = str(require(data, "id", path))
-        var = resolver.ref(require(data, "var", path), path + ("var",))
-        return cls(param_id, var, data.get("prefix"), bool(data.get("store", False)))
+        var = resolver.ref(data["var"], path + ("var",))
+        return cls(data["id"], var, data.get("prefix"), bool(data.get("store", False)))
 
     def to_json(self, writer: VariableWriter) -> dict:
         out: dict = {"id": self.id, "var": writer.ref(self.var)}
@@ -149,8 +143,7 @@ class IncludeOutputParameter:
 
     @classmethod
     def from_json(cls, data: dict, resolver: VariableResolver, path: tuple) -> "IncludeOutputParameter":
-        return cls(str(require(data, "id", path)),
-                   resolver.ref(require(data, "var", path), path + ("var",)))
+        return cls(data["id"], resolver.ref(data["var"], path + ("var",)))
 
     def to_json(self, writer: VariableWriter) -> dict:
         return {"id": self.id, "var": writer.ref(self.var)}
@@ -185,17 +178,14 @@ class ExecuteAction:
         # pre-5.0 workflows had `parameters`; Steep merges them into the inputs
         inputs_json += list(data.get("parameters") or [])
         return cls(
-            id=str(data.get("id") or unique_id()),
-            service=str(require(data, "service", path)),
+            id=data.get("id") or unique_id(),
+            service=data["service"],
             inputs=[InputParameter.from_json(p, resolver, path + ("inputs", i))
                     for i, p in enumerate(inputs_json)],
             outputs=[OutputParameter.from_json(p, resolver, path + ("outputs", i))
                      for i, p in enumerate(data.get("outputs") or [])],
-            depends_on=[str(d) for d in as_list(data.get("dependsOn"))],
-            retries=read_retries(data, path),
-            max_inactivity=read_timeout(data, "maxInactivity", path),
-            max_runtime=read_timeout(data, "maxRuntime", path),
-            deadline=read_timeout(data, "deadline", path),
+            depends_on=as_list(data.get("dependsOn")),
+            **read_policies(data, path),
         )
 
     def to_json(self, writer: VariableWriter) -> dict:
@@ -219,19 +209,19 @@ class ForEachAction:
 
     @classmethod
     def from_json(cls, data: dict, resolver: VariableResolver, path: tuple) -> "ForEachAction":
-        def ref(key: str, required: bool = False) -> Variable | None:
-            value = require(data, key, path) if required else data.get(key)
+        def ref(key: str) -> Variable | None:
+            value = data.get(key)
             return None if value is None else resolver.ref(value, path + (key,))
 
         return cls(
-            id=str(data.get("id") or unique_id()),
-            input=ref("input", True),
-            enumerator=ref("enumerator", True),
+            id=data.get("id") or unique_id(),
+            input=resolver.ref(data["input"], path + ("input",)),
+            enumerator=resolver.ref(data["enumerator"], path + ("enumerator",)),
             output=ref("output"),
             actions=read_actions(data.get("actions") or [], resolver, path + ("actions",)),
             yield_to_output=ref("yieldToOutput"),
             yield_to_input=ref("yieldToInput"),
-            depends_on=[str(d) for d in as_list(data.get("dependsOn"))],
+            depends_on=as_list(data.get("dependsOn")),
         )
 
     def to_json(self, writer: VariableWriter) -> dict:
@@ -258,13 +248,13 @@ class IncludeAction:
     @classmethod
     def from_json(cls, data: dict, resolver: VariableResolver, path: tuple) -> "IncludeAction":
         return cls(
-            id=str(data.get("id") or unique_id()),
-            macro=str(require(data, "macro", path)),
+            id=data.get("id") or unique_id(),
+            macro=data["macro"],
             inputs=[InputParameter.from_json(p, resolver, path + ("inputs", i))
                     for i, p in enumerate(data.get("inputs") or [])],
             outputs=[IncludeOutputParameter.from_json(p, resolver, path + ("outputs", i))
                      for i, p in enumerate(data.get("outputs") or [])],
-            depends_on=[str(d) for d in as_list(data.get("dependsOn"))],
+            depends_on=as_list(data.get("dependsOn")),
         )
 
     def to_json(self, writer: VariableWriter) -> dict:
@@ -278,15 +268,8 @@ ACTION_TYPES = {"execute": ExecuteAction, "for": ForEachAction, "include": Inclu
 
 
 def read_actions(items: list, resolver: VariableResolver, path: tuple) -> list[Action]:
-    actions: list[Action] = []
-    for i, data in enumerate(items):
-        kind = require(data, "type", path + (i,))
-        cls = ACTION_TYPES.get(kind)
-        if cls is None:
-            raise problem(path + (i, "type"), f"unknown action type `{kind}'; "
-                          "allowed: execute, for, include")
-        actions.append(cls.from_json(data, resolver, path + (i,)))
-    return actions
+    return [ACTION_TYPES[data["type"]].from_json(data, resolver, path + (i,))
+            for i, data in enumerate(items)]
 
 
 def walk_actions(actions: list[Action]):
@@ -309,8 +292,6 @@ class Workflow:
 
     @classmethod
     def from_json(cls, data: dict) -> "Workflow":
-        if not isinstance(data, dict):
-            raise problem((), "a workflow must be an object with `actions'")
         resolver = VariableResolver()
         variables = [resolver.declare(v, ("vars", i)) for i, v in enumerate(data.get("vars") or [])]
         actions = read_actions(data.get("actions") or [], resolver, ("actions",))
@@ -319,7 +300,7 @@ class Workflow:
         if isinstance(retries_json, dict) and retries_json.get("processChains") is not None:
             retries = nested(RetryPolicy.from_json, retries_json["processChains"],
                               ("retries", "processChains"))
-        return cls(api=str(data.get("api") or API_VERSION), name=data.get("name"),
+        return cls(api=data.get("api") or API_VERSION, name=data.get("name"),
                    priority=int(data.get("priority") or 0), retries=retries,
                    vars=variables, actions=actions, has_retries=retries_json is not None)
 

@@ -1,0 +1,20 @@
+"""Checks of a service definition on its own that its schema cannot express, run whenever
+service metadata is read (`steepy.loading.read_services`). What a definition means for a
+workflow that uses it (parameters, runtimes) is `steepy.validation_services`.
+
+Kept apart from that module so that reading files needs nothing of the plugins (which
+validation_services asks for the runtimes steepy has).
+"""
+
+from __future__ import annotations
+
+from steepy.errors import Problem, json_path
+from steepy.model.service import Service
+
+
+def definition_problems(service: Service, base: tuple = ()) -> list[Problem]:
+    """Problems of one service definition that its schema cannot see; `base' is where it
+    stands in its document."""
+    return [Problem(f"cardinality `{p.cardinality}': minimum is greater than maximum",
+                    path=json_path(base + ("parameters", i, "cardinality")))
+            for i, p in enumerate(service.parameters) if p.cardinality.empty]
