@@ -12,8 +12,11 @@ that has seen id N resumes after N (`Last-Event-ID`) and misses nothing.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import logging
 import time
+from datetime import datetime
+from itertools import islice
 from typing import Callable
 
 from steepy.registry import ReadViews
@@ -25,6 +28,9 @@ log = logging.getLogger(__name__)
 
 BATCH = 1000  # events read per query
 QUEUE = 10_000  # events a subscriber may have waiting before it reads from the database again
+# upper bounds (seconds) of the delivery delay histogram's buckets (/metrics); one more: above
+DELAY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+STAMPS = 20_000  # event times kept parsed, so that each is parsed once, not once per client
 
 
 class Subscription:
@@ -36,6 +42,7 @@ class Subscription:
         self.submission_id = submission_id
         self._queue: asyncio.Queue[dict] = asyncio.Queue(QUEUE)
         self._behind = True  # read from the database before taking the queue
+        self.since = time.time()  # older events wait from here (delivery delay)
 
     def offer(self, event: dict) -> None:
         if self.submission_id is not None and event.get("submissionId") != self.submission_id:
@@ -56,6 +63,7 @@ class Subscription:
                 self._behind = True  # more to read before the queue
             if found:
                 self.after = found[-1]["id"]
+                self.feed.record_delivery(found, self.since)
                 return found
         try:
             async with asyncio.timeout(timeout):
@@ -66,6 +74,7 @@ class Subscription:
         out = [e for e in out if e["id"] > self.after]  # read from the database already
         if out:
             self.after = out[-1]["id"]
+            self.feed.record_delivery(out, self.since)
         return out
 
     def _drain(self) -> list[dict]:
@@ -90,6 +99,12 @@ class Feed:
         self.subscribers: set[Subscription] = set()
         self.last_id = 0  # the newest event handed out
         self.delivered = 0  # events handed to subscribers (for /metrics)
+        # how long events took to reach a subscriber, from their time (stamped in the
+        # transaction that commits them) or the subscription, whichever is later: counts
+        # per DELAY_BUCKETS bucket, and their sum
+        self.delay_counts = [0] * (len(DELAY_BUCKETS) + 1)
+        self.delay_sum = 0.0
+        self._stamps: dict[int, float] = {}  # event id -> its time (POSIX seconds)
         self._task: asyncio.Task | None = None
         self._started = asyncio.Event()
 
@@ -102,6 +117,24 @@ class Feed:
                                     submission_id)
         self.subscribers.add(subscription)
         return subscription
+
+    def record_delivery(self, events: list[dict], since: float) -> None:
+        now = time.time()
+        self.delivered += len(events)
+        for event in events:
+            stamp = self._stamps.get(event["id"])
+            if stamp is None:
+                try:
+                    stamp = self._stamps[event["id"]] = datetime.fromisoformat(
+                        event["time"]).timestamp()
+                except (KeyError, TypeError, ValueError):
+                    continue
+                if len(self._stamps) > STAMPS:  # forget the oldest half
+                    for key in list(islice(self._stamps, STAMPS // 2)):
+                        del self._stamps[key]
+            delay = max(0.0, now - max(since, stamp))
+            self.delay_counts[bisect.bisect_left(DELAY_BUCKETS, delay)] += 1
+            self.delay_sum += delay
 
     def start(self, stop: asyncio.Event | None = None) -> None:
         """Follow the database in this event loop (once), until `stop` is set."""
@@ -140,6 +173,5 @@ class Feed:
             for subscription in list(self.subscribers):
                 for event in found:
                     subscription.offer(event)
-            self.delivered += len(found) * len(self.subscribers)
             if len(found) < BATCH:
                 return

@@ -1,4 +1,8 @@
-"""GET|HEAD /logs/processchains/{id}: a run's output as plain text, whole or a byte range."""
+"""GET|HEAD /logs/processchains/{id}: a run's output as plain text, whole or a byte range.
+
+A byte range comes in the standard `Range` header (206 with `Content-Range`) or, as Steep's
+web UI sends it, in `x-range`: the same ranges, answered with 200 and `x-content-range`, so
+that a browser may still ask for a compressed body (Steep's reason for the header)."""
 
 from __future__ import annotations
 
@@ -21,18 +25,19 @@ _RANGE = re.compile(r"\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*")
 
 def parse_range(header: str, size: int) -> tuple[int, int]:
     """The inclusive byte range [start, end] that `header` asks for in a file of `size`
-    bytes; ApiError 416 when it is malformed or cannot be satisfied (one range only)."""
+    bytes; ApiError 416 when it is malformed or cannot be satisfied (one range only). The
+    last n bytes of an empty file are (0, -1), nothing: satisfiable (RFC 9110, 14.1.1)."""
     match = _RANGE.fullmatch(header)
     start = end = None
     if match and (match[1] or match[2]) and len(match[1]) < 19 and len(match[2]) < 19:
         if match[1]:  # bytes=a- or bytes=a-b
             start = int(match[1])
             end = min(int(match[2]), size - 1) if match[2] else size - 1
-            if match[2] and int(match[2]) < start:
+            if (match[2] and int(match[2]) < start) or start >= size:
                 start = None
         elif int(match[2]) > 0:  # bytes=-n: the last n bytes
             start, end = max(0, size - int(match[2])), size - 1
-    if start is None or start >= size:
+    if start is None:
         raise ApiError(416, f"Range not satisfiable: `{header}' (the log has {size} bytes)",
                        headers={"Content-Range": f"bytes */{size}"})
     return start, end
@@ -49,8 +54,10 @@ def _read(path: str, start: int, length: int) -> Iterator[bytes]:
             yield chunk
 
 
-LOG_RESPONSES = {200: {"content": {"text/plain": {}}},
-                 206: {"description": "The requested byte range"},
+LOG_RESPONSES = {200: {"description": "The log, or the byte range asked for by `x-range` "
+                                        "(with `x-content-range`)",
+                        "content": {"text/plain": {}}},
+                 206: {"description": "The byte range asked for by `Range`"},
                  400: {"description": "Not a run number"},
                  404: {"description": "No such chain or run, not run yet, or no log"},
                  416: {"description": "Range not satisfiable"}}
@@ -65,7 +72,10 @@ def get_log(request: Request, id: str,
                                           description="Run (default: the latest)"),
             forceDownload: bool = Query(False, description="Answer as an attachment")
             ) -> Response:
-    """Supports `Range: bytes=a-b`, `bytes=a-` and `bytes=-n` (also as `x-range`)."""
+    """Supports `Range: bytes=a-b`, `bytes=a-` and `bytes=-n` (206 with `Content-Range`),
+    and the same in `x-range`, which Steep's web UI sends (200 with `x-content-range`; it wins
+    over `Range`). The last n bytes of an empty log are an empty 200 (`x-content-range:
+    bytes 0--1/0`, as Steep says)."""
     ctx = context(request)
     found = ctx.views.chain_status(id)
     if found is None:
@@ -90,12 +100,17 @@ def get_log(request: Request, id: str,
     if forceDownload:
         name = f"{id}.log" if runNumber == 1 else f"{id}.{runNumber}.log"
         headers["Content-Disposition"] = f'attachment; filename="{name}"'
-    wanted = request.headers.get("range") or request.headers.get("x-range")
+    extended = request.headers.get("x-range")
+    wanted = extended if extended is not None else request.headers.get("range")
     status, start, length = 200, 0, size
     if wanted is not None:
         start, end = parse_range(wanted, size)
-        status, length = 206, end - start + 1
-        headers["Content-Range"] = f"bytes {start}-{end}/{size}"
+        length = end - start + 1
+        if extended is not None:  # Steep's own: 200, so that the body may be compressed
+            headers["x-content-range"] = f"bytes {start}-{end}/{size}"
+        elif length > 0:
+            status = 206
+            headers["Content-Range"] = f"bytes {start}-{end}/{size}"
     headers["Content-Length"] = str(length)
     media = "text/plain; charset=utf-8"
     if request.method == "HEAD":

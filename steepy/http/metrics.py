@@ -1,43 +1,105 @@
-"""The Prometheus text format of /metrics: Steep's metric names where steepy has the same
-thing (chains by status, retries by service, agents), steepy's own for the rest."""
+"""GET /metrics, written by prometheus-client: Steep's metric names where steepy has the same
+thing (chains by status, retries by service, agents), steepy's own for the rest, and the live
+feed's figures (clients, events delivered, delivery delay).
+
+Each request builds its own CollectorRegistry from collectors that read the registry and
+this app's feed at that moment: nothing is kept in prometheus-client's global registry, so
+several apps in one process (tests) never see each other's figures."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Iterator
 
+from fastapi import APIRouter, Request
+from prometheus_client import CollectorRegistry
+from prometheus_client.exposition import choose_encoder
+from prometheus_client.metrics_core import (CounterMetricFamily, GaugeMetricFamily,
+                                            HistogramMetricFamily, Metric)
+from starlette.responses import Response
+
+from steepy.feed import DELAY_BUCKETS, Feed
+from steepy.http.context import ApiContext
+from steepy.http.responses import context
 from steepy.model.submission import ProcessChainStatus, SubmissionStatus
 
-
-def _label(value: Any) -> str:
-    return str(value).replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+router = APIRouter(tags=["system"])
 
 
-def _family(lines: list[str], name: str, kind: str, text: str,
-            samples: list[tuple[dict[str, Any], Any]]) -> None:
-    lines.append(f"# HELP {name} {text}")
-    lines.append(f"# TYPE {name} {kind}")
-    for labels, value in samples:
-        rendered = ",".join(f'{k}="{_label(v)}"' for k, v in labels.items())
-        lines.append(f"{name}{{{rendered}}} {value}" if rendered else f"{name} {value}")
+class StoreCollector:
+    """What the database holds: submissions, chains and runs by status, retries, agents."""
+
+    def __init__(self, ctx: ApiContext):
+        self.ctx = ctx
+
+    def collect(self) -> Iterator[Metric]:
+        m = self.ctx.views.metrics(self.ctx.agent_max_age_s)
+        chains = GaugeMetricFamily("steep_scheduler_process_chains",
+                                   "Number of process chains by status", labels=["status"])
+        for s in ProcessChainStatus:
+            chains.add_metric([s.value], m["chains"].get(s, 0))
+        yield chains
+        # a gauge, as in Steep (a counter's samples would be named ..._total)
+        retries = GaugeMetricFamily("steep_local_agent_retries",
+                                    "Executable attempts after the first (retries), by service",
+                                    labels=["serviceId"])
+        for service, n in sorted(m["retries"].items()):
+            retries.add_metric([str(service)], n)
+        yield retries
+        yield GaugeMetricFamily("steep_remote_agents", "Number of live agents",
+                                value=m["agents"])
+        yield GaugeMetricFamily("steepy_agents_busy", "Number of live agents running a chain",
+                                value=m["busy_agents"])
+        subs = GaugeMetricFamily("steepy_submissions", "Number of submissions by status",
+                                 labels=["status"])
+        for s in SubmissionStatus:
+            subs.add_metric([s.value], m["submissions"].get(s, 0))
+        yield subs
+        runs = GaugeMetricFamily("steepy_process_chain_runs",
+                                 "Number of process-chain runs by outcome (RUNNING: not finished)",
+                                 labels=["status"])
+        for s, n in sorted(m["runs"].items()):
+            runs.add_metric([str(s)], n)
+        yield runs
 
 
-def render_metrics(m: dict[str, Any]) -> str:
-    lines: list[str] = []
-    chains = m["chains"]
-    _family(lines, "steep_scheduler_process_chains", "gauge",
-            "Number of process chains by status",
-            [({"status": s}, chains.get(s, 0)) for s in ProcessChainStatus])
-    _family(lines, "steep_local_agent_retries", "counter",
-            "Executable attempts after the first (retries), by service",
-            [({"serviceId": service}, n) for service, n in sorted(m["retries"].items())])
-    _family(lines, "steep_remote_agents", "gauge", "Number of live agents",
-            [({}, m["agents"])])
-    _family(lines, "steepy_agents_busy", "gauge", "Number of live agents running a chain",
-            [({}, m["busy_agents"])])
-    subs = m["submissions"]
-    _family(lines, "steepy_submissions", "gauge", "Number of submissions by status",
-            [({"status": s}, subs.get(s, 0)) for s in SubmissionStatus])
-    _family(lines, "steepy_process_chain_runs", "gauge",
-            "Number of process-chain runs by outcome (RUNNING: not finished)",
-            [({"status": s}, n) for s, n in sorted(m["runs"].items())])
-    return "\n".join(lines) + "\n"
+class FeedCollector:
+    """The live feed of this server process (steepy/feed.py)."""
+
+    def __init__(self, feed: Feed):
+        self.feed = feed
+
+    def collect(self) -> Iterator[Metric]:
+        feed = self.feed
+        yield GaugeMetricFamily("steepy_feed_subscribers",
+                                "Number of clients following the live feed (GET /events, "
+                                "submission streams)", value=len(feed.subscribers))
+        yield CounterMetricFamily("steepy_feed_events_delivered",
+                                  "Events handed to the live feed's clients",
+                                  value=feed.delivered)
+        counts = list(feed.delay_counts)
+        cumulative, buckets = 0, []
+        for bound, n in zip([*map(str, DELAY_BUCKETS), "+Inf"], counts):
+            cumulative += n
+            buckets.append((bound, cumulative))
+        yield HistogramMetricFamily(
+            "steepy_feed_delivery_delay_seconds",
+            "Time from an event's commit (or the client's subscription, if later) until "
+            "the live feed hands it to a client", buckets=buckets, sum_value=feed.delay_sum)
+
+
+def exposition(ctx: ApiContext, accept: str | None) -> tuple[bytes, str]:
+    """The metrics in the format `accept` asks for (Prometheus text or OpenMetrics)."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(StoreCollector(ctx))
+    registry.register(FeedCollector(ctx.feed))
+    encode, content_type = choose_encoder(accept or "")
+    return encode(registry), content_type
+
+
+@router.get("/metrics", summary="Prometheus metrics",
+            responses={200: {"content": {"text/plain": {},
+                                         "application/openmetrics-text": {}}}})
+def metrics(request: Request) -> Response:
+    """Prometheus's text format, or OpenMetrics for a client that asks for it (`Accept`)."""
+    body, content_type = exposition(context(request), request.headers.get("accept"))
+    return Response(body, media_type=content_type)

@@ -1,4 +1,4 @@
-"""/ (version), /health, /services, /agents and /metrics."""
+"""/ (version), /health, /services and /agents."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from starlette.responses import Response
 
 from steepy import __version__
 from steepy.http.errors import ApiError
-from steepy.http.metrics import render_metrics
 from steepy.http.responses import context, json_response
 
 router = APIRouter()
@@ -91,10 +90,3 @@ def get_agent(request: Request, id: str) -> Response:
         return Response(status_code=200)
     return json_response(agent)
 
-
-@router.get("/metrics", tags=["system"], summary="Prometheus metrics",
-            responses={200: {"content": {"text/plain": {}}}})
-def metrics(request: Request) -> Response:
-    ctx = context(request)
-    return Response(render_metrics(ctx.views.metrics(ctx.agent_max_age_s)),
-                    media_type="text/plain; version=0.0.4; charset=utf-8")
