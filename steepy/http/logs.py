@@ -6,20 +6,17 @@ that a browser may still ask for a compressed body (Steep's reason for the heade
 
 from __future__ import annotations
 
-import os
 import re
-from typing import Iterator
 
 from fastapi import APIRouter, Query, Request
 from starlette.responses import Response, StreamingResponse
 
-from steepy.agent import log_path
+from steepy.logsource import find_log
 from steepy.http.errors import ApiError
 from steepy.http.responses import INT_MAX, context
 from steepy.model.submission import WAITING_CHAIN
 
 router = APIRouter(tags=["logs"])
-CHUNK = 64 * 1024
 _RANGE = re.compile(r"\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*")
 
 
@@ -41,17 +38,6 @@ def parse_range(header: str, size: int) -> tuple[int, int]:
         raise ApiError(416, f"Range not satisfiable: `{header}' (the log has {size} bytes)",
                        headers={"Content-Range": f"bytes */{size}"})
     return start, end
-
-
-def _read(path: str, start: int, length: int) -> Iterator[bytes]:
-    with open(path, "rb") as f:
-        f.seek(start)
-        while length > 0:
-            chunk = f.read(min(CHUNK, length))
-            if not chunk:
-                break  # the file shrank; the client sees a short body
-            length -= len(chunk)
-            yield chunk
 
 
 LOG_RESPONSES = {200: {"description": "The log, or the byte range asked for by `x-range` "
@@ -80,8 +66,6 @@ def get_log(request: Request, id: str,
     found = ctx.views.chain_status(id)
     if found is None:
         raise ApiError(404, f"There is no process chain with ID `{id}'")
-    if ctx.log_dir is None:
-        raise ApiError(404, "Process chain logging is disabled")
     if runNumber is not None and runNumber < 1:
         raise ApiError(400, f"Invalid run number {runNumber}; runs count from 1")
     numbers = ctx.views.run_numbers(id)
@@ -91,11 +75,10 @@ def get_log(request: Request, id: str,
         runNumber = numbers[-1]
     elif runNumber not in numbers:
         raise ApiError(404, f"Process chain `{id}' has no run {runNumber}")
-    path = str(log_path(ctx.log_dir, id, runNumber, ctx.log_group_by_prefix))
-    try:
-        size = os.stat(path).st_size
-    except OSError:
-        raise ApiError(404, f"There is no log of run {runNumber} of process chain `{id}'") from None
+    log = find_log(ctx.log_dir, ctx.log_group_by_prefix, ctx.registry.logs, id, runNumber)
+    if log is None:  # neither here nor (run on another machine) in the database
+        raise ApiError(404, f"There is no log of run {runNumber} of process chain `{id}'")
+    size = log.size
     headers = {"Accept-Ranges": "bytes"}
     if forceDownload:
         name = f"{id}.log" if runNumber == 1 else f"{id}.{runNumber}.log"
@@ -115,5 +98,5 @@ def get_log(request: Request, id: str,
     media = "text/plain; charset=utf-8"
     if request.method == "HEAD":
         return Response(status_code=status, headers=headers, media_type=media)
-    return StreamingResponse(_read(path, start, length), status, headers=headers,
+    return StreamingResponse(log.chunks(start, length), status, headers=headers,
                              media_type=media)

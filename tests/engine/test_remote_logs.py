@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+import httpx
+
 from steepy.registry import open_registry
 from tests.conftest import ROOT
 
@@ -80,6 +82,22 @@ def test_logs_of_chains_run_elsewhere_are_read_and_tailed(tmp_path: Path, postgr
             printed = _steepy("logs", chain_id, cwd=reader, env=env)
             assert printed.returncode == 0, printed.stderr
             assert printed.stdout == files[0].read_text()
+        # a server that ran nothing serves them too
+        server = subprocess.Popen([sys.executable, "-m", "steepy.cli", "serve", "--port", "0",
+                                   "--no-agents"], cwd=reader, env=env, stderr=subprocess.PIPE,
+                                  text=True)
+        try:
+            url = server.stderr.readline().split()[2]
+            for chain_id in chains:
+                served = httpx.get(f"{url}/logs/processchains/{chain_id}", timeout=30)
+                assert served.status_code == 200
+                assert served.text == _steepy("logs", chain_id, cwd=reader, env=env).stdout
+                tail = httpx.get(f"{url}/logs/processchains/{chain_id}", timeout=30,
+                                 headers={"x-range": "bytes=-26"})
+                assert tail.text == f"slowprint: line {LINES} of {LINES}\n"[-26:]
+        finally:
+            server.terminate()
+            server.wait(30)
         assert not (reader / "logs").exists()
     finally:
         for worker in workers:
