@@ -31,6 +31,7 @@ QUEUE = 10_000  # events a subscriber may have waiting before it reads from the 
 # upper bounds (seconds) of the delivery delay histogram's buckets (/metrics); one more: above
 DELAY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 STAMPS = 20_000  # event times kept parsed, so that each is parsed once, not once per client
+ENCODED = 20_000  # events kept as server-sent-event bytes, so that each is encoded once
 
 
 class Subscription:
@@ -40,24 +41,27 @@ class Subscription:
         self.feed = feed
         self.after = after  # the last event delivered
         self.submission_id = submission_id
-        self._queue: asyncio.Queue[dict] = asyncio.Queue(QUEUE)
+        self._queue: asyncio.Queue[list[dict]] = asyncio.Queue()  # batches, as committed
+        self._queued = 0  # events in the queue
         self._behind = True  # read from the database before taking the queue
         self.since = time.time()  # older events wait from here (delivery delay)
 
-    def offer(self, event: dict) -> None:
-        if self.submission_id is not None and event.get("submissionId") != self.submission_id:
+    def offer(self, events: list[dict]) -> None:
+        if self.submission_id is not None:
+            events = [e for e in events if e.get("submissionId") == self.submission_id]
+        if not events:
             return
-        try:
-            self._queue.put_nowait(event)
-        except asyncio.QueueFull:  # a slow consumer: it catches up from the database
+        if self._queued + len(events) > QUEUE:  # a slow consumer: it catches up from the database
             self._behind = True
+            return
+        self._queue.put_nowait(events)
+        self._queued += len(events)
 
     async def next_batch(self, timeout: float) -> list[dict]:
         """The next events (oldest first), or [] after `timeout` seconds without any."""
         if self._behind:
             self._behind = False
-            while not self._queue.empty():  # the database has them all, in order
-                self._queue.get_nowait()
+            self._drain()  # the database has them all, in order
             found = await call(self.feed.views.feed, self.after, self.submission_id, BATCH)
             if len(found) == BATCH:
                 self._behind = True  # more to read before the queue
@@ -67,10 +71,11 @@ class Subscription:
                 return found
         try:
             async with asyncio.timeout(timeout):
-                event = await self._queue.get()
+                first = await self._queue.get()
         except TimeoutError:
             return []
-        out = [event, *self._drain()]
+        self._queued -= len(first)
+        out = [*first, *self._drain()]
         out = [e for e in out if e["id"] > self.after]  # read from the database already
         if out:
             self.after = out[-1]["id"]
@@ -78,9 +83,10 @@ class Subscription:
         return out
 
     def _drain(self) -> list[dict]:
-        items = []
+        items: list[dict] = []
         while not self._queue.empty():
-            items.append(self._queue.get_nowait())
+            items += self._queue.get_nowait()
+        self._queued = 0
         return items
 
     def close(self) -> None:
@@ -105,6 +111,7 @@ class Feed:
         self.delay_counts = [0] * (len(DELAY_BUCKETS) + 1)
         self.delay_sum = 0.0
         self._stamps: dict[int, float] = {}  # event id -> its time (POSIX seconds)
+        self._encoded: dict[int, bytes] = {}  # event id -> its server-sent event
         self._task: asyncio.Task | None = None
         self._started = asyncio.Event()
 
@@ -135,6 +142,20 @@ class Feed:
             delay = max(0.0, now - max(since, stamp))
             self.delay_counts[bisect.bisect_left(DELAY_BUCKETS, delay)] += 1
             self.delay_sum += delay
+
+    def encoded(self, events: list[dict], encode: Callable[[dict], bytes]) -> bytes:
+        """`events` as one piece of bytes, each event encoded once for all subscribers."""
+        cache = self._encoded
+        parts = []
+        for event in events:
+            part = cache.get(event["id"])
+            if part is None:
+                part = cache[event["id"]] = encode(event)
+                if len(cache) > ENCODED:  # forget the oldest half
+                    for key in list(islice(cache, ENCODED // 2)):
+                        del cache[key]
+            parts.append(part)
+        return b"".join(parts)
 
     def start(self, stop: asyncio.Event | None = None) -> None:
         """Follow the database in this event loop (once), until `stop` is set."""
@@ -171,7 +192,6 @@ class Feed:
                 return
             self.last_id = found[-1]["id"]
             for subscription in list(self.subscribers):
-                for event in found:
-                    subscription.offer(event)
+                subscription.offer(found)
             if len(found) < BATCH:
                 return

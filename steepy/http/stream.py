@@ -33,8 +33,9 @@ def resume_after(request: Request, after: int | None) -> int | None:
     return after
 
 
-def _message(event: dict) -> ServerSentEvent:
-    return ServerSentEvent(data=json.dumps(event, separators=(",", ":")), id=str(event["id"]), sep=SEP)
+def _encode(event: dict) -> bytes:
+    return ServerSentEvent(data=json.dumps(event, separators=(",", ":")), id=str(event["id"]),
+                           sep=SEP).encode()
 
 
 def _finished(events: list[dict]) -> bool:
@@ -50,16 +51,15 @@ async def _follow(ctx: ApiContext, subscription: Subscription,
     try:
         while not ctx.stopping.is_set():
             found = await subscription.next_batch(WAKE_S)
-            for event in found:
-                yield _message(event)
+            if found:  # one write per batch, each event encoded once for every client
+                yield ctx.feed.encoded(found, _encode)
             if until_finished and (look or _finished(found)):
                 status = await call(ctx.views.submission_status, submission_id)
                 look = False
                 if status is None or status in FINISHED_SUBMISSION:
                     # events committed before the status was read: send them too
                     while found := await subscription.next_batch(0):
-                        for event in found:
-                            yield _message(event)
+                        yield ctx.feed.encoded(found, _encode)
                     yield ServerSentEvent(data=json.dumps(status), event="end", sep=SEP)
                     return
     finally:
