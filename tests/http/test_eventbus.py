@@ -267,3 +267,43 @@ def test_with_a_token_the_websocket_needs_it(tmp_path: Path) -> None:
         bus.close()
     finally:
         assert server.stop() == 0
+
+
+SLOW = """api: 4.7.0
+vars:
+  - id: out
+actions:
+  - type: execute
+    service: slowprint
+    inputs:
+      - id: lines
+        value: 8
+      - id: interval
+        value: 0.4
+    outputs:
+      - id: output_file
+        var: out
+"""
+
+
+def test_a_running_chain_s_log_lines_arrive_live(server: Server) -> None:
+    bus = EventBus(server.url)
+    try:
+        bus.register(SR + "processChainsAdded", SR + "processChainRunFinished")
+        bus.quiet_for(0.3)
+        sid = server.submit(SLOW)
+        is_added = lambda m: m.get("address") == SR + "processChainsAdded"  # noqa: E731
+        added = next(m for m in bus.until(is_added) if is_added(m))
+        assert added["body"]["submissionId"] == sid
+        chain_id = added["body"]["processChains"][0]["id"]
+        address = "steep.logs.processchains." + chain_id
+        bus.register(address)
+        bus.until(lambda m: m.get("address") == SR + "processChainRunFinished")
+        bus.quiet_for(0.5)  # the last lines, read after the run ended
+    finally:
+        bus.close()
+    lines = [m for m in bus.received if m.get("address") == address]
+    assert len(lines) >= 3, bus.received  # 8 lines over about 3 s: most arrive live
+    assert all(m["headers"] == {"runNumber": "1"} and m["body"].endswith("\n") for m in lines)
+    whole = server.http.get(f"/logs/processchains/{chain_id}").text
+    assert whole.endswith("".join(m["body"] for m in lines))  # the log's end, in order

@@ -17,10 +17,13 @@ from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 from steepy.feed import Subscription
 from steepy.http.context import ApiContext
 from steepy.http.eventbus import sockjs
+from steepy.http.eventbus.logtail import LogTail
 from steepy.http.eventbus.lookups import enrich
-from steepy.http.eventbus.messages import Memory, permitted, translate
+from steepy.http.eventbus.messages import LOGS_PROCESSCHAINS_PREFIX, Memory, permitted, translate
+from steepy.registry.offload import call
 
 WAKE_S = 0.5  # how often a quiet session looks at its heartbeat, pings and the server
+TAIL_S = 0.2  # how often the logs a session follows are looked at
 
 
 class Session:
@@ -30,6 +33,7 @@ class Session:
         self.framed = framed  # SockJS frames (o, h, a[...], c[...]); False: a raw WebSocket
         self.registered: set[str] = set()
         self.memory = Memory()
+        self.tails: dict[str, LogTail] = {}  # chain id -> its log, followed for the client
         self.last_ping = time.monotonic()
         self.last_sent = time.monotonic()
         self._lock = asyncio.Lock()
@@ -59,7 +63,10 @@ class Session:
                 return
             if self.framed and now - self.last_sent >= sockjs.HEARTBEAT_S:
                 await self._send_raw(sockjs.HEARTBEAT)
-            events = await subscription.next_batch(WAKE_S)
+            events = await subscription.next_batch(TAIL_S if self.tails else WAKE_S)
+            for event in events:  # a new run writes a new log
+                if event["kind"] == "chain.started" and event.get("chainId") in self.tails:
+                    self.tails[event["chainId"]].follow(event.get("run", 1))
             if events and self.registered:
                 wanted = set(self.registered)
                 events = await enrich(self.ctx.views, events, wanted, self.memory)
@@ -68,6 +75,9 @@ class Session:
                                  if m.address in self.registered])
             elif events:
                 translate(events, self.memory)  # keep in mind which agent runs which chain
+            for tail in list(self.tails.values()):
+                lines = await call(tail.read)
+                await self.send([sockjs.rec(m.address, m.body, m.headers) for m in lines])
 
     async def _read(self) -> None:
         """Handle what the client sends until it goes (or breaks the SockJS framing)."""
@@ -103,12 +113,24 @@ class Session:
             if not permitted(address):
                 return await self.send([sockjs.err(sockjs.ACCESS_DENIED)])
             self.registered.add(address)
+            await self._follow_log(address)
         elif request.type == "unregister":
             if not permitted(address):
                 return await self.send([sockjs.err(sockjs.ACCESS_DENIED)])
             self.registered.discard(address)
+            self.tails.pop(address.removeprefix(LOGS_PROCESSCHAINS_PREFIX), None)
         else:  # send, publish: Steep permits nothing inbound
             await self.send([sockjs.err(sockjs.ACCESS_DENIED)])
+
+    async def _follow_log(self, address: str) -> None:
+        chain_id = address.removeprefix(LOGS_PROCESSCHAINS_PREFIX)
+        if chain_id == address or chain_id in self.tails or self.ctx.log_dir is None:
+            return
+        runs = await call(self.ctx.views.run_numbers, chain_id)
+        tail = LogTail(self.ctx.log_dir, chain_id, self.ctx.log_group_by_prefix,
+                       runs[-1] if runs else None)
+        await call(tail.read)  # from the end of what is written now: live lines only
+        self.tails[chain_id] = tail
 
     async def send(self, messages: list[str]) -> None:
         if not messages:
