@@ -10,6 +10,7 @@ when the server stops.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
@@ -20,7 +21,10 @@ from steepy.http.eventbus import sockjs
 from steepy.http.eventbus.logtail import LogTail
 from steepy.http.eventbus.lookups import enrich
 from steepy.http.eventbus.messages import LOGS_PROCESSCHAINS_PREFIX, Memory, permitted, translate
+from steepy.registry.failures import describe, is_database_failure
 from steepy.registry.offload import call
+
+log = logging.getLogger(__name__)
 
 WAKE_S = 0.5  # how often a quiet session looks at its heartbeat, pings and the server
 TAIL_S = 0.2  # how often the logs a session follows are looked at
@@ -53,6 +57,10 @@ class Session:
                 await asyncio.gather(reader, return_exceptions=True)
         except (WebSocketDisconnect, OSError, RuntimeError):
             pass  # the client went away while we were sending
+        except Exception as e:  # the database fails: the client reconnects later
+            if not is_database_failure(e):
+                raise
+            log.warning("event bus session ended: %s", describe(e))
         finally:
             subscription.close()
 
@@ -147,8 +155,9 @@ class Session:
             self.last_sent = time.monotonic()
 
     async def close(self) -> None:
-        if self.websocket.application_state != WebSocketState.CONNECTED:
-            return
+        if WebSocketState.CONNECTED not in (self.websocket.application_state,
+                                            self.websocket.client_state):
+            return  # closed already, or the client went
         if self.framed:
             await self._send_raw(sockjs.close_frame())
         async with self._lock:
