@@ -19,6 +19,8 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
+from steepy.errors import SteepyError
+
 OPEN = "o"
 HEARTBEAT = "h"
 HEARTBEAT_S = 25.0  # SockJS's default heartbeat period
@@ -56,7 +58,7 @@ def close_frame(code: int = GO_AWAY[0], reason: str = GO_AWAY[1]) -> str:
     return "c" + _dumps([code, reason])
 
 
-class BrokenFrame(ValueError):
+class BrokenFrame(SteepyError, ValueError):
     """What a SockJS client sent is not JSON (a SockJS server closes the session)."""
 
 
