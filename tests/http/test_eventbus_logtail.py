@@ -1,5 +1,5 @@
-"""Following a chain's log file for `steep.logs.processchains.<id>`: only lines written after
-the client registered, whole lines, each run's own file."""
+"""Following a chain's log for `steep.logs.processchains.<id>`: only lines written after the
+client registered, whole lines, each run's own log; the file here, else the database's copy."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from pathlib import Path
 
 from steepy.agent import log_path
 from steepy.http.eventbus.logtail import LogTail
+from steepy.model import ProcessChain, Submission, Workflow
+from steepy.registry import open_registry
 
 
 def _append(path: Path, text: str) -> None:
@@ -39,3 +41,22 @@ def test_a_log_that_appears_later_is_read_from_its_start_and_so_is_a_new_run(
     tail.follow(2)
     [line] = tail.read()
     assert (line.body, line.headers) == ("second run\n", {"runNumber": "2"})
+
+
+def test_a_log_run_on_another_machine_is_followed_in_the_database(tmp_path: Path) -> None:
+    registry = open_registry(f"sqlite:///{tmp_path / 'steepy.db'}")
+    registry.requests.add_submission(Submission(id="s", workflow=Workflow(name="s")))
+    registry.submissions.add_chains("s", [ProcessChain(id="c")], None)
+    registry.logs.append("c", 1, 0, b"before\n")
+    tail = LogTail(tmp_path / "not-here", "c", 0, 1, registry.logs)
+    assert tail.read() == []  # what was stored before is not live
+    registry.logs.append("c", 1, 7, b"after 1\naft")
+    registry.logs.append("c", 1, 18, b"er 2\n")
+    assert [(m.body, m.headers) for m in tail.read()] == [
+        ("after 1\n", {"runNumber": "1"}), ("after 2\n", {"runNumber": "1"})]
+    tail.follow(2)
+    registry.logs.append("c", 2, 0, b"run 2\n")
+    assert [m.body for m in tail.read()] == ["run 2\n"]
+    # a file on this machine comes first
+    _append(log_path(tmp_path / "not-here", "c", 2), "run 2\nlocal\n")
+    assert [m.body for m in tail.read()] == ["local\n"]

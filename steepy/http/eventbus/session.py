@@ -136,7 +136,7 @@ class Session:
             return
         runs = await call(self.ctx.views.run_numbers, chain_id)
         tail = LogTail(self.ctx.log_dir, chain_id, self.ctx.log_group_by_prefix,
-                       runs[-1] if runs else None)
+                       runs[-1] if runs else None, self.ctx.registry.logs)
         await call(tail.read)  # from the end of what is written now: live lines only
         self.tails[chain_id] = tail
 
