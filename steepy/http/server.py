@@ -14,6 +14,9 @@ import uvicorn
 
 from steepy.http.context import ApiContext
 
+# WebSockets (Steep's event bus, /eventbus): the `websockets' package, through uvicorn's
+# sans-I/O protocol where uvicorn has it (0.35 on), else its older one
+WS = "websockets-sansio" if "websockets-sansio" in uvicorn.config.WS_PROTOCOLS else "websockets"
 _SIZE = re.compile(r"\s*(\d+)\s*([kmg]?)(i?b)?\s*", re.IGNORECASE)
 _UNITS = {"": 1, "k": 1000, "m": 1000**2, "g": 1000**3}
 _IUNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
@@ -77,7 +80,7 @@ async def serve(ctx: ApiContext, app: Any, sock: socket.socket) -> None:
     loop = asyncio.get_running_loop()
     ctx.loop = loop
     config = uvicorn.Config(app, lifespan="off", log_level="warning", access_log=False,
-                            timeout_graceful_shutdown=5, http="h11")
+                            timeout_graceful_shutdown=5, http="h11", ws=WS)
     server = _Server(config)
 
     def shutdown() -> None:
