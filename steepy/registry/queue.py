@@ -119,7 +119,7 @@ class SqlChainQueue:
             conn.execute(update(process_chains).where(_pc.id == chain_id)
                          .values(status=CS.CANCELLED if cancelled else CS.REGISTERED))
             add_event(conn, row.submission_id, "chain.requeued", chain_id, run=run_number,
-                      reason=reason)
+                      reason=reason, status=str(CS.CANCELLED if cancelled else CS.REGISTERED))
 
     def resume_due_chains(self, now: datetime | None = None) -> list[str]:
         """PAUSED chains whose wake-up time has passed (strictly) become REGISTERED."""

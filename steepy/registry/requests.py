@@ -80,7 +80,9 @@ class SqlRequests:
             elif row.status == CS.RUNNING:
                 conn.execute(update(process_chains).where(_pc.id == chain_id)
                              .values(cancel_requested=True))
-            add_event(conn, row.submission_id, "chain.cancelRequested", chain_id)
+            add_event(conn, row.submission_id, "chain.cancelRequested", chain_id,
+                      previous=str(row.status),
+                      status=str(CS.CANCELLED if row.status in WAITING_CHAIN else row.status))
             return row.status
 
     def set_submission_priority(self, submission_id: str, priority: int) -> str | None:

@@ -241,3 +241,20 @@ def test_an_attempt_has_one_shape(registry: Registry) -> None:
     registry.queue.finish_run("c", run, "ERROR", CS.ERROR, attempts=[record])
     assert registry.views.attempts("c") == [{"runNumber": run, **record.to_json()}]
     assert record.to_json()["timeoutKind"] == "maximum inactivity"
+
+
+def test_cancel_and_requeue_events_say_the_status(registry: Registry) -> None:
+    _submission(registry, "s")
+    registry.submissions.add_chains("s", [_chain("waiting"), _chain("running")], None)
+    _, run = registry.queue.claim_chain("a", only="s")
+    running = registry.views.list_chains("s", status="RUNNING")[0][0].chain.id
+    waiting = ({"waiting", "running"} - {running}).pop()
+    registry.requests.cancel_chain(waiting)
+    registry.requests.cancel_chain(running)
+    registry.queue.requeue_run(running, run, "engine stopped")
+    events = [e for e in registry.views.events("s")
+              if e["kind"] in ("chain.cancelRequested", "chain.requeued")]
+    assert [(e["kind"], e.get("previous"), e["status"]) for e in events] == [
+        ("chain.cancelRequested", "REGISTERED", "CANCELLED"),
+        ("chain.cancelRequested", "RUNNING", "RUNNING"),
+        ("chain.requeued", None, "CANCELLED")]
