@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import Callable
@@ -26,6 +27,7 @@ from steepy.registry.records import utcnow
 from steepy.waiting import wait_event
 
 log = logging.getLogger(__name__)
+PROGRESS_EVERY_S = 1.0  # a chain's estimated progress is stored at most this often
 
 
 def after_run(record: ChainRecord, run_number: int, outcome: ChainOutcome):
@@ -67,6 +69,7 @@ class Scheduler:
         self._submission_of: dict[str, str] = {}  # claimed chain id -> submission id
         self._agent_of: dict[str, Agent] = {}  # claimed chain id -> its agent
         self._pending_events: set[asyncio.Future] = set()
+        self._progress_written: dict[str, float] = {}  # chain id -> when (monotonic)
         self._event_writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="events")
         self.only_submission: str | None = None  # `steepy run': claim this one's chains only
         self.on_crash: Callable[[BaseException], None] = _reraise  # a task of ours died
@@ -76,27 +79,42 @@ class Scheduler:
         self._wake.set()
 
     def agent_event(self, kind: str, data: dict) -> None:
-        """Attempt failures and retries reported by an agent go on the submission's timeline."""
-        submission_id = self._submission_of.get(data.get("chainId"))
-        if submission_id is None or kind not in ("attempt-failed", "retry-scheduled"):
+        """Attempt failures and retries reported by an agent go on the submission's timeline;
+        a chain's estimated progress is stored (at most every PROGRESS_EVERY_S seconds)."""
+        chain_id = data.get("chainId")
+        submission_id = self._submission_of.get(chain_id)
+        if submission_id is None:
+            return
+        if kind == "progress":
+            now = time.monotonic()
+            if now - self._progress_written.get(chain_id, -PROGRESS_EVERY_S) < PROGRESS_EVERY_S:
+                return
+            self._progress_written[chain_id] = now
+            self._write(self.queue.set_progress, submission_id, chain_id, data["progress"])
+            return
+        if kind not in ("attempt-failed", "retry-scheduled"):
             return
         fields = {k: (iso_time(v) if isinstance(v, datetime) else v)
                   for k, v in data.items() if k != "chainId"}
         kind = {"attempt-failed": "chain.attemptFailed", "retry-scheduled": "chain.retryScheduled"}[kind]
-        # one writer thread keeps the events in the order the agent reported them
+        self._write(functools.partial(self.queue.add_event, submission_id, kind, chain_id,
+                                      **fields))
+
+    def _write(self, call_: Callable, *args) -> None:
+        """One writer thread keeps what agents report in the order they reported it."""
         future = asyncio.get_running_loop().run_in_executor(
-            self._event_writer, functools.partial(self._add_event, submission_id, kind,
-                                                  data["chainId"], fields))
+            self._event_writer, functools.partial(self._quietly, call_, *args))
         self._pending_events.add(future)
         future.add_done_callback(self._pending_events.discard)
 
-    def _add_event(self, submission_id: str, kind: str, chain_id: str, fields: dict) -> None:
+    @staticmethod
+    def _quietly(call_: Callable, *args) -> None:
         try:
-            self.queue.add_event(submission_id, kind, chain_id, **fields)
+            call_(*args)
         except Exception as e:
             if not is_database_failure(e):
                 raise
-            log.error("timeline event %s of process chain %s lost: %s", kind, chain_id,
+            log.error("an agent's report (%s) was not stored: %s", getattr(call_, "args", ""),
                       describe(e))
 
     def stop_chains(self, chain_ids: list[str]) -> None:
@@ -237,6 +255,7 @@ class Scheduler:
             return None
         finally:
             self._submission_of.pop(chain.id, None)
+            self._progress_written.pop(chain.id, None)
             self._agent_of.pop(chain.id, None)
 
 

@@ -62,6 +62,12 @@ def _waiting(out: dict, row: Any) -> None:
         _put(out, "waiting", row.waiting)
 
 
+def _progress(out: dict, status: str, row: Any) -> None:
+    """Steep's `estimatedProgress' of a RUNNING chain, as its agent last reported it."""
+    if status == CS.RUNNING:
+        _put(out, "estimatedProgress", row.progress)
+
+
 def _run_fields(out: dict, status: str, run: Any, full: bool) -> None:
     if run is not None:
         _put(out, "agentId", run.agent_id)
@@ -83,6 +89,7 @@ def chain_summary(row: Any, latest_run: Any) -> dict:
     _put(out, "retries", retries)
     out.update(submissionId=row.submission_id, status=row.status)
     _waiting(out, row)
+    _progress(out, row.status, row)
     _run_fields(out, row.status, latest_run, full=False)
     return out
 
@@ -108,6 +115,7 @@ def chain(row: Any, all_runs: list[Any], run_number: int | None = None,
             status = run.status or "RUNNING"
     out.update(submissionId=row.submission_id, status=status)
     _waiting(out, row)
+    _progress(out, status, row)
     _run_fields(out, status, run, full=True)
     if with_executables and status == CS.SUCCESS and row.results is not None:
         out["results"] = load(row.results)

@@ -65,7 +65,7 @@ class SqlChainQueue:
         row = conn.execute(_CHAIN_AND_LAST_RUN, {"b_id": chosen}).one()
         run_number = (row.last_run or 0) + 1
         conn.execute(_SET_CHAIN, {"b_id": chosen, "status": CS.RUNNING, "next_run_at": None,
-                                  "waiting": None})
+                                  "waiting": None, "progress": None})
         conn.execute(_ADD_RUN, {"chain_id": chosen, "run_number": run_number,
                                 "agent_id": agent_id, "start_time": utcnow()})
         add_event(conn, row.submission_id, "chain.started", chosen, run=run_number,
@@ -153,6 +153,14 @@ class SqlChainQueue:
                 .where(_pc.id.in_(ids), _pc.cancel_requested | submissions.c.cancel_requested)
             ).all()
         return [r.id for r in rows]
+
+    def set_progress(self, submission_id: str, chain_id: str, progress: float) -> None:
+        """A RUNNING chain's agent estimates it is this far (0..1)."""
+        with self.db.write() as conn:
+            changed = conn.execute(update(process_chains).where(
+                _pc.id == chain_id, _pc.status == CS.RUNNING).values(progress=progress))
+            if changed.rowcount:
+                add_event(conn, submission_id, "chain.progress", chain_id, progress=progress)
 
     def add_event(self, submission_id: str, kind: str, chain_id: str | None = None,
                   **data: Any) -> None:

@@ -4,7 +4,7 @@ same schema works on SQLite and PostgreSQL."""
 from __future__ import annotations
 
 from sqlalchemy import (BigInteger, Boolean, Column, DateTime, ForeignKey, Index, Integer,
-                        LargeBinary, MetaData, String, Table, Text)
+                        Float, LargeBinary, MetaData, String, Table, Text)
 
 metadata = MetaData()
 
@@ -53,7 +53,8 @@ process_chains = Table(
     Column("fed_round", Integer),
     Column("cancel_requested", Boolean, nullable=False, default=False),
     Column("created_time", DateTime(timezone=True), nullable=False),
-    Column("waiting", Text),  # why a REGISTERED chain cannot start, e.g. "no agent offers gpu"
+    Column("waiting", Text),
+    Column("progress", Float),  # estimated progress (0..1) of a RUNNING chain, from its agent  # why a REGISTERED chain cannot start, e.g. "no agent offers gpu"
 )
 # the claim order: highest priority first, then oldest (migration 0003)
 Index("ix_chains_status", process_chains.c.status, process_chains.c.priority.desc(),

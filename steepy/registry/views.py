@@ -196,7 +196,8 @@ class SqlReadViews:
         """A page of process chains, newest first, without executables and results."""
         where = self._chain_filter(submission_id, status)
         query = (select(_pc.id, _pc.submission_id, _pc.status, _pc.priority,
-                        _pc.required_capabilities, _pc.waiting, self._retries.label("retries"))
+                        _pc.required_capabilities, _pc.waiting, _pc.progress,
+                        self._retries.label("retries"))
                  .where(*where).order_by(_pc.seq.desc()))
         with self.db.read() as conn:
             total = conn.execute(select(func.count()).select_from(process_chains)

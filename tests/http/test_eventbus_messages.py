@@ -203,3 +203,9 @@ def test_bridge_messages() -> None:
     assert json.loads(sockjs.err("access_denied")) == {"type": "err", "body": "access_denied"}
     info = sockjs.info()
     assert info["websocket"] is True and info["cookie_needed"] is False
+
+
+def test_a_chains_progress() -> None:
+    assert translate([_e("chain.progress", chain="c1", progress=0.42)], Memory()) == [
+        Message(m.PROCESS_CHAIN_PROGRESS_CHANGED, {"processChainId": "c1",
+                                                   "estimatedProgress": 0.42})]

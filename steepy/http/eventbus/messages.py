@@ -241,6 +241,11 @@ def _chain_priority(e: dict, memory: Memory) -> list[Message]:
                     {"processChainId": e["chainId"], "priority": e["priority"]})]
 
 
+def _chain_progress(e: dict, memory: Memory) -> list[Message]:
+    return [Message(PROCESS_CHAIN_PROGRESS_CHANGED,
+                    {"processChainId": e["chainId"], "estimatedProgress": e["progress"]})]
+
+
 def _agent_arrived(e: dict, memory: Memory) -> list[Message]:
     return [Message(AGENT_ADDED, e["agent"])]
 
@@ -261,6 +266,7 @@ _HANDLERS = {
     "chain.resumed": _chain_resumed,
     "chain.cancelRequested": _chain_cancel,
     "chain.priority": _chain_priority,
+    "chain.progress": _chain_progress,
     "agent.arrived": _agent_arrived,
     "agent.left": _agent_left,
 }
