@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from steepy import __version__
-from steepy.http import chains, docs, errors, logs, plugins, stream, system, workflows
+from steepy.http import chains, docs, errors, logs, plugins, search, stream, system, workflows
 from steepy.http.auth import BearerAuth
 from steepy.http.context import ApiContext
 from steepy.http.limits import BodyLimit
@@ -28,7 +28,7 @@ def create_app(ctx: ApiContext) -> FastAPI:
     app.state.ctx = ctx
     errors.install(app)
     docs.install(app)
-    for module in (system, workflows, chains, logs, plugins, stream):
+    for module in (system, workflows, chains, logs, plugins, stream, search):
         app.include_router(module.router)
     app.add_middleware(BodyLimit, max_size=ctx.post_max_size)
     app.add_middleware(BearerAuth, token=ctx.token)  # added late: checked early

@@ -40,9 +40,8 @@ CHAINS = [  # id, submission, capabilities, status, runs (start, end, error)
 ]
 
 
-@pytest.fixture
-def registry(database_url: str) -> Registry:
-    registry = open_registry(database_url)
+def fill_known(registry: Registry) -> Registry:
+    """The known submissions and chains above, stored in `registry`."""
     for sid, name, source, caps, status, start, end, error in SUBMISSIONS:
         registry.requests.add_submission(Submission(
             id=sid, workflow=Workflow(name=name), name=name, source=source,
@@ -62,6 +61,11 @@ def registry(database_url: str) -> Registry:
                     chain_id=cid, run_number=number, start_time=_t(start), end_time=_t(end),
                     status="ERROR" if error else "SUCCESS", error_message=error))
     return registry
+
+
+@pytest.fixture
+def registry(database_url: str) -> Registry:
+    return fill_known(open_registry(database_url))
 
 
 def _ids(registry: Registry, text: str, zone=UTC, **paging) -> list[str]:
