@@ -12,6 +12,7 @@ steepy does not (the cap loses rows that match several terms).
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any, Hashable
 
@@ -43,12 +44,11 @@ class _Source:
 
 def _sources() -> dict[Type, _Source]:
     s = submissions.c
-    latest = runs.alias("latest")
     newer = runs.alias("newer")
-    last_run = select(func.max(newer.c.run_number)).where(
-        newer.c.chain_id == process_chains.c.id).correlate(process_chains).scalar_subquery()
-    chains = process_chains.outerjoin(latest, and_(latest.c.chain_id == process_chains.c.id,
-                                                   latest.c.run_number == last_run))
+    latest = select(runs).where(~exists().where(  # each chain's latest run (an anti-join)
+        newer.c.chain_id == runs.c.chain_id, newer.c.run_number > runs.c.run_number)
+    ).subquery("latest")
+    chains = process_chains.outerjoin(latest, latest.c.chain_id == process_chains.c.id)
     p = process_chains.c
     return {
         Type.WORKFLOW: _Source(Type.WORKFLOW, submissions, dict(
@@ -74,13 +74,15 @@ class SqlSearch:
 
     # -- conditions
     def _capability(self, column: Any, text: str) -> ColumnElement[bool]:
-        """One of the JSON list's capabilities contains `text`."""
+        """One of the JSON list's capabilities contains `text`: the stored JSON text
+        contains it (fast, but may match between two values) and one value does."""
         if self.db.dialect.postgres:
             each = func.json_array_elements_text(column.cast(JSON)).table_valued("value")
         else:
             each = func.json_each(column).table_valued("value")
-        return exists(select(literal(1)).select_from(each).where(
-            each.c.value.icontains(text, autoescape=True)))
+        return and_(column.icontains(json.dumps(text)[1:-1], autoescape=True),
+                    exists(select(literal(1)).select_from(each).where(
+                        each.c.value.icontains(text, autoescape=True))))
 
     def _condition(self, locator: Locator, term: Term, source: _Source) -> Condition | None:
         """Steep's makeWhere: `term` compared with `locator` of a row, or None where the type

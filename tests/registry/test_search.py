@@ -113,6 +113,8 @@ def test_filters(registry: Registry) -> None:
     assert _ids(registry, "rcs:gpu rcs:high") == ["c2", "w3", "w1", "c1"]  # c2 has both
     assert _ids(registry, "rcs:gpu status:error") == ["c2", "w3", "w2"]
     assert _ids(registry, "id:c") == ["c3", "c2", "c1"]
+    # capabilities are compared one by one, not as the stored JSON text
+    assert _ids(registry, 'rcs:"," rcs:[ rcs:\'"\'') == []
 
 
 def test_status_words_name_the_first_status_containing_them(registry: Registry) -> None:
