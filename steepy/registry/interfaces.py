@@ -8,6 +8,7 @@
 - `Requests`: what users ask for (submit, cancel, retry, change priority).
 - `ReadViews`: what the CLI, the HTTP API and the UI show.
 - `LogStore`: chains' output, written by the agent that runs them, read anywhere.
+- `Search`: Steep's search over submissions and chains (GET /search).
 
 The SQL implementations (queue.py, submissions.py, leases.py, requests.py, views.py) are the
 only code that writes SQL; they share one `Connector`. Every method is one transaction, so a

@@ -16,8 +16,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Hashable
 
-from sqlalchemy import (ColumnElement, FromClause, and_, exists, false, func, literal, or_,
-                        select, union_all)
+from sqlalchemy import (ColumnElement, FromClause, and_, exists, func, literal, or_, select,
+                        union_all)
 from sqlalchemy.types import JSON
 
 from steepy.model.common import as_utc
@@ -206,7 +206,7 @@ class SqlSearch:
             names.append("source")
         present = [n for n in names if cols[n] is not None]
         statement = select(*(cols[n].label(n) for n in present)).select_from(
-            source.table).where(cols["id"].in_(ids) if ids else false())
+            source.table).where(cols["id"].in_(ids))
         out = []
         for row in conn.execute(statement):
             values = dict(zip(present, row))
