@@ -8,7 +8,7 @@ import re
 from datetime import timedelta, timezone, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from starlette.responses import Response
 
 from steepy.http.errors import ApiError
@@ -69,23 +69,30 @@ def _result(found: SearchResult, match_list: list) -> dict:
 
 @router.get("/search", summary="Search submissions and process chains",
             responses={400: {"description": "Invalid `count' or `timeZone'"}})
-def search(request: Request) -> Response:
-    """Parameters: `q` (the query), `size` (10; negative: all), `offset` (0),
-    `count` (`estimate`, `exact` or `none`: whether to count results per type; steepy's
-    estimate is exact), `timeZone` (of the query's dates; default: the server's).
-    Answers `{counts?: {workflow, processChain, total}, results: [...]}` with paging headers."""
-    params = request.query_params
-    q = params.get("q") or ""
-    offset = max(0, _int(params.get("offset"), 0))
-    size = _int(params.get("size"), 10)
-    count = params.get("count", "estimate").lower()
+def search(request: Request,
+           q: str = Query("", description="The query (Steep's query language)"),
+           size: str | None = Query(None, description="Results per page (10; negative: all; "
+                                                      "not a number: 10)"),
+           offset: str | None = Query(None, description="Results to skip (0)"),
+           count: str = Query("estimate", description="`estimate`, `exact` or `none`: whether "
+                                                      "to count results per type (steepy's "
+                                                      "estimate is exact)"),
+           timeZone: str | None = Query(None, description="Zone of the query's dates: IANA "
+                                                          "name or offset (the server's)"),
+           ) -> Response:
+    """Answers `{counts?: {workflow, processChain, total}, results: [{id, type,
+    requiredCapabilities, status, name?, startTime?, endTime?, matches}]}`, best first, with
+    paging headers (`x-page-total` unless `count=none`)."""
+    page_offset = max(0, _int(offset, 0))
+    page_size = _int(size, 10)
+    count = count.lower()
     if count not in COUNTS:
         raise ApiError(400, "Parameter `count' must be one of `none', `estimate', or `exact'")
-    query = parse_query(q, time_zone(params.get("timeZone")))
+    query = parse_query(q, time_zone(timeZone))
     registry = context(request).registry.search
-    found = registry.search(query, size=size, offset=offset)
+    found = registry.search(query, size=page_size, offset=page_offset)
     results = [_result(r, matches(r, query)) for r in found]
-    headers = {"x-page-size": str(size), "x-page-offset": str(offset)}
+    headers = {"x-page-size": str(page_size), "x-page-offset": str(page_offset)}
     body: dict = {}
     if count != "none":
         # exact for `estimate' too; Steep corrects its estimates by the page shown, which an
