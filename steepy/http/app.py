@@ -5,8 +5,8 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from steepy import __version__
-from steepy.http import (chains, cloud, docs, errors, eventbus, logs, metrics, plugins, stream,
-                         system, workflows)
+from steepy.http import (chains, cloud, docs, errors, eventbus, logs, metrics, plugins, search,
+                         stream, system, workflows)
 from steepy.http.auth import BearerAuth
 from steepy.http.context import ApiContext
 from steepy.http.limits import BodyLimit
@@ -29,7 +29,8 @@ def create_app(ctx: ApiContext) -> FastAPI:
     app.state.ctx = ctx
     errors.install(app)
     docs.install(app)
-    for module in (system, metrics, workflows, chains, logs, plugins, cloud, stream, eventbus):
+    for module in (system, metrics, workflows, chains, logs, plugins, cloud, stream, eventbus,
+                   search):
         app.include_router(module.router)
     app.add_middleware(BodyLimit, max_size=ctx.post_max_size)
     app.add_middleware(BearerAuth, token=ctx.token)  # added late: checked early

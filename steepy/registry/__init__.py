@@ -11,12 +11,13 @@ from sqlalchemy import Engine
 from steepy.registry.connector import Connector
 from steepy.registry.database import DEFAULT_URL, open_engine
 from steepy.registry.interfaces import (ChainQueue, Leases, LogStore, ReadViews, Requests,
-                                        SubmissionStore)
+                                        Search, SubmissionStore)
 from steepy.registry.leases import SqlLeases
 from steepy.registry.logs import SqlLogStore
 from steepy.registry.queue import SqlChainQueue
 from steepy.registry.records import ChainRecord, RunRecord
 from steepy.registry.requests import SqlRequests
+from steepy.registry.search import SqlSearch
 from steepy.registry.submissions import SqlSubmissionStore
 from steepy.registry.views import SqlReadViews
 
@@ -30,6 +31,7 @@ class Registry:
         self.requests: Requests = SqlRequests(self.db)
         self.views: ReadViews = SqlReadViews(self.db)
         self.logs: LogStore = SqlLogStore(self.db)
+        self.search: Search = SqlSearch(self.db)
 
     @property
     def engine(self) -> Engine:

@@ -8,6 +8,7 @@
 - `Requests`: what users ask for (submit, cancel, retry, change priority).
 - `ReadViews`: what the CLI, the HTTP API and the UI show.
 - `LogStore`: chains' output, written by the agent that runs them, read anywhere.
+- `Search`: Steep's search over submissions and chains (GET /search).
 
 The SQL implementations (queue.py, submissions.py, leases.py, requests.py, views.py) are the
 only code that writes SQL; they share one `Connector`. Every method is one transaction, so a
@@ -24,6 +25,7 @@ from steepy.model.attempt import AttemptRecord
 from steepy.model.processchain import ProcessChain
 from steepy.model.submission import ProcessChainStatus, Submission, SubmissionStatus
 from steepy.registry.records import ChainRecord, RunRecord
+from steepy.search import Query, SearchResult, Type
 
 Claimed = tuple[ChainRecord, int]  # a chain now RUNNING, and the number of its new run
 
@@ -181,3 +183,11 @@ class ReadViews(Protocol):
     def metrics(self, agent_max_age_s: float) -> dict[str, Any]: ...
 
     def count_submissions(self) -> int: ...
+
+
+class Search(Protocol):
+    """Steep's search over submissions and chains (search.py), for GET /search."""
+
+    def search(self, query: Query, size: int = 10, offset: int = 0) -> list[SearchResult]: ...
+
+    def count(self, query: Query, kind: Type) -> int: ...

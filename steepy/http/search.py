@@ -1,0 +1,105 @@
+"""GET /search: Steep's query language over submissions and process chains (reference
+section 12; Steep's `HttpEndpoint.onGetSearch`): results ranked by relevance with where each
+matched, and counts per type."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta, timezone, tzinfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from fastapi import APIRouter, Query, Request
+from starlette.responses import Response
+
+from steepy.http.errors import ApiError
+from steepy.http.responses import context, json_response
+from steepy.model.common import iso_time
+from steepy.search import SearchResult, Type, matches, parse_query
+
+router = APIRouter(tags=["search"])
+
+COUNTS = ("none", "estimate", "exact")
+_INT = re.compile(r"[+-]?[0-9]+")
+_OFFSET = re.compile(r"(?:UTC|GMT|UT)?([+-])([0-9]{1,2})(?::?([0-9]{2}))?(?::?([0-9]{2}))?")
+_REGION = re.compile(r"[A-Za-z][A-Za-z0-9~/._+-]+")
+
+
+def _int(text: str | None, default: int) -> int:
+    """Kotlin's toIntOrNull, with a default: anything else is the default."""
+    if text is None or not _INT.fullmatch(text):
+        return default
+    value = int(text)
+    return value if -2**31 <= value < 2**31 else default
+
+
+def time_zone(name: str | None) -> tzinfo | None:
+    """A zone as Java's ZoneId.of reads it: `Z`, an offset (`+02:00`, `UTC+2`) or a region
+    (`Europe/Berlin`); None without a name (the system's zone)."""
+    if name is None:
+        return None
+    if name in ("Z", "UTC", "GMT", "UT"):
+        return timezone.utc
+    offset = _OFFSET.fullmatch(name)
+    if offset is not None:
+        sign, hours, minutes, seconds = offset.groups()
+        delta = timedelta(hours=int(hours), minutes=int(minutes or 0), seconds=int(seconds or 0))
+        if delta > timedelta(hours=18) or int(minutes or 0) > 59 or int(seconds or 0) > 59:
+            raise ApiError(400, "Invalid timezone")
+        return timezone(-delta if sign == "-" else delta)
+    if not _REGION.fullmatch(name):
+        raise ApiError(400, "Invalid timezone")
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        raise ApiError(400, "Unknown timezone") from None
+
+
+def _result(found: SearchResult, match_list: list) -> dict:
+    out: dict = {"id": found.id, "type": found.type.value,
+                 "requiredCapabilities": found.required_capabilities, "status": found.status}
+    if found.name is not None:
+        out["name"] = found.name
+    if found.start_time is not None:
+        out["startTime"] = iso_time(found.start_time)
+    if found.end_time is not None:
+        out["endTime"] = iso_time(found.end_time)
+    out["matches"] = [m.to_json() for m in match_list]
+    return out
+
+
+@router.get("/search", summary="Search submissions and process chains",
+            responses={400: {"description": "Invalid `count' or `timeZone'"}})
+def search(request: Request,
+           q: str = Query("", description="The query (Steep's query language)"),
+           size: str | None = Query(None, description="Results per page (10; negative: all; "
+                                                      "not a number: 10)"),
+           offset: str | None = Query(None, description="Results to skip (0)"),
+           count: str = Query("estimate", description="`estimate`, `exact` or `none`: whether "
+                                                      "to count results per type (steepy's "
+                                                      "estimate is exact)"),
+           timeZone: str | None = Query(None, description="Zone of the query's dates: IANA "
+                                                          "name or offset (the server's)"),
+           ) -> Response:
+    """Answers `{counts?: {workflow, processChain, total}, results: [{id, type,
+    requiredCapabilities, status, name?, startTime?, endTime?, matches}]}`, best first, with
+    paging headers (`x-page-total` unless `count=none`)."""
+    page_offset = max(0, _int(offset, 0))
+    page_size = _int(size, 10)
+    count = count.lower()
+    if count not in COUNTS:
+        raise ApiError(400, "Parameter `count' must be one of `none', `estimate', or `exact'")
+    query = parse_query(q, time_zone(timeZone))
+    registry = context(request).registry.search
+    found = registry.search(query, size=page_size, offset=page_offset)
+    results = [_result(r, matches(r, query)) for r in found]
+    headers = {"x-page-size": str(page_size), "x-page-offset": str(page_offset)}
+    body: dict = {}
+    if count != "none":
+        # exact for `estimate' too; Steep corrects its estimates by the page shown, which an
+        # exact count needs not
+        counts: dict = {kind.value: registry.count(query, kind) for kind in Type}
+        counts["total"] = sum(counts.values())
+        body["counts"] = counts
+        headers["x-page-total"] = str(counts["total"])
+    body["results"] = results
+    return json_response(body, headers=headers)
