@@ -33,33 +33,29 @@ class StoreCollector:
 
     def collect(self) -> Iterator[Metric]:
         m = self.ctx.views.metrics(self.ctx.agent_max_age_s)
-        chains = GaugeMetricFamily("steep_scheduler_process_chains",
-                                   "Number of process chains by status", labels=["status"])
-        for s in ProcessChainStatus:
-            chains.add_metric([s.value], m["chains"].get(s, 0))
-        yield chains
+        yield _by("steep_scheduler_process_chains", "Number of process chains by status",
+                  "status", ((s.value, m["chains"].get(s, 0)) for s in ProcessChainStatus))
         # a gauge, as in Steep (a counter's samples would be named ..._total)
-        retries = GaugeMetricFamily("steep_local_agent_retries",
-                                    "Executable attempts after the first (retries), by service",
-                                    labels=["serviceId"])
-        for service, n in sorted(m["retries"].items()):
-            retries.add_metric([str(service)], n)
-        yield retries
+        yield _by("steep_local_agent_retries",
+                  "Executable attempts after the first (retries), by service", "serviceId",
+                  sorted(m["retries"].items()))
         yield GaugeMetricFamily("steep_remote_agents", "Number of live agents",
                                 value=m["agents"])
         yield GaugeMetricFamily("steepy_agents_busy", "Number of live agents running a chain",
                                 value=m["busy_agents"])
-        subs = GaugeMetricFamily("steepy_submissions", "Number of submissions by status",
-                                 labels=["status"])
-        for s in SubmissionStatus:
-            subs.add_metric([s.value], m["submissions"].get(s, 0))
-        yield subs
-        runs = GaugeMetricFamily("steepy_process_chain_runs",
-                                 "Number of process-chain runs by outcome (RUNNING: not finished)",
-                                 labels=["status"])
-        for s, n in sorted(m["runs"].items()):
-            runs.add_metric([str(s)], n)
-        yield runs
+        yield _by("steepy_submissions", "Number of submissions by status", "status",
+                  ((s.value, m["submissions"].get(s, 0)) for s in SubmissionStatus))
+        yield _by("steepy_process_chain_runs",
+                  "Number of process-chain runs by outcome (RUNNING: not finished)", "status",
+                  sorted(m["runs"].items()))
+
+
+def _by(name: str, documentation: str, label: str, values) -> GaugeMetricFamily:
+    """A gauge with one sample per (label value, number)."""
+    family = GaugeMetricFamily(name, documentation, labels=[label])
+    for key, number in values:
+        family.add_metric([str(key)], number)
+    return family
 
 
 class FeedCollector:
