@@ -37,7 +37,8 @@ from typing import Any, Callable
 ROOT = Path(__file__).resolve().parents[1]
 VIEWPORT = {"width": 1280, "height": 800}
 
-# one chain printing a line every 0.25 s for 15 s (slowprint's maxRuntime is 20 s)
+# one chain silent for 3 s (time to open its log page), then printing a line every 0.2 s
+# for 12 s (slowprint's maxInactivity is 5 s, its maxRuntime 20 s)
 LIVE_LOG = """\
 api: 4.7.0
 name: Live log demo
@@ -48,7 +49,9 @@ actions:
       - id: lines
         value: 60
       - id: interval
-        value: 0.25
+        value: 0.2
+      - id: stall_first
+        value: 3
 """
 
 # three independent chains of about 16 s each: with two agents one of them waits
@@ -167,16 +170,20 @@ def run(build: Path, out: Path, executable: str) -> None:
                 live = api(base, "/workflows", "POST", LIVE_LOG.encode())["id"]
                 chain = wait_for("the live-log chain to run", lambda: next(
                     (c["id"] for c in chains_of(base, live) if c["status"] == "RUNNING"), None))
+                # opened while the tool is still silent: every line comes over the event bus
                 page.goto(f"{base}/logs/processchains/{chain}")
                 log = page.locator(".processchainlog")
-                expect(log).to_contain_text("3")
+                expect(log).to_contain_text("line 3 of 60")
                 first = log.inner_text()
                 page.screenshot(path=out / "steep-ui-3-live-log-before.png")
                 page.wait_for_timeout(3000)
                 later = log.inner_text()
-                print(f"log: {len(first.splitlines())} lines, 3 s later {len(later.splitlines())}")
-                if len(later.splitlines()) <= len(first.splitlines()):
+                numbers = [int(n) for n in re.findall(r"line (\d+) of 60", later)]
+                print(f"log: {len(first.splitlines())} lines, 3 s later {len(numbers)}")
+                if len(numbers) <= len(re.findall(r"line \d+ of 60", first)):
                     raise SystemExit(f"the log did not grow:\n{first}\n---\n{later}")
+                if numbers != list(range(1, len(numbers) + 1)):
+                    raise SystemExit(f"lines missing or out of order: {numbers}")
                 assert api(base, f"/processchains/{chain}")["status"] == "RUNNING"
                 page.screenshot(path=out / "steep-ui-3-live-log.png")
 
