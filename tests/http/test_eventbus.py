@@ -185,6 +185,25 @@ def test_a_submission_s_messages_have_steep_s_bodies(server: Server) -> None:
                                   and b["available"] is True for b in idle)
 
 
+def test_every_message_comes_in_a_sockjs_frame_of_its_own(server: Server) -> None:
+    """As Vert.x sends them. sockjs-client hands the messages of one frame to the page in one
+    task, and Steep's UI adds a new submission to an open list in a promise callback (after that
+    task): a `processChainsAddedSize` in the frame of `submissionAdded` reached the list before
+    the submission and was lost (the list said "Success, 5 completed" of 6 chains)."""
+    bus = EventBus(server.url)
+    try:
+        bus.register(*(SR + n for n in ["submissionAdded", "submissionStatusChanged",
+                                        "processChainsAddedSize", "processChainStatusChanged"]))
+        bus.quiet_for(0.3)
+        sid = server.submit(FAN_OUT)
+        bus.until(_status(sid, "SUCCESS"))
+    finally:
+        bus.close()
+    arrays = [json.loads(f[1:]) for f in bus.frames if f.startswith("a")]
+    assert len(arrays) == len(bus.received) >= 1 + 2 + 3 + 12
+    assert all(len(messages) == 1 for messages in arrays), arrays
+
+
 def test_unregister_stops_messages_and_a_ping_keeps_the_session(server: Server) -> None:
     bus = EventBus(server.url)
     try:

@@ -141,13 +141,11 @@ class Session:
         self.tails[chain_id] = tail
 
     async def send(self, messages: list[str]) -> None:
-        if not messages:
-            return
-        if self.framed:
-            await self._send_raw(sockjs.array_frame(messages))
-        else:
-            for message in messages:
-                await self._send_raw(message)
+        """Each message in a WebSocket frame of its own, as Vert.x sends them: sockjs-client hands
+        the messages of one frame to the page in one task, and Steep's UI adds a new submission
+        to its list only after that task, so an update in the same frame would be lost."""
+        for message in messages:
+            await self._send_raw(sockjs.array_frame([message]) if self.framed else message)
 
     async def _send_raw(self, text: str) -> None:
         async with self._lock:
