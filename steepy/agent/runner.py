@@ -12,9 +12,10 @@ import random
 import shlex
 import signal as signals
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from typing import Callable
 
+from steepy.model.common import utcnow
 from steepy.agent.cancel import Cancelled, CancelToken
 from steepy.agent.config import (
     CANCELLED,
@@ -37,10 +38,6 @@ log = logging.getLogger(__name__)
 
 TIMEOUT_WORDS = {RUNTIME: "maximum runtime", INACTIVITY: "maximum inactivity", DEADLINE: "deadline"}
 MAX_COMMAND_CHARS = 300
-
-
-def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
 
 
 @dataclass

@@ -104,3 +104,8 @@ def as_utc(value: datetime | None) -> datetime | None:
     if value is not None and value.tzinfo is None:
         return value.replace(tzinfo=timezone.utc)
     return value
+
+
+def utcnow() -> datetime:
+    """Now, in UTC (every stored and reported time is)."""
+    return datetime.now(timezone.utc)

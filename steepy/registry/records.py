@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, insert
 
-from steepy.model.common import as_utc
+from steepy.model.common import as_utc, utcnow
 from steepy.model.processchain import ProcessChain
 from steepy.model.submission import ProcessChainStatus, Submission, SubmissionStatus
 from steepy.model.workflow import Workflow
@@ -20,10 +20,6 @@ CS = ProcessChainStatus
 SS = SubmissionStatus
 ADD_EVENT = insert(events)
 PENDING_EVENTS = "steepy.events"  # a write transaction's events, in Connection.info
-
-
-def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
 
 
 def dump(value: Any) -> str | None:
