@@ -32,6 +32,7 @@ def serve(host: str | None, port: int | None, db, agents, no_agents: bool, servi
 
     from steepy.cli.common import fail
     from steepy.http import ApiContext, create_app
+    from steepy.http.basepath import normalise
     from steepy.http.server import is_loopback, listen, parse_size, serve as serve_api
 
     config = checked_config()
@@ -71,12 +72,13 @@ def serve(host: str | None, port: int | None, db, agents, no_agents: bool, servi
         ctx = ApiContext(registry, service_map, macro_map, engine, settings.agent.log_dir,
                          settings.agent.log_group_by_prefix, token, post_max_size,
                          agent_max_age_s=settings.lease_s,
-                         steep_ui=Path(steep_ui).resolve() if steep_ui else None)
+                         steep_ui=Path(steep_ui).resolve() if steep_ui else None,
+                         base_path=normalise(str(config.get("http.basePath") or "")))
         address = sock.getsockname()
         shown = f"[{address[0]}]" if ":" in address[0] else address[0]
         what = ("API only" if engine is None
                 else f"engine {engine.owner} with {len(engine.agents)} agent(s)")
-        click.echo(f"serving on http://{shown}:{address[1]} ({what})", err=True)
+        click.echo(f"serving on http://{shown}:{address[1]}{ctx.base_path} ({what})", err=True)
         await serve_api(ctx, create_app(ctx), sock)
 
     asyncio.run(main_loop())

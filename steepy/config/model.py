@@ -174,6 +174,7 @@ class HttpSettings(Section):
     token: str | None = None  # bearer token of every request but GET /health
     post_max_size: Size = Field(10485760, alias="postMaxSize")  # larger bodies get 413
     steep_ui: str | None = Field(None, alias="steepUi")  # a build of Steep's web UI to serve
+    base_path: str = Field("", alias="basePath")  # every route below this prefix (a proxy's)
 
 
 class DockerSettings(Section):
@@ -307,7 +308,7 @@ DEFAULTS: dict[str, Any] = Config().flat()
 
 # Steep's keys (reference §9) that steepy reads but does not act on: a warning each.
 UNIMPLEMENTED = (
-    "overrideConfigFile", "http.enabled", "http.basePath", "http.allowRoutes",
+    "overrideConfigFile", "http.enabled", "http.allowRoutes",
     "http.cors", "controller.enabled", "controller.lookupInterval", "controller.lookupMaxErrors",
     "controller.lookupOrphansInterval", "controller.lookupOrphansInitialDelay",
     "scheduler.enabled", "scheduler.lookupOrphansInterval", "scheduler.lookupOrphansInitialDelay",

@@ -7,10 +7,12 @@ from fastapi import FastAPI
 from steepy import __version__
 from steepy.http import (chains, cloud, docs, errors, eventbus, logs, metrics, plugins, search,
                          stream, system, workflows)
-from steepy.http.auth import BearerAuth
+from steepy.http.auth import BearerAuth, SameOrigin
+from steepy.http.basepath import BasePath
 from steepy.http.context import ApiContext
 from steepy.http.limits import BodyLimit
 from steepy.http.steepui import SteepUi
+from steepy.ui.site import UiSite
 
 DESCRIPTION = """\
 steepy's HTTP API: the paths, parameters, status codes and JSON shapes of
@@ -32,8 +34,14 @@ def create_app(ctx: ApiContext) -> FastAPI:
     for module in (system, metrics, workflows, chains, logs, plugins, cloud, stream, eventbus,
                    search):
         app.include_router(module.router)
+    # middleware added last runs first: base path, cross-site guard, Steep's UI (its pages
+    # and assets hold no data: no token needed), token, body limit, steepy's pages, routes
+    if ctx.steep_ui is None:
+        app.add_middleware(UiSite)
     app.add_middleware(BodyLimit, max_size=ctx.post_max_size)
-    app.add_middleware(BearerAuth, token=ctx.token)  # added late: checked early
-    if ctx.steep_ui is not None:  # pages and their assets hold no data: no token needed
+    app.add_middleware(BearerAuth, token=ctx.token)
+    if ctx.steep_ui is not None:
         app.add_middleware(SteepUi, root=ctx.steep_ui)
+    app.add_middleware(SameOrigin)
+    app.add_middleware(BasePath, base=ctx.base_path)
     return app

@@ -17,6 +17,8 @@ from typing import Any
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from steepy.ui.negotiation import prefers_html
+
 _ID = r"[^/]+"
 # Steep's page routes (HttpEndpoint.kt) and the page of the build each one renders
 PAGES = [(re.compile(f"^{pattern}/?$"), page) for pattern, page in [
@@ -42,29 +44,6 @@ NEW = re.compile(r"^/new/?$")  # redirected to /new/workflow
 RUNS = re.compile(f"^/processchains/{_ID}/runs/?$")  # a browser goes to the chain's page
 STATIC = re.compile(r"^/(_next|favicons)/")
 YEAR_S = 60 * 60 * 24 * 365
-
-
-def prefers_html(accept: str) -> bool:
-    """Steep's rule: walk the accepted types, most preferred first; JSON (or a wildcard that
-    matches it) means no, HTML means yes; neither means no."""
-    entries = []
-    for position, item in enumerate(accept.split(",")):
-        media, _, params = item.strip().partition(";")
-        quality = 1.0
-        for param in params.split(";"):
-            name, _, value = param.strip().partition("=")
-            if name == "q":
-                try:
-                    quality = float(value)
-                except ValueError:
-                    quality = 0.0
-        entries.append((-quality, position, media.strip().lower()))
-    for _, _, media in sorted(entries):
-        if media in ("application/json", "application/*", "*/*"):
-            return False
-        if media in ("text/html", "text/*"):
-            return True
-    return False
 
 
 class SteepUi:

@@ -22,7 +22,8 @@ FINISHED = ("SUCCESS", "ERROR", "CANCELLED", "PARTIAL_SUCCESS")
 class Server:
     """A `steepy serve` process and an HTTP client for it."""
 
-    def __init__(self, directory: Path, *args: str, token: str | None = None):
+    def __init__(self, directory: Path, *args: str, token: str | None = None,
+                 env: dict[str, str] | None = None):
         self.directory = directory
         self.env = dict(os.environ, STEEPY_TMPPATH=str(directory / "tmp"),
                         STEEPY_OUTPATH=str(directory / "out"),
@@ -35,6 +36,7 @@ class Server:
         self.env.pop("STEEPY_HTTP_TOKEN", None)
         if token:
             self.env["STEEPY_HTTP_TOKEN"] = token
+        self.env.update(env or {})
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "steepy.cli", "serve", "--port", "0", *args], cwd=ROOT,
             env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

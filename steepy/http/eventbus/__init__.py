@@ -4,8 +4,6 @@ live feed, one session per client (session.py). Steep's web UI connects here."""
 
 from __future__ import annotations
 
-import hmac
-
 from fastapi import APIRouter, Request, WebSocket
 from fastapi.responses import JSONResponse, PlainTextResponse
 
@@ -18,39 +16,22 @@ NO_CACHE = {"Cache-Control": "no-store, no-cache, no-transform, must-revalidate,
 
 router = APIRouter(include_in_schema=False)
 
-
 @router.get(PREFIX)
 @router.get(PREFIX + "/")
 def greeting() -> PlainTextResponse:
     return PlainTextResponse("Welcome to SockJS!\n")
 
-
 @router.get(PREFIX + "/info")
 def info(request: Request) -> JSONResponse:
     return JSONResponse(sockjs.info(), headers=NO_CACHE)
 
-
-def _allowed(ctx: ApiContext, websocket: WebSocket) -> bool:
-    """With `http.token` set, a WebSocket needs the token too (the HTTP check sees no
-    WebSocket handshakes)."""
-    if not ctx.token:
-        return True
-    given = websocket.headers.get("authorization", "").encode()
-    return hmac.compare_digest(given, f"Bearer {ctx.token}".encode())
-
-
 async def _serve(websocket: WebSocket, framed: bool) -> None:
-    ctx: ApiContext = websocket.app.state.ctx
-    if not _allowed(ctx, websocket):
-        await websocket.close(code=1008)  # refused before the handshake completes: 403
-        return
+    ctx: ApiContext = websocket.app.state.ctx  # http/auth.py checked the token, if one is set
     await Session(ctx, websocket, framed).run()
-
 
 @router.websocket(PREFIX + "/{server}/{session}/websocket")
 async def sockjs_websocket(websocket: WebSocket, server: str, session: str) -> None:
     await _serve(websocket, framed=True)
-
 
 @router.websocket(PREFIX + "/websocket")
 async def raw_websocket(websocket: WebSocket) -> None:
