@@ -4,19 +4,32 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test clean
+PORT ?= 8080
+
+.PHONY: run demo test screenshots clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,postgresql]'
 	@touch $(STAMP)
 
+# the server with its web UI, the demo submitted: open http://127.0.0.1:$(PORT)/ (Ctrl-C stops)
 run: $(STAMP)
 	@$(BIN)/steepy validate workflows services --services services --macros workflows/macros
+	@echo "steepy: open http://127.0.0.1:$(PORT)/ in a browser; Ctrl-C stops the server"
+	@$(BIN)/steepy serve --port $(PORT) --submit workflows/demo.yaml --services services \
+		--macros workflows/macros
+
+# the demo in the terminal, to its end (no server)
+demo: $(STAMP)
 	@$(BIN)/steepy run workflows/demo.yaml --services services --macros workflows/macros
 
 test: $(STAMP)
 	@$(BIN)/python -m pytest
+
+# docs/screenshots/ui-*.png, made again from a fresh server in Debian's Chromium (.ci/chromium)
+screenshots: $(STAMP)
+	@$(BIN)/python docs/screenshots.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -22,19 +22,19 @@ Chromium is Debian's (`.ci/chromium start`); Playwright never downloads a browse
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import re
-import subprocess
 import sys
 import tempfile
-import time
 import urllib.parse
 import urllib.request
 from pathlib import Path
-from typing import Any, Callable
 
-ROOT = Path(__file__).resolve().parents[1]
+if __package__ in (None, ""):  # run as a file (python bench/steep_ui_screens.py)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.browsing import (ROOT, api, chains_of, chromium_executable, start_server,  # noqa: E402
+                            stop_server, wait_for)
+
 VIEWPORT = {"width": 1280, "height": 800}
 
 # one chain silent for 3 s (time to open its log page), then printing a line every 0.2 s
@@ -71,66 +71,13 @@ actions:
 """ for n in (1, 2, 3))
 
 
-def chromium_executable() -> str:
-    out = subprocess.run([str(ROOT / ".ci" / "chromium"), "start"], check=True,
-                         capture_output=True, text=True).stdout
-    match = re.search(r"executable=(\S+)", out)
-    if not match:
-        sys.exit(f"no executable in .ci/chromium's answer: {out!r}")
-    return match.group(1)
-
-
-def start_server(workdir: Path, build: Path) -> tuple[subprocess.Popen, str]:
-    (workdir / "services").symlink_to(ROOT / "services")
-    (workdir / "workflows").symlink_to(ROOT / "workflows")
-    (workdir / "steepy.yaml").write_text(json.dumps({"http": {"steepUi": str(build)}}) + "\n")
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    log = open(workdir / "serve.log", "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "steepy.cli", "serve", "--port", "0", "--agents", "2",
-         "--services", "services"],
-        cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        match = re.search(r"serving on (http://\S+)", (workdir / "serve.log").read_text())
-        if match:
-            return proc, match.group(1)
-        if proc.poll() is not None:
-            break
-        time.sleep(0.2)
-    proc.terminate()
-    sys.exit(f"steepy serve did not start:\n{(workdir / 'serve.log').read_text()}")
-
-
-def api(base: str, path: str, method: str = "GET", body: bytes | None = None) -> Any:
-    request = urllib.request.Request(base + path, data=body, method=method,
-                                     headers={"accept": "application/json"})
-    with urllib.request.urlopen(request, timeout=30) as response:
-        text = response.read()
-    return json.loads(text) if text else None
-
-
-def wait_for(what: str, check: Callable[[], Any], timeout: float = 60) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise SystemExit(f"timed out waiting for {what}")
-
-
-def chains_of(base: str, submission_id: str) -> list[dict]:
-    return api(base, f"/processchains?submissionId={submission_id}&size=100")
-
-
 def run(build: Path, out: Path, executable: str) -> None:
     from playwright.sync_api import sync_playwright, expect
 
     out.mkdir(parents=True, exist_ok=True)
     problems: list[str] = []
     with tempfile.TemporaryDirectory(prefix="steep-ui-") as tmp:
-        proc, base = start_server(Path(tmp), build)
+        proc, base = start_server(Path(tmp), {"http": {"steepUi": str(build)}})
         print(f"steepy serve at {base}")
         try:
             with sync_playwright() as p:
@@ -237,11 +184,7 @@ def run(build: Path, out: Path, executable: str) -> None:
                              else ""))
                 browser.close()
         finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop_server(proc)
     print(f"screenshots in {out}")
     # Steep's pages load fonts (and the editor of /new/workflow) from the Internet
     offline = [p for p in problems if "ERR_NAME_NOT_RESOLVED" in p]

@@ -24,13 +24,17 @@ from steepy.errors import Problem
               help="API only: run no engine here; a `steepy worker' elsewhere runs the work.")
 @SERVICES_OPTION
 @MACROS_OPTION
+@click.option("--submit", "submit_files", multiple=True, type=click.Path(), metavar="WORKFLOW",
+              help="Submit this workflow file once the server starts (repeatable); each is "
+                   "checked first, like `steepy submit'.")
 def serve(host: str | None, port: int | None, db, agents, no_agents: bool, services,
-          macros) -> None:
-    """Serve Steep's HTTP API (and run the submitted workflows) until SIGTERM or Ctrl-C."""
+          macros, submit_files: tuple[str, ...]) -> None:
+    """Serve Steep's HTTP API and web UI (and run the submitted workflows) until SIGTERM or
+    Ctrl-C. Open the address it prints in a browser."""
     import asyncio
     import sys
 
-    from steepy.cli.common import fail
+    from steepy.cli.common import fail, prepare
     from steepy.http import ApiContext, create_app
     from steepy.http.basepath import normalise
     from steepy.http.server import is_loopback, listen, parse_size, serve as serve_api
@@ -56,6 +60,7 @@ def serve(host: str | None, port: int | None, db, agents, no_agents: bool, servi
                       "no index.html; build Steep's ui/ folder and give its out/ui folder)",
                       file=config.source or "configuration")])
     service_map, macro_map = load_registries(services, macros)
+    to_submit = [prepare(file, services, macros)[0] for file in submit_files]  # exit 2 if bad
     registry = open_registry_or_fail(db)
     settings = engine_settings(agents)
     try:
@@ -79,6 +84,11 @@ def serve(host: str | None, port: int | None, db, agents, no_agents: bool, servi
         what = ("API only" if engine is None
                 else f"engine {engine.owner} with {len(engine.agents)} agent(s)")
         click.echo(f"serving on http://{shown}:{address[1]}{ctx.base_path} ({what})", err=True)
+        for submission in to_submit:  # stored only once the server could start
+            registry.requests.add_submission(submission)
+            click.echo(f"submitted {submission.id} ({submission.name or 'unnamed'}): "
+                       f"http://{shown}:{address[1]}{ctx.base_path}/workflows/{submission.id}",
+                       err=True)
         await serve_api(ctx, create_app(ctx), sock)
 
     asyncio.run(main_loop())
