@@ -29,7 +29,7 @@ test: $(STAMP)
 
 # docs/screenshots/ui-*.png, made again from a fresh server in Debian's Chromium (.ci/chromium)
 screenshots: $(STAMP)
-	@$(BIN)/python docs/screenshots.py
+	@$(BIN)/python bench/ui_screens.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

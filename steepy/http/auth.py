@@ -80,13 +80,20 @@ class BearerAuth:
 
 
 def cross_site(headers: dict[str, str]) -> bool:
-    """Whether a browser says this request comes from another site's page."""
-    if headers.get("sec-fetch-site", "") in ("cross-site", "same-site"):
-        return True
+    """Whether a browser says this request comes from another site's page. Browsers of the
+    last years send `Sec-Fetch-Site`, which sees through reverse proxies; older ones only
+    `Origin`, compared with the host the request was sent to (a proxy's forwarded host
+    first)."""
+    site = headers.get("sec-fetch-site")
+    if site is not None:
+        return site in ("cross-site", "same-site")
     origin = headers.get("origin")
-    if not origin or origin == "null":
-        return origin == "null"  # sandboxed frames and data: pages send `null`
-    return urlsplit(origin).netloc.lower() != headers.get("host", "").lower()
+    if not origin:
+        return False  # not from a page: curl, Steep's clients, steepy's CLI
+    if origin == "null":
+        return True  # sandboxed frames and data: pages
+    host = headers.get("x-forwarded-host") or headers.get("host", "")
+    return urlsplit(origin).netloc.lower() != host.split(",")[0].strip().lower()
 
 
 class SameOrigin:
