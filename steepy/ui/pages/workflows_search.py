@@ -48,7 +48,7 @@ def _located(text: str, needle: str, message: str) -> str:
 def _term_text(term) -> str:
     """How a date term was written (without its comparison operator)."""
     if isinstance(term, DateTimeRangeTerm):
-        return str(term).split("..")[0]
+        return str(term)
     return str(term).lstrip("<>=")
 
 
