@@ -1,5 +1,158 @@
-"""(being built)"""
+"""The workflow pages, on the API's own paths for browsers:
+
+- `/workflows`: submissions, newest first, with a status filter (`?status=`), paging
+  (`?size=&offset=`) and Steep's search (`?q=`), updated live;
+- `/workflows/{id}`: one submission: facts, progress, results, error, its process chains by
+  status, its timeline, its source, and the actions that apply (cancel, retry, priority,
+  resubmit), which call the API from the page.
+"""
 
 from __future__ import annotations
 
-ROUTES: list = []
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from steepy.model.submission import (ACTIVE_SUBMISSION, RETRYABLE_SUBMISSION,
+                                     ProcessChainStatus, SubmissionStatus)
+from steepy.ui.pages.workflows_events import timeline
+from steepy.ui.pages.workflows_search import search_submissions, zone
+from steepy.ui.render import base_path, not_found, page as render
+from steepy.ui.routing import page
+
+STATUSES = ["ACCEPTED", "RUNNING", "SUCCESS", "PARTIAL_SUCCESS", "ERROR", "CANCELLED"]
+CHAIN_GROUPS = ["RUNNING", "REGISTERED", "PAUSED", "ERROR", "CANCELLED", "SUCCESS"]
+DEFAULT_SIZE = 20
+MAX_SIZE = 500
+CHAIN_LIMIT = 200  # chains listed on a submission's page (the newest)
+# events that change what the list shows: statuses and chain counters
+LIST_KINDS = ("submission.,chain.registered,chain.started,chain.finished,chain.requeued,"
+              "chain.resumed,chain.cancelRequested")
+
+
+def _number(text: str | None, default: int, low: int, high: int) -> int:
+    try:
+        value = int(text) if text is not None and text.strip() else default
+    except ValueError:
+        return default
+    return min(max(value, low), high)
+
+
+@dataclass
+class Paging:
+    size: int
+    offset: int
+    total: int
+    shown: int  # items on this page
+
+    @property
+    def first(self) -> int:
+        return self.offset + 1
+
+    @property
+    def last(self) -> int:
+        return self.offset + self.shown
+
+    @property
+    def previous(self) -> int | None:
+        return None if self.offset <= 0 else max(0, self.offset - self.size)
+
+    @property
+    def next(self) -> int | None:
+        return self.offset + self.size if self.offset + self.size < self.total else None
+
+
+def _done(s: dict) -> int:
+    return s["succeededProcessChains"] + s["failedProcessChains"] + s["cancelledProcessChains"]
+
+
+def workflow_list(request: Request) -> Response:
+    ctx = request.app.state.ctx
+    params = request.query_params
+    size = _number(params.get("size"), DEFAULT_SIZE, 1, MAX_SIZE)
+    offset = _number(params.get("offset"), 0, 0, 2**31 - 1)
+    q = params.get("q", "").strip()
+    status = params.get("status") or None
+    error = None
+    if status is not None and status not in STATUSES:
+        error = f"status: `{status}' is not a status of a submission; expected one of " \
+                f"{', '.join(STATUSES)}"
+        status = None
+    if q:
+        found = search_submissions(ctx.registry.search, ctx.views, q, status, size, offset,
+                                   zone(params.get("tz")))
+        items, total, error = found.items, found.total, error or found.error
+    else:
+        items, total = ctx.views.submission_summaries(status, size, offset)
+    counts = ctx.views.metrics(ctx.agent_max_age_s)["submissions"]
+    return render(request, "workflows.html", 400 if error else 200, items=items,
+                  paging=Paging(size, offset, total, len(items)), selected=status, q=q,
+                  error=error, statuses=STATUSES, counts=counts, all_count=sum(counts.values()),
+                  done=_done, live_kinds=LIST_KINDS, default_size=DEFAULT_SIZE,
+                  link=_linker(request))
+
+
+def _linker(request: Request):
+    """`link(**changes)`: this list's URL with some parameters changed (None: removed)."""
+    kept = {k: v for k, v in request.query_params.items()
+            if k in ("q", "status", "size", "offset", "tz") and v}
+    where = base_path(request) + "/workflows"
+
+    def link(**changes: Any) -> str:
+        params = dict(kept)
+        for key, value in changes.items():
+            if value is None or value == "" or (key == "offset" and value == 0):
+                params.pop(key, None)
+            else:
+                params[key] = str(value)
+        return where + ("?" + urlencode(params) if params else "")
+    return link
+
+
+def _chains(ctx: Any, submission_id: str) -> tuple[list[tuple[str, list[dict]]], int]:
+    """The newest chains of a submission grouped by status (in CHAIN_GROUPS' order), each
+    with the services its executables run; and how many chains it has in all."""
+    summaries, total = ctx.views.chain_summaries(submission_id, None, CHAIN_LIMIT, 0)
+    records, _ = ctx.views.list_chains(submission_id, None, CHAIN_LIMIT, 0)
+    services = {r.chain.id: [e.service_id for e in r.chain.executables] for r in records}
+    groups: dict[str, list[dict]] = {}
+    for chain in summaries:
+        chain["services"] = services.get(chain["id"], [])
+        groups.setdefault(chain["status"], []).append(chain)
+    order = CHAIN_GROUPS + sorted(set(groups) - set(CHAIN_GROUPS))
+    return [(s, groups[s]) for s in order if s in groups], total
+
+
+def _progress(doc: dict, counts: dict[str, int]) -> list[tuple[str, int]]:
+    return [("succeeded", doc["succeededProcessChains"]), ("failed", doc["failedProcessChains"]),
+            ("cancelled", doc["cancelledProcessChains"]), ("running", doc["runningProcessChains"]),
+            ("paused", doc["pausedProcessChains"]),
+            ("registered", counts.get(str(ProcessChainStatus.REGISTERED), 0))]
+
+
+def workflow(request: Request) -> Response:
+    ctx = request.app.state.ctx
+    submission_id = request.path_params["id"]
+    doc = ctx.views.submission(submission_id)
+    if doc is None:
+        return not_found(request, f"There is no workflow with ID `{submission_id}'.")
+    counts = ctx.views.chain_counts(submission_id)
+    groups, chain_total = _chains(ctx, submission_id)
+    lines, left_out = timeline(ctx.views.events(submission_id))
+    waiting = Counter(c["waiting"] for _, chains in groups for c in chains if c.get("waiting"))
+    status = doc["status"]
+    return render(request, "workflow.html", s=doc, groups=groups, chain_total=chain_total,
+                  chain_limit=CHAIN_LIMIT, progress=_progress(doc, counts), lines=lines,
+                  left_out=left_out, waiting=sorted(waiting.items()),
+                  active=status in {str(x) for x in ACTIVE_SUBMISSION},
+                  retryable=status in {str(x) for x in RETRYABLE_SUBMISSION},
+                  done=_done(doc))
+
+
+ROUTES = [page("/workflows", workflow_list), page("/workflows/{id}", workflow)]
+
+assert set(STATUSES) == {str(s) for s in SubmissionStatus}
