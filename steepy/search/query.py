@@ -67,11 +67,27 @@ class StringTerm:
         return self.value
 
 
+_EARLIEST = datetime.min.replace(tzinfo=timezone.utc)
+_LATEST = datetime.max.replace(tzinfo=timezone.utc)
+
+
 def _utc(moment: datetime, zone: tzinfo | None) -> datetime:
-    """A local date/time of `zone` (None: the system's zone) as UTC."""
-    if zone is None:
-        return moment.astimezone(timezone.utc)  # a naive value is taken as local time
-    return moment.replace(tzinfo=zone).astimezone(timezone.utc)
+    """A local date/time of `zone` (None: the system's zone) as UTC; at the ends of the
+    calendar (year 1, year 9999) the earliest or latest time there is."""
+    try:
+        if zone is None:
+            return moment.astimezone(timezone.utc)  # a naive value is taken as local time
+        return moment.replace(tzinfo=zone).astimezone(timezone.utc)
+    except (OverflowError, ValueError):
+        return _EARLIEST if moment.year < 5000 else _LATEST
+
+
+def _plus(moment: datetime, step: timedelta) -> datetime:
+    """`moment + step`, or the latest time there is where that would overflow."""
+    try:
+        return moment + step
+    except OverflowError:
+        return datetime.max
 
 
 def _text(moment: datetime, seconds: bool) -> str:
@@ -88,7 +104,7 @@ class DateTerm:
 
     def bounds(self) -> tuple[datetime, datetime]:
         start = datetime.combine(self.value, time())
-        return _utc(start, self.zone), _utc(start + timedelta(days=1), self.zone)
+        return _utc(start, self.zone), _utc(_plus(start, timedelta(days=1)), self.zone)
 
     def __str__(self) -> str:
         return self.operator.value + self.value.isoformat()
@@ -105,7 +121,7 @@ class DateTimeTerm:
 
     def bounds(self) -> tuple[datetime, datetime]:
         step = timedelta(seconds=1) if self.seconds else timedelta(minutes=1)
-        return _utc(self.value, self.zone), _utc(self.value + step, self.zone)
+        return _utc(self.value, self.zone), _utc(_plus(self.value, step), self.zone)
 
     def __str__(self) -> str:
         return self.operator.value + _text(self.value, self.seconds)
@@ -130,9 +146,9 @@ class DateTimeRangeTerm:
         start = datetime.combine(self.from_date, self.from_time or time())
         end = datetime.combine(self.to_date, self.to_time or time())
         if self.to_time is None:
-            end += timedelta(days=1)
+            end = _plus(end, timedelta(days=1))
         else:
-            end += timedelta(seconds=1) if self.to_seconds else timedelta(minutes=1)
+            end = _plus(end, timedelta(seconds=1) if self.to_seconds else timedelta(minutes=1))
         return _utc(start, self.zone), _utc(end, self.zone)
 
     def __str__(self) -> str:

@@ -104,3 +104,13 @@ def test_bad_parameters_are_400_with_steeps_message(api, params, message) -> Non
     response = api.get("/search", params={"q": "filename", **params})
     assert response.status_code == 400
     assert response.text == message + "\n"  # steepy's plain-text errors end with a newline
+
+
+@pytest.mark.parametrize("query", ["9999-12-31", "start:<0001-01-01", "end:>=9999-12-31T23:59",
+                                   "start:0001-01-01..9999-12-31"])
+def test_dates_at_the_ends_of_the_calendar_are_no_server_error(api, query) -> None:
+    for zone in ("Pacific/Kiritimati", "Etc/GMT+12"):  # +14 h and -12 h push past year 1/9999
+        found = api.get("/search", params={"q": query, "timeZone": zone})
+        assert found.status_code == 200, (query, zone, found.text)
+    assert _ids(api.get("/search", params={"q": "start:0001-01-01..9999-12-31 is:workflow",
+                                           "size": -1}))  # every submission with a start
