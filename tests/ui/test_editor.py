@@ -1,0 +1,168 @@
+"""The "New workflow" editor: the example or a submission's source to start from, submitting
+through the API, the API's problems at their lines (gutter, list, jump to the place), Tab and
+Ctrl+Enter, phone width."""
+
+from __future__ import annotations
+
+import html
+import re
+
+from tests.ui.conftest import PHONE
+
+HTML = {"accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
+TEXTAREA = re.compile(r"<textarea[^>]*>\n(.*?)</textarea>", re.S)
+
+WRONG_KEY = """\
+api: 4.7.0
+name: wrong key
+actions:
+  - type: execute
+    servce: sleep
+"""
+# the wrong key is `servce' (line 5) and the action lacks `service' (reported at line 4)
+NOT_YAML = """\
+api: 4.7.0
+actions:
+  - type: execute
+   service: sleep
+"""
+VALID = """\
+api: 4.7.0
+name: from the editor
+actions:
+  - type: execute
+    service: sleep
+    inputs:
+      - id: seconds
+        value: 0
+"""
+
+
+def _textarea(text: str) -> str:
+    found = TEXTAREA.search(text)
+    assert found, text
+    return html.unescape(found.group(1))
+
+
+def _stored(ui) -> int:
+    return int(ui.http.get("/workflows").headers["x-page-total"])
+
+
+def test_the_page_starts_with_the_example_or_a_submissions_source(ui) -> None:
+    moved = ui.http.get("/new?from=x", headers=HTML)
+    assert moved.status_code == 303 and moved.headers["location"] == "/new/workflow?from=x"
+    page = ui.http.get("/new/workflow", headers={"accept": "application/json"})  # UI only
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    example = _textarea(page.text)
+    assert "service: sleep" in example
+
+    source = "\n# kept as written\napi: 4.7.0\nname: again  # <b>&\nactions: []\n"
+    submission = ui.submit(source)
+    again = ui.http.get(f"/new/workflow?from={submission}", headers=HTML)
+    assert _textarea(again.text) == source  # the leading newline and comments survive
+    assert f'href="/workflows/{submission}"' in again.text
+
+    missing = ui.http.get("/new/workflow?from=nope", headers=HTML)
+    assert "There is no submission `nope&#39;" in missing.text
+    assert _textarea(missing.text) == example
+
+
+def test_problems_are_shown_at_their_lines_and_nothing_is_stored(ui, browser_page) -> None:
+    from playwright.sync_api import expect
+
+    page = browser_page
+    before = _stored(ui)
+    page.goto(ui.url + "/new/workflow")
+    area = page.get_by_label(re.compile("^Workflow"))
+    expect(area).to_have_value(re.compile("service: sleep"))
+    area.fill(WRONG_KEY)
+    page.get_by_role("button", name="Submit").click()
+
+    problems = page.locator("#editor-errors li")
+    expect(page.locator("#editor-message")).to_contain_text("Invalid workflow")
+    expect(problems.filter(has_text="4:5: actions[0]: `service' is required")).to_have_count(1)
+    expect(problems.filter(has_text=re.compile(r"^5:\d+: actions\[0\]\.servce: unknown property")))\
+        .to_have_count(1)
+    expect(page.locator('.editor-gutter [data-line="4"].error')).to_be_visible()
+    expect(page.locator('.editor-gutter [data-line="5"].error')).to_be_visible()
+    expect(page.locator(".editor-gutter .error")).to_have_count(2)
+    expect(page.locator(".editor-highlight > span").nth(3)).to_have_class("marked")
+    expect(area).to_have_value(WRONG_KEY)
+
+    problems.filter(has_text="servce").get_by_role("button").click()
+    expect(area).to_be_focused()
+    line5 = WRONG_KEY.index("    servce")
+    column = int(re.search(r"^5:(\d+):", problems.nth(1).inner_text()).group(1))
+    assert area.evaluate("a => [a.selectionStart, a.selectionEnd]") == [line5 + column - 1] * 2
+
+    area.fill(NOT_YAML)
+    area.press("Control+Enter")
+    expect(problems).to_have_count(1)
+    expect(problems.first).to_contain_text(re.compile(r"^4:4: not valid YAML"))
+    expect(page.locator(".editor-gutter .error")).to_have_count(1)
+    expect(page.locator('.editor-gutter [data-line="4"].error')).to_be_visible()
+    expect(area).to_have_value(NOT_YAML)
+    assert _stored(ui) == before
+
+
+def test_a_valid_workflow_lands_on_its_page(ui, browser_page) -> None:
+    from playwright.sync_api import expect
+
+    page = browser_page
+    page.goto(ui.url + "/new")
+    area = page.get_by_label(re.compile("^Workflow"))
+    area.fill(VALID)
+    page.get_by_role("button", name="Submit").click()
+    expect(page).to_have_url(re.compile(r"/workflows/[a-z0-9]+$"))
+    submission = page.url.rsplit("/", 1)[1]
+    found = ui.http.get(f"/workflows/{submission}").json()
+    assert found["name"] == "from the editor" and found["source"] == VALID
+
+
+def test_tab_indents_and_ctrl_enter_submits(ui, browser_page) -> None:
+    from playwright.sync_api import expect
+
+    page = browser_page
+    page.goto(ui.url + "/new/workflow")
+    area = page.get_by_label(re.compile("^Workflow"))
+    area.fill("a:\nb")
+    area.evaluate("a => { a.focus(); a.setSelectionRange(3, 3); }")  # before `b'
+    page.keyboard.press("Tab")
+    expect(area).to_have_value("a:\n  b")
+    expect(area).to_be_focused()  # Tab stayed in the text
+    page.keyboard.press("Shift+Tab")
+    expect(area).to_have_value("a:\nb")
+    area.evaluate("a => a.setSelectionRange(0, 4)")  # two lines: both indented
+    page.keyboard.press("Tab")
+    expect(area).to_have_value("  a:\n  b")
+    page.keyboard.press("Escape")
+    page.keyboard.press("Tab")  # after Esc, Tab leaves the text
+    expect(area).not_to_be_focused()
+    expect(area).to_have_value("  a:\n  b")
+
+    area.fill(VALID.replace("from the editor", "by keyboard"))
+    area.press("Control+Enter")
+    expect(page).to_have_url(re.compile(r"/workflows/[a-z0-9]+$"))
+    submission = page.url.rsplit("/", 1)[1]
+    assert ui.http.get(f"/workflows/{submission}").json()["name"] == "by keyboard"
+
+
+def test_phone_width_does_not_scroll_sideways(ui, chromium) -> None:
+    from playwright.sync_api import expect
+
+    context = chromium.new_context(viewport=PHONE)
+    try:
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(ui.url + "/new/workflow")
+        area = page.get_by_label(re.compile("^Workflow"))
+        area.fill(WRONG_KEY + "# " + "a very long line " * 20 + "\n")
+        page.get_by_role("button", name="Submit").click()
+        expect(page.locator(".editor-gutter .error")).to_have_count(2)
+        wide = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+        assert wide[0] <= wide[1], wide
+        assert area.bounding_box()["width"] > 250
+        assert not errors
+    finally:
+        context.close()
