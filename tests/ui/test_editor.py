@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 import re
 
+from tests.http.conftest import Server
 from tests.ui.conftest import PHONE
 
 HTML = {"accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
@@ -166,3 +167,47 @@ def test_phone_width_does_not_scroll_sideways(ui, chromium) -> None:
         assert not errors
     finally:
         context.close()
+
+
+def test_a_lost_login_keeps_the_text_and_a_body_too_large_shows_its_message(tmp_path,
+                                                                          chromium) -> None:
+    """Behind a base path, with a token: the session ends while editing (401), the text
+    survives logging in again and is then submitted; a text over http.postMaxSize gets 413."""
+    from playwright.sync_api import expect
+
+    server = Server(tmp_path, "--agents", "1", token="tok",
+                    env={"STEEPY_HTTP_BASEPATH": "/lab", "STEEPY_HTTP_POSTMAXSIZE": "4096"})
+    context = chromium.new_context()
+    try:
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(server.url + "/new/workflow")
+        page.get_by_label("Token").fill("tok")
+        page.get_by_role("button", name="Log in").click()
+        area = page.get_by_label(re.compile("^Workflow"))
+        expect(area).to_have_value(re.compile("service: sleep"))
+
+        area.fill("# " + "x" * 5000 + "\n" + VALID)
+        page.get_by_role("button", name="Submit").click()
+        expect(page.locator("#editor-message")).to_contain_text("4096")  # the API's 413 message
+        expect(page.locator("#editor-errors li")).to_have_count(0)
+
+        area.fill(VALID)
+        context.clear_cookies()  # the session ends (logged out in another tab)
+        page.get_by_role("button", name="Submit").click()
+        expect(page.locator("#editor-message")).to_contain_text("Missing bearer token")
+        page.get_by_role("link", name="Log in (your text is kept)").click()
+        page.get_by_label("Token").fill("tok")
+        page.get_by_role("button", name="Log in").click()
+        expect(page).to_have_url(server.url + "/new/workflow")
+        expect(area).to_have_value(VALID)
+        expect(page.locator("#editor-state")).to_contain_text("before the login")
+        page.get_by_role("button", name="Submit").click()
+        expect(page).to_have_url(re.compile(r"/lab/workflows/[a-z0-9]+$"))
+        submission = page.url.rsplit("/", 1)[1]
+        assert server.http.get(f"/workflows/{submission}").json()["source"] == VALID
+        assert not errors
+    finally:
+        context.close()
+        assert server.stop() == 0

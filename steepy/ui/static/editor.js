@@ -19,6 +19,7 @@
   const OWN_FILE = "<request>";  // the name the API gives the posted text in its problems
   const DRAFT = "steepy.editor.draft";
   const LINE_PX = 20;  // editor.css: line-height of the textarea, gutter and highlight
+  const MAX_HIGHLIGHT = 500000;  // characters
 
   let marked = new Map();  // line number -> messages, of the last failed submission
   let sending = false;
@@ -53,10 +54,15 @@
 
   function render() {
     const text = area.value.split("\n");
+    // a very large text (pasted data?) stays plain: the page must not freeze on it
+    const plain = area.value.length > MAX_HIGHLIGHT;
+    box.classList.toggle("highlighting", !plain);
     let html = "";
-    text.forEach((line, i) => {
-      html += (marked.has(i + 1) ? '<span class="marked">' : "<span>") + colour(line) + "</span>";
-    });
+    if (!plain) {
+      text.forEach((line, i) => {
+        html += (marked.has(i + 1) ? '<span class="marked">' : "<span>") + colour(line) + "</span>";
+      });
+    }
     shadow.innerHTML = html;
     renderGutter(text.length);
     sync();
@@ -281,7 +287,7 @@
     area.value = draft;
     state.textContent = "Your text from before the login is back.";
   }
-  box.classList.add("active", "highlighting");
+  box.classList.add("active");
   button.disabled = false;
   render();
   window.steepyEditor = { clear, goTo, render };
