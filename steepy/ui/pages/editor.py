@@ -13,11 +13,12 @@ from starlette.responses import RedirectResponse, Response
 
 from steepy.ui.render import base_path, page as render
 from steepy.ui.routing import page
+from steepy.validation import MAX_API
 
-EXAMPLE = """\
-# A workflow in Steep's format, as YAML (or JSON, starting with `{`).
+EXAMPLE = f"""\
+# A workflow in Steep's format, as YAML (or JSON, starting with `{{`).
 # It runs the service `sleep` once; see Services for the others.
-api: 4.7.0
+api: {'.'.join(map(str, MAX_API))}
 name: A short nap
 actions:
   - type: execute
