@@ -96,6 +96,23 @@ def test_problems_are_shown_at_their_lines_and_nothing_is_stored(ui, browser_pag
     column = int(re.search(r"^5:(\d+):", problems.nth(1).inner_text()).group(1))
     assert area.evaluate("a => [a.selectionStart, a.selectionEnd]") == [line5 + column - 1] * 2
 
+    area.evaluate("a => a.setSelectionRange(0, 0)")  # a line above: the problems move down
+    page.keyboard.type("# a note")
+    page.keyboard.press("Enter")
+    expect(page.locator(".editor-gutter .error")).to_have_count(2)
+    expect(page.locator('.editor-gutter [data-line="5"].error')).to_be_visible()
+    expect(page.locator('.editor-gutter [data-line="6"].error')).to_be_visible()
+    expect(problems.first).to_have_text("5:5: actions[0]: `service' is required")
+    area.evaluate("a => a.setSelectionRange(0, 9)")  # that line deleted: back up again
+    page.keyboard.press("Backspace")
+    expect(area).to_have_value(WRONG_KEY)
+    expect(page.locator('.editor-gutter [data-line="4"].error')).to_be_visible()
+    expect(problems.first).to_have_text("4:5: actions[0]: `service' is required")
+    area.evaluate(f"a => a.setSelectionRange({line5}, {len(WRONG_KEY)})")  # line 5 deleted
+    page.keyboard.press("Delete")
+    expect(page.locator(".editor-gutter .error")).to_have_count(1)
+    expect(problems.nth(1).get_by_role("button")).to_be_disabled()  # its line is gone
+
     area.fill(NOT_YAML)
     area.press("Control+Enter")
     expect(problems).to_have_count(1)

@@ -150,7 +150,12 @@
     }
     if (!["Shift", "Control", "Alt", "Meta"].includes(e.key)) escaped = false;
   });
-  area.addEventListener("input", later);
+  let lastText = area.value;
+  area.addEventListener("input", () => {
+    follow(lastText, area.value);
+    lastText = area.value;
+    later();
+  });
   area.addEventListener("scroll", sync, { passive: true });
   new ResizeObserver(sync).observe(area);
 
@@ -168,43 +173,103 @@
     return problem.line != null && (!problem.file || problem.file === OWN_FILE);
   }
 
-  function show(message, errors, extra) {
+  // The problems of the last failed submission, each with the line it is on now: editing
+  // above a problem moves it, deleting its line drops it (see follow()).
+  let shown = [];  // {problem, line, button}
+
+  function label(item) {
+    const place = where(Object.assign({}, item.problem, { line: item.line ?? item.problem.line }));
+    return (place ? place + ": " : "") + (item.problem.message || "");
+  }
+
+  function mark() {
     marked = new Map();
+    for (const item of shown) {
+      if (!item.button) continue;
+      item.button.textContent = label(item);
+      if (item.line == null) {
+        item.button.disabled = true;
+        item.button.title = "Its line was deleted";
+        continue;
+      }
+      item.button.title = "Go to line " + item.line;
+      const at = marked.get(item.line) || [];
+      at.push(label(item));
+      marked.set(item.line, at);
+    }
+  }
+
+  function show(message, errors, extra) {
+    shown = [];
     list.replaceChildren();
     for (const problem of errors) {
-      const item = document.createElement("li");
-      const place = where(problem);
-      const label = (place ? place + ": " : "") + (problem.message || "");
+      const element = document.createElement("li");
+      const item = { problem, line: ours(problem) ? problem.line : null, button: null };
       if (ours(problem)) {
-        const jump = document.createElement("button");
-        jump.type = "button";
-        jump.className = "link";
-        jump.textContent = label;
-        jump.title = "Go to line " + problem.line;
-        jump.addEventListener("click", () => goTo(problem.line, problem.column));
-        item.appendChild(jump);
-        const at = marked.get(problem.line) || [];
-        at.push(label);
-        marked.set(problem.line, at);
+        item.button = document.createElement("button");
+        item.button.type = "button";
+        item.button.className = "link";
+        item.button.addEventListener("click", () => goTo(item.line, problem.column));
+        element.appendChild(item.button);
       } else {
-        item.textContent = label;
+        element.textContent = label(item);
       }
-      list.appendChild(item);
+      shown.push(item);
+      list.appendChild(element);
     }
+    mark();
     messageBox.textContent = message;
     if (extra) messageBox.append(" ", extra);
     problems.hidden = false;
     render();
-    const first = errors.find(ours);
-    if (first) reveal(first.line, first.column);
+    const first = shown.find((item) => item.line != null);
+    if (first) reveal(first.line, first.problem.column);
     problems.scrollIntoView({ block: "nearest" });
   }
 
   function clear() {
+    shown = [];
     marked = new Map();
     problems.hidden = true;
     list.replaceChildren();
     render();
+  }
+
+  const newlines = (text) => text.split("\n").length - 1;
+  function lineOf(text, index) { return newlines(text.slice(0, index)) + 1; }
+  function lineRange(text, line) {  // [start, end) of a line (1-based) without its newline
+    let start = 0;
+    for (let n = 1; n < line; n++) {
+      const at = text.indexOf("\n", start);
+      if (at < 0) return null;
+      start = at + 1;
+    }
+    const end = text.indexOf("\n", start);
+    return [start, end < 0 ? text.length : end];
+  }
+
+  // The text changed from `before` to `after` (typing, pasting, undo: one changed stretch):
+  // move each problem's line along
+  function follow(before, after) {
+    if (!shown.some((item) => item.line != null) || before === after) return;
+    const most = Math.min(before.length, after.length);
+    let head = 0;
+    while (head < most && before[head] === after[head]) head++;
+    let tail = 0;
+    while (tail < most - head && before[before.length - 1 - tail] === after[after.length - 1 - tail]) tail++;
+    const end = before.length - tail;  // before[head, end) became after[head, after.length - tail)
+    const delta = newlines(after.slice(head, after.length - tail)) - newlines(before.slice(head, end));
+    for (const item of shown) {
+      if (item.line == null) continue;
+      const range = lineRange(before, item.line);
+      if (!range) { item.line = null; continue; }
+      const [start, stop] = range;
+      if (start >= end) item.line += delta;                 // wholly after the change
+      else if (stop <= head || start < head) continue;      // before it, or edited within
+      else if (stop >= end) item.line = lineOf(after, end + after.length - before.length);
+      else item.line = null;                                 // deleted
+    }
+    mark();
   }
 
   let charWidth = 0;
@@ -285,6 +350,7 @@
   if (draft !== null) {
     sessionStorage.removeItem(DRAFT);
     area.value = draft;
+    lastText = draft;
     state.textContent = "Your text from before the login is back.";
   }
   box.classList.add("active");
