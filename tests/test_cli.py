@@ -120,3 +120,12 @@ def test_plan_refuses_an_invalid_workflow(tmp_path) -> None:
     (tmp_path / "w.yaml").write_text(GOOD.replace("service: cp", "service: nope"))
     result = _run(["plan", str(tmp_path / "w.yaml"), "--services", str(ROOT / "services")], tmp_path)
     assert result.exit_code == 2 and "Service `nope' is not defined" in result.output
+
+
+def test_python_dash_m_steepy_is_the_command() -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "steepy", "--help"], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0 and "serve" in done.stdout, done.stderr

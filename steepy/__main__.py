@@ -1,0 +1,5 @@
+"""`python -m steepy ...` is the `steepy` command."""
+
+from steepy.cli import main
+
+main()
