@@ -1,0 +1,97 @@
+"""The log page: the last part server-side, earlier ranges on demand, a live tail while the
+tool prints, downloads answered by the API, and clear messages for empty logs."""
+
+from __future__ import annotations
+
+import re
+
+from tests.ui.test_chains import HTML, STALLS, chains_of, running_chain, text
+
+SLOW = """api: 4.7.0
+actions:
+  - type: execute
+    service: slowprint
+    inputs: [{id: lines, value: 12}, {id: interval, value: 0.3}]
+"""
+LINES = 9000  # "slowprint: line N of 9000\n": about 250 KB
+BIG = f"""api: 4.7.0
+actions:
+  - type: execute
+    service: slowprint
+    inputs: [{{id: lines, value: {LINES}}}, {{id: interval, value: 0}}]
+"""
+
+
+def test_the_log_tails_while_the_tool_prints(ui, browser_page) -> None:
+    from playwright.sync_api import expect
+
+    submission = ui.submit(SLOW)
+    chain_id = running_chain(ui, submission)
+    page = browser_page
+    page.goto(f"{ui.url}/logs/processchains/{chain_id}")
+    page.evaluate("window.stillHere = true")  # gone if the page were reloaded
+    log = page.get_by_test_id("log-text")
+    expect(log).to_contain_text("slowprint: line 4 of 12")
+    assert "line 12 of 12" not in log.inner_text()  # it came while the tool ran
+    expect(log).to_contain_text("slowprint: line 12 of 12")
+    expect(page.get_by_test_id("tail-state")).to_have_text("run ended")
+    expect(page.get_by_test_id("log-status")).to_have_text("SUCCESS")
+    assert page.evaluate("window.stillHere") is True
+    assert log.inner_text().count("slowprint: line 12 of 12") == 1  # nothing twice
+    lines = [line for line in log.inner_text().splitlines() if line.startswith("slowprint")]
+    assert lines == [f"slowprint: line {i} of 12" for i in range(1, 13)]
+
+
+def test_a_large_log_loads_its_end_first_and_earlier_ranges_on_demand(ui, browser_page) -> None:
+    from playwright.sync_api import expect
+
+    submission = ui.submit(BIG)
+    assert ui.wait(submission)["status"] == "SUCCESS"
+    chain_id, = [c["id"] for c in chains_of(ui, submission)]
+    whole = ui.http.get(f"/logs/processchains/{chain_id}").content
+    assert len(whole) > 200_000
+
+    served = ui.http.get(f"/logs/processchains/{chain_id}", headers=HTML)  # without script
+    assert served.status_code == 200
+    seen = text(served.text)
+    assert f"line {LINES} of {LINES}" in seen and f"line 1 of {LINES} " not in seen
+    assert len(served.text) < 100_000
+
+    page = browser_page
+    page.goto(f"{ui.url}/logs/processchains/{chain_id}")
+    log = page.get_by_test_id("log-text")
+    expect(log).to_contain_text(f"slowprint: line {LINES} of {LINES}")
+    first = int(re.match(r"slowprint: line (\d+) of", log.inner_text())[1])
+    assert first > 1
+    page.get_by_role("button", name="Load earlier").click()
+    expect(log).to_contain_text(f"slowprint: line {first - 1} of {LINES}\nslowprint: line {first} of")
+    # load everything: the button goes away at the start, and the lines are whole and in order
+    button = page.get_by_role("button", name="Load earlier")
+    while button.is_visible():
+        button.click()
+        page.wait_for_function("!document.querySelector('.load-earlier').disabled")
+    lines = log.inner_text().splitlines()
+    assert lines == whole.decode().splitlines()
+
+    with page.expect_download() as download:
+        page.get_by_test_id("download").click()
+    with open(download.value.path(), "rb") as f:
+        assert f.read() == whole
+    assert download.value.suggested_filename == f"{chain_id}.log"
+
+
+def test_downloads_and_ranges_are_the_apis_and_empty_logs_say_so(ui) -> None:
+    submission = ui.submit(STALLS)  # times out before its first line: an empty log
+    ui.wait(submission)
+    chain_id, = [c["id"] for c in chains_of(ui, submission)]
+    path = f"/logs/processchains/{chain_id}"
+    download = ui.http.get(path, params={"forceDownload": "true"}, headers=HTML)
+    assert download.headers["content-disposition"].startswith("attachment")
+    assert download.headers["content-type"].startswith("text/plain")
+    ranged = ui.http.get(path, headers={**HTML, "x-range": "bytes=-10"})
+    assert ranged.headers["content-type"].startswith("text/plain")
+    assert ranged.headers["x-content-range"] == "bytes 0--1/0"
+    page = ui.http.get(path, headers=HTML)
+    assert page.status_code == 200 and "The log is empty." in text(page.text)
+    assert ui.http.get(path + "?runNumber=4", headers=HTML).status_code == 404
+    assert ui.http.get("/logs/processchains/nosuchchain", headers=HTML).status_code == 404
