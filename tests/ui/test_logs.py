@@ -95,3 +95,24 @@ def test_downloads_and_ranges_are_the_apis_and_empty_logs_say_so(ui) -> None:
     assert page.status_code == 200 and "The log is empty." in text(page.text)
     assert ui.http.get(path + "?runNumber=4", headers=HTML).status_code == 404
     assert ui.http.get("/logs/processchains/nosuchchain", headers=HTML).status_code == 404
+
+
+def test_each_run_has_its_log_and_the_chain_page_its_runs(ui) -> None:
+    with open("workflows/process-chain-retries.yaml", encoding="utf-8") as f:
+        submission = ui.submit(f.read())  # flaky fails two runs, the third succeeds
+    assert ui.wait(submission)["status"] == "SUCCESS"
+    chain_id, = [c["id"] for c in chains_of(ui, submission)]
+    chain = text(ui.http.get(f"/processchains/{chain_id}", headers=HTML).text)
+    assert "Chain retries 3 attempts; delay exponential 300ms" in chain
+    assert all(f"Run {n}" in chain for n in (1, 2, 3))
+    first = text(ui.http.get(f"/processchains/{chain_id}/runs/1", headers=HTML).text)
+    assert "Run 1 ERROR" in first and "Run 3" not in first and "exit code 3" in first
+
+    latest = ui.http.get(f"/logs/processchains/{chain_id}", headers=HTML).text
+    assert "attempt 3: success" in text(latest) and "failing on purpose" not in text(latest)
+    for n in (1, 2, 3):
+        assert f'href="/logs/processchains/{chain_id}?runNumber={n}"' in latest
+    assert f"runNumber=3&amp;forceDownload=true" in latest
+    run1 = text(ui.http.get(f"/logs/processchains/{chain_id}", params={"runNumber": 1},
+                            headers=HTML).text)
+    assert "flaky: attempt 1: failing on purpose" in run1 and "success" not in run1
