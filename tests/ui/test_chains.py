@@ -89,6 +89,21 @@ def test_list_filters_by_status_and_workflow_and_pages(ui) -> None:
     assert [c["id"] for c in api.json()] == ids[:2]
 
 
+def test_the_list_updates_live(ui, browser_page) -> None:
+    from playwright.sync_api import expect
+
+    page = browser_page
+    page.goto(ui.url + "/processchains?status=SUCCESS")
+    expect(page.locator("h1")).to_have_text("Process chains")
+    submission = ui.submit(THREE)
+    assert ui.wait(submission)["status"] == "SUCCESS"
+    for chain in chains_of(ui, submission):  # appear without reload, already SUCCESS
+        row = page.locator(f"tr[data-chain='{chain['id']}']")
+        expect(row).to_contain_text("SUCCESS")
+        expect(row.get_by_role("link", name=submission)).to_have_attribute(
+            "href", f"/workflows/{submission}")
+
+
 def test_chain_page_shows_a_failed_attempt_its_exit_code_and_the_delay_before_the_next(ui) -> None:
     submission = ui.submit(FLAKY)
     assert ui.wait(submission)["status"] == "SUCCESS"

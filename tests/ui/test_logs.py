@@ -11,7 +11,7 @@ SLOW = """api: 4.7.0
 actions:
   - type: execute
     service: slowprint
-    inputs: [{id: lines, value: 12}, {id: interval, value: 0.3}]
+    inputs: [{id: lines, value: 40}, {id: interval, value: 0.1}]
 """
 LINES = 9000  # "slowprint: line N of 9000\n": about 250 KB
 BIG = f"""api: 4.7.0
@@ -31,15 +31,18 @@ def test_the_log_tails_while_the_tool_prints(ui, browser_page) -> None:
     page.goto(f"{ui.url}/logs/processchains/{chain_id}")
     page.evaluate("window.stillHere = true")  # gone if the page were reloaded
     log = page.get_by_test_id("log-text")
-    expect(log).to_contain_text("slowprint: line 4 of 12")
-    assert "line 12 of 12" not in log.inner_text()  # it came while the tool ran
-    expect(log).to_contain_text("slowprint: line 12 of 12")
+    expect(page.get_by_label("Follow")).to_be_checked()
+    expect(log).to_contain_text("slowprint: line 4 of 40")
+    assert "line 40 of 40" not in log.inner_text()  # it came while the tool ran
+    expect(log).to_contain_text("slowprint: line 40 of 40")
     expect(page.get_by_test_id("tail-state")).to_have_text("run ended")
     expect(page.get_by_test_id("log-status")).to_have_text("SUCCESS")
     assert page.evaluate("window.stillHere") is True
-    assert log.inner_text().count("slowprint: line 12 of 12") == 1  # nothing twice
     lines = [line for line in log.inner_text().splitlines() if line.startswith("slowprint")]
-    assert lines == [f"slowprint: line {i} of 12" for i in range(1, 13)]
+    assert lines == [f"slowprint: line {i} of 40" for i in range(1, 41)]  # each once, in order
+    # "Follow" kept the view at the bottom of the (overflowing) log
+    assert log.evaluate("e => e.scrollHeight > e.clientHeight && "
+                        "e.scrollHeight - e.scrollTop - e.clientHeight < 8")
 
 
 def test_a_large_log_loads_its_end_first_and_earlier_ranges_on_demand(ui, browser_page) -> None:

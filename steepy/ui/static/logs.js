@@ -129,6 +129,7 @@
   }
   pre.scrollTop = pre.scrollHeight;
   showRange();
+  if (box.dataset.running || box.dataset.waiting) follow.closest("label").hidden = false;
   if (box.dataset.running) tail();
   else if (box.dataset.waiting) waitForRun();
 })();
