@@ -115,7 +115,7 @@ def test_each_run_has_its_log_and_the_chain_page_its_runs(ui) -> None:
     assert "attempt 3: success" in text(latest) and "failing on purpose" not in text(latest)
     for n in (1, 2, 3):
         assert f'href="/logs/processchains/{chain_id}?runNumber={n}"' in latest
-    assert f"runNumber=3&amp;forceDownload=true" in latest
+    assert "runNumber=3&amp;forceDownload=true" in latest
     run1 = text(ui.http.get(f"/logs/processchains/{chain_id}", params={"runNumber": 1},
                             headers=HTML).text)
     assert "flaky: attempt 1: failing on purpose" in run1 and "success" not in run1
