@@ -4,7 +4,9 @@ tool prints, downloads answered by the API, and clear messages for empty logs.""
 from __future__ import annotations
 
 import re
+import time
 
+from tests.http.conftest import Server
 from tests.ui.test_chains import HTML, STALLS, chains_of, running_chain, text
 
 SLOW = """api: 4.7.0
@@ -119,3 +121,47 @@ def test_each_run_has_its_log_and_the_chain_page_its_runs(ui) -> None:
     run1 = text(ui.http.get(f"/logs/processchains/{chain_id}", params={"runNumber": 1},
                             headers=HTML).text)
     assert "flaky: attempt 1: failing on purpose" in run1 and "success" not in run1
+
+
+GPU_SERVICE = """- id: needs_gpu
+  name: Needs a GPU
+  description: slowprint, but only on an agent that offers `gpu' (none here)
+  path: services/bin/slowprint
+  runtime: other
+  requiredCapabilities: [gpu]
+  parameters: []
+"""
+
+
+def test_a_chain_that_has_not_run_says_so_and_its_log_page_follows_it(tmp_path, chromium) -> None:
+    from playwright.sync_api import expect
+
+    services = tmp_path / "gpu.yaml"
+    services.write_text(GPU_SERVICE)
+    server = Server(tmp_path, "--agents", "1", env={"STEEPY_SERVICES": str(services)})
+    try:
+        submission = server.submit("api: 4.7.0\nactions:\n  - {type: execute, service: needs_gpu}\n")
+        chain_id = None
+        for _ in range(200):
+            found = chains_of(server, submission)
+            if found:
+                chain_id = found[0]["id"]
+                break
+            time.sleep(0.05)
+        assert chain_id and found[0]["status"] == "REGISTERED"
+        served = server.http.get(f"/logs/processchains/{chain_id}", headers=HTML)
+        assert served.status_code == 200
+        assert "has not run yet; its log appears when it starts" in text(served.text)
+        chain = text(server.http.get(f"/processchains/{chain_id}", headers=HTML).text)
+        assert "REGISTERED" in chain and "Not run yet." in chain and "gpu" in chain
+
+        context = chromium.new_context()
+        page = context.new_page()
+        page.goto(f"{server.url}/logs/processchains/{chain_id}")
+        expect(page.get_by_test_id("log-message")).to_contain_text("has not run yet")
+        assert server.http.put(f"/processchains/{chain_id}",
+                               json={"status": "CANCELLED"}).status_code == 200
+        expect(page.get_by_test_id("log-message")).to_contain_text("CANCELLED and never ran")
+        context.close()
+    finally:
+        assert server.stop() == 0
