@@ -11,7 +11,6 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from steepy.registry.interfaces import ReadViews, Search
 from steepy.search import Query, Type, matches, parse_query
-from steepy.search.query import TIME_TERMS, DateTimeRangeTerm
 
 ALL = -1  # the registry's "no limit"
 
@@ -45,24 +44,11 @@ def _located(text: str, needle: str, message: str) -> str:
     return f"q:{line}:{column}: {needle}: {message}"
 
 
-def _term_text(term) -> str:
-    """How a date term was written (without its comparison operator)."""
-    if isinstance(term, DateTimeRangeTerm):
-        return str(term)
-    return str(term).lstrip("<>=")
-
-
 def problem(text: str, query: Query) -> str | None:
     """Why `query` (parsed from `text`) cannot list submissions, located in `text`."""
     if query.types and Type.WORKFLOW not in query.types:
         return _located(text, "is:processchain", "this list shows workflows; search process "
                                                  "chains on the Process chains page")
-    for term in list(query.terms) + [t for _, t in query.filters]:
-        if isinstance(term, TIME_TERMS):
-            try:
-                term.bounds()
-            except (OverflowError, ValueError):
-                return _located(text, _term_text(term), "this date is out of range")
     return None
 
 
