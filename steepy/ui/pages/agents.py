@@ -13,6 +13,9 @@ from steepy.ui.render import not_found
 from steepy.ui.render import page as render
 from steepy.ui.routing import page
 
+RUNNING = "RUNNING"
+RUNNING_PAGE = 500  # running chains looked at (each agent runs one at most)
+
 
 @dataclass
 class AgentView:
@@ -29,29 +32,39 @@ class AgentView:
     submission_id: str | None = None  # of the chain it runs
     chain_status: str | None = None
     services: list[str] = field(default_factory=list)  # the service ids of that chain
+    since: str | None = None  # when its run of that chain started
 
     @property
     def busy(self) -> bool:
         return self.chain_id is not None
 
 
-def live_agents(ctx: Any, with_chains: bool = True) -> list[AgentView]:
+def live_agents(ctx: Any) -> list[AgentView]:
     """The live agents, each with its host and last heartbeat (stored by the heartbeat, not in
-    Steep's shape) and, if it runs a chain, that chain's submission and services."""
+    Steep's shape) and, if it runs a chain, that chain's submission and services.
+
+    What an agent runs is taken from the running chains' runs, which the agent's claim writes
+    at once; the agent's own row says it only with its next heartbeat."""
     beats = {a["id"]: a for a in ctx.registry.leases.live_agents(ctx.agent_max_age_s)}
+    docs = ctx.views.agents(ctx.agent_max_age_s)
+    running, _ = ctx.views.chain_summaries(None, RUNNING, max(RUNNING_PAGE, 2 * len(docs)), 0)
+    runs_on = {c["agentId"]: c for c in running if c.get("agentId")}
     found: list[AgentView] = []
-    for doc in ctx.views.agents(ctx.agent_max_age_s):
+    for doc in docs:
         beat = beats.get(doc["id"], {})
+        chain = runs_on.get(doc["id"])
         agent = AgentView(id=doc["id"], capabilities=list(doc.get("capabilities") or []),
                           start_time=doc.get("startTime"),
                           state_changed_time=doc.get("stateChangedTime"),
-                          chain_id=doc.get("processChainId"), last_seen=beat.get("lastSeen"),
-                          host=beat.get("host"), pid=beat.get("pid"))
-        if agent.chain_id and with_chains:
-            record = ctx.views.get_chain(agent.chain_id)
+                          chain_id=chain["id"] if chain else None,
+                          last_seen=beat.get("lastSeen"), host=beat.get("host"),
+                          pid=beat.get("pid"))
+        if chain is not None:
+            agent.submission_id = chain.get("submissionId")
+            agent.chain_status = chain.get("status")
+            agent.since = chain.get("startTime")
+            record = ctx.views.get_chain(chain["id"])
             if record is not None:
-                agent.submission_id = record.submission_id
-                agent.chain_status = str(record.status)
                 agent.services = list(dict.fromkeys(e.service_id
                                                     for e in record.chain.executables))
         found.append(agent)
