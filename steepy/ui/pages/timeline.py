@@ -29,6 +29,7 @@ TICK_STEPS_MS = [100, 200, 250, 500] + [s * 1000 for s in (
     1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400,
     172800, 604800)]
 RUNNING = "RUNNING"
+PAUSED = "PAUSED"
 
 
 @dataclass
@@ -203,10 +204,12 @@ def build_chart(ctx: Any, submission: dict, now: datetime | None = None) -> Char
     starts = [r.start_time for r in runs]
     if not starts:
         begin = _time(submission.get("startTime")) or now
-        return Chart(begin, begin, [_row(r) for r in records],
-                     [], False)
-    ends = [r.end_time or now for r in runs] + [r.auto_resume_after for r in runs
-                                                if r.auto_resume_after is not None]
+        return Chart(begin, begin, [_row(r) for r in records], [], False)
+    # a chain retry's pause is drawn until now (its due time is in its tooltip): a long
+    # delay would squeeze everything else
+    waiting = [min(r.auto_resume_after, now) for r in runs
+               if r.auto_resume_after is not None and r.end_time is not None]
+    ends = [r.end_time or now for r in runs] + waiting
     scale = Scale(min(starts), max(ends))
     by_chain: dict[str, list] = {}
     for r in runs:
@@ -242,7 +245,8 @@ def build_chart(ctx: Any, submission: dict, now: datetime | None = None) -> Char
                                             f"{when(run.auto_resume_after)}"))
         rows.append(row)
     rows.sort(key=lambda r: (r.runs[0].start if r.runs else scale.end))
-    return Chart(scale.start, scale.end, rows, scale.ticks(), bool(open_runs))
+    paused = any(r.status == PAUSED for r in records)  # its pause grows until the next run
+    return Chart(scale.start, scale.end, rows, scale.ticks(), bool(open_runs) or paused)
 
 
 def _row(record: Any) -> Row:
