@@ -13,11 +13,9 @@ router = APIRouter()
 
 
 def _descriptors(request: Request) -> list[dict]:
-    from steepy.plugins.pluginset import active
+    from steepy.plugins.pluginset import serving
 
-    engine = context(request).engine
-    plugins = engine.settings.agent.plugins if engine is not None else active()
-    return plugins.descriptors()
+    return serving(context(request).engine).descriptors()
 
 
 @router.get("/plugins", tags=["plugins"], summary="Plugins")

@@ -25,8 +25,10 @@ from steepy.plugins.loading import (Plugin, PluginError, builtin_plugins, declar
 
 if TYPE_CHECKING:
     from steepy.config import Config
+    from steepy.engine import Engine
 
-__all__ = ["PluginSet", "load_plugins", "active", "use", "builtin_set", "supported_runtimes"]
+__all__ = ["PluginSet", "load_plugins", "active", "use", "builtin_set", "supported_runtimes",
+           "serving"]
 
 log = logging.getLogger(__name__)
 
@@ -194,6 +196,12 @@ def active() -> PluginSet:
             except PluginError:
                 _active = builtin_set()
     return _active
+
+
+def serving(engine: "Engine | None") -> PluginSet:
+    """The plugins a server shows (`GET /plugins', the web UI): its engine's, read with its
+    configuration, else (an API-only server) the process's."""
+    return engine.settings.agent.plugins if engine is not None else active()
 
 
 def supported_runtimes() -> tuple[str, ...]:
