@@ -36,7 +36,8 @@ async def test_estimated_progress_while_a_chain_runs(tmp_path, database_url: str
         for chain in chains:
             if chain["status"] == "RUNNING" and "estimatedProgress" in chain:
                 one = await asyncio.to_thread(registry.views.chain, chain["id"])
-                assert one["estimatedProgress"] >= chain["estimatedProgress"]
+                if one["status"] == "RUNNING":  # it may have ended between the two reads
+                    assert one["estimatedProgress"] >= chain["estimatedProgress"]
                 seen.append(chain["estimatedProgress"])
         await asyncio.sleep(0.1)
     await run

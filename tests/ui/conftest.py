@@ -22,8 +22,10 @@ PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 800}
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium() -> Iterator:
+    """One browser per test module: Playwright's sync API runs an event loop in this thread
+    while the browser is open, which other modules' asyncio tests must not find running."""
     info = component("chromium")
     try:
         from playwright.sync_api import expect, sync_playwright
