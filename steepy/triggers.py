@@ -63,30 +63,35 @@ def parse_trigger(cron: str | None, every: str | None, timezone: str | None, now
     except Exception as e:  # noqa: BLE001 - zoneinfo's and tzlocal's errors differ
         problems.append(Problem(f"`{tz}' is not a time zone ({e}); e.g. `UTC' or "
                                 "`Europe/Berlin'", file=where["timezone"]))
+        tz = "UTC"  # to check the rest
+    spec = None
     if (cron is None) == (every is None):
         problems.append(Problem("give either a cron expression or an interval (not both)",
                                 file=f"{where['cron']}/{where['every']}"))
-    if problems:
-        raise InputError(problems)
-    if cron is not None:
+    elif cron is not None:
         try:
             CronTrigger.from_crontab(cron, timezone=tz)
+            spec = TriggerSpec("cron", cron, tz)
         except (ValueError, TypeError) as e:
-            raise InputError(Problem(f"`{cron}' is not a cron expression ({e}); five fields: "
-                                     "minute hour day month day-of-week, e.g. `0 3 * * *'",
-                                     file=where["cron"])) from None
-        return TriggerSpec("cron", cron, tz)
-    assert every is not None
-    try:
-        interval = parse_duration(every)
-    except DurationError as e:
-        raise InputError(Problem(f"`{every}' is not a duration ({e}); e.g. `30s' or `1h'",
-                                 file=where["every"])) from None
-    if interval < MIN_INTERVAL_MS:
-        raise InputError(Problem(f"`{every}' is shorter than the shortest interval, 1s",
-                                 file=where["every"]))
-    anchor = now + timedelta(milliseconds=interval)
-    return TriggerSpec("every", every, tz, interval, anchor)
+            problems.append(Problem(f"`{cron}' is not a cron expression ({e}); five fields: "
+                                    "minute hour day month day-of-week, e.g. `0 3 * * *'",
+                                    file=where["cron"]))
+    else:
+        assert every is not None
+        try:
+            interval = parse_duration(every)
+            if interval < MIN_INTERVAL_MS:
+                problems.append(Problem(f"`{every}' is shorter than the shortest interval, 1s",
+                                        file=where["every"]))
+            spec = TriggerSpec("every", every, tz, interval,
+                               now + timedelta(milliseconds=interval))
+        except DurationError as e:
+            problems.append(Problem(f"`{every}' is not a duration ({e}); e.g. `30s' or `1h'",
+                                    file=where["every"]))
+    if problems:
+        raise InputError(problems)
+    assert spec is not None
+    return spec
 
 
 def first_at_or_after(trigger: BaseTrigger, when: datetime) -> datetime | None:

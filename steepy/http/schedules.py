@@ -69,10 +69,15 @@ def _new_schedule(body: Any, services: dict, macros: dict) -> Schedule:
         trigger = parse_trigger(cron, every, timezone, utcnow(), FIELDS)
     except InputError as e:
         problems += e.problems
+    submission = None
+    if isinstance(workflow, str) and workflow.strip():
+        try:
+            submission = build_submission(workflow.encode("utf-8"), services, macros)
+        except InputError as e:
+            problems += e.problems
     if problems:
         raise InputError(problems)
-    submission = build_submission(workflow.encode("utf-8"), services, macros)
-    assert trigger is not None
+    assert trigger is not None and submission is not None
     schedule = Schedule.of(unique_id(), submission, trigger, name)
     schedule.paused = bool(body.get("paused", False))
     return schedule
