@@ -51,13 +51,16 @@ class GcReport:
     seconds: float = 0.0
     dry_run: bool = False
     cutoff: datetime | None = None  # None: retention.submissions is not set
+    results_cutoff: datetime | None = None  # None: retention.results is not set
 
     def summary(self) -> str:
-        if self.cutoff is None:
+        if self.cutoff is None and self.results_cutoff is None:
             return "nothing to do (garbageCollector.retention.submissions is not set)"
         verb = "would delete" if self.dry_run else "deleted"
         parts = ", ".join(f"{self.counts[k]} {k}" for k in ROW_KINDS + FILE_KINDS)
-        return (f"{verb} {parts} (finished before {self.cutoff.isoformat(timespec='seconds')}; "
+        cutoff = self.cutoff or self.results_cutoff
+        assert cutoff is not None
+        return (f"{verb} {parts} (finished before {cutoff.isoformat(timespec='seconds')}; "
                 f"{self.batches} batch(es), {self.seconds:.1f} s, longest transaction "
                 f"{self.longest_transaction_s * 1000:.0f} ms)")
 
@@ -83,23 +86,23 @@ def collect_garbage(registry: Registry, settings: GcSettings, now: datetime | No
     """Run the collector once; with `dry_run', count what it would delete."""
     started = time.monotonic()
     report = GcReport(dry_run=dry_run)
-    if settings.retention_submissions_ms is None:
-        return report
     now = now or utcnow()
-    report.cutoff = cutoff = now - timedelta(milliseconds=settings.retention_submissions_ms)
-    results_cutoff = (None if settings.retention_results_ms is None
-                      else now - timedelta(milliseconds=settings.retention_results_ms))
+    records, results = (None if ms is None else now - timedelta(milliseconds=ms)
+                        for ms in (settings.retention_submissions_ms,
+                                   settings.retention_results_ms))
+    report.cutoff, report.results_cutoff = records, results
     tmp, out, logs = Path(settings.tmp_path), Path(settings.out_path), Path(settings.log_dir)
+    counts = report.counts
     after = 0
-    while batch := registry.housekeeping.old_submissions(cutoff, settings.batch, after):
+    while records is not None and (
+            batch := registry.housekeeping.old_submissions(records, settings.batch, after)):
         after = batch[-1].seq
-        counts = report.counts
         for old in batch:
             for chain_id, run_number in old.runs:
                 counts["logFiles"] += _remove(log_path(logs, chain_id, run_number,
                                                        settings.log_group_by_prefix), dry_run)
             counts["tmpDirs"] += _remove(tmp / old.id, dry_run)
-            if results_cutoff is not None and old.end_time < results_cutoff:
+            if results is not None and old.end_time < results:
                 counts["resultDirs"] += _remove(out / old.id, dry_run)
         begun = time.monotonic()
         deleted = registry.housekeeping.delete_submissions([o.id for o in batch], dry_run)
@@ -108,5 +111,14 @@ def collect_garbage(registry: Registry, settings: GcSettings, now: datetime | No
         for kind, number in deleted.items():
             counts[kind] += number
         report.batches += 1
+    # results kept for less time than their records: those of submissions still recorded
+    after = 0
+    while results is not None and (records is None or results > records) and (
+            batch := registry.housekeeping.old_submissions(results, settings.batch, after)):
+        after = batch[-1].seq
+        for old in batch:
+            if dry_run and records is not None and old.end_time < records:
+                continue  # counted above already
+            counts["resultDirs"] += _remove(out / old.id, dry_run)
     report.seconds = time.monotonic() - started
     return report

@@ -138,7 +138,7 @@ def gc(db: str | None, dry_run: bool) -> None:
 
     config = checked_config()
     settings = gc_settings(config)
-    if settings.retention_submissions_ms is None:
+    if settings.retention_submissions_ms is None and settings.retention_results_ms is None:
         stop("garbageCollector.retention.submissions is not set: nothing would be deleted "
              "(set it, e.g. to 30d, in steepy.yaml or STEEPY_GARBAGECOLLECTOR_RETENTION_"
              "SUBMISSIONS).")

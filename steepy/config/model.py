@@ -195,6 +195,16 @@ class RetentionSettings(Section):
     submissions: OptionalDuration = None  # finished longer ago: deleted (None: never)
     results: OptionalDuration = None  # their outPath results too, if this long ago (None: never)
 
+    @field_validator("results")
+    @classmethod
+    def _not_after_the_records(cls, value: int | None, info: ValidationInfo) -> int | None:
+        records = info.data.get("submissions")
+        if value is not None and records is not None and value > records:
+            raise ValueError(f"{format_duration(value)} is longer than "
+                             f"garbageCollector.retention.submissions ({format_duration(records)}"
+                             "): results would outlive the records that name them")
+        return value
+
 
 class GarbageCollectorSettings(Section):
     enabled: bool = False

@@ -19,6 +19,7 @@ from steepy.registry.tables import (attempts, events, log_chunks, process_chains
 
 _sc = submissions.c
 _pc = process_chains.c
+CHUNK = 1000  # ids per statement
 TABLES = (("logChunks", log_chunks, log_chunks.c.chain_id),
           ("attempts", attempts, attempts.c.chain_id),
           ("runs", runs, runs.c.chain_id))
@@ -59,20 +60,20 @@ class SqlHousekeeping:
                            dry_run: bool = False) -> dict[str, int]:
         """Delete submissions and everything stored of them, in one transaction; the number
         of rows per kind. With `dry_run', only count them."""
-        chains = select(_pc.id).where(_pc.submission_id.in_(submission_ids))
-        parts: list[tuple[str, Any, Any]] = [
-            *[(name, table, column.in_(chains)) for name, table, column in TABLES],
-            ("events", events, events.c.submission_id.in_(submission_ids)),
-            ("processChains", process_chains, _pc.submission_id.in_(submission_ids)),
-            ("submissions", submissions, _sc.id.in_(submission_ids))]
         counts: dict[str, int] = {}
-        if dry_run:
-            with self.db.read() as conn:
-                for name, table, where in parts:
-                    counts[name] = conn.execute(select(func.count()).select_from(table)
-                                                .where(where)).scalar() or 0
-            return counts
-        with self.db.write() as conn:
-            for name, table, where in parts:
-                counts[name] = conn.execute(delete(table).where(where)).rowcount
+        with (self.db.read() if dry_run else self.db.write()) as conn:
+            chain_ids = list(conn.execute(select(_pc.id).where(
+                _pc.submission_id.in_(submission_ids))).scalars())
+            parts: list[tuple[str, Any, Any, list[str]]] = [
+                *[(name, table, column, chain_ids) for name, table, column in TABLES],
+                ("events", events, events.c.submission_id, submission_ids),
+                ("processChains", process_chains, _pc.submission_id, submission_ids),
+                ("submissions", submissions, _sc.id, submission_ids)]
+            for name, table, column, ids in parts:
+                counts[name] = 0
+                for start in range(0, len(ids), CHUNK):  # index lookups, bounded parameters
+                    where = column.in_(ids[start:start + CHUNK])
+                    counts[name] += (conn.execute(select(func.count()).select_from(table)
+                                                  .where(where)).scalar() or 0 if dry_run
+                                     else conn.execute(delete(table).where(where)).rowcount)
         return counts

@@ -114,28 +114,29 @@ def test_only_old_submissions_go_with_everything_of_theirs(database_url, tmp_pat
     for sid in (old, older, new):
         stored, files = before[sid]
         assert min(stored.values()) >= 1 and all(files.values()), (stored, files)
-    settings = _gc(tmp_path, retention_submissions_ms=7 * 86400_000,
-                   retention_results_ms=30 * 86400_000)
+    settings = _gc(tmp_path, retention_submissions_ms=30 * 86400_000,
+                   retention_results_ms=7 * 86400_000)
 
     dry = collect_garbage(registry, settings, dry_run=True)
-    assert dry.counts["submissions"] == 2 and dry.counts["resultDirs"] == 1
+    assert dry.counts["submissions"] == 1 and dry.counts["resultDirs"] == 2
     assert {sid: (_stored(registry, sid), _files(tmp_path, registry, sid))
             for sid in before} == before  # nothing deleted
 
     report = collect_garbage(registry, settings)
     assert report.counts == dry.counts
-    expected = {k: before[old][0][k] + before[older][0][k] for k in before[old][0]}
+    expected = before[older][0]
     assert {k: report.counts[k] for k in expected} == expected
-    for sid in (old, older):
-        assert _stored(registry, sid) == dict.fromkeys(expected, 0)
-        assert not (tmp_path / "tmp" / sid).exists()
-    assert (tmp_path / "out" / old).exists()  # finished 10 days ago: results kept (30 d)
-    assert not (tmp_path / "out" / older).exists()  # 40 days ago: results deleted
+    assert _stored(registry, older) == dict.fromkeys(expected, 0)
+    assert not (tmp_path / "tmp" / older).exists() and not (tmp_path / "out" / older).exists()
+    # finished 10 days ago: the record stays (30 d), the results go (7 d)
+    assert _stored(registry, old) == before[old][0]
+    assert (tmp_path / "tmp" / old).exists() and not (tmp_path / "out" / old).exists()
     assert sorted(p.stem for p in (tmp_path / "logs").glob("*.log")) == sorted(
-        c.chain.id for sid in (new, waiting) for c in registry.views.list_chains(sid)[0])
+        c.chain.id for sid in (old, new, waiting) for c in registry.views.list_chains(sid)[0])
     for sid in (new, waiting):
         assert (_stored(registry, sid), _files(tmp_path, registry, sid)) == before[sid]
-    assert collect_garbage(registry, settings).counts["submissions"] == 0
+    again = collect_garbage(registry, settings)
+    assert again.counts["submissions"] == again.counts["resultDirs"] == 0
 
 
 def test_an_engine_collects_on_its_cron_and_steepy_gc_once(tmp_path) -> None:
