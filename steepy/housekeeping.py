@@ -3,7 +3,8 @@ now - `garbageCollector.retention.submissions`, with everything stored of them, 
 files and their temporary outputs under tmpPath; their results under outPath only when
 `garbageCollector.retention.results` is set and they finished before now - that.
 
-It works in batches (`batch` submissions per transaction): files first, then the batch's
+It works in batches (up to `batch` submissions per transaction, fewer when a transaction
+takes longer than `transaction_s`): files first, then the batch's
 rows, so a crash in between leaves rows whose files are gone (deleted by the next run), never
 files nobody knows of. `steepy gc` runs it once; engines run it on `garbageCollector.cron`."""
 
@@ -33,7 +34,8 @@ class GcSettings:
     out_path: str = ".steepy/out"
     log_dir: str = "logs/processchains"
     log_group_by_prefix: int = 0
-    batch: int = 500  # submissions per transaction
+    batch: int = 500  # submissions per transaction, at most
+    transaction_s: float = 0.25  # fewer when a batch takes longer than this
 
     @classmethod
     def from_config(cls, config) -> "GcSettings":
@@ -93,9 +95,9 @@ def collect_garbage(registry: Registry, settings: GcSettings, now: datetime | No
     report.cutoff, report.results_cutoff = records, results
     tmp, out, logs = Path(settings.tmp_path), Path(settings.out_path), Path(settings.log_dir)
     counts = report.counts
-    after = 0
+    after, size = 0, settings.batch
     while records is not None and (
-            batch := registry.housekeeping.old_submissions(records, settings.batch, after)):
+            batch := registry.housekeeping.old_submissions(records, size, after)):
         after = batch[-1].seq
         for old in batch:
             for chain_id, run_number in old.runs:
@@ -106,8 +108,10 @@ def collect_garbage(registry: Registry, settings: GcSettings, now: datetime | No
                 counts["resultDirs"] += _remove(out / old.id, dry_run)
         begun = time.monotonic()
         deleted = registry.housekeeping.delete_submissions([o.id for o in batch], dry_run)
-        report.longest_transaction_s = max(report.longest_transaction_s,
-                                           time.monotonic() - begun)
+        took = time.monotonic() - begun
+        report.longest_transaction_s = max(report.longest_transaction_s, took)
+        # a slow database (or a busy machine) gets smaller batches: writers wait less
+        size = max(10, min(settings.batch, int(size * settings.transaction_s / max(took, 1e-3))))
         for kind, number in deleted.items():
             counts[kind] += number
         report.batches += 1

@@ -127,12 +127,16 @@ class SqlSchedules:
         now = now or utcnow()
         grace = timedelta(seconds=grace_s)
         fired: list[str] = []
+        due = (_s.paused.is_(False), _s.next_fire_time <= now)
         for _ in range(limit):
+            with self.db.read() as conn:  # no write (nor its notification) when nothing is due
+                if conn.execute(select(_s.id).where(*due).limit(1)).first() is None:
+                    break
             try:
                 with self.db.write() as conn:
                     row = conn.execute(self.db.dialect.locked(
-                        select(schedules).where(_s.paused.is_(False), _s.next_fire_time <= now)
-                        .order_by(_s.next_fire_time).limit(1))).first()
+                        select(schedules).where(*due).order_by(_s.next_fire_time)
+                        .limit(1))).first()
                     if row is None:
                         break
                     submission_id = self._fire(conn, row, now, grace)
@@ -179,6 +183,9 @@ class SqlSchedules:
         it (None otherwise); its next fire time is set from `trigger' either way, so missed
         times are coalesced into one."""
         now = now or utcnow()
+        stored = self.timer_due(name)
+        if stored is not None and stored > now:
+            return None  # not due: no write transaction
         try:
             with self.db.write() as conn:
                 row = conn.execute(self.db.dialect.locked(
