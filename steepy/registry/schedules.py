@@ -16,6 +16,7 @@ from typing import Any
 from apscheduler.triggers.base import BaseTrigger
 from sqlalchemy import delete, func, insert, select, update
 
+from steepy.errors import SteepyError
 from steepy.ids import unique_id
 from steepy.model.common import as_utc, iso_time, utcnow
 from steepy.model.schedule import Schedule
@@ -30,7 +31,7 @@ _s = schedules.c
 _f = schedule_firings.c
 
 
-class _Lost(Exception):
+class _Lost(SteepyError):
     """Another engine moved the due time on first: roll back, nothing happened here."""
 
 

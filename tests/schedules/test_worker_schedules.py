@@ -27,10 +27,10 @@ def test_kill_9_of_workers_loses_and_doubles_no_firing(tmp_path: Path) -> None:
     workers = [worker(environment, tmp_path / f"w{i}.log") for i in range(2)]
     schedule_id = add(environment, workflow, "--every", "1s", "--name", "heartbeat")
     try:
-        for round_number in range(4):  # kill one worker at some moment, start another
+        for round_number in range(3):  # kill one worker at some moment, start another
             wait_for(lambda: len(_fired(db, schedule_id)) >= 2 * round_number + 2, 15,
                      "firings")
-            time.sleep(0.13 * round_number)  # at different moments of a second
+            time.sleep(0.3 * round_number)  # at different moments of a second
             victim = workers.pop(0)
             stop(victim, signal.SIGKILL)
             workers.append(worker(environment, tmp_path / f"w{round_number + 2}.log"))
@@ -59,7 +59,7 @@ def test_a_restart_after_a_downtime_fires_once_and_records_the_skipped(tmp_path:
         wait_for(lambda: len(_fired(db, schedule_id)) >= 2, 15, "firings")
     finally:
         stop(first, signal.SIGKILL)
-    time.sleep(7)  # about seven due times pass: ~4.5 older than the grace period
+    time.sleep(5.5)  # five or more due times pass: 3 or more older than the grace period
     second = worker(environment, tmp_path / "w2.log")
     try:
         wait_for(lambda: len(_fired(db, schedule_id)) >= 4, 15, "firings after the restart")
