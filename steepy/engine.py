@@ -18,6 +18,7 @@ from pathlib import Path
 from steepy.agent import AgentConfig, LocalAgent
 from steepy.agent.leftovers import end_run_leftovers
 from steepy.controller import Controller
+from steepy.housekeeping import GcSettings
 from steepy.ids import unique_id
 from steepy.model.macro import Macro
 from steepy.model.service import Service
@@ -25,6 +26,7 @@ from steepy.registry import Registry
 from steepy.registry.failures import MAX_BACKOFF_S, describe, is_database_failure
 from steepy.registry.offload import call
 from steepy.scheduler import Scheduler
+from steepy.timekeeper import Timekeeper
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +42,8 @@ class EngineSettings:
     lease_s: float = 10.0  # silence after which its agents and submissions are taken over
     sweep_s: float = 2.0  # safety-net polling; work normally wakes components at once
     logs_in_database: bool | None = None  # chains' logs also in the database (None: PostgreSQL)
+    schedule_grace_s: float = 60.0  # missed fire times younger than this fire once, coalesced
+    gc: GcSettings | None = None  # the garbage collector (None: disabled)
 
 
 class Engine:
@@ -61,6 +65,8 @@ class Engine:
                                      settings.out_path, self.scheduler.wake,
                                      self.scheduler.stop_chains, settings.sweep_s,
                                      settings.agent.plugins)
+        self.timekeeper = Timekeeper(registry, self.owner, settings.schedule_grace_s,
+                                     settings.sweep_s, self.submitted, settings.gc)
         self.stop = asyncio.Event()
         self._submitted = asyncio.Event()
         self.failure: BaseException | None = None  # why the engine stopped by itself
@@ -121,6 +127,7 @@ class Engine:
                 self._submitted.set()
                 self.scheduler.wake()
                 self.controller.poke()
+                self.timekeeper.wake()
 
     async def _heartbeat(self) -> None:
         rows = [{"id": a.id, "capabilities": list(a.capabilities), "chain_id": a.current_chain_id,
@@ -182,7 +189,10 @@ class Engine:
         await self._recover()
         scheduler = asyncio.create_task(self.scheduler.run(self.stop), name="scheduler")
         watcher = asyncio.create_task(self._watch_database(marker), name="database watcher")
-        for task in (scheduler, watcher):
+        tasks = [scheduler, watcher]
+        if until_submission is None:  # schedules and the collector: workers and servers only
+            tasks.append(asyncio.create_task(self.timekeeper.run(self.stop), name="timekeeper"))
+        for task in tasks:
             task.add_done_callback(self._supervise)
         last_beat = asyncio.get_running_loop().time()
         backoff = 1.0
@@ -220,7 +230,8 @@ class Engine:
             self.stop.set()
             self.scheduler.wake()
             await asyncio.gather(scheduler, return_exceptions=True)
-            watcher.cancel()
+            for task in tasks[1:]:
+                task.cancel()
             await self._cancel_controllers()
             try:  # our agents are gone and our leases end now: others take over at once
                 await call(self.registry.leases.forget_agents, self.owner)

@@ -122,7 +122,15 @@ def engine_settings(agents: int | None, config=None):
                           heartbeat_s=config.controller.heartbeat_interval / 1000,
                           lease_s=config.controller.lease_timeout / 1000,
                           sweep_s=config.scheduler.lookup_interval / 1000,
-                          logs_in_database=config.logs.process_chains.database)
+                          logs_in_database=config.logs.process_chains.database,
+                          schedule_grace_s=config.schedules.grace_period / 1000,
+                          gc=gc_settings(config) if config.garbage_collector.enabled else None)
+
+
+def gc_settings(config):
+    from steepy.housekeeping import GcSettings
+
+    return GcSettings.from_config(config)
 
 
 def prepare(workflow_file: str, services: tuple[str, ...], macros: tuple[str, ...]):

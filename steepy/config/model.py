@@ -168,6 +168,50 @@ class SchedulerSettings(Section):
     lookup_interval: Duration = Field("2s", alias="lookupInterval", gt=0)  # safety-net sweep
 
 
+class SchedulesSettings(Section):
+    # missed fire times younger than this fire once (coalesced) after a downtime; older
+    # ones are skipped and recorded
+    grace_period: Duration = Field("1m", alias="gracePeriod", ge=0)
+
+
+def _quartz(value: Any) -> Any:
+    from steepy.triggers import quartz_cron
+
+    if not isinstance(value, str):
+        raise ValueError(f"expected a Quartz cron expression such as `0 0 0 * * ?', "
+                         f"got {_kind(value)}")
+    try:
+        quartz_cron(value)
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"`{value}' is not a Quartz cron expression: {e}") from None
+    return value
+
+
+OptionalDuration = Annotated[int | None, BeforeValidator(
+    lambda v: None if v is None else _duration(v))]
+
+
+class RetentionSettings(Section):
+    submissions: OptionalDuration = None  # finished longer ago: deleted (None: never)
+    results: OptionalDuration = None  # their outPath results too, if this long ago (None: never)
+
+    @field_validator("results")
+    @classmethod
+    def _not_after_the_records(cls, value: int | None, info: ValidationInfo) -> int | None:
+        records = info.data.get("submissions")
+        if value is not None and records is not None and value > records:
+            raise ValueError(f"{format_duration(value)} is longer than "
+                             f"garbageCollector.retention.submissions ({format_duration(records)}"
+                             "): results would outlive the records that name them")
+        return value
+
+
+class GarbageCollectorSettings(Section):
+    enabled: bool = False
+    cron: Annotated[str, BeforeValidator(_quartz)] = "0 0 0 * * ?"  # Quartz: daily, midnight
+    retention: RetentionSettings = Field(default_factory=RetentionSettings)
+
+
 class HttpSettings(Section):
     host: str = Field("127.0.0.1", min_length=1)  # another address needs http.token
     port: Int = Field(8080, ge=0, le=65535)
@@ -236,6 +280,9 @@ class Config(Section):
     controller: ControllerSettings = Field(default_factory=ControllerSettings)
     scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
     http: HttpSettings = Field(default_factory=HttpSettings)
+    schedules: SchedulesSettings = Field(default_factory=SchedulesSettings)
+    garbage_collector: GarbageCollectorSettings = Field(default_factory=GarbageCollectorSettings,
+                                                        alias="garbageCollector")
     runtimes: RuntimesSettings = Field(default_factory=RuntimesSettings)
     plugins: list[PluginDeclaration] = Field(default_factory=list)
 
@@ -314,7 +361,7 @@ UNIMPLEMENTED = (
     "scheduler.enabled", "scheduler.lookupOrphansInterval", "scheduler.lookupOrphansInitialDelay",
     "agent.enabled", "agent.id", "agent.autoShutdownTimeout", "agent.busyTimeout",
     "runtimes.kubernetes", "db.driver", "db.username", "db.password", "db.connectionPool",
-    "cluster", "logs.level", "logs.main", "logs.processChains.enabled", "garbageCollector",
+    "cluster", "logs.level", "logs.main", "logs.processChains.enabled", "garbageCollector.retention.vms",
     "cloud", "cache",
 )
 NOT_YET = ("notifications",)  # extensions.md §12, not built yet

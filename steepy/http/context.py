@@ -69,6 +69,11 @@ class ApiContext:
         if self.engine is not None:
             self._in_loop(self.engine.scheduler.wake)
 
+    def schedules_changed(self) -> None:
+        """A schedule was added, paused, resumed or removed: the engine looks again now."""
+        if self.engine is not None:
+            self._in_loop(self.engine.timekeeper.wake)
+
     def retried(self) -> None:
         """A finished submission is RUNNING again without a controller: the engine adopts
         it when it next looks for work, which this makes happen now."""

@@ -10,13 +10,15 @@ from sqlalchemy import Engine
 
 from steepy.registry.connector import Connector
 from steepy.registry.database import DEFAULT_URL, open_engine
-from steepy.registry.interfaces import (ChainQueue, Leases, LogStore, ReadViews, Requests,
-                                        Search, SubmissionStore)
+from steepy.registry.housekeeping import SqlHousekeeping
+from steepy.registry.interfaces import (ChainQueue, Housekeeping, Leases, LogStore, ReadViews,
+                                        Requests, Schedules, Search, SubmissionStore)
 from steepy.registry.leases import SqlLeases
 from steepy.registry.logs import SqlLogStore
 from steepy.registry.queue import SqlChainQueue
 from steepy.registry.records import ChainRecord, RunRecord
 from steepy.registry.requests import SqlRequests
+from steepy.registry.schedules import SqlSchedules
 from steepy.registry.search import SqlSearch
 from steepy.registry.submissions import SqlSubmissionStore
 from steepy.registry.views import SqlReadViews
@@ -32,6 +34,8 @@ class Registry:
         self.views: ReadViews = SqlReadViews(self.db)
         self.logs: LogStore = SqlLogStore(self.db)
         self.search: Search = SqlSearch(self.db)
+        self.schedules: Schedules = SqlSchedules(self.db)
+        self.housekeeping: Housekeeping = SqlHousekeeping(self.db)
 
     @property
     def engine(self) -> Engine:
@@ -43,5 +47,5 @@ def open_registry(url: str | None = None) -> Registry:
     return Registry(open_engine(url))
 
 
-__all__ = ["DEFAULT_URL", "ChainQueue", "ChainRecord", "Leases", "LogStore", "ReadViews",
-           "Registry", "Requests", "RunRecord", "SubmissionStore", "open_registry"]
+__all__ = ["DEFAULT_URL", "ChainQueue", "ChainRecord", "Housekeeping", "Leases", "LogStore", "ReadViews",
+           "Registry", "Requests", "RunRecord", "Schedules", "SubmissionStore", "open_registry"]

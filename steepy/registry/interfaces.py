@@ -9,6 +9,9 @@
 - `ReadViews`: what the CLI, the HTTP API and the UI show.
 - `LogStore`: chains' output, written by the agent that runs them, read anywhere.
 - `Search`: Steep's search over submissions and chains (GET /search).
+- `Schedules`: recurring submissions (extensions 13) and the engines' timers: stored by
+  users, fired by whichever engine claims each due time.
+- `Housekeeping`: the garbage collector's deletions of old submissions, in batches.
 
 The SQL implementations (queue.py, submissions.py, leases.py, requests.py, views.py) are the
 only code that writes SQL; they share one `Connector`. Every method is one transaction, so a
@@ -21,9 +24,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Iterable, Protocol
 
+from apscheduler.triggers.base import BaseTrigger
+
 from steepy.model.attempt import AttemptRecord
 from steepy.model.processchain import ProcessChain
+from steepy.model.schedule import Schedule
 from steepy.model.submission import ProcessChainStatus, Submission, SubmissionStatus
+from steepy.registry.housekeeping import OldSubmission
 from steepy.registry.records import ChainRecord, RunRecord
 from steepy.search import Query, SearchResult, Type
 
@@ -191,3 +198,39 @@ class Search(Protocol):
     def search(self, query: Query, size: int = 10, offset: int = 0) -> list[SearchResult]: ...
 
     def count(self, query: Query, kind: Type) -> int: ...
+
+
+class Schedules(Protocol):
+    """Recurring submissions (schedules.py) and the engines' own timers."""
+
+    def add_schedule(self, schedule: Schedule) -> Schedule: ...
+
+    def list_schedules(self) -> list[Schedule]: ...
+
+    def get_schedule(self, schedule_id: str) -> Schedule | None: ...
+
+    def set_paused(self, schedule_id: str, paused: bool) -> Schedule | None: ...
+
+    def remove_schedule(self, schedule_id: str) -> bool: ...
+
+    def firings(self, schedule_id: str, limit: int = 20) -> list[dict[str, Any]]: ...
+
+    def next_due(self) -> datetime | None: ...
+
+    def fire_due(self, grace_s: float, now: datetime | None = None,
+                 limit: int = 100) -> list[str]: ...
+
+    def claim_timer(self, name: str, trigger: BaseTrigger, owner: str,
+                    now: datetime | None = None) -> datetime | None: ...
+
+    def timer_due(self, name: str) -> datetime | None: ...
+
+
+class Housekeeping(Protocol):
+    """The garbage collector's deletions (housekeeping.py), one batch per transaction."""
+
+    def old_submissions(self, before: datetime, limit: int,
+                        after_seq: int = 0) -> list[OldSubmission]: ...
+
+    def delete_submissions(self, submission_ids: list[str],
+                           dry_run: bool = False) -> dict[str, int]: ...

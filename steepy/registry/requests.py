@@ -3,7 +3,7 @@ with the status the submission or chain had, so callers can tell why nothing cha
 
 from __future__ import annotations
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import Connection, insert, select, update
 
 from steepy.model.submission import (
     ACTIVE_CHAIN,
@@ -21,19 +21,24 @@ _pc = process_chains.c
 _sc = submissions.c
 
 
+def insert_submission(conn: Connection, submission: Submission) -> None:
+    """Store a new submission and its first timeline event (also a schedule's firing)."""
+    conn.execute(insert(submissions).values(
+        id=submission.id, name=submission.name, priority=submission.priority,
+        workflow_priority=submission.workflow.priority, status=str(submission.status),
+        workflow=dump(submission.workflow.to_json()), source=submission.source,
+        required_capabilities=dump(list(submission.required_capabilities)),
+        created_time=utcnow(), cancel_requested=False))
+    add_event(conn, submission.id, "submission.status", status=str(submission.status))
+
+
 class SqlRequests:
     def __init__(self, db: Connector):
         self.db = db
 
     def add_submission(self, submission: Submission) -> None:
         with self.db.write() as conn:
-            conn.execute(insert(submissions).values(
-                id=submission.id, name=submission.name, priority=submission.priority,
-                workflow_priority=submission.workflow.priority, status=str(submission.status),
-                workflow=dump(submission.workflow.to_json()), source=submission.source,
-                required_capabilities=dump(list(submission.required_capabilities)),
-                created_time=utcnow(), cancel_requested=False))
-            add_event(conn, submission.id, "submission.status", status=str(submission.status))
+            insert_submission(conn, submission)
 
     def cancel_submission(self, submission_id: str) -> tuple[str | None, list[str]]:
         """Cancel: an ACCEPTED submission ends CANCELLED at once; a RUNNING one has its waiting

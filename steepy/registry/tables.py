@@ -4,7 +4,8 @@ same schema works on SQLite and PostgreSQL."""
 from __future__ import annotations
 
 from sqlalchemy import (BigInteger, Boolean, Column, DateTime, ForeignKey, Index, Integer,
-                        Float, LargeBinary, MetaData, String, Table, Text)
+                        Float, LargeBinary, MetaData, String, Table, Text,
+                        UniqueConstraint)
 
 metadata = MetaData()
 
@@ -138,4 +139,53 @@ log_chunks = Table(
     Column("offset", BigInteger, primary_key=True),  # of the chunk's first byte in the log
     Column("data", LargeBinary, nullable=False),
     Column("time", DateTime(timezone=True), nullable=False),
+)
+
+# recurring submissions (extensions 13, migration 0008): the workflow as submitted at `add',
+# its trigger, and the next time it is due; an engine that fires it moves next_fire_time on
+# in the transaction that stores the submission (a compare-and-set: one firing per due time)
+schedules = Table(
+    "schedules", metadata,
+    Column("id", String(64), primary_key=True),
+    Column("name", Text, nullable=False),
+    Column("workflow", Text, nullable=False),  # Steep JSON
+    Column("source", Text),  # the text as submitted
+    Column("required_capabilities", Text, nullable=False, default="[]"),
+    Column("priority", Integer, nullable=False, default=0),
+    Column("kind", String(8), nullable=False),  # "cron" or "every"
+    Column("expression", Text, nullable=False),  # the crontab line or the duration
+    Column("timezone", Text, nullable=False),
+    Column("interval_ms", BigInteger),  # every
+    Column("anchor", DateTime(timezone=True)),  # every: the first fire time
+    Column("paused", Boolean, nullable=False, default=False),
+    Column("created_time", DateTime(timezone=True), nullable=False),
+    Column("last_fire_time", DateTime(timezone=True)),
+    Column("next_fire_time", DateTime(timezone=True)),
+    Column("last_submission_id", String(64)),
+)
+Index("ix_schedules_due", schedules.c.paused, schedules.c.next_fire_time)
+
+# what each due time became: "fired" (a submission; `count' due times coalesced into it) or
+# "skipped" (older than the grace period; `count' times from due_time to last_due_time)
+schedule_firings = Table(
+    "schedule_firings", metadata,
+    Column("id", Serial, primary_key=True, autoincrement=True),
+    Column("schedule_id", String(64), ForeignKey("schedules.id", ondelete="CASCADE"),
+           nullable=False),
+    Column("due_time", DateTime(timezone=True), nullable=False),
+    Column("last_due_time", DateTime(timezone=True)),
+    Column("time", DateTime(timezone=True), nullable=False),
+    Column("outcome", String(16), nullable=False),
+    Column("count", Integer, nullable=False, default=1),
+    Column("submission_id", String(64)),
+    UniqueConstraint("schedule_id", "due_time", name="uq_schedule_firings_due"),
+)
+
+# the engines' own timers (the garbage collector's cron): claimed like schedules
+timers = Table(
+    "timers", metadata,
+    Column("name", String(64), primary_key=True),
+    Column("next_fire_time", DateTime(timezone=True)),
+    Column("last_fire_time", DateTime(timezone=True)),
+    Column("last_owner", String(64)),
 )

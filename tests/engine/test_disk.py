@@ -54,13 +54,15 @@ def disk(tmp_path: Path):
 
 
 def _fill(mount: Path) -> None:
-    with open(mount / "filler", "wb") as f:
-        try:
-            while True:
-                f.write(b"\0" * 65536)
-                f.flush()
-        except OSError:
-            pass
+    # unbuffered: a buffered file's last partial write would fail again when it is closed
+    fd = os.open(mount / "filler", os.O_WRONLY | os.O_CREAT)
+    try:
+        while True:
+            os.write(fd, b"\0" * 65536)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _steepy(*args: str, env: dict | None = None, **kw) -> subprocess.CompletedProcess:

@@ -10,16 +10,19 @@ from pathlib import Path
 import pytest
 
 from steepy.registry import interfaces
+from steepy.registry.housekeeping import SqlHousekeeping
 from steepy.registry.leases import SqlLeases
 from steepy.registry.logs import SqlLogStore
 from steepy.registry.queue import SqlChainQueue
 from steepy.registry.requests import SqlRequests
+from steepy.registry.schedules import SqlSchedules
 from steepy.registry.submissions import SqlSubmissionStore
 from steepy.registry.views import SqlReadViews
 
 PAIRS = [(interfaces.ChainQueue, SqlChainQueue), (interfaces.SubmissionStore, SqlSubmissionStore),
          (interfaces.Leases, SqlLeases), (interfaces.Requests, SqlRequests),
-         (interfaces.ReadViews, SqlReadViews), (interfaces.LogStore, SqlLogStore)]
+         (interfaces.ReadViews, SqlReadViews), (interfaces.LogStore, SqlLogStore),
+         (interfaces.Schedules, SqlSchedules), (interfaces.Housekeeping, SqlHousekeeping)]
 STEEPY = Path(__file__).resolve().parents[2] / "steepy"
 
 

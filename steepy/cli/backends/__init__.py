@@ -1,4 +1,5 @@
-"""Where the management commands (submit, list, show/status, logs, cancel, retry, events)
+"""Where the management commands (submit, list, show/status, logs, cancel, retry, events,
+schedule)
 get their answers: the local database (`local.py`) or a steepy server over HTTP
 (`remote.py`, for `--server URL` or STEEPY_SERVER). Both answer in the HTTP API's JSON
 shapes, so one set of commands prints both the same way. The commands choose one
@@ -59,3 +60,22 @@ class Backend(Protocol):
 
     def events(self, submission_id: str) -> list[dict] | None:
         """The timeline of a submission, oldest first."""
+
+    # recurring submissions (extensions 13), in the API's JSON shape of a schedule
+    def add_schedule(self, workflow_file: str, services: tuple[str, ...],
+                     macros: tuple[str, ...], cron: str | None, every: str | None,
+                     name: str | None, timezone: str | None) -> dict:
+        """Check the workflow and the trigger and store the schedule. Bad input: InputError
+        (or exit 2)."""
+
+    def schedules(self) -> list[dict]:
+        """Every schedule, oldest first."""
+
+    def schedule(self, schedule_id: str) -> dict | None:
+        """A schedule with its latest firings (`firings')."""
+
+    def pause_schedule(self, schedule_id: str, paused: bool) -> dict | None:
+        """Pause or resume a schedule."""
+
+    def remove_schedule(self, schedule_id: str) -> bool:
+        """Remove a schedule (its submissions stay); False: no such schedule."""

@@ -7,7 +7,7 @@ from functools import cached_property
 from pathlib import Path
 
 from steepy.cli.backends import ChainState, Requested
-from steepy.cli.common import engine_settings, open_registry_or_fail, prepare
+from steepy.cli.common import engine_settings, fail, open_registry_or_fail, prepare
 from steepy.model.submission import ACTIVE_SUBMISSION, RETRYABLE_SUBMISSION
 from steepy.registry import Registry
 
@@ -87,3 +87,36 @@ class LocalBackend:
         if self.registry.views.get_submission(submission_id) is None:
             return None
         return self.registry.views.events(submission_id)
+
+    def add_schedule(self, workflow_file: str, services: tuple[str, ...],
+                     macros: tuple[str, ...], cron: str | None, every: str | None,
+                     name: str | None, timezone: str | None) -> dict:
+        from steepy.errors import InputError
+        from steepy.ids import unique_id
+        from steepy.model.common import utcnow
+        from steepy.model.schedule import Schedule
+        from steepy.triggers import parse_trigger
+
+        try:
+            trigger = parse_trigger(cron, every, timezone, utcnow())
+        except InputError as e:
+            fail(e.problems)
+        submission, _, _ = prepare(workflow_file, services, macros)
+        schedule = Schedule.of(unique_id(), submission, trigger, name)
+        return self.registry.schedules.add_schedule(schedule).to_json()
+
+    def schedules(self) -> list[dict]:
+        return [s.to_json() for s in self.registry.schedules.list_schedules()]
+
+    def schedule(self, schedule_id: str) -> dict | None:
+        found = self.registry.schedules.get_schedule(schedule_id)
+        if found is None:
+            return None
+        return {**found.to_json(), "firings": self.registry.schedules.firings(schedule_id)}
+
+    def pause_schedule(self, schedule_id: str, paused: bool) -> dict | None:
+        found = self.registry.schedules.set_paused(schedule_id, paused)
+        return None if found is None else found.to_json()
+
+    def remove_schedule(self, schedule_id: str) -> bool:
+        return self.registry.schedules.remove_schedule(schedule_id)

@@ -104,3 +104,42 @@ class RemoteBackend:
 
     def events(self, submission_id: str) -> list[dict] | None:
         return self.api.json("GET", f"/workflows/{submission_id}/events")
+
+    def add_schedule(self, workflow_file: str, services: tuple[str, ...],
+                     macros: tuple[str, ...], cron: str | None, every: str | None,
+                     name: str | None, timezone: str | None) -> dict:
+        """The server checks the workflow against its own services and macros."""
+        from steepy.loading import read_file
+
+        body = {"workflow": read_file(workflow_file).text or "", "cron": cron, "every": every,
+                "name": name, "timezone": timezone}
+        response = self.api.request("POST", "/schedules", ok=(201, 400),
+                                    json={k: v for k, v in body.items() if v is not None},
+                                    headers={"Accept": "application/json"})
+        if response.status_code == 404:
+            raise ClientError(f"{self.server} has no /schedules; is it a steepy server?")
+        if response.status_code == 400:
+            options = {"cron": "--cron", "every": "--every", "timezone": "--timezone",
+                       "cron/every": "--cron/--every"}
+            problems = [Problem(p["message"], p.get("path", ""),
+                                options.get(p.get("file"), workflow_file), p.get("line"),
+                                p.get("column"))
+                        for p in response.json().get("errors", [])]
+            raise InputError(problems or [Problem(message(response), file=workflow_file)])
+        return response.json()
+
+    def schedules(self) -> list[dict]:
+        found = self.api.json("GET", "/schedules")
+        if found is None:
+            raise ClientError(f"{self.server} has no /schedules; is it a steepy server?")
+        return found
+
+    def schedule(self, schedule_id: str) -> dict | None:
+        return self.api.json("GET", f"/schedules/{schedule_id}")
+
+    def pause_schedule(self, schedule_id: str, paused: bool) -> dict | None:
+        return self.api.json("PUT", f"/schedules/{schedule_id}", json={"paused": paused})
+
+    def remove_schedule(self, schedule_id: str) -> bool:
+        response = self.api.request("DELETE", f"/schedules/{schedule_id}", ok=(204,))
+        return response.status_code == 204

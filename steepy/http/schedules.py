@@ -1,0 +1,145 @@
+"""/schedules: recurring submissions (steepy extension 13). A schedule holds a workflow,
+checked like `POST /workflows` when it is added, and a trigger (a cron expression or an
+interval, in a time zone); every fire time becomes a normal submission named after it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from fastapi import APIRouter, Request
+from starlette.responses import Response
+
+from steepy.errors import InputError, Problem
+from steepy.http.errors import ApiError
+from steepy.http.responses import context, json_body, json_response
+from steepy.http.submit import NAME, build_submission
+from steepy.ids import unique_id
+from steepy.model.common import utcnow
+from steepy.model.schedule import Schedule
+from steepy.registry.offload import call
+from steepy.triggers import parse_trigger
+
+router = APIRouter(tags=["steepy"])
+
+NOT_FOUND = {404: {"description": "No schedule with this id"}}
+FIELDS = {"cron": "cron", "every": "every", "timezone": "timezone"}
+SCHEDULE_BODY = {
+    "requestBody": {
+        "required": True,
+        "description": "`workflow` (the workflow as YAML or JSON text, or as an object), "
+                       "`cron` (a crontab line: minute hour day month day-of-week) or `every` "
+                       "(a duration such as `1h`), and optionally `name`, `timezone` (default "
+                       "UTC) and `paused`.",
+        "content": {"application/json": {"schema": {"type": "object"}}},
+    },
+}
+
+
+def _missing(schedule_id: str) -> ApiError:
+    return ApiError(404, f"There is no schedule with ID `{schedule_id}'")
+
+
+def _text(body: dict, key: str, problems: list[Problem]) -> str | None:
+    value = body.get(key)
+    if value is not None and not isinstance(value, str):
+        problems.append(Problem("must be a string", path=key, file=NAME))
+        return None
+    return value
+
+
+def _new_schedule(body: Any, services: dict, macros: dict) -> Schedule:
+    """The schedule of a request body; InputError with every problem otherwise."""
+    if not isinstance(body, dict):
+        raise InputError(Problem("the body must be a JSON object", file=NAME))
+    problems: list[Problem] = []
+    cron, every, timezone, name = (_text(body, k, problems)
+                                   for k in ("cron", "every", "timezone", "name"))
+    if not isinstance(body.get("paused", False), bool):
+        problems.append(Problem("must be true or false", path="paused", file=NAME))
+    workflow = body.get("workflow")
+    if isinstance(workflow, dict):
+        workflow = json.dumps(workflow)
+    if not isinstance(workflow, str) or not workflow.strip():
+        problems.append(Problem("the workflow (YAML or JSON text, or an object) is missing",
+                                path="workflow", file=NAME))
+    trigger = None
+    try:
+        trigger = parse_trigger(cron, every, timezone, utcnow(), FIELDS)
+    except InputError as e:
+        problems += e.problems
+    submission = None
+    if isinstance(workflow, str) and workflow.strip():
+        try:
+            submission = build_submission(workflow.encode("utf-8"), services, macros)
+        except InputError as e:
+            problems += e.problems
+    if problems:
+        raise InputError(problems)
+    assert trigger is not None and submission is not None
+    schedule = Schedule.of(unique_id(), submission, trigger, name)
+    schedule.paused = bool(body.get("paused", False))
+    return schedule
+
+
+@router.get("/schedules", summary="Every schedule, oldest first")
+def list_schedules(request: Request) -> Response:
+    return json_response([s.to_json() for s in context(request).registry.schedules
+                          .list_schedules()])
+
+
+@router.post("/schedules", status_code=201, summary="Add a schedule",
+             openapi_extra=SCHEDULE_BODY,
+             responses={201: {"description": "The new schedule"},
+                        400: {"description": "Invalid workflow or trigger: every problem"}})
+async def post_schedule(request: Request) -> Response:
+    ctx = context(request)
+    body = json_body(await request.body())
+    try:
+        schedule = await asyncio.to_thread(_new_schedule, body, ctx.services, ctx.macros)
+    except InputError as e:
+        raise ApiError(400, "Invalid schedule", e.problems) from None
+    stored = await call(ctx.registry.schedules.add_schedule, schedule)
+    ctx.schedules_changed()
+    return json_response(stored.to_json(), 201, headers={"Location": f"/schedules/{stored.id}"})
+
+
+@router.get("/schedules/{id}", summary="A schedule and its latest firings",
+            responses=NOT_FOUND)
+def get_schedule(request: Request, id: str) -> Response:
+    schedules = context(request).registry.schedules
+    found = schedules.get_schedule(id)
+    if found is None:
+        raise _missing(id)
+    return json_response({**found.to_json(), "firings": schedules.firings(id)})
+
+
+@router.put("/schedules/{id}", summary="Pause or resume a schedule",
+            openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
+                "schema": {"type": "object", "properties": {"paused": {"type": "boolean"}},
+                           "required": ["paused"]}}}}},
+            responses={**NOT_FOUND, 400: {"description": "Invalid body"}})
+async def put_schedule(request: Request, id: str) -> Response:
+    """`{"paused": true}` pauses it; `{"paused": false}` resumes it from now on (the times
+    it was paused for are not caught up)."""
+    ctx = context(request)
+    body = json_body(await request.body())
+    if not isinstance(body, dict) or not isinstance(body.get("paused"), bool):
+        raise ApiError(400, 'The body must be {"paused": true} or {"paused": false}')
+    found = await call(ctx.registry.schedules.set_paused, id, body["paused"])
+    if found is None:
+        raise _missing(id)
+    ctx.schedules_changed()
+    return json_response(found.to_json())
+
+
+@router.delete("/schedules/{id}", status_code=204, summary="Remove a schedule",
+               responses=NOT_FOUND)
+def delete_schedule(request: Request, id: str) -> Response:
+    """Its submissions stay."""
+    ctx = context(request)
+    if not ctx.registry.schedules.remove_schedule(id):
+        raise _missing(id)
+    ctx.schedules_changed()
+    return Response(status_code=204)

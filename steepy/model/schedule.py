@@ -1,0 +1,56 @@
+"""A recurring submission (extensions 13): a workflow, checked and stored when the schedule
+was added, submitted again at every fire time of its trigger."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from steepy.model.common import iso_time
+from steepy.model.submission import Submission
+from steepy.model.workflow import Workflow
+from steepy.triggers import TriggerSpec
+
+
+@dataclass
+class Schedule:
+    id: str
+    name: str
+    trigger: TriggerSpec
+    workflow: Workflow
+    source: str | None = None
+    required_capabilities: list[str] = field(default_factory=list)
+    priority: int = 0
+    paused: bool = False
+    created_time: datetime | None = None
+    last_fire_time: datetime | None = None
+    next_fire_time: datetime | None = None
+    last_submission_id: str | None = None
+
+    @classmethod
+    def of(cls, schedule_id: str, submission: Submission, trigger: TriggerSpec,
+           name: str | None = None) -> "Schedule":
+        """The schedule of a checked workflow (as `steepy submit' would store it)."""
+        return cls(schedule_id, name or submission.name or f"schedule {schedule_id}", trigger,
+                   submission.workflow, submission.source,
+                   list(submission.required_capabilities), submission.priority)
+
+    def submission(self, submission_id: str) -> Submission:
+        """The submission of one firing: named after the schedule, ACCEPTED."""
+        return Submission(id=submission_id, workflow=self.workflow, name=self.name,
+                          priority=self.priority,
+                          required_capabilities=list(self.required_capabilities),
+                          source=self.source)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id, "name": self.name, **self.trigger.to_json(),
+                               "paused": self.paused, "workflowName": self.workflow.name}
+        for key, value in (("createdTime", self.created_time),
+                           ("lastFireTime", self.last_fire_time),
+                           ("nextFireTime", self.next_fire_time)):
+            if value is not None:
+                out[key] = iso_time(value)
+        if self.last_submission_id:
+            out["lastSubmissionId"] = self.last_submission_id
+        return out

@@ -1,0 +1,79 @@
+"""The garbage collector's deletions (reference 12): finished submissions older than the
+retention, with their chains, runs, attempts, events and log chunks. A caller takes them in
+batches (`old_submissions`, keyset by insertion order) and deletes each batch in one short
+transaction (`delete_submissions`), so engines that write meanwhile wait at most that long."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, func, select
+
+from steepy.model.common import as_utc
+from steepy.model.submission import FINISHED_SUBMISSION
+from steepy.registry.connector import Connector
+from steepy.registry.tables import (attempts, events, log_chunks, process_chains, runs,
+                                    submissions)
+
+_sc = submissions.c
+_pc = process_chains.c
+CHUNK = 1000  # ids per statement
+TABLES = (("logChunks", log_chunks, log_chunks.c.chain_id),
+          ("attempts", attempts, attempts.c.chain_id),
+          ("runs", runs, runs.c.chain_id))
+
+
+@dataclass
+class OldSubmission:
+    """A finished submission the collector may delete, with what it left on disk."""
+
+    id: str
+    seq: int
+    end_time: datetime
+    runs: list[tuple[str, int]] = field(default_factory=list)  # (chain id, run number)
+
+
+class SqlHousekeeping:
+    def __init__(self, db: Connector):
+        self.db = db
+
+    def old_submissions(self, before: datetime, limit: int,
+                        after_seq: int = 0) -> list[OldSubmission]:
+        """Up to `limit' submissions that finished before `before', in insertion order
+        after `after_seq', with their chains' runs."""
+        with self.db.read() as conn:
+            rows = conn.execute(select(_sc.id, _sc.seq, _sc.end_time).where(
+                _sc.seq > after_seq, _sc.status.in_(sorted(FINISHED_SUBMISSION)),
+                _sc.end_time < before).order_by(_sc.seq).limit(limit)).all()
+            found = {r.id: OldSubmission(r.id, r.seq, as_utc(r.end_time)) for r in rows}
+            if found:
+                for sid, chain_id, run_number in conn.execute(
+                        select(_pc.submission_id, _pc.id, runs.c.run_number)
+                        .join(runs, runs.c.chain_id == _pc.id)
+                        .where(_pc.submission_id.in_(list(found)))):
+                    found[sid].runs.append((chain_id, run_number))
+        return list(found.values())
+
+    def delete_submissions(self, submission_ids: list[str],
+                           dry_run: bool = False) -> dict[str, int]:
+        """Delete submissions and everything stored of them, in one transaction; the number
+        of rows per kind. With `dry_run', only count them."""
+        counts: dict[str, int] = {}
+        with (self.db.read() if dry_run else self.db.write()) as conn:
+            chain_ids = list(conn.execute(select(_pc.id).where(
+                _pc.submission_id.in_(submission_ids))).scalars())
+            parts: list[tuple[str, Any, Any, list[str]]] = [
+                *[(name, table, column, chain_ids) for name, table, column in TABLES],
+                ("events", events, events.c.submission_id, submission_ids),
+                ("processChains", process_chains, _pc.submission_id, submission_ids),
+                ("submissions", submissions, _sc.id, submission_ids)]
+            for name, table, column, ids in parts:
+                counts[name] = 0
+                for start in range(0, len(ids), CHUNK):  # index lookups, bounded parameters
+                    where = column.in_(ids[start:start + CHUNK])
+                    counts[name] += (conn.execute(select(func.count()).select_from(table)
+                                                  .where(where)).scalar() or 0 if dry_run
+                                     else conn.execute(delete(table).where(where)).rowcount)
+        return counts

@@ -1,0 +1,95 @@
+"""An engine's time-based work: it fires the schedules that are due (extensions 13) and runs
+the garbage collector on its cron (reference 12). Every engine runs one; the registry's
+claims make sure each due time is acted on by exactly one of them.
+
+It sleeps until the earliest next fire time (or the regular lookup, whichever is first), and
+wakes at once when told that schedules changed (a commit of another process, an API call)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import datetime
+from typing import Callable
+
+from steepy.housekeeping import GC_TIMER, GcSettings, collect_garbage
+from steepy.model.common import utcnow
+from steepy.registry import Registry
+from steepy.registry.failures import MAX_BACKOFF_S, describe, is_database_failure
+from steepy.registry.offload import call
+from steepy.triggers import quartz_cron
+from steepy.waiting import wait_event
+
+log = logging.getLogger(__name__)
+LATE_S = 0.002  # wake this much after a due time, so that it is due when looked at
+
+
+class Timekeeper:
+    def __init__(self, registry: Registry, owner: str, grace_s: float, lookup_s: float,
+                 on_fired: Callable[[], None], gc: GcSettings | None = None):
+        self.registry = registry
+        self.owner = owner
+        self.grace_s = grace_s
+        self.lookup_s = lookup_s
+        self.on_fired = on_fired  # new submissions were stored: the engine should look now
+        self.gc = gc
+        self._gc_trigger = quartz_cron(gc.cron) if gc is not None else None
+        self._gc_task: asyncio.Task | None = None
+        self._wake = asyncio.Event()
+
+    def wake(self) -> None:
+        """Schedules may have changed: look again now."""
+        self._wake.set()
+
+    async def run(self, stop: asyncio.Event) -> None:
+        backoff = 1.0
+        try:
+            while not stop.is_set():
+                self._wake.clear()
+                try:
+                    wait_s = await self._tick()
+                    backoff = 1.0
+                except Exception as e:
+                    if not is_database_failure(e):
+                        raise
+                    log.error("schedules: %s; trying again in %.0f s", describe(e), backoff)
+                    wait_s, backoff = backoff, min(backoff * 2, MAX_BACKOFF_S)
+                await wait_event(self._wake, wait_s)  # the engine cancels this task to stop
+        finally:
+            if self._gc_task is not None:
+                self._gc_task.cancel()
+
+    async def _tick(self) -> float:
+        """Fire what is due; how long to sleep until something may be due again."""
+        schedules = self.registry.schedules
+        fired = await call(schedules.fire_due, self.grace_s)
+        if fired:
+            log.info("schedules fired: %s", ", ".join(fired))
+            self.on_fired()
+        times: list[datetime | None] = [await call(schedules.next_due)]
+        if self._gc_task is not None and self._gc_task.done() and not self._gc_task.cancelled():
+            error = self._gc_task.exception()
+            self._gc_task = None
+            if error is not None:
+                raise error  # a bug: the engine stops (database failures were said already)
+        if self._gc_trigger is not None and (self._gc_task is None or self._gc_task.done()):
+            due = await call(schedules.claim_timer, GC_TIMER, self._gc_trigger, self.owner)
+            if due is not None:
+                self._gc_task = asyncio.create_task(self._collect(), name="garbage collector")
+            times.append(await call(schedules.timer_due, GC_TIMER))
+        now = utcnow()
+        wait_s = self.lookup_s
+        for when in times:
+            if when is not None:
+                wait_s = min(wait_s, max(0.0, (when - now).total_seconds()) + LATE_S)
+        return wait_s
+
+    async def _collect(self) -> None:
+        assert self.gc is not None
+        try:
+            report = await call(collect_garbage, self.registry, self.gc)
+            log.info("garbage collector: %s", report.summary())
+        except Exception as e:  # the next firing tries again
+            if not is_database_failure(e):
+                raise
+            log.error("garbage collector: %s; it runs again at its next time", describe(e))

@@ -1,0 +1,184 @@
+"""When time-based work is due: a schedule's trigger (a cron expression or an interval, in a
+time zone) and the garbage collector's Quartz cron expression, computed by APScheduler 3's
+triggers. Stored as a small JSON-able `TriggerSpec`; `fire_times` answers what a downtime
+missed."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from apscheduler.triggers.base import BaseTrigger
+from apscheduler.triggers.cron import CronTrigger
+from apscheduler.triggers.interval import IntervalTrigger
+
+from steepy.durations import DurationError, format_duration, parse_duration
+from steepy.errors import InputError, Problem
+
+MIN_INTERVAL_MS = 1000  # shorter intervals would make a schedule a busy loop
+
+
+@dataclass(frozen=True)
+class TriggerSpec:
+    """A schedule's trigger as stored: `cron` (a crontab line) or `every` (a duration from
+    `anchor` on), in `timezone` (default UTC)."""
+
+    kind: str  # "cron" or "every"
+    expression: str  # the crontab line, or the duration as given
+    timezone: str = "UTC"
+    interval_ms: int | None = None  # every
+    anchor: datetime | None = None  # every: the first fire time; later ones follow it
+
+    def build(self) -> BaseTrigger:
+        if self.kind == "cron":
+            return CronTrigger.from_crontab(self.expression, timezone=self.timezone)
+        return IntervalTrigger(seconds=(self.interval_ms or 0) / 1000, start_date=self.anchor,
+                               timezone=self.timezone)
+
+    def describe(self) -> str:
+        what = (f"cron `{self.expression}'" if self.kind == "cron"
+                else f"every {format_duration(self.interval_ms or 0)}")
+        return f"{what} ({self.timezone})"
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"timezone": self.timezone}
+        if self.kind == "cron":
+            out["cron"] = self.expression
+        else:
+            out["every"] = self.expression
+        return out
+
+
+def parse_trigger(cron: str | None, every: str | None, timezone: str | None, now: datetime,
+                  source: dict[str, str] | None = None) -> TriggerSpec:
+    """The trigger of `--cron EXPR' or `--every DURATION' (exactly one) in `timezone';
+    InputError naming the option (or, with `source', the field) that is wrong."""
+    where = source or {"cron": "--cron", "every": "--every", "timezone": "--timezone"}
+    tz = timezone or "UTC"
+    problems: list[Problem] = []
+    try:
+        CronTrigger(timezone=tz)
+    except Exception as e:  # noqa: BLE001 - zoneinfo's and tzlocal's errors differ
+        problems.append(Problem(f"`{tz}' is not a time zone ({e}); e.g. `UTC' or "
+                                "`Europe/Berlin'", file=where["timezone"]))
+        tz = "UTC"  # to check the rest
+    spec = None
+    if (cron is None) == (every is None):
+        problems.append(Problem("give either a cron expression or an interval (not both)",
+                                file=f"{where['cron']}/{where['every']}"))
+    elif cron is not None:
+        try:
+            CronTrigger.from_crontab(cron, timezone=tz)
+            spec = TriggerSpec("cron", cron, tz)
+        except (ValueError, TypeError) as e:
+            problems.append(Problem(f"`{cron}' is not a cron expression ({e}); five fields: "
+                                    "minute hour day month day-of-week, e.g. `0 3 * * *'",
+                                    file=where["cron"]))
+    else:
+        assert every is not None
+        try:
+            interval = parse_duration(every)
+            if interval < MIN_INTERVAL_MS:
+                problems.append(Problem(f"`{every}' is shorter than the shortest interval, 1s",
+                                        file=where["every"]))
+            spec = TriggerSpec("every", every, tz, interval,
+                               now + timedelta(milliseconds=interval))
+        except DurationError as e:
+            problems.append(Problem(f"`{every}' is not a duration ({e}); e.g. `30s' or `1h'",
+                                    file=where["every"]))
+    if problems:
+        raise InputError(problems)
+    assert spec is not None
+    return spec
+
+
+def first_at_or_after(trigger: BaseTrigger, when: datetime) -> datetime | None:
+    return trigger.get_next_fire_time(None, when)
+
+
+def next_after(trigger: BaseTrigger, when: datetime) -> datetime | None:
+    """The first fire time strictly after `when' (a fire time itself)."""
+    return trigger.get_next_fire_time(when, when)
+
+
+@dataclass
+class Missed:
+    """What came due between a schedule's next fire time and now."""
+
+    skipped: int  # times older than the grace period: recorded, not fired
+    first_skipped: datetime | None
+    last_skipped: datetime | None
+    fire_at: datetime | None  # the latest due time within the grace period: fired once
+    coalesced: int  # due times within the grace period (fired as one)
+    next_time: datetime | None  # the first fire time after now
+
+
+def fire_times(trigger: BaseTrigger, due: datetime, now: datetime, grace: timedelta,
+               cap: int = 100_000) -> Missed:
+    """Split the fire times from `due' (the stored next fire time) to `now': those older than
+    `grace' are skipped (counted up to `cap'), the rest fire once, coalesced."""
+    window = now - grace
+    skipped, first_skipped, last_skipped = 0, None, None
+    cursor: datetime | None = due
+    if due < window:
+        cursor = first_at_or_after(trigger, window)  # jumps; a long downtime costs nothing
+        first_skipped = due
+        if isinstance(trigger, IntervalTrigger):
+            step = trigger.interval.total_seconds()
+            end = cursor or window
+            skipped = max(1, int(round((end - due).total_seconds() / step)))
+            last_skipped = due + trigger.interval * (skipped - 1)
+        else:
+            t: datetime | None = due
+            while t is not None and t < window and skipped < cap:
+                skipped, last_skipped = skipped + 1, t
+                t = next_after(trigger, t)
+    fire_at, coalesced = None, 0
+    while cursor is not None and cursor <= now:
+        fire_at, coalesced = cursor, coalesced + 1
+        cursor = next_after(trigger, cursor)
+    return Missed(skipped, first_skipped, last_skipped, fire_at, coalesced, cursor)
+
+
+# ---------------------------------------------------------------- Quartz (Steep's GC cron)
+
+_QUARTZ_DAYS = {str(i + 1): d for i, d in enumerate(("sun", "mon", "tue", "wed", "thu", "fri",
+                                                       "sat"))}
+
+
+def _quartz_weekdays(field: str) -> tuple[str, str]:
+    """Quartz's day-of-week field (1 = Sunday, `5L' last Friday, `6#3' third Friday) as
+    APScheduler's (day_of_week, day)."""
+    last = re.fullmatch(r"(\w+)L", field)
+    if last:
+        return "*", f"last {_QUARTZ_DAYS.get(last[1], last[1]).lower()}"
+    nth = re.fullmatch(r"(\w+)#([1-5])", field)
+    if nth:
+        suffix = {"1": "st", "2": "nd", "3": "rd"}.get(nth[2], "th")
+        return "*", f"{nth[2]}{suffix} {_QUARTZ_DAYS.get(nth[1], nth[1]).lower()}"
+    return re.sub(r"(?<![/\d])([1-7])(?!\d)", lambda m: _QUARTZ_DAYS[m[1]], field).lower(), "*"
+
+
+def quartz_cron(expression: str, timezone: str = "UTC") -> CronTrigger:
+    """A Quartz cron expression (`sec min hour day-of-month month day-of-week [year]', with
+    `?', `L' and `#') as an APScheduler CronTrigger; ValueError if it is not one."""
+    fields = expression.split()
+    if len(fields) not in (6, 7):
+        raise ValueError(f"expected 6 or 7 fields (seconds minutes hours day-of-month month "
+                         f"day-of-week [year]), got {len(fields)}")
+    second, minute, hour, dom, month, dow = fields[:6]
+    year = fields[6] if len(fields) == 7 else "*"
+    if "W" in dom.upper():
+        raise ValueError("`W' (nearest weekday) is not supported")
+    day = "last" if dom.upper() == "L" else ("*" if dom == "?" else dom)
+    day_of_week = "*"
+    if dow != "?":
+        day_of_week, weekday_day = _quartz_weekdays(dow)
+        if weekday_day != "*":
+            if day != "*":
+                raise ValueError("day-of-month and day-of-week cannot both be set; use `?'")
+            day = weekday_day
+    return CronTrigger(year=year, month=month.lower(), day=day, day_of_week=day_of_week,
+                       hour=hour, minute=minute, second=second, timezone=timezone)

@@ -1,0 +1,90 @@
+"""/schedules on a real `steepy serve` (whose engine fires them), and the schedule commands
+through it (`--server`): add, list, pause, resume, remove; bad input is every problem at
+once, located, and nothing is stored."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from steepy.registry import open_registry
+from tests.http.conftest import Server
+from tests.schedules.processes import NAP, cli, env, wait_for
+
+BAD = "api: 4.7.0\nactions:\n  - type: execute\n    service: nope\n"
+
+
+@pytest.fixture
+def server(tmp_path: Path):
+    running = Server(tmp_path, "--agents", "1")
+    yield running
+    assert running.stop() == 0
+
+
+def _fired(server: Server, schedule_id: str) -> list[dict]:
+    found = server.http.get(f"/schedules/{schedule_id}").json()
+    return [f for f in found["firings"] if f["outcome"] == "fired"]
+
+
+def test_schedules_over_http_and_the_cli_with_a_server(server: Server, tmp_path: Path) -> None:
+    http = server.http
+    bad = http.post("/schedules", json={"workflow": BAD, "every": "500ms", "timezone": "Mars"},
+                    headers={"Accept": "application/json"})
+    assert bad.status_code == 400
+    problems = {(p.get("file"), p.get("line")) for p in bad.json()["errors"]}
+    assert {("every", None), ("timezone", None), ("<request>", 4)} <= problems
+    assert http.get("/schedules").json() == []
+
+    added = http.post("/schedules", json={"workflow": NAP, "every": "1s", "name": "tick"})
+    assert added.status_code == 201, added.text
+    schedule = added.json()
+    assert added.headers["location"] == f"/schedules/{schedule['id']}"
+    assert (schedule["name"], schedule["every"], schedule["timezone"], schedule["paused"]) == (
+        "tick", "1s", "UTC", False)
+    fired = wait_for(lambda: len(_fired(server, schedule["id"])) >= 2 and
+                     _fired(server, schedule["id"]), 15, "two firings through serve")
+    done = server.wait(fired[-1]["submissionId"])
+    assert (done["status"], done["name"]) == ("SUCCESS", "tick")
+
+    environment = env(tmp_path, "sqlite:///unused.db", STEEPY_SERVER=server.url)
+    assert f"{schedule['id']}  tick: every 1s (UTC)" in cli(environment, "schedule", "list")
+    assert "paused" in cli(environment, "schedule", "pause", schedule["id"])
+    time.sleep(0.2)
+    count = len(_fired(server, schedule["id"]))
+    time.sleep(1.6)  # a due time passes
+    assert len(_fired(server, schedule["id"])) == count  # paused: nothing fires
+    cli(environment, "schedule", "resume", schedule["id"])
+    wait_for(lambda: len(_fired(server, schedule["id"])) > count, 5, "a firing after resume")
+    assert "removed" in cli(environment, "schedule", "remove", schedule["id"])
+    assert http.get(f"/schedules/{schedule['id']}").status_code == 404
+    assert http.get("/workflows/" + fired[0]["submissionId"]).status_code == 200  # stays
+    assert http.delete(f"/schedules/{schedule['id']}").status_code == 404
+
+    workflow = tmp_path / "bad.yaml"
+    workflow.write_text(BAD)
+    out = cli(environment, "schedule", "add", str(workflow), "--every", "1s", ok=2)
+    assert out == "" and http.get("/schedules").json() == []
+    assert http.put("/schedules/nope", json={"paused": True}).status_code == 404
+    assert http.put(f"/schedules/{schedule['id']}", json={"paused": 1}).status_code == 400
+
+
+def test_bad_input_at_add_is_located_and_stores_nothing(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'steepy.db'}"
+    environment = env(tmp_path, db)
+    workflow = tmp_path / "bad.yaml"
+    workflow.write_text(BAD)
+    import subprocess
+
+    from tests.conftest import ROOT
+    from tests.schedules.processes import steepy
+
+    for args, expected in (((str(workflow), "--every", "1s"), f"{workflow}:4:14: "),
+                           ((str(workflow), "--cron", "61 * * * *"), "--cron: `61 * * * *'"),
+                           ((str(workflow),), "--cron/--every: give either")):
+        out = subprocess.run(steepy("schedule", "add", *args), cwd=ROOT, env=environment,
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 2 and expected in out.stderr, out.stderr
+        assert "Traceback" not in out.stderr
+    assert open_registry(db).schedules.list_schedules() == []

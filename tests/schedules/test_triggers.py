@@ -1,0 +1,43 @@
+"""Fire times: Quartz expressions (the garbage collector's cron) as APScheduler triggers, and
+what a downtime of a cron schedule skips and coalesces."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from steepy.triggers import fire_times, parse_trigger, quartz_cron
+
+MONDAY = datetime(2026, 11, 23, 10, 0, 1, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize("expression,expected", [
+    ("0 0 0 * * ?", datetime(2026, 11, 24, 0, 0, 0)),  # Steep's default: daily at midnight
+    ("0 15 10 ? * 6L", datetime(2026, 11, 27, 10, 15)),  # the last Friday of the month
+    ("0 0 12 ? * 2-6", datetime(2026, 11, 23, 12, 0)),  # weekdays (1 = Sunday)
+    ("0 0 12 ? * 1", datetime(2026, 11, 29, 12, 0)),  # Sunday
+    ("0 0/5 * * * ?", datetime(2026, 11, 23, 10, 5)),
+    ("30 0 8 ? * 2#1 2027", datetime(2027, 1, 4, 8, 0, 30)),  # first Monday, 2027
+    ("0 0 0 L * ?", datetime(2026, 11, 30)),
+])
+def test_quartz_expressions(expression: str, expected: datetime) -> None:
+    trigger = quartz_cron(expression)
+    assert trigger.get_next_fire_time(None, MONDAY) == expected.replace(tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize("expression", ["0 0 * * *", "0 0 0 15W * ?", "0 0 0 1 * 2L", "x y z a b c"])
+def test_what_is_not_quartz_is_refused(expression: str) -> None:
+    with pytest.raises(ValueError):
+        quartz_cron(expression)
+
+
+def test_a_cron_downtime_skips_the_old_times_and_coalesces_the_recent() -> None:
+    spec = parse_trigger("*/10 * * * *", None, "Europe/Berlin", MONDAY)
+    trigger = spec.build()
+    due = datetime(2026, 11, 23, 8, 0, tzinfo=timezone.utc)
+    missed = fire_times(trigger, due, MONDAY + timedelta(minutes=25), timedelta(minutes=12))
+    # 08:00 .. 10:10 (< 10:13): 14 skipped; 10:20 fires; next 10:30
+    assert (missed.skipped, missed.coalesced) == (14, 1)
+    assert missed.fire_at == datetime(2026, 11, 23, 10, 20, tzinfo=timezone.utc)
+    assert missed.next_time == datetime(2026, 11, 23, 10, 30, tzinfo=timezone.utc)
