@@ -21,6 +21,7 @@ from steepy.controller import Controller
 from steepy.ids import unique_id
 from steepy.model.macro import Macro
 from steepy.model.service import Service
+from steepy.notifications.delivery import DeliverySettings, Notifier
 from steepy.registry import Registry
 from steepy.registry.failures import MAX_BACKOFF_S, describe, is_database_failure
 from steepy.registry.offload import call
@@ -40,6 +41,7 @@ class EngineSettings:
     lease_s: float = 10.0  # silence after which its agents and submissions are taken over
     sweep_s: float = 2.0  # safety-net polling; work normally wakes components at once
     logs_in_database: bool | None = None  # chains' logs also in the database (None: PostgreSQL)
+    notifications: DeliverySettings = field(default_factory=DeliverySettings)  # webhooks
 
 
 class Engine:
@@ -61,6 +63,7 @@ class Engine:
                                      settings.out_path, self.scheduler.wake,
                                      self.scheduler.stop_chains, settings.sweep_s,
                                      settings.agent.plugins)
+        self.notifier = Notifier(registry.outbox, self.owner, settings.notifications)
         self.stop = asyncio.Event()
         self._submitted = asyncio.Event()
         self.failure: BaseException | None = None  # why the engine stopped by itself
@@ -121,6 +124,7 @@ class Engine:
                 self._submitted.set()
                 self.scheduler.wake()
                 self.controller.poke()
+                self.notifier.wake()
 
     async def _heartbeat(self) -> None:
         rows = [{"id": a.id, "capabilities": list(a.capabilities), "chain_id": a.current_chain_id,
@@ -182,7 +186,8 @@ class Engine:
         await self._recover()
         scheduler = asyncio.create_task(self.scheduler.run(self.stop), name="scheduler")
         watcher = asyncio.create_task(self._watch_database(marker), name="database watcher")
-        for task in (scheduler, watcher):
+        notifier = asyncio.create_task(self.notifier.run(self.stop), name="notifier")
+        for task in (scheduler, watcher, notifier):
             task.add_done_callback(self._supervise)
         last_beat = asyncio.get_running_loop().time()
         backoff = 1.0
@@ -198,6 +203,7 @@ class Engine:
                         await self._recover()
                         last_beat = now
                     if until_submission is not None and await self._finished(until_submission):
+                        await self.notifier.flush()  # its notification, if it can go now
                         break
                     backoff = 1.0
                 except Exception as e:  # the database fails: keep going, say so, back off
@@ -219,7 +225,8 @@ class Engine:
         finally:
             self.stop.set()
             self.scheduler.wake()
-            await asyncio.gather(scheduler, return_exceptions=True)
+            self.notifier.wake()
+            await asyncio.gather(scheduler, notifier, return_exceptions=True)
             watcher.cancel()
             await self._cancel_controllers()
             try:  # our agents are gone and our leases end now: others take over at once

@@ -12,4 +12,4 @@ from steepy.cli.group import main
 __all__ = ["main"]
 
 # the commands register themselves on `main'
-from steepy.cli import engine, files, manage, plugins, serve  # noqa: E402,F401
+from steepy.cli import engine, files, manage, notifications, plugins, serve  # noqa: E402,F401

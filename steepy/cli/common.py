@@ -75,8 +75,9 @@ def open_registry_or_fail(db: str | None):
     from steepy.registry import open_registry
     from steepy.registry.failures import DatabaseUnavailable
 
+    webhooks = [w.webhook() for w in checked_config().notifications.webhooks]
     try:
-        return open_registry(db_url(db))
+        return open_registry(db_url(db), webhooks)
     except DatabaseUnavailable:
         raise  # not bad input: the command says so with its own exit code
     except SteepyError as e:  # e.g. not a database URL
@@ -108,6 +109,7 @@ def engine_settings(agents: int | None, config=None):
     """The engine's and its agents' settings from the (checked) configuration."""
     from steepy.agent import AgentConfig
     from steepy.engine import EngineSettings
+    from steepy.notifications.delivery import DeliverySettings
 
     config = checked_config() if config is None else config
     try:
@@ -115,6 +117,7 @@ def engine_settings(agents: int | None, config=None):
     except InputError as e:  # a plugin that cannot be used: one located line, exit 2
         fail(e.problems)
     warn(agent.plugins.warnings)
+    notifications = config.notifications
     return EngineSettings(tmp_path=config.tmp_path, out_path=config.out_path,
                           agents=agents or config.agent.instances or 0,
                           capabilities=list(config.agent.capabilities),
@@ -122,7 +125,12 @@ def engine_settings(agents: int | None, config=None):
                           heartbeat_s=config.controller.heartbeat_interval / 1000,
                           lease_s=config.controller.lease_timeout / 1000,
                           sweep_s=config.scheduler.lookup_interval / 1000,
-                          logs_in_database=config.logs.process_chains.database)
+                          logs_in_database=config.logs.process_chains.database,
+                          notifications=DeliverySettings(
+                              webhooks=tuple(w.webhook() for w in notifications.webhooks),
+                              max_attempts=notifications.max_attempts,
+                              delay_ms=notifications.delay, max_delay_ms=notifications.max_delay,
+                              timeout_s=notifications.timeout / 1000))
 
 
 def prepare(workflow_file: str, services: tuple[str, ...], macros: tuple[str, ...]):

@@ -5,8 +5,8 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from steepy import __version__
-from steepy.http import (chains, cloud, docs, errors, eventbus, logs, metrics, plugins, search,
-                         stream, system, workflows)
+from steepy.http import (chains, cloud, docs, errors, eventbus, logs, metrics, notifications,
+                         plugins, search, stream, system, workflows)
 from steepy.http.auth import BearerAuth, SameOrigin
 from steepy.http.basepath import BasePath
 from steepy.http.context import ApiContext
@@ -34,6 +34,7 @@ def create_app(ctx: ApiContext) -> FastAPI:
     for module in (system, metrics, workflows, chains, logs, plugins, cloud, stream, eventbus,
                    search):
         app.include_router(module.router)
+    app.include_router(notifications.router)
     # middleware added last runs first: base path, cross-site guard, Steep's UI (its pages
     # and assets hold no data: no token needed), token, body limit, steepy's pages, routes
     if ctx.steep_ui is None:

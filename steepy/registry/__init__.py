@@ -6,14 +6,18 @@ audience (interfaces.py says who asks what). Components receive only the interfa
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from sqlalchemy import Engine
 
+from steepy.notifications.webhooks import Webhook
 from steepy.registry.connector import Connector
 from steepy.registry.database import DEFAULT_URL, open_engine
-from steepy.registry.interfaces import (ChainQueue, Leases, LogStore, ReadViews, Requests,
-                                        Search, SubmissionStore)
+from steepy.registry.interfaces import (ChainQueue, Leases, LogStore, Outbox, ReadViews,
+                                        Requests, Search, SubmissionStore)
 from steepy.registry.leases import SqlLeases
 from steepy.registry.logs import SqlLogStore
+from steepy.registry.outbox import SqlOutbox
 from steepy.registry.queue import SqlChainQueue
 from steepy.registry.records import ChainRecord, RunRecord
 from steepy.registry.requests import SqlRequests
@@ -23,7 +27,7 @@ from steepy.registry.views import SqlReadViews
 
 
 class Registry:
-    def __init__(self, engine: Engine):
+    def __init__(self, engine: Engine, webhooks: Sequence[Webhook] = ()):
         self.db = Connector(engine)
         self.queue: ChainQueue = SqlChainQueue(self.db)
         self.submissions: SubmissionStore = SqlSubmissionStore(self.db)
@@ -32,16 +36,19 @@ class Registry:
         self.views: ReadViews = SqlReadViews(self.db)
         self.logs: LogStore = SqlLogStore(self.db)
         self.search: Search = SqlSearch(self.db)
+        # with webhooks, the events they want are written with their deliveries
+        self.outbox: Outbox = SqlOutbox(self.db, webhooks)
 
     @property
     def engine(self) -> Engine:
         return self.db.engine
 
 
-def open_registry(url: str | None = None) -> Registry:
-    """The registry at `url` (default: SQLite .steepy/steepy.db), created or upgraded."""
-    return Registry(open_engine(url))
+def open_registry(url: str | None = None, webhooks: Sequence[Webhook] = ()) -> Registry:
+    """The registry at `url` (default: SQLite .steepy/steepy.db), created or upgraded; with
+    `webhooks`, the events they want get their deliveries in the outbox."""
+    return Registry(open_engine(url), webhooks)
 
 
-__all__ = ["DEFAULT_URL", "ChainQueue", "ChainRecord", "Leases", "LogStore", "ReadViews",
+__all__ = ["DEFAULT_URL", "ChainQueue", "ChainRecord", "Leases", "LogStore", "Outbox", "ReadViews",
            "Registry", "Requests", "RunRecord", "SubmissionStore", "open_registry"]

@@ -9,6 +9,7 @@
 - `ReadViews`: what the CLI, the HTTP API and the UI show.
 - `LogStore`: chains' output, written by the agent that runs them, read anywhere.
 - `Search`: Steep's search over submissions and chains (GET /search).
+- `Outbox`: the engines' deliveries of notifications (written with their events, outbox.py).
 
 The SQL implementations (queue.py, submissions.py, leases.py, requests.py, views.py) are the
 only code that writes SQL; they share one `Connector`. Every method is one transaction, so a
@@ -24,7 +25,7 @@ from typing import Any, Iterable, Protocol
 from steepy.model.attempt import AttemptRecord
 from steepy.model.processchain import ProcessChain
 from steepy.model.submission import ProcessChainStatus, Submission, SubmissionStatus
-from steepy.registry.records import ChainRecord, RunRecord
+from steepy.registry.records import ChainRecord, Delivery, RunRecord
 from steepy.search import Query, SearchResult, Type
 
 Claimed = tuple[ChainRecord, int]  # a chain now RUNNING, and the number of its new run
@@ -191,3 +192,21 @@ class Search(Protocol):
     def search(self, query: Query, size: int = 10, offset: int = 0) -> list[SearchResult]: ...
 
     def count(self, query: Query, kind: Type) -> int: ...
+
+
+class Outbox(Protocol):
+    """Deliveries of notifications (outbox.py): written in the transaction of their event,
+    claimed by an engine under a lease, sent, recorded; listed for `steepy notifications`."""
+
+    def claim_deliveries(self, owner: str, urls: Iterable[str], limit: int,
+                         lease_s: float) -> list[Delivery]: ...
+
+    def delivered(self, delivery_id: int) -> None: ...
+
+    def delivery_failed(self, delivery_id: int, owner: str, error: str,
+                        next_try: datetime | None) -> None: ...
+
+    def next_delivery_due(self, urls: Iterable[str]) -> datetime | None: ...
+
+    def deliveries(self, failed: bool = False, size: int = 20,
+                   offset: int = 0) -> tuple[list[dict], int]: ...

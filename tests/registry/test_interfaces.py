@@ -12,6 +12,7 @@ import pytest
 from steepy.registry import interfaces
 from steepy.registry.leases import SqlLeases
 from steepy.registry.logs import SqlLogStore
+from steepy.registry.outbox import SqlOutbox
 from steepy.registry.queue import SqlChainQueue
 from steepy.registry.requests import SqlRequests
 from steepy.registry.submissions import SqlSubmissionStore
@@ -19,7 +20,8 @@ from steepy.registry.views import SqlReadViews
 
 PAIRS = [(interfaces.ChainQueue, SqlChainQueue), (interfaces.SubmissionStore, SqlSubmissionStore),
          (interfaces.Leases, SqlLeases), (interfaces.Requests, SqlRequests),
-         (interfaces.ReadViews, SqlReadViews), (interfaces.LogStore, SqlLogStore)]
+         (interfaces.ReadViews, SqlReadViews), (interfaces.LogStore, SqlLogStore),
+         (interfaces.Outbox, SqlOutbox)]
 STEEPY = Path(__file__).resolve().parents[2] / "steepy"
 
 

@@ -59,3 +59,7 @@ class Backend(Protocol):
 
     def events(self, submission_id: str) -> list[dict] | None:
         """The timeline of a submission, oldest first."""
+
+    def notifications(self, failed: bool, size: int) -> tuple[list[dict], int]:
+        """Deliveries of notifications, newest first (with `failed', those that gave up),
+        and their number."""

@@ -87,3 +87,6 @@ class LocalBackend:
         if self.registry.views.get_submission(submission_id) is None:
             return None
         return self.registry.views.events(submission_id)
+
+    def notifications(self, failed: bool, size: int) -> tuple[list[dict], int]:
+        return self.registry.outbox.deliveries(failed, size)

@@ -104,3 +104,13 @@ class RemoteBackend:
 
     def events(self, submission_id: str) -> list[dict] | None:
         return self.api.json("GET", f"/workflows/{submission_id}/events")
+
+    def notifications(self, failed: bool, size: int) -> tuple[list[dict], int]:
+        response = self.api.request("GET", "/notifications",
+                                    params={"failed": str(failed).lower(), "size": size})
+        if response.status_code == 404:
+            raise ClientError(f"{self.server} has no /notifications; is it a steepy server?")
+        if response.status_code != 200:
+            raise ClientError(message(response))
+        found = response.json()
+        return found, int(response.headers.get("x-page-total", len(found)))
