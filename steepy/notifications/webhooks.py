@@ -20,12 +20,13 @@ from typing import Any
 from steepy import __version__
 from steepy.model.submission import FINISHED_SUBMISSION, ProcessChainStatus, SubmissionStatus
 
-# every kind of event on the timeline (tests/test_notifications_config.py checks the code
-# writes no other)
+# every kind of event on the timeline (tests/notifications/test_config.py checks that the
+# code writes no other)
 EVENT_KINDS = (
     "agent.arrived", "agent.left",
-    "chain.agentLost", "chain.cancelRequested", "chain.finished", "chain.priority",
-    "chain.progress", "chain.requeued", "chain.resumed", "chain.started", "chain.waiting",
+    "chain.agentLost", "chain.attemptFailed", "chain.cancelRequested", "chain.finished",
+    "chain.priority", "chain.progress", "chain.registered", "chain.requeued", "chain.resumed",
+    "chain.retryScheduled", "chain.started", "chain.waiting",
     "submission.cancelRequested", "submission.priority", "submission.resumed",
     "submission.retried", "submission.status",
 )
@@ -90,6 +91,10 @@ class Webhook:
 
     def wants(self, kind: str, data: dict[str, Any]) -> bool:
         return any(p.matches(kind, data) for p in self.patterns)
+
+    def may_want(self, kind: str) -> bool:
+        """Whether some event of this kind may be wanted (its data not looked at)."""
+        return any(fnmatchcase(kind, p.kinds) for p in self.patterns)
 
 
 def document(event: dict, submission: dict | None) -> dict:
