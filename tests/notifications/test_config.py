@@ -97,3 +97,16 @@ def test_every_kind_of_event_the_code_writes_can_be_named() -> None:
                                   path.read_text()))
     assert written - {FINISHED} <= set(EVENT_KINDS), written - set(EVENT_KINDS)
     assert "chain.registered" in written  # the scan finds them
+
+
+def test_the_readme_example_is_a_valid_configuration(tmp_path: Path) -> None:
+    readme = (STEEPY.parent / "README.md").read_text()
+    example = re.search(r"```yaml\n(notifications:\n.*?)```", readme, re.S)
+    assert example is not None
+    (tmp_path / "steepy.yaml").write_text(example[1])
+    config = load_config(tmp_path, environ={})
+    assert config.warnings == []
+    secret, failures = (w.webhook() for w in config.notifications.webhooks)
+    assert secret.secret and secret.wants("submission.status", {"status": "CANCELLED"})
+    assert failures.wants("submission.status", {"status": "PARTIAL_SUCCESS"})
+    assert not failures.wants("submission.status", {"status": "SUCCESS"})
