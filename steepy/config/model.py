@@ -98,7 +98,14 @@ Size = Annotated[int, BeforeValidator(parse_size)]  # bytes
 Names = Annotated[list[str], BeforeValidator(_capabilities)]
 Strings = Annotated[list[str], BeforeValidator(_string_list)]
 Paths = Annotated[str | list[str], BeforeValidator(_paths)]
-EventPattern = Annotated[str, AfterValidator(lambda text: parse_pattern(text) and text)]
+
+
+def _event_pattern(text: str) -> str:
+    parse_pattern(text)  # ValueError: it names no event
+    return text
+
+
+EventPattern = Annotated[str, AfterValidator(_event_pattern)]
 
 # ---------------------------------------------------------------- the model
 
