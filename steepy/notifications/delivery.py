@@ -20,8 +20,7 @@ import logging
 import random
 from dataclasses import dataclass, field
 from datetime import timedelta
-
-import httpx
+from typing import TYPE_CHECKING
 
 from steepy.model.backoff import EqualJitter, Exponential
 from steepy.model.common import utcnow
@@ -31,6 +30,9 @@ from steepy.registry.interfaces import Outbox
 from steepy.registry.offload import call
 from steepy.registry.records import Delivery
 from steepy.waiting import wait_event
+
+if TYPE_CHECKING:
+    import httpx  # imported when there are webhooks: it takes a tenth of a second
 
 log = logging.getLogger(__name__)
 LEASE_MARGIN_S = 5.0  # a claim lasts one request's time limit and this
@@ -58,6 +60,8 @@ class DeliverySettings:
 
 
 def _error(e: Exception, timeout_s: float) -> str:
+    import httpx
+
     if isinstance(e, (httpx.TimeoutException, TimeoutError)):
         return f"no answer within {timeout_s:g} s ({type(e).__name__})"
     return f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
@@ -87,6 +91,8 @@ class Notifier:
         requests under way."""
         if not self.webhooks:
             return
+        import httpx
+
         async with httpx.AsyncClient(timeout=self.settings.timeout_s) as client:
             backoff = 1.0
             while not stop.is_set():
@@ -106,6 +112,8 @@ class Notifier:
         """Send what is due now and wait for the answers (`steepy run` before it exits)."""
         if not self.webhooks:
             return
+        import httpx
+
         async with httpx.AsyncClient(timeout=self.settings.timeout_s) as client:
             try:
                 await self._round(client)
@@ -144,6 +152,8 @@ class Notifier:
             log.error("notifications: %s", task.exception())
 
     async def _send(self, client: httpx.AsyncClient, delivery: Delivery) -> None:
+        import httpx
+
         webhook = self.webhooks[delivery.url]
         raw = delivery.body.encode("utf-8")
         error = None
