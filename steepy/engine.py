@@ -22,6 +22,7 @@ from steepy.housekeeping import GcSettings
 from steepy.ids import unique_id
 from steepy.model.macro import Macro
 from steepy.model.service import Service
+from steepy.notifications.delivery import DeliverySettings, Notifier
 from steepy.registry import Registry
 from steepy.registry.failures import MAX_BACKOFF_S, describe, is_database_failure
 from steepy.registry.offload import call
@@ -44,6 +45,7 @@ class EngineSettings:
     logs_in_database: bool | None = None  # chains' logs also in the database (None: PostgreSQL)
     schedule_grace_s: float = 60.0  # missed fire times younger than this fire once, coalesced
     gc: GcSettings | None = None  # the garbage collector (None: disabled)
+    notifications: DeliverySettings = field(default_factory=DeliverySettings)  # webhooks
 
 
 class Engine:
@@ -67,6 +69,7 @@ class Engine:
                                      settings.agent.plugins)
         self.timekeeper = Timekeeper(registry, self.owner, settings.schedule_grace_s,
                                      settings.sweep_s, self.submitted, settings.gc)
+        self.notifier = Notifier(registry.outbox, self.owner, settings.notifications)
         self.stop = asyncio.Event()
         self._submitted = asyncio.Event()
         self.failure: BaseException | None = None  # why the engine stopped by itself
@@ -128,6 +131,7 @@ class Engine:
                 self.scheduler.wake()
                 self.controller.poke()
                 self.timekeeper.wake()
+                self.notifier.wake()
 
     async def _heartbeat(self) -> None:
         rows = [{"id": a.id, "capabilities": list(a.capabilities), "chain_id": a.current_chain_id,
@@ -189,7 +193,8 @@ class Engine:
         await self._recover()
         scheduler = asyncio.create_task(self.scheduler.run(self.stop), name="scheduler")
         watcher = asyncio.create_task(self._watch_database(marker), name="database watcher")
-        tasks = [scheduler, watcher]
+        notifier = asyncio.create_task(self.notifier.run(self.stop), name="notifier")
+        tasks = [scheduler, notifier, watcher]
         if until_submission is None:  # schedules and the collector: workers and servers only
             tasks.append(asyncio.create_task(self.timekeeper.run(self.stop), name="timekeeper"))
         for task in tasks:
@@ -208,6 +213,7 @@ class Engine:
                         await self._recover()
                         last_beat = now
                     if until_submission is not None and await self._finished(until_submission):
+                        await self.notifier.flush()  # its notification, if it can go now
                         break
                     backoff = 1.0
                 except Exception as e:  # the database fails: keep going, say so, back off
@@ -229,8 +235,9 @@ class Engine:
         finally:
             self.stop.set()
             self.scheduler.wake()
-            await asyncio.gather(scheduler, return_exceptions=True)
-            for task in tasks[1:]:
+            self.notifier.wake()
+            await asyncio.gather(scheduler, notifier, return_exceptions=True)
+            for task in tasks[2:]:  # the watcher and the timekeeper
                 task.cancel()
             await self._cancel_controllers()
             try:  # our agents are gone and our leases end now: others take over at once

@@ -12,4 +12,5 @@ from steepy.cli.group import main
 __all__ = ["main"]
 
 # the commands register themselves on `main'
-from steepy.cli import engine, files, manage, plugins, schedules, serve  # noqa: E402,F401
+from steepy.cli import (engine, files, manage, notifications, plugins, schedules,  # noqa: E402,F401
+                        serve)

@@ -75,8 +75,9 @@ def open_registry_or_fail(db: str | None):
     from steepy.registry import open_registry
     from steepy.registry.failures import DatabaseUnavailable
 
+    webhooks = [w.webhook() for w in checked_config().notifications.webhooks]
     try:
-        return open_registry(db_url(db))
+        return open_registry(db_url(db), webhooks)
     except DatabaseUnavailable:
         raise  # not bad input: the command says so with its own exit code
     except SteepyError as e:  # e.g. not a database URL
@@ -108,6 +109,7 @@ def engine_settings(agents: int | None, config=None):
     """The engine's and its agents' settings from the (checked) configuration."""
     from steepy.agent import AgentConfig
     from steepy.engine import EngineSettings
+    from steepy.notifications.delivery import DeliverySettings
 
     config = checked_config() if config is None else config
     try:
@@ -115,6 +117,7 @@ def engine_settings(agents: int | None, config=None):
     except InputError as e:  # a plugin that cannot be used: one located line, exit 2
         fail(e.problems)
     warn(agent.plugins.warnings)
+    notifications = config.notifications
     return EngineSettings(tmp_path=config.tmp_path, out_path=config.out_path,
                           agents=agents or config.agent.instances or 0,
                           capabilities=list(config.agent.capabilities),
@@ -124,7 +127,12 @@ def engine_settings(agents: int | None, config=None):
                           sweep_s=config.scheduler.lookup_interval / 1000,
                           logs_in_database=config.logs.process_chains.database,
                           schedule_grace_s=config.schedules.grace_period / 1000,
-                          gc=gc_settings(config) if config.garbage_collector.enabled else None)
+                          gc=gc_settings(config) if config.garbage_collector.enabled else None,
+                          notifications=DeliverySettings(
+                              webhooks=tuple(w.webhook() for w in notifications.webhooks),
+                              max_attempts=notifications.max_attempts,
+                              delay_ms=notifications.delay, max_delay_ms=notifications.max_delay,
+                              timeout_s=notifications.timeout / 1000))
 
 
 def gc_settings(config):

@@ -8,12 +8,13 @@ import re
 from types import NoneType, UnionType
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr,
-                      ValidationInfo, field_validator, model_validator)
+from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field,
+                      PrivateAttr, ValidationInfo, field_validator, model_validator)
 
 from steepy.durations import DurationError, format_duration, parse_duration
 from steepy.errors import Problem
 from steepy.model.common import type_name as _kind
+from steepy.notifications.webhooks import DEFAULT_EVENTS, Webhook, parse_pattern
 
 FILE_NAME = "steepy.yaml"
 STEEP_FILES = ("steep.yaml", "conf/steep.yaml")  # read only when there is no steepy.yaml
@@ -97,6 +98,14 @@ Size = Annotated[int, BeforeValidator(parse_size)]  # bytes
 Names = Annotated[list[str], BeforeValidator(_capabilities)]
 Strings = Annotated[list[str], BeforeValidator(_string_list)]
 Paths = Annotated[str | list[str], BeforeValidator(_paths)]
+
+
+def _event_pattern(text: str) -> str:
+    parse_pattern(text)  # ValueError: it names no event
+    return text
+
+
+EventPattern = Annotated[str, AfterValidator(_event_pattern)]
 
 # ---------------------------------------------------------------- the model
 
@@ -231,6 +240,46 @@ class RuntimesSettings(Section):
     docker: DockerSettings = Field(default_factory=DockerSettings)
 
 
+def _webhook_url(value: str) -> str:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"`{value}' is not an http:// or https:// URL")
+    return value
+
+
+class WebhookSettings(Section):
+    """One entry of `notifications.webhooks' (extensions 12)."""
+
+    url: Annotated[str, AfterValidator(_webhook_url)]
+    # kinds of timeline events, globs, `KIND:STATUS,...' or `submission.finished'
+    events: Annotated[list[EventPattern], BeforeValidator(_string_list)] = Field(
+        default_factory=lambda: list(DEFAULT_EVENTS), min_length=1)
+    secret: str | None = Field(None, min_length=1)  # signs each body (X-Steepy-Signature)
+
+    def webhook(self) -> Webhook:
+        return Webhook(self.url, tuple(self.events), self.secret)
+
+
+class NotificationsSettings(Section):
+    webhooks: list[WebhookSettings] = Field(default_factory=list)
+    max_attempts: Int = Field(10, alias="maxAttempts", ge=1)  # tries before FAILED
+    delay: Duration = Field("1s", ge=0)  # before the second try; doubled each time after
+    max_delay: Duration = Field("5m", alias="maxDelay", ge=0)
+    timeout: Duration = Field("10s", gt=0)  # of one request
+
+    @field_validator("webhooks")
+    @classmethod
+    def _distinct(cls, value: list[WebhookSettings]) -> list[WebhookSettings]:
+        urls = [w.url for w in value]
+        twice = sorted({u for u in urls if urls.count(u) > 1})
+        if twice:  # a delivery names its webhook by URL
+            raise ValueError(f"`{twice[0]}' is given twice; give each webhook once, with "
+                             "all the events it wants")
+        return value
+
+
 # Steep's plugin types steepy runs (steepy.plugins.kinds has their interfaces)
 PLUGIN_TYPES = ("runtime", "outputAdapter", "inputAdapter", "processChainAdapter",
                 "processChainConsistencyChecker", "progressEstimator", "initializer")
@@ -285,6 +334,7 @@ class Config(Section):
                                                         alias="garbageCollector")
     runtimes: RuntimesSettings = Field(default_factory=RuntimesSettings)
     plugins: list[PluginDeclaration] = Field(default_factory=list)
+    notifications: NotificationsSettings = Field(default_factory=NotificationsSettings)
 
     _source: str | None = PrivateAttr(None)
     _warnings: list[Problem] = PrivateAttr(default_factory=list)
@@ -364,4 +414,4 @@ UNIMPLEMENTED = (
     "cluster", "logs.level", "logs.main", "logs.processChains.enabled", "garbageCollector.retention.vms",
     "cloud", "cache",
 )
-NOT_YET = ("notifications",)  # extensions.md §12, not built yet
+NOT_YET: tuple[str, ...] = ()  # steepy's own keys (extensions.md) not built yet

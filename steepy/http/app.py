@@ -5,8 +5,8 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from steepy import __version__
-from steepy.http import (chains, cloud, docs, errors, eventbus, logs, metrics, plugins,
-                         schedules, search, stream, system, workflows)
+from steepy.http import (chains, cloud, docs, errors, eventbus, logs, metrics, notifications,
+                         plugins, schedules, search, stream, system, workflows)
 from steepy.http.auth import BearerAuth, SameOrigin
 from steepy.http.basepath import BasePath
 from steepy.http.context import ApiContext
@@ -32,7 +32,7 @@ def create_app(ctx: ApiContext) -> FastAPI:
     errors.install(app)
     docs.install(app)
     for module in (system, metrics, workflows, chains, logs, plugins, cloud, stream, eventbus,
-                   search, schedules):
+                   search, schedules, notifications):
         app.include_router(module.router)
     # middleware added last runs first: base path, cross-site guard, Steep's UI (its pages
     # and assets hold no data: no token needed), token, body limit, steepy's pages, routes

@@ -6,15 +6,19 @@ audience (interfaces.py says who asks what). Components receive only the interfa
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from sqlalchemy import Engine
 
+from steepy.notifications.webhooks import Webhook
 from steepy.registry.connector import Connector
 from steepy.registry.database import DEFAULT_URL, open_engine
 from steepy.registry.housekeeping import SqlHousekeeping
-from steepy.registry.interfaces import (ChainQueue, Housekeeping, Leases, LogStore, ReadViews,
-                                        Requests, Schedules, Search, SubmissionStore)
+from steepy.registry.interfaces import (ChainQueue, Housekeeping, Leases, LogStore, Outbox,
+                                        ReadViews, Requests, Schedules, Search, SubmissionStore)
 from steepy.registry.leases import SqlLeases
 from steepy.registry.logs import SqlLogStore
+from steepy.registry.outbox import SqlOutbox
 from steepy.registry.queue import SqlChainQueue
 from steepy.registry.records import ChainRecord, RunRecord
 from steepy.registry.requests import SqlRequests
@@ -25,7 +29,7 @@ from steepy.registry.views import SqlReadViews
 
 
 class Registry:
-    def __init__(self, engine: Engine):
+    def __init__(self, engine: Engine, webhooks: Sequence[Webhook] = ()):
         self.db = Connector(engine)
         self.queue: ChainQueue = SqlChainQueue(self.db)
         self.submissions: SubmissionStore = SqlSubmissionStore(self.db)
@@ -36,16 +40,20 @@ class Registry:
         self.search: Search = SqlSearch(self.db)
         self.schedules: Schedules = SqlSchedules(self.db)
         self.housekeeping: Housekeeping = SqlHousekeeping(self.db)
+        # with webhooks, the events they want are written with their deliveries
+        self.outbox: Outbox = SqlOutbox(self.db, webhooks)
 
     @property
     def engine(self) -> Engine:
         return self.db.engine
 
 
-def open_registry(url: str | None = None) -> Registry:
-    """The registry at `url` (default: SQLite .steepy/steepy.db), created or upgraded."""
-    return Registry(open_engine(url))
+def open_registry(url: str | None = None, webhooks: Sequence[Webhook] = ()) -> Registry:
+    """The registry at `url` (default: SQLite .steepy/steepy.db), created or upgraded; with
+    `webhooks`, the events they want get their deliveries in the outbox."""
+    return Registry(open_engine(url), webhooks)
 
 
-__all__ = ["DEFAULT_URL", "ChainQueue", "ChainRecord", "Housekeeping", "Leases", "LogStore", "ReadViews",
-           "Registry", "Requests", "RunRecord", "Schedules", "SubmissionStore", "open_registry"]
+__all__ = ["DEFAULT_URL", "ChainQueue", "ChainRecord", "Housekeeping", "Leases", "LogStore",
+           "Outbox", "ReadViews", "Registry", "Requests", "RunRecord", "Schedules",
+           "SubmissionStore", "open_registry"]

@@ -8,12 +8,23 @@ from __future__ import annotations
 
 import threading
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any, Iterator, Protocol
 
 from sqlalchemy import Connection, Engine, event
 
 from steepy.registry.dialect import Dialect
-from steepy.registry.records import ADD_EVENT, PENDING_EVENTS
+from steepy.registry.records import ADD_EVENT, ADD_EVENT_WITH_ID, PENDING_EVENTS
+
+
+class EventWatcher(Protocol):
+    """Told of a transaction's events as they are written, in that transaction (the
+    outbox of notifications writes its deliveries so)."""
+
+    def wanted(self, rows: list[dict]) -> bool:
+        """Whether any of these event rows concerns the watcher."""
+
+    def written(self, conn: Connection, rows: list[dict], ids: list[int]) -> None:
+        """The rows were inserted with these ids; the transaction has not committed yet."""
 
 
 class Connector:
@@ -24,6 +35,7 @@ class Connector:
         self._write_lock = threading.Lock()
         self._watch: Any = None  # a connection of its own that notices commits
         self._seen = 0
+        self.watcher: EventWatcher | None = None
         event.listen(engine, "commit", self._committed)
 
     def _committed(self, conn: Connection) -> None:
@@ -41,7 +53,12 @@ class Connector:
                 yield conn
                 if pending:  # last, under the feed's lock: ids in the order of commits
                     self.dialect.lock_feed(conn)
-                    conn.execute(ADD_EVENT, pending)
+                    watcher = self.watcher
+                    if watcher is not None and watcher.wanted(pending):
+                        ids = list(conn.execute(ADD_EVENT_WITH_ID, pending).scalars())
+                        watcher.written(conn, pending, ids)
+                    else:
+                        conn.execute(ADD_EVENT, pending)
                 self.dialect.after_write(conn)
             finally:
                 del conn.info[PENDING_EVENTS]

@@ -12,6 +12,7 @@
 - `Schedules`: recurring submissions (extensions 13) and the engines' timers: stored by
   users, fired by whichever engine claims each due time.
 - `Housekeeping`: the garbage collector's deletions of old submissions, in batches.
+- `Outbox`: the engines' deliveries of notifications (written with their events, outbox.py).
 
 The SQL implementations (queue.py, submissions.py, leases.py, requests.py, views.py) are the
 only code that writes SQL; they share one `Connector`. Every method is one transaction, so a
@@ -31,7 +32,7 @@ from steepy.model.processchain import ProcessChain
 from steepy.model.schedule import Schedule
 from steepy.model.submission import ProcessChainStatus, Submission, SubmissionStatus
 from steepy.registry.housekeeping import OldSubmission
-from steepy.registry.records import ChainRecord, RunRecord
+from steepy.registry.records import ChainRecord, Delivery, RunRecord
 from steepy.search import Query, SearchResult, Type
 
 Claimed = tuple[ChainRecord, int]  # a chain now RUNNING, and the number of its new run
@@ -234,3 +235,20 @@ class Housekeeping(Protocol):
 
     def delete_submissions(self, submission_ids: list[str],
                            dry_run: bool = False) -> dict[str, int]: ...
+
+class Outbox(Protocol):
+    """Deliveries of notifications (outbox.py): written in the transaction of their event,
+    claimed by an engine under a lease, sent, recorded; listed for `steepy notifications`."""
+
+    def claim_deliveries(self, owner: str, urls: Iterable[str], limit: int,
+                         lease_s: float) -> list[Delivery]: ...
+
+    def delivered(self, delivery_id: int) -> None: ...
+
+    def delivery_failed(self, delivery_id: int, owner: str, error: str,
+                        next_try: datetime | None) -> None: ...
+
+    def next_delivery_due(self, urls: Iterable[str]) -> datetime | None: ...
+
+    def deliveries(self, failed: bool = False, size: int = 20,
+                   offset: int = 0) -> tuple[list[dict], int]: ...

@@ -19,6 +19,8 @@ from steepy.registry.tables import events
 CS = ProcessChainStatus
 SS = SubmissionStatus
 ADD_EVENT = insert(events)
+# the same, with the new ids in the order of the rows (when something needs them)
+ADD_EVENT_WITH_ID = insert(events).returning(events.c.id, sort_by_parameter_order=True)
 PENDING_EVENTS = "steepy.events"  # a write transaction's events, in Connection.info
 
 
@@ -93,3 +95,15 @@ def run_record(row: Any) -> RunRecord:
     return RunRecord(row.chain_id, row.run_number, row.agent_id, as_utc(row.start_time),
                      as_utc(row.end_time), row.status, row.error_message,
                      as_utc(row.auto_resume_after))
+
+
+@dataclass
+class Delivery:
+    """A notification to send: one webhook's copy of one event (the outbox's row)."""
+
+    id: int
+    key: str  # the Idempotency-Key, the same on every try
+    kind: str  # the event's
+    url: str
+    body: str  # the JSON to send, as stored
+    attempts: int  # tries so far, this one included

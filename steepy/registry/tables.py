@@ -189,3 +189,26 @@ timers = Table(
     Column("last_fire_time", DateTime(timezone=True)),
     Column("last_owner", String(64)),
 )
+
+# deliveries of notifications (extensions 12), written with the event they tell of (0009)
+outbox = Table(
+    "outbox", metadata,
+    Column("id", Serial, primary_key=True, autoincrement=True),
+    Column("key", String(64), nullable=False, unique=True),  # the Idempotency-Key
+    Column("event_id", BigInteger, nullable=False),
+    Column("kind", String(48), nullable=False),  # the event's
+    Column("submission_id", String(64), ForeignKey("submissions.id", ondelete="CASCADE")),
+    Column("url", Text, nullable=False),  # the webhook's
+    Column("body", Text, nullable=False),  # the JSON sent, the same on every try
+    Column("status", String(16), nullable=False),  # PENDING, DELIVERED or FAILED
+    Column("attempts", Integer, nullable=False, default=0),
+    Column("created_time", DateTime(timezone=True), nullable=False),
+    Column("next_try", DateTime(timezone=True)),  # when a PENDING delivery is due
+    Column("last_try", DateTime(timezone=True)),
+    Column("last_error", Text),
+    Column("delivered_time", DateTime(timezone=True)),
+    Column("claimed_by", String(64)),  # the engine sending it now
+    Column("claimed_until", DateTime(timezone=True)),  # ... until then (a lease)
+)
+Index("ix_outbox_due", outbox.c.status, outbox.c.next_try)
+Index("ix_outbox_listing", outbox.c.status, outbox.c.id)

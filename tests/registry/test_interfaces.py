@@ -13,6 +13,7 @@ from steepy.registry import interfaces
 from steepy.registry.housekeeping import SqlHousekeeping
 from steepy.registry.leases import SqlLeases
 from steepy.registry.logs import SqlLogStore
+from steepy.registry.outbox import SqlOutbox
 from steepy.registry.queue import SqlChainQueue
 from steepy.registry.requests import SqlRequests
 from steepy.registry.schedules import SqlSchedules
@@ -22,7 +23,8 @@ from steepy.registry.views import SqlReadViews
 PAIRS = [(interfaces.ChainQueue, SqlChainQueue), (interfaces.SubmissionStore, SqlSubmissionStore),
          (interfaces.Leases, SqlLeases), (interfaces.Requests, SqlRequests),
          (interfaces.ReadViews, SqlReadViews), (interfaces.LogStore, SqlLogStore),
-         (interfaces.Schedules, SqlSchedules), (interfaces.Housekeeping, SqlHousekeeping)]
+         (interfaces.Schedules, SqlSchedules), (interfaces.Housekeeping, SqlHousekeeping),
+         (interfaces.Outbox, SqlOutbox)]
 STEEPY = Path(__file__).resolve().parents[2] / "steepy"
 
 

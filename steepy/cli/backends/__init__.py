@@ -79,3 +79,7 @@ class Backend(Protocol):
 
     def remove_schedule(self, schedule_id: str) -> bool:
         """Remove a schedule (its submissions stay); False: no such schedule."""
+
+    def notifications(self, failed: bool, size: int) -> tuple[list[dict], int]:
+        """Deliveries of notifications, newest first (with `failed', those that gave up),
+        and their number."""

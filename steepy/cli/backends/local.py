@@ -120,3 +120,6 @@ class LocalBackend:
 
     def remove_schedule(self, schedule_id: str) -> bool:
         return self.registry.schedules.remove_schedule(schedule_id)
+
+    def notifications(self, failed: bool, size: int) -> tuple[list[dict], int]:
+        return self.registry.outbox.deliveries(failed, size)

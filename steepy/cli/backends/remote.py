@@ -143,3 +143,13 @@ class RemoteBackend:
     def remove_schedule(self, schedule_id: str) -> bool:
         response = self.api.request("DELETE", f"/schedules/{schedule_id}", ok=(204,))
         return response.status_code == 204
+
+    def notifications(self, failed: bool, size: int) -> tuple[list[dict], int]:
+        response = self.api.request("GET", "/notifications",
+                                    params={"failed": str(failed).lower(), "size": size})
+        if response.status_code == 404:
+            raise ClientError(f"{self.server} has no /notifications; is it a steepy server?")
+        if response.status_code != 200:
+            raise ClientError(message(response))
+        found = response.json()
+        return found, int(response.headers.get("x-page-total", len(found)))

@@ -1,0 +1,185 @@
+"""Sending notifications: an engine's loop over the outbox.
+
+Any engine with webhooks configured delivers every due delivery to them, whichever engine
+wrote it. It claims deliveries under a lease (so no other engine sends them meanwhile),
+POSTs each with httpx under a time limit of its own (a receiver that hangs holds up nothing
+else), and records the outcome: a 2xx is DELIVERED; anything else is tried again after an
+exponential delay with jitter, up to `maxAttempts` tries, then FAILED (kept for
+`steepy notifications --failed`). An engine that dies mid-send leaves its deliveries PENDING;
+when their lease has run out another engine (or the same, restarted) sends them again: at
+least once, with the same Idempotency-Key each time.
+
+The loop sleeps until the next delivery is due, or until the engine notices a commit
+(`wake`): never busy-polling.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from steepy.model.backoff import EqualJitter, Exponential
+from steepy.model.common import utcnow
+from steepy.notifications.webhooks import Webhook, headers
+from steepy.registry.failures import MAX_BACKOFF_S, describe, is_database_failure
+from steepy.registry.interfaces import Outbox
+from steepy.registry.offload import call
+from steepy.registry.records import Delivery
+from steepy.waiting import wait_event
+
+if TYPE_CHECKING:
+    import httpx  # imported when there are webhooks: it takes a tenth of a second
+
+log = logging.getLogger(__name__)
+LEASE_MARGIN_S = 5.0  # a claim lasts one request's time limit and this
+
+
+@dataclass(frozen=True)
+class DeliverySettings:
+    """`notifications.*' of the configuration."""
+
+    webhooks: tuple[Webhook, ...] = ()
+    max_attempts: int = 10
+    delay_ms: int = 1000  # before the second try
+    max_delay_ms: int = 300_000
+    timeout_s: float = 10.0  # of one request
+    in_flight: int = 16  # requests at once
+    sweep_s: float = 30.0  # look at the outbox at least this often
+    rng: random.Random = field(default_factory=random.Random, compare=False)
+
+    def retry_delay_ms(self, attempts: int) -> int:
+        """The delay after the `attempts`th try failed: delay*2^(n-1), capped, then
+        randomised in [d/2, d] (equal jitter), so receivers back up do not all get their
+        retries at once."""
+        capped = min(Exponential().raw(self.delay_ms, 2, attempts), self.max_delay_ms)
+        return EqualJitter().apply(capped, self.rng) if capped > 0 else 0
+
+
+def _error(e: Exception, timeout_s: float) -> str:
+    import httpx
+
+    if isinstance(e, (httpx.TimeoutException, TimeoutError)):
+        return f"no answer within {timeout_s:g} s ({type(e).__name__})"
+    return f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+
+
+def _refusal(response: httpx.Response) -> str:
+    text = response.text.strip().replace("\n", " ")
+    return f"HTTP {response.status_code}" + (f": {text[:200]}" if text else "")
+
+
+class Notifier:
+    def __init__(self, outbox: Outbox, owner: str, settings: DeliverySettings):
+        self.outbox = outbox
+        self.owner = owner
+        self.settings = settings
+        self.webhooks = {w.url: w for w in settings.webhooks}
+        self.lease_s = settings.timeout_s + LEASE_MARGIN_S
+        self._wake = asyncio.Event()
+        self._sending: set[asyncio.Task] = set()
+
+    def wake(self) -> None:
+        """Something was committed: a delivery may be due."""
+        self._wake.set()
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Deliver until `stop` is set, then wait (at most one request's time limit) for the
+        requests under way."""
+        if not self.webhooks:
+            return
+        import httpx
+
+        async with httpx.AsyncClient(timeout=self.settings.timeout_s) as client:
+            backoff = 1.0
+            while not stop.is_set():
+                self._wake.clear()
+                try:
+                    wait_s = await self._round(client)
+                    backoff = 1.0
+                except Exception as e:
+                    if not is_database_failure(e):
+                        raise
+                    log.error("notifications: %s; trying again in %.0f s", describe(e), backoff)
+                    wait_s, backoff = backoff, min(backoff * 2, MAX_BACKOFF_S)
+                await wait_event(self._wake, wait_s)
+            await self._finish_sending()
+
+    async def flush(self) -> None:
+        """Send what is due now and wait for the answers (`steepy run` before it exits)."""
+        if not self.webhooks:
+            return
+        import httpx
+
+        async with httpx.AsyncClient(timeout=self.settings.timeout_s) as client:
+            try:
+                await self._round(client)
+            except Exception as e:
+                if not is_database_failure(e):
+                    raise
+                log.error("notifications: %s; a worker delivers them", describe(e))
+            await self._finish_sending()
+
+    async def _finish_sending(self) -> None:
+        if self._sending:
+            await asyncio.wait(set(self._sending), timeout=self.settings.timeout_s + 1)
+
+    async def _round(self, client: httpx.AsyncClient) -> float:
+        """Start sending what is due (as many as may be under way); how long to sleep."""
+        room = self.settings.in_flight - len(self._sending)
+        if room > 0:
+            claimed = await call(self.outbox.claim_deliveries, self.owner, list(self.webhooks),
+                                 room, self.lease_s)
+            for delivery in claimed:
+                task = asyncio.create_task(self._send(client, delivery),
+                                           name=f"notification {delivery.key}")
+                self._sending.add(task)
+                task.add_done_callback(self._sent)
+            if len(claimed) == room:
+                return 0.0 if len(self._sending) < self.settings.in_flight else self.lease_s
+        due = await call(self.outbox.next_delivery_due, list(self.webhooks))
+        if due is None:
+            return self.settings.sweep_s
+        return min(max((due - utcnow()).total_seconds(), 0.0) + 0.01, self.settings.sweep_s)
+
+    def _sent(self, task: asyncio.Task) -> None:
+        self._sending.discard(task)
+        self._wake.set()  # room for another
+        if not task.cancelled() and task.exception() is not None:
+            log.error("notifications: %s", task.exception())
+
+    async def _send(self, client: httpx.AsyncClient, delivery: Delivery) -> None:
+        import httpx
+
+        webhook = self.webhooks[delivery.url]
+        raw = delivery.body.encode("utf-8")
+        error = None
+        try:
+            # httpx's timeout is per phase; a receiver trickling its answer ends here too
+            async with asyncio.timeout(self.settings.timeout_s):
+                response = await client.post(
+                    delivery.url, content=raw,
+                    headers=headers(webhook, delivery.key, delivery.kind, raw))
+            if not 200 <= response.status_code < 300:
+                error = _refusal(response)
+        except (httpx.HTTPError, TimeoutError) as e:
+            error = _error(e, self.settings.timeout_s)
+        try:
+            if error is None:
+                await call(self.outbox.delivered, delivery.id)
+                return
+            give_up = delivery.attempts >= self.settings.max_attempts
+            next_try = None if give_up else utcnow() + timedelta(
+                milliseconds=self.settings.retry_delay_ms(delivery.attempts))
+            (log.error if give_up else log.warning)(
+                "notification %s to %s, try %d: %s%s", delivery.key, delivery.url,
+                delivery.attempts, error, "; giving up" if give_up else "")
+            await call(self.outbox.delivery_failed, delivery.id, self.owner, error, next_try)
+        except Exception as e:  # its lease runs out and it is sent again: at least once
+            if not is_database_failure(e):
+                raise
+            log.error("notification %s: cannot record the outcome: %s", delivery.key,
+                      describe(e))

@@ -1,0 +1,122 @@
+"""What a webhook wants, what it is sent and how it is signed.
+
+A webhook names the timeline events it wants as patterns: a kind (`chain.finished`), a glob
+over kinds (`chain.*`, `*`), either followed by `:STATUS[,STATUS...]` to want only events
+of those statuses (`chain.finished:ERROR`), or `submission.finished`, short for
+`submission.status:SUCCESS,PARTIAL_SUCCESS,ERROR,CANCELLED` (a submission reached its final
+status; the default).
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import hmac
+import json
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from typing import Any
+
+from steepy import __version__
+from steepy.model.submission import FINISHED_SUBMISSION, ProcessChainStatus, SubmissionStatus
+
+# every kind of event on the timeline (tests/notifications/test_config.py checks that the
+# code writes no other)
+EVENT_KINDS = (
+    "agent.arrived", "agent.left",
+    "chain.agentLost", "chain.attemptFailed", "chain.cancelRequested", "chain.finished",
+    "chain.priority", "chain.progress", "chain.registered", "chain.requeued", "chain.resumed",
+    "chain.retryScheduled", "chain.started", "chain.waiting",
+    "submission.cancelRequested", "submission.priority", "submission.resumed",
+    "submission.retried", "submission.status",
+)
+FINISHED = "submission.finished"  # the alias of a submission's final status
+FINAL_STATUSES = tuple(str(s) for s in SubmissionStatus if s in FINISHED_SUBMISSION)
+DEFAULT_EVENTS = (FINISHED,)
+STATUSES = frozenset(str(s) for s in (*SubmissionStatus, *ProcessChainStatus))
+SIGNATURE_HEADER = "X-Steepy-Signature"
+EVENT_HEADER = "X-Steepy-Event"
+KEY_HEADER = "Idempotency-Key"
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """One entry of a webhook's `events`: a glob over kinds and, maybe, the statuses."""
+
+    kinds: str
+    statuses: frozenset[str] | None = None  # None: any (or none)
+
+    def matches(self, kind: str, data: dict[str, Any]) -> bool:
+        if not fnmatchcase(kind, self.kinds):
+            return False
+        return self.statuses is None or data.get("status") in self.statuses
+
+
+def parse_pattern(text: str) -> Pattern:
+    """A pattern from its text; ValueError (with a `did you mean') when it can match no
+    event or names an unknown status."""
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("an event pattern must be a non-empty string such as "
+                         f"`{FINISHED}' or `chain.*'")
+    text = text.strip()
+    if text == FINISHED:
+        return Pattern("submission.status", frozenset(FINAL_STATUSES))
+    kinds, _, statuses = text.partition(":")
+    if not any(fnmatchcase(k, kinds) for k in EVENT_KINDS):
+        close = difflib.get_close_matches(kinds, [*EVENT_KINDS, FINISHED], n=1)
+        hint = (f"did you mean `{close[0]}'?" if close else
+                f"the kinds are {FINISHED}, {', '.join(EVENT_KINDS)}, and globs such as `chain.*'")
+        raise ValueError(f"`{kinds}' matches no kind of event; {hint}")
+    if not _:
+        return Pattern(kinds)
+    wanted = frozenset(s.strip() for s in statuses.split(",") if s.strip())
+    unknown = sorted(wanted - STATUSES)
+    if not wanted or unknown:
+        raise ValueError(f"`{statuses}' is not a list of statuses such as `ERROR,CANCELLED'"
+                         + (f" (unknown: {', '.join(unknown)})" if unknown else ""))
+    return Pattern(kinds, wanted)
+
+
+@dataclass(frozen=True)
+class Webhook:
+    """A receiver of notifications: its URL, the events it wants, its signing secret."""
+
+    url: str
+    events: tuple[str, ...] = DEFAULT_EVENTS
+    secret: str | None = None
+    patterns: tuple[Pattern, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "patterns", tuple(parse_pattern(e) for e in self.events))
+
+    def wants(self, kind: str, data: dict[str, Any]) -> bool:
+        return any(p.matches(kind, data) for p in self.patterns)
+
+    def may_want(self, kind: str) -> bool:
+        """Whether some event of this kind may be wanted (its data not looked at)."""
+        return any(fnmatchcase(kind, p.kinds) for p in self.patterns)
+
+
+def document(event: dict, submission: dict | None) -> dict:
+    """What a webhook is POSTed: the event (as the timeline shows it), its submission (id,
+    name, status; None for an agent's event) and steepy's version."""
+    return {"event": event, "submission": submission, "steepy": {"version": __version__}}
+
+
+def body(document: dict) -> bytes:
+    """The bytes sent (and signed): compact JSON, keys in a fixed order."""
+    return json.dumps(document, separators=(",", ":"), sort_keys=True).encode("utf-8")
+
+
+def signature(secret: str, raw_body: bytes) -> str:
+    """The value of X-Steepy-Signature: `sha256=` and the hex HMAC-SHA256 of the raw body
+    with the webhook's secret (as GitHub's X-Hub-Signature-256)."""
+    return "sha256=" + hmac.new(secret.encode("utf-8"), raw_body, hashlib.sha256).hexdigest()
+
+
+def headers(webhook: Webhook, key: str, kind: str, raw_body: bytes) -> dict[str, str]:
+    out = {"Content-Type": "application/json", KEY_HEADER: key, EVENT_HEADER: kind,
+           "User-Agent": f"steepy/{__version__}"}
+    if webhook.secret:
+        out[SIGNATURE_HEADER] = signature(webhook.secret, raw_body)
+    return out
