@@ -91,8 +91,8 @@ def test_every_kind_of_event_the_code_writes_can_be_named() -> None:
     """A kind written anywhere but missing from EVENT_KINDS could not be subscribed to."""
     written = set()
     for path in STEEPY.rglob("*.py"):
-        if path.parts[-2] in ("config", "notifications"):
-            continue
+        if path.parts[-2] in ("config", "notifications") or "ui" in path.parts:
+            continue  # the web UI writes no events (its `agent.html' is a template)
         written |= set(re.findall(r'"((?:agent|chain|submission|schedule|attempt)\.[a-z]\w+)"',
                                   path.read_text()))
     assert written - {FINISHED} <= set(EVENT_KINDS), written - set(EVENT_KINDS)
