@@ -27,6 +27,7 @@ EVENT_KINDS = (
     "chain.agentLost", "chain.attemptFailed", "chain.cancelRequested", "chain.finished",
     "chain.priority", "chain.progress", "chain.registered", "chain.requeued", "chain.resumed",
     "chain.retryScheduled", "chain.started", "chain.waiting",
+    "schedule.fired", "schedule.skipped",
     "submission.cancelRequested", "submission.priority", "submission.resumed",
     "submission.retried", "submission.status",
 )
