@@ -24,8 +24,11 @@ run: $(STAMP)
 demo: $(STAMP)
 	@$(BIN)/steepy run workflows/demo.yaml --services services --macros workflows/macros
 
+# two workers (most tests wait on real processes and timers, not the CPU); each test file
+# runs whole on one worker, so its servers and browser are started once
+WORKERS ?= 2
 test: $(STAMP)
-	@$(BIN)/python -m pytest
+	@$(BIN)/python -m pytest -n $(WORKERS) --dist loadfile
 
 # docs/screenshots/ui-*.png, made again from a fresh server in Debian's Chromium (.ci/chromium)
 screenshots: $(STAMP)
