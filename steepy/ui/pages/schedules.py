@@ -76,7 +76,7 @@ def notifications(request: Request) -> Response:
     offset = _int(q.get("offset"), 0, 0, 2**31 - 1)
     items, total = ctx.registry.outbox.deliveries(failed, size, offset)
     engine = ctx.engine
-    configured = bool(engine is not None and engine.notifications.webhooks)
+    configured = bool(engine is not None and engine.settings.notifications.webhooks) or total > 0
 
     def link(**changes: Any) -> str:
         params: dict[str, Any] = {"failed": "true" if failed else None,
