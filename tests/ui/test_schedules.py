@@ -97,6 +97,12 @@ def test_notifications_list_a_delivery_to_an_unreachable_webhook(tmp_path) -> No
         assert hook in page and "No webhooks are configured" not in page
         assert "PENDING" in page or "FAILED" in page
         assert "submission.status" in page
+        while time.monotonic() < end:  # two tries 200 ms apart, then FAILED: the filter shows it
+            failed = server.http.get("/notifications?failed=true", headers=HTML).text
+            if "FAILED" in failed:
+                break
+            time.sleep(0.2)
+        assert hook in failed and "PENDING" not in failed and 'aria-current="true">Failed' in failed
     finally:
         server.stop()
 
