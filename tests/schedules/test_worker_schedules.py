@@ -67,7 +67,8 @@ def test_a_restart_after_a_downtime_fires_once_and_records_the_skipped(tmp_path:
         stop(second)
     fired, skipped, firings = due_times(db, schedule_id)
     kinds = [(f["outcome"], f["count"]) for f in reversed(firings)]
-    skip = next(i for i, (outcome, _) in enumerate(kinds) if outcome == "skipped")
+    # the downtime's record is the last skip (a worker that starts late may skip some at first)
+    skip = max(i for i, (outcome, _) in enumerate(kinds) if outcome == "skipped")
     assert kinds[skip + 1][0] == "fired" and kinds[skip + 1][1] >= 2, kinds  # coalesced
     assert kinds[skip][1] >= 3, kinds
     assert_each_due_time_once(fired + skipped)
