@@ -28,6 +28,9 @@ from steepy.waiting import wait_event
 
 log = logging.getLogger(__name__)
 PROGRESS_EVERY_S = 1.0  # a chain's estimated progress is stored at most this often
+# what an agent reports during a run -> the kind of event on the timeline
+AGENT_EVENTS = {"attempt-failed": "chain.attemptFailed", "retry-scheduled": "chain.retryScheduled",
+                "attempt-requeued": "chain.attemptRequeued"}
 
 
 def after_run(record: ChainRecord, run_number: int, outcome: ChainOutcome):
@@ -92,11 +95,11 @@ class Scheduler:
             self._progress_written[chain_id] = now
             self._write(self.queue.set_progress, submission_id, chain_id, data["progress"])
             return
-        if kind not in ("attempt-failed", "retry-scheduled"):
+        if kind not in AGENT_EVENTS:
             return
         fields = {k: (iso_time(v) if isinstance(v, datetime) else v)
                   for k, v in data.items() if k != "chainId"}
-        kind = {"attempt-failed": "chain.attemptFailed", "retry-scheduled": "chain.retryScheduled"}[kind]
+        kind = AGENT_EVENTS[kind]
         self._write(functools.partial(self.queue.add_event, submission_id, kind, chain_id,
                                       **fields))
 
