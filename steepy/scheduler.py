@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from typing import Callable
 
 from steepy.agent.interface import Agent
-from steepy.agent.config import FAILED, TIMEOUT, ChainOutcome
+from steepy.agent.config import FAILED, REQUEUED, TIMEOUT, ChainOutcome
 from steepy.agent.runner import TIMEOUT_WORDS
 from steepy.model.common import iso_time
 from steepy.model.submission import ProcessChainStatus as CS
@@ -28,19 +28,34 @@ from steepy.waiting import wait_event
 
 log = logging.getLogger(__name__)
 PROGRESS_EVERY_S = 1.0  # a chain's estimated progress is stored at most this often
+# what an agent reports during a run -> the kind of event on the timeline
+AGENT_EVENTS = {"attempt-failed": "chain.attemptFailed", "retry-scheduled": "chain.retryScheduled",
+                "attempt-requeued": "chain.attemptRequeued"}
+
+
+def requeue_of(record: ChainRecord, outcome: ChainOutcome) -> str | None:
+    """Why a chain-level `requeue' (extensions 11) takes this failed run back, or None."""
+    policy = record.chain.retries
+    if outcome.status != CS.ERROR or policy is None:
+        return None
+    return policy.requeue_reason(*_failure_of(outcome))
 
 
 def after_run(record: ChainRecord, run_number: int, outcome: ChainOutcome):
     """The chain's next status and, when it pauses, when it is due again. With `retryOn' or
-    `abortOn' (extensions 9) the failure that ended the run decides whether it is retried."""
+    `abortOn' (extensions 9) the failure that ended the run decides whether it is retried. A
+    run a `requeue' takes back pauses the chain for the rule's delay and does not count."""
     policy = record.chain.retries
-    if outcome.status == CS.ERROR and policy is not None and policy.attempts_left(run_number):
+    if policy is not None and policy.requeue is not None and requeue_of(record, outcome):
+        return CS.PAUSED, utcnow() + timedelta(milliseconds=policy.requeue.delay)
+    counted = run_number - record.requeued_runs
+    if outcome.status == CS.ERROR and policy is not None and policy.attempts_left(counted):
         if policy.retry_on is not None or policy.abort_on is not None:
             allowed, reason = policy.should_retry(*_failure_of(outcome), cancelled=False)
             if not allowed:
                 log.info("process chain %s is not retried: %s", record.chain.id, reason)
                 return outcome.status, None
-        return CS.PAUSED, utcnow() + timedelta(milliseconds=policy.retry_delay(run_number))
+        return CS.PAUSED, utcnow() + timedelta(milliseconds=policy.retry_delay(counted))
     return outcome.status, None
 
 
@@ -92,11 +107,11 @@ class Scheduler:
             self._progress_written[chain_id] = now
             self._write(self.queue.set_progress, submission_id, chain_id, data["progress"])
             return
-        if kind not in ("attempt-failed", "retry-scheduled"):
+        if kind not in AGENT_EVENTS:
             return
         fields = {k: (iso_time(v) if isinstance(v, datetime) else v)
                   for k, v in data.items() if k != "chainId"}
-        kind = {"attempt-failed": "chain.attemptFailed", "retry-scheduled": "chain.retryScheduled"}[kind]
+        kind = AGENT_EVENTS[kind]
         self._write(functools.partial(self.queue.add_event, submission_id, kind, chain_id,
                                       **fields))
 
@@ -223,6 +238,7 @@ class Scheduler:
         self._agent_of[chain.id] = agent
         outcome = await self._outcome(agent, record, run_number)
         status, resume_at = after_run(record, run_number, outcome)
+        requeued = requeue_of(record, outcome)
         if self._pending_events:  # the run's attempt events go on the timeline before its end
             await asyncio.gather(*list(self._pending_events), return_exceptions=True)
         try:
@@ -238,11 +254,12 @@ class Scheduler:
                                                      self.only_submission)
             claimed = await persist(
                 f"recording the end of process chain {chain.id}", self._stopping,
-                self.queue.finish_run, chain.id, run_number, str(outcome.status), status,
+                self.queue.finish_run, chain.id, run_number,
+                REQUEUED if requeued is not None else str(outcome.status), status,
                 results=outcome.results if outcome.status == CS.SUCCESS else None,
                 error_message=outcome.error_message,
                 attempts=outcome.attempts,
-                auto_resume_after=resume_at, claim_next=claim)
+                auto_resume_after=resume_at, claim_next=claim, requeued=requeued)
             self.on_chain_finished(record.submission_id)
             if status == CS.PAUSED:
                 self.wake()  # the sweep must know when this chain is due

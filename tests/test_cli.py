@@ -129,3 +129,19 @@ def test_python_dash_m_steepy_is_the_command() -> None:
     done = subprocess.run([sys.executable, "-m", "steepy", "--help"], capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 0 and "serve" in done.stdout, done.stderr
+
+
+def test_a_bad_requeue_rule_is_a_located_problem(tmp_path) -> None:
+    """Extensions 11: a re-queue rule's regex and duration are checked like retryOn's."""
+    bad = GOOD + ("    retries:\n      maxAttempts: 1\n      requeue:\n"
+                  "        output: \"(unclosed\"\n        delay: 3 fortnights\n")
+    (tmp_path / "w.yaml").write_text(bad)
+    result = _run(["validate", str(tmp_path / "w.yaml"), "--services", str(ROOT / "services")], tmp_path)
+    assert result.exit_code == 2, result.output
+    assert ("w.yaml:18:17: actions[0].retries.requeue.output: output is not a valid regular "
+            "expression") in result.output
+    assert "w.yaml:19:16: actions[0].retries.requeue.delay: Unknown duration unit" in result.output
+    good = GOOD + "    retries:\n      requeue: {exitCodes: [75], delay: 1s}\n"
+    (tmp_path / "w.yaml").write_text(good)
+    result = _run(["validate", str(tmp_path / "w.yaml"), "--services", str(ROOT / "services")], tmp_path)
+    assert result.exit_code == 0, result.output

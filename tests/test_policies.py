@@ -383,6 +383,12 @@ def test_describe_delay_rule():
     ({"abortOn": {"timeouts": ["soon"]}}, "abortOn.timeouts[0]", "`maxRuntime' or `maxInactivity'"),
     ({"abortOn": {"timeouts": "maxRuntime"}}, "abortOn.timeouts", "must be a list"),
     ([], "", "a retry policy must be an object"),
+    ({"requeue": {"exitCodes": [75], "delay": "5 parsecs"}}, "requeue.delay", "Unknown duration unit"),
+    ({"requeue": {"output": "(unclosed"}}, "requeue.output", "not a valid regular expression"),
+    ({"requeue": {"delay": "1s"}}, "requeue", "needs exitCodes or output"),
+    ({"requeue": {"exitCodes": [75], "timeouts": ["maxRuntime"]}}, "requeue.timeouts",
+     "allowed keys: exitCodes, output, delay"),
+    ({"requeue": 75}, "requeue", "must be an object with the keys exitCodes, output, delay"),
 ])
 def test_retry_policy_errors_carry_the_json_path(data, path, fragment):
     problems = _problems(RetryPolicy.from_json, data)
@@ -426,3 +432,21 @@ def test_retry_policy_round_trip(policy):
 def test_timeout_policy_round_trip(timeout, error_on_timeout):
     policy = TimeoutPolicy(timeout, error_on_timeout)
     assert TimeoutPolicy.from_json(policy.to_json()) == policy
+
+
+# -- requeue (extensions 11) --------------------------------------------------------------------
+
+
+def test_requeue_matches_exit_codes_and_output_but_never_a_timeout_or_cancel():
+    policy = RetryPolicy.from_json({"requeue": {"exitCodes": ["75..76"], "output": "^rate limit",
+                                                "delay": "2s"}})
+    assert policy.requeue is not None and policy.requeue.delay == 2000
+    assert policy.requeue_reason(76, [], None) == "requeue matched exit code 76 (range 75..76)"
+    assert policy.requeue_reason(1, ["x", "rate limit hit"], None) == \
+        "requeue matched output /^rate limit/"
+    assert policy.requeue_reason(1, ["x"], None) is None
+    assert policy.requeue_reason(75, [], "maxRuntime") is None
+    assert policy.requeue_reason(75, [], None, cancelled=True) is None
+    assert RetryPolicy().requeue_reason(75, [], None) is None
+    data = {"maxAttempts": 2, "requeue": {"exitCodes": [75, "80..81"], "output": "x", "delay": 100}}
+    assert RetryPolicy.from_json(data).to_json() == data

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 # one attempt's record is a model the registry shares (extensions section 4)
-from steepy.model.attempt import (CANCELLED, FAILED, SKIPPED, SUCCESS, TIMEOUT,  # noqa: F401
-                                  AttemptRecord)
+from steepy.model.attempt import (CANCELLED, FAILED, REQUEUED, SKIPPED, SUCCESS,  # noqa: F401
+                                  TIMEOUT, AttemptRecord)
 from steepy.model.submission import ProcessChainStatus
 from steepy.plugins.pluginset import PluginSet, builtin_set, load_plugins, use
 

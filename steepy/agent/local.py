@@ -32,7 +32,7 @@ class LocalAgent:
     """Executes process chains (one at a time) as supervised subprocesses.
 
     `cancel` may be called from any thread or task, also before `execute` starts the chain.
-    `on_event(kind, data)` hears "attempt-failed", "retry-scheduled" and "progress" as they
+    `on_event(kind, data)` hears "attempt-failed", "retry-scheduled", "attempt-requeued" and "progress" as they
     happen.
     """
 

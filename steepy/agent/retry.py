@@ -3,7 +3,8 @@
 Attempts are counted from 1. A failure is an ordinary exception; `Cancelled` (and the caller's
 own task cancellation) is never retried and ends the loop at once. When no attempt is left, or
 the failure is not retryable, the exception of the last attempt propagates. `maxAttempts` 0
-runs nothing and returns `SKIPPED`; no policy means exactly one attempt.
+runs nothing and returns `SKIPPED`; no policy means exactly one attempt. A failure that
+`requeue` takes (extensions 11) is not counted: the same attempt number runs again.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ SKIPPED = _Skipped()
 
 # (attempts performed, delay in ms, the failure, why it is retried) -> wait
 Pause = Callable[[int, int, Exception, str], Awaitable[None]]
+# (attempt number, the failure) -> True after waiting when it is re-queued, False otherwise
+Requeue = Callable[[int, Exception], Awaitable[bool]]
 
 
 async def _sleep(performed: int, delay_ms: int, error: Exception, reason: str) -> None:
@@ -38,11 +41,13 @@ async def _sleep(performed: int, delay_ms: int, error: Exception, reason: str) -
 
 async def with_retries(operation: Callable[[int], Awaitable[T]], policy: RetryPolicy | None, *,
                        retryable: Callable[[Exception], tuple[bool, str]] | None = None,
-                       pause: Pause = _sleep, rng: random.Random | None = None) -> T | _Skipped:
+                       pause: Pause = _sleep, rng: random.Random | None = None,
+                       requeue: Requeue | None = None) -> T | _Skipped:
     """Run `operation(attempt)` until it returns, under `policy`.
 
     `retryable` may refuse to retry a failure (retryOn / abortOn, deadline timeouts); `pause`
-    waits between attempts and may itself raise (cancellation, a deadline that would pass).
+    waits between attempts and may itself raise (cancellation, a deadline that would pass);
+    `requeue` may take a failure back without counting it (and raise the same way).
     """
     if policy is None:
         return await operation(1)
@@ -50,12 +55,14 @@ async def with_retries(operation: Callable[[int], Awaitable[T]], policy: RetryPo
         return SKIPPED
     performed = 0
     while True:
-        performed += 1
         try:
-            return await operation(performed)
+            return await operation(performed + 1)
         except Cancelled:
             raise
         except Exception as error:
+            if requeue is not None and await requeue(performed + 1, error):
+                continue
+            performed += 1
             if not policy.attempts_left(performed):
                 raise
             allowed, reason = retryable(error) if retryable is not None else (True, "")

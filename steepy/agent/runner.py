@@ -1,6 +1,6 @@
 """One executable of a chain under its policies (reference sections 5 and 6, extensions 1-4).
 
-Nesting: deadline (whole executable, retry pauses included) > retry loop > maximum runtime
+Nesting: deadline (whole executable, retry pauses and re-queue delays included) > retry loop > maximum runtime
 (per attempt) > maximum inactivity (per attempt, restarted by every complete output line).
 """
 
@@ -20,6 +20,7 @@ from steepy.agent.cancel import Cancelled, CancelToken
 from steepy.agent.config import (
     CANCELLED,
     FAILED,
+    REQUEUED,
     SKIPPED,
     SUCCESS,
     TIMEOUT,
@@ -73,6 +74,14 @@ class Failure(SteepyError):
         self.timeout_kind = timeout_kind
         self.result = result
         self.record = record
+
+
+class Requeued(Failure):
+    """The attempt failed in a way its policy's `requeue' takes: it does not count."""
+
+    def __init__(self, message: str, reason: str, result: RunResult, record: AttemptRecord) -> None:
+        super().__init__(message, None, result, record)
+        self.reason = reason
 
 
 def timeout_message(exe: Executable, kind: str, policy: TimeoutPolicy) -> str:
@@ -197,6 +206,11 @@ async def run_executable(exe: Executable, ctx: ExecContext) -> ExecOutcome:
             message = failure_message(exe, argv, result)
         record.message = message
         last_exit[0] = result.exit_code
+        reason = None if exe.retries is None else exe.retries.requeue_reason(
+            result.exit_code, result.last_lines, result.timeout_kind)
+        if reason is not None:
+            record.outcome = REQUEUED
+            raise Requeued(message, reason, result, record)
         ctx.emit("attempt-failed", {
             "chainId": ctx.chain_id, "executableId": exe.id, "serviceId": exe.service_id,
             "attempt": number, "outcome": record.outcome, "exitCode": result.exit_code,
@@ -232,9 +246,33 @@ async def run_executable(exe: Executable, ctx: ExecContext) -> ExecOutcome:
             "at": utcnow() + timedelta(milliseconds=delay_ms), "reason": reason, "rule": rule})
         await ctx.token.sleep(delay_ms / 1000)
 
+    async def requeue(number: int, error: Exception) -> bool:
+        """Extensions 11: wait the rule's delay, bounded by the deadline, and run `number' again."""
+        if not isinstance(error, Requeued):
+            return False
+        assert exe.retries is not None and exe.retries.requeue is not None
+        delay_ms = exe.retries.requeue.delay
+        record = error.record
+        assert record is not None
+        if ctx.token.cancelled:
+            raise Cancelled()
+        if deadline_at is not None and loop.time() + delay_ms / 1000 >= deadline_at:
+            record.delay_rule = (f"no re-queue: the deadline passes before attempt {number} "
+                                 f"could run again after {delay_ms} ms; {error.reason}")
+            raise Failure(timeout_message(exe, DEADLINE, exe.deadline), DEADLINE)
+        rule = f"{exe.retries.requeue.describe()}; {error.reason}"
+        record.delay_ms, record.delay_rule = delay_ms, rule
+        ctx.emit("attempt-requeued", {
+            "chainId": ctx.chain_id, "executableId": exe.id, "serviceId": exe.service_id,
+            "attempt": number, "exitCode": record.exit_code, "delayMs": delay_ms,
+            "at": utcnow() + timedelta(milliseconds=delay_ms), "reason": error.reason,
+            "message": error.message})
+        await ctx.token.sleep(delay_ms / 1000)
+        return True
+
     try:
         outcome = await with_retries(attempt, exe.retries, retryable=retryable, pause=pause,
-                                     rng=ctx.rng)
+                                     rng=ctx.rng, requeue=requeue)
     except Cancelled:
         return ExecOutcome("CANCELLED")
     except Failure as failure:

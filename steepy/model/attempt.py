@@ -17,11 +17,13 @@ FAILED = "FAILED"
 TIMEOUT = "TIMEOUT"
 CANCELLED = "CANCELLED"
 SKIPPED = "SKIPPED"
+REQUEUED = "REQUEUED"  # the tool asked to run later (extensions 11): no attempt number spent
 
 
 @dataclass
 class AttemptRecord:
-    """One attempt of one executable (attempt 0 with outcome SKIPPED: maxAttempts was 0)."""
+    """One attempt of one executable (attempt 0 with outcome SKIPPED: maxAttempts was 0; outcome
+    REQUEUED: the run did not count, the next row has the same attempt number)."""
 
     executable_id: str
     service_id: str

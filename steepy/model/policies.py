@@ -1,7 +1,8 @@
 """Retry and timeout policies: the model (JSON in and out) and the decisions behind them.
 
 Steep's retry policy (reference §6) is `{maxAttempts, delay, exponentialBackoff, maxDelay}`;
-steepy adds `strategy`, `jitter`, `retryOn` and `abortOn` (extensions §1). A timeout policy
+steepy adds `strategy`, `jitter`, `retryOn` and `abortOn` (extensions §1) and `requeue`
+(extensions §11). A timeout policy
 (reference §5) is a duration, or `{timeout, errorOnTimeout}`.
 
 Nothing here sleeps or runs anything: the agent and the scheduler call these functions to decide
@@ -21,6 +22,7 @@ from steepy.model.backoff import WAITS, AddJitter, Jitter, NoJitter, RatioJitter
 from steepy.model.checks import (DURATION_HINT, Problems, check_keys, describe, is_int,
                                  read_duration)
 from steepy.model.conditions import TIMEOUT_KINDS, RetryCondition
+from steepy.model.requeue import Requeue
 
 __all__ = ["RetryCondition", "RetryPolicy", "TimeoutPolicy", "STRATEGIES", "JITTERS", "TIMEOUT_KINDS"]
 
@@ -40,6 +42,7 @@ class RetryPolicy:
     jitter: Jitter = NoJitter()  # or the name of a plain one
     retry_on: RetryCondition | None = None
     abort_on: RetryCondition | None = None
+    requeue: Requeue | None = None  # failures that are not counted as attempts (extensions 11)
 
     def __post_init__(self) -> None:
         if isinstance(self.strategy, str):
@@ -48,7 +51,7 @@ class RetryPolicy:
             self.jitter = NAMED_JITTERS[self.jitter]
 
     KEYS = ("maxAttempts", "delay", "exponentialBackoff", "maxDelay", "strategy", "jitter",
-            "retryOn", "abortOn")
+            "retryOn", "abortOn", "requeue")
 
     # -- JSON ------------------------------------------------------------------------------------
 
@@ -91,6 +94,8 @@ class RetryPolicy:
         for key, attr in (("retryOn", "retry_on"), ("abortOn", "abort_on")):
             if (v := data.get(key)) is not None:
                 setattr(self, attr, RetryCondition._read(v, (key,), problems))
+        if (v := data.get("requeue")) is not None:
+            self.requeue = Requeue._read(v, ("requeue",), problems)
 
     def to_json(self) -> dict[str, Any]:
         """Only the fields that differ from their defaults; durations as integer milliseconds."""
@@ -109,6 +114,8 @@ class RetryPolicy:
             out["retryOn"] = self.retry_on.to_json()
         if self.abort_on is not None:
             out["abortOn"] = self.abort_on.to_json()
+        if self.requeue is not None:
+            out["requeue"] = self.requeue.to_json()
         return out
 
     # -- delays ----------------------------------------------------------------------------------
@@ -150,6 +157,15 @@ class RetryPolicy:
     def attempts_left(self, performed: int) -> bool:
         """May another attempt follow `performed` attempts?"""
         return self.max_attempts < 0 or performed < self.max_attempts
+
+    def requeue_reason(self, exit_code: int | None, output_lines: list[str],
+                       timeout_kind: str | None, cancelled: bool = False) -> str | None:
+        """Why this failure is re-queued without spending an attempt, or None (extensions 11).
+
+        Checked before retryOn/abortOn: a tool that asks to be run later has not failed."""
+        if self.requeue is None:
+            return None
+        return self.requeue.match_reason(exit_code, output_lines, timeout_kind, cancelled)
 
     def should_retry(self, exit_code: int | None, output_lines: list[str], timeout_kind: str | None,
                      cancelled: bool = False) -> tuple[bool, str]:

@@ -46,7 +46,8 @@ class ChainQueue(Protocol):
                    chain_status: ProcessChainStatus, *, results: dict | None = None,
                    error_message: str | None = None, attempts: Iterable[AttemptRecord] = (),
                    auto_resume_after: datetime | None = None,
-                   claim_next: tuple | None = None) -> Claimed | None: ...
+                   claim_next: tuple | None = None,
+                   requeued: str | None = None) -> Claimed | None: ...
 
     def requeue_run(self, chain_id: str, run_number: int, reason: str) -> None: ...
 

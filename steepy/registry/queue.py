@@ -8,6 +8,7 @@ from typing import Any, Iterable
 
 from sqlalchemy import Connection, bindparam, func, insert, select, update
 
+from steepy.model.attempt import REQUEUED as REQUEUED_RUN
 from steepy.model.attempt import AttemptRecord
 from steepy.model.common import as_utc, iso_time
 from steepy.model.submission import ProcessChainStatus
@@ -27,7 +28,10 @@ _CANDIDATES = (select(_pc.id, _pc.required_capabilities).where(_pc.status == CS.
 _CANDIDATES_OF = _CANDIDATES.where(_pc.submission_id == bindparam("b_sub"))
 _CHAIN_AND_LAST_RUN = select(
     process_chains, select(func.max(runs.c.run_number)).where(runs.c.chain_id == bindparam("b_id"))
-    .scalar_subquery().label("last_run")).where(_pc.id == bindparam("b_id"))
+    .scalar_subquery().label("last_run"),
+    # runs a chain-level `requeue' took back do not count against maxAttempts (extensions 11)
+    select(func.count()).where(runs.c.chain_id == bindparam("b_id"), runs.c.status == REQUEUED_RUN)
+    .scalar_subquery().label("requeued_runs")).where(_pc.id == bindparam("b_id"))
 _SUBMISSION_OF_CHAIN = select(_pc.submission_id).where(_pc.id == bindparam("b_id"))
 _SET_CHAIN = update(process_chains).where(_pc.id == bindparam("b_id"))
 _ADD_RUN = insert(runs)
@@ -78,10 +82,12 @@ class SqlChainQueue:
                    chain_status: ProcessChainStatus, *, results: dict | None = None,
                    error_message: str | None = None, attempts: Iterable[AttemptRecord] = (),
                    auto_resume_after: datetime | None = None,
-                   claim_next: tuple | None = None) -> Claimed | None:
+                   claim_next: tuple | None = None,
+                   requeued: str | None = None) -> Claimed | None:
         """Close a run, store its attempts and move the chain to its next status, at once.
         With `claim_next' (agent id, capabilities, submission or None) the same transaction
-        also claims that agent's next chain, which is returned."""
+        also claims that agent's next chain, which is returned. `requeued' says why a
+        chain-level re-queue took the run back (its status is REQUEUED; extensions 11)."""
         with self.db.write() as conn:
             submission_id = conn.execute(_SUBMISSION_OF_CHAIN, {"b_id": chain_id}).scalar_one()
             conn.execute(_END_RUN, {"b_chain": chain_id, "b_run": run_number, "end_time": utcnow(),
@@ -94,9 +100,10 @@ class SqlChainQueue:
             conn.execute(_SET_CHAIN, {
                 "b_id": chain_id, "status": chain_status, "results": dump(results),
                 "next_run_at": auto_resume_after if chain_status == CS.PAUSED else None})
+            extra = {} if requeued is None else {"requeued": requeued}
             add_event(conn, submission_id, "chain.finished", chain_id, run=run_number,
                       status=str(chain_status), errorMessage=error_message,
-                      resumeAt=iso_time(auto_resume_after))
+                      resumeAt=iso_time(auto_resume_after), **extra)
             if claim_next is not None:
                 return self._claim(conn, claim_next[0], set(claim_next[1]), *claim_next[2:])
         return None

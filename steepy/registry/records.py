@@ -62,6 +62,7 @@ class ChainRecord:
     next_run_at: datetime | None
     seq: int
     waiting: str | None = None  # why it cannot start (REGISTERED only)
+    requeued_runs: int = 0  # runs a chain-level re-queue took back (known when claimed)
 
 
 @dataclass
@@ -88,7 +89,8 @@ def chain_record(row: Any) -> ChainRecord:
     return ChainRecord(chain=ProcessChain.from_json(load(row.chain)),
                        submission_id=row.submission_id, status=CS(row.status),
                        results=load(row.results), next_run_at=as_utc(row.next_run_at),
-                       seq=row.seq, waiting=row.waiting if row.status == CS.REGISTERED else None)
+                       seq=row.seq, waiting=row.waiting if row.status == CS.REGISTERED else None,
+                       requeued_runs=getattr(row, "requeued_runs", None) or 0)
 
 
 def run_record(row: Any) -> RunRecord:

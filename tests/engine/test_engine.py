@@ -60,7 +60,7 @@ def _example(name: str) -> str:
 @pytest.mark.parametrize("name,status", [
     ("linear.yaml", SS.SUCCESS), ("fan-out.yaml", SS.SUCCESS), ("include.yaml", SS.SUCCESS),
     ("retry-flaky.yaml", SS.SUCCESS), ("timeout-cancelled.yaml", SS.CANCELLED),
-    ("process-chain-retries.yaml", SS.SUCCESS)])
+    ("process-chain-retries.yaml", SS.SUCCESS), ("requeue.yaml", SS.SUCCESS)])
 async def test_examples_end_as_documented(registry, tmp_path, name: str, status: SS) -> None:
     sid = _submit(registry, _example(name))
     await _run(registry, tmp_path, sid)
@@ -173,6 +173,20 @@ async def test_demo_shows_retries_and_a_timeout_on_the_timeline(registry, tmp_pa
     chains, _ = registry.views.list_chains(sid)
     attempts = [a for c in chains for a in registry.views.attempts(c.chain.id)]
     assert sorted(a["outcome"] for a in attempts if a["serviceId"] == "flaky") == ["FAILED", "FAILED", "SUCCESS"]
+
+
+async def test_requeues_are_on_the_timeline_and_spend_no_attempt(registry, tmp_path) -> None:
+    sid = _submit(registry, _example("requeue.yaml"))
+    await _run(registry, tmp_path, sid)
+    assert registry.views.get_submission(sid).status == SS.SUCCESS
+    events = registry.views.events(sid)
+    requeued = [e for e in events if e["kind"] == "chain.attemptRequeued"]
+    assert [(e["attempt"], e["exitCode"], e["delayMs"]) for e in requeued] == [(1, 75, 100)] * 2
+    assert not [e for e in events if e["kind"] in ("chain.attemptFailed", "chain.retryScheduled")]
+    (chain,), _ = registry.views.list_chains(sid)
+    attempts = registry.views.attempts(chain.chain.id)
+    assert [(a["attempt"], a["outcome"]) for a in attempts] == [
+        (1, "REQUEUED"), (1, "REQUEUED"), (1, "SUCCESS")]
 
 
 SLOW_COPY = """

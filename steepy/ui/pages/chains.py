@@ -159,6 +159,9 @@ def attempt_outcome(a: dict) -> str:
         return f"timeout: {TIMEOUT_POLICIES.get(kind, kind)} fired ({kind})"
     if outcome == "CANCELLED":
         return "cancelled"
+    if outcome == "REQUEUED":
+        code = f" (exit code {a['exitCode']})" if a.get("exitCode") is not None else ""
+        return f"re-queued{code}: not counted as an attempt"
     if a.get("signal") is not None:
         return f"killed by signal {a['signal']} ({signal_name(a['signal'])})"
     if a.get("exitCode") is not None:

@@ -121,7 +121,15 @@ def _simple(e: dict) -> tuple[str, str, str | None] | None:
     return None
 
 
+def _requeued(e: dict) -> tuple[str, str, str | None]:
+    delay = e.get("delayMs")
+    after = f" after {format_duration(int(delay))}" if isinstance(delay, int) else ""
+    return (f"Attempt {e.get('attempt', '?')} of service {e.get('serviceId', '?')} re-queued"
+            f"{after} (not counted)", "status-waiting", e.get("reason"))
+
+
 DESCRIBE = {"chain.attemptFailed": _attempt_failed, "chain.retryScheduled": _retry,
+            "chain.attemptRequeued": _requeued,
             "submission.status": _submission_status, "chain.finished": _chain_finished}
 
 

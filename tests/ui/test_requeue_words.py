@@ -1,0 +1,19 @@
+"""Re-queues (extensions 11) in the UI's words: an attempt row and a timeline line."""
+
+from __future__ import annotations
+
+from steepy.ui.pages.chains import attempt_outcome
+from steepy.ui.pages.workflows_events import describe
+
+
+def test_a_requeued_attempt_says_it_did_not_count() -> None:
+    assert attempt_outcome({"outcome": "REQUEUED", "exitCode": 75}) == \
+        "re-queued (exit code 75): not counted as an attempt"
+
+
+def test_a_requeue_event_is_a_timeline_line() -> None:
+    line = describe({"id": 3, "time": "2026-11-23T22:00:00Z", "kind": "chain.attemptRequeued",
+                     "chainId": "c", "attempt": 1, "serviceId": "flaky", "delayMs": 100,
+                     "reason": "requeue matched exit code 75"})
+    assert line.text == "Attempt 1 of service flaky re-queued after 100ms (not counted)"
+    assert line.tone == "status-waiting" and line.detail == "requeue matched exit code 75"
