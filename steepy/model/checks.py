@@ -3,7 +3,7 @@ described in words, durations read with Steep's rules."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from steepy.durations import DurationError, model_duration
 from steepy.errors import InputError, Problem, json_path
@@ -23,6 +23,19 @@ class Problems:
     def raise_if_any(self) -> None:
         if self.items:
             raise InputError(self.items)
+
+
+T = TypeVar("T")
+
+
+def read_whole(read: Callable[[Any, tuple, Problems], T | None], data: Any) -> T:
+    """A policy object read from `data` by `read(data, path, problems)`, or InputError with
+    every problem (what each class's `from_json` does)."""
+    problems = Problems()
+    result = read(data, (), problems)
+    problems.raise_if_any()
+    assert result is not None  # no problems: the reader made one
+    return result
 
 
 def describe(value: Any) -> str:

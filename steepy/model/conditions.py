@@ -9,7 +9,7 @@ from functools import lru_cache
 from typing import Any
 
 from steepy.durations import INT64_MAX, INT64_MIN
-from steepy.model.checks import Problems, check_keys, describe, is_int
+from steepy.model.checks import Problems, check_keys, describe, is_int, read_whole
 
 # Timeouts a condition may name; a `deadline` timeout is never retried (reference §5).
 TIMEOUT_KINDS = ("maxRuntime", "maxInactivity")
@@ -49,11 +49,7 @@ class RetryCondition:
 
     @classmethod
     def from_json(cls, data: Any) -> RetryCondition:
-        problems = Problems()
-        result = cls._read(data, (), problems)
-        problems.raise_if_any()
-        assert result is not None
-        return result
+        return read_whole(cls._read, data)
 
     @classmethod
     def _read(cls, data: Any, path: tuple, problems: Problems) -> RetryCondition | None:

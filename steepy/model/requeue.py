@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from steepy.durations import format_duration
-from steepy.model.checks import Problems, check_keys, read_duration
+from steepy.model.checks import Problems, check_keys, read_duration, read_whole
 from steepy.model.conditions import RetryCondition
 
 
@@ -23,11 +23,7 @@ class Requeue:
 
     @classmethod
     def from_json(cls, data: Any) -> Requeue:
-        problems = Problems()
-        result = cls._read(data, (), problems)
-        problems.raise_if_any()
-        assert result is not None
-        return result
+        return read_whole(cls._read, data)
 
     @classmethod
     def _read(cls, data: Any, path: tuple, problems: Problems) -> Requeue | None:
