@@ -21,10 +21,10 @@ from steepy.agent.runner import TIMEOUT_WORDS
 from steepy.model.common import iso_time
 from steepy.model.submission import ProcessChainStatus as CS
 from steepy.registry import ChainQueue, ChainRecord
-from steepy.registry.failures import MAX_BACKOFF_S, describe, is_database_failure
+from steepy.registry.failures import describe, is_database_failure
 from steepy.registry.offload import call, persist
 from steepy.registry.records import utcnow
-from steepy.waiting import wait_event
+from steepy.waiting import in_rounds
 
 log = logging.getLogger(__name__)
 PROGRESS_EVERY_S = 1.0  # a chain's estimated progress is stored at most this often
@@ -150,20 +150,7 @@ class Scheduler:
 
     async def run(self, stop: asyncio.Event) -> None:
         self._stop = stop
-        backoff = 1.0
-        while not stop.is_set():
-            self._wake.clear()
-            try:
-                timeout = await self._round(stop)
-                backoff = 1.0
-            except Exception as e:
-                if not is_database_failure(e):
-                    raise
-                log.error("scheduler: %s; trying again in %.0f s", describe(e), backoff)
-                timeout, backoff = backoff, min(backoff * 2, MAX_BACKOFF_S)
-            if stop.is_set():
-                break
-            await wait_event(self._wake, timeout)
+        await in_rounds("scheduler", lambda: self._round(stop), self._wake, stop, log)
         # give running chains back instead of finishing them as cancelled
         self.shutting_down = True
         for agent in self.agents:

@@ -15,10 +15,10 @@ from typing import Callable
 from steepy.housekeeping import GC_TIMER, GcSettings, collect_garbage
 from steepy.model.common import utcnow
 from steepy.registry import Registry
-from steepy.registry.failures import MAX_BACKOFF_S, describe, is_database_failure
+from steepy.registry.failures import describe, is_database_failure
 from steepy.registry.offload import call
 from steepy.triggers import quartz_cron
-from steepy.waiting import wait_event
+from steepy.waiting import in_rounds
 
 log = logging.getLogger(__name__)
 LATE_S = 0.002  # wake this much after a due time, so that it is due when looked at
@@ -42,19 +42,8 @@ class Timekeeper:
         self._wake.set()
 
     async def run(self, stop: asyncio.Event) -> None:
-        backoff = 1.0
-        try:
-            while not stop.is_set():
-                self._wake.clear()
-                try:
-                    wait_s = await self._tick()
-                    backoff = 1.0
-                except Exception as e:
-                    if not is_database_failure(e):
-                        raise
-                    log.error("schedules: %s; trying again in %.0f s", describe(e), backoff)
-                    wait_s, backoff = backoff, min(backoff * 2, MAX_BACKOFF_S)
-                await wait_event(self._wake, wait_s)  # the engine cancels this task to stop
+        try:  # the engine cancels this task to stop
+            await in_rounds("schedules", self._tick, self._wake, stop, log)
         finally:
             if self._gc_task is not None:
                 self._gc_task.cancel()

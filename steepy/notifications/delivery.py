@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING
 from steepy.model.backoff import EqualJitter, Exponential
 from steepy.model.common import utcnow
 from steepy.notifications.webhooks import Webhook, headers
-from steepy.registry.failures import MAX_BACKOFF_S, describe, is_database_failure
+from steepy.registry.failures import describe, is_database_failure
 from steepy.registry.interfaces import Outbox
 from steepy.registry.offload import call
 from steepy.registry.records import Delivery
-from steepy.waiting import wait_event
+from steepy.waiting import in_rounds
 
 if TYPE_CHECKING:
     import httpx  # imported when there are webhooks: it takes a tenth of a second
@@ -94,18 +94,7 @@ class Notifier:
         import httpx
 
         async with httpx.AsyncClient(timeout=self.settings.timeout_s) as client:
-            backoff = 1.0
-            while not stop.is_set():
-                self._wake.clear()
-                try:
-                    wait_s = await self._round(client)
-                    backoff = 1.0
-                except Exception as e:
-                    if not is_database_failure(e):
-                        raise
-                    log.error("notifications: %s; trying again in %.0f s", describe(e), backoff)
-                    wait_s, backoff = backoff, min(backoff * 2, MAX_BACKOFF_S)
-                await wait_event(self._wake, wait_s)
+            await in_rounds("notifications", lambda: self._round(client), self._wake, stop, log)
             await self._finish_sending()
 
     async def flush(self) -> None:
