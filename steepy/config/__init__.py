@@ -8,7 +8,8 @@ with dots as underscores, read as YAML (`STEEPY_AGENT_INSTANCES=4`).
 in one `InputError`; ignored keys are located `Config.warnings`.
 """
 
-from steepy.config.model import DEFAULTS, FILE_NAME, Config, parse_size
+from steepy.config.model import DEFAULTS, FILE_NAME, Config
+from steepy.config.values import parse_size
 from steepy.config.reading import config_file, load_config
 
 __all__ = ["DEFAULTS", "FILE_NAME", "Config", "config_file", "load_config", "parse_size"]

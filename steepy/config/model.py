@@ -11,10 +11,12 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field,
                       PrivateAttr, ValidationInfo, field_validator, model_validator)
 
-from steepy.durations import DurationError, format_duration, parse_duration
+from steepy.config.values import (Duration, EventPattern, Int, Names, Paths, Size, Strings,
+                                  duration_ms, no_bool, string_list)
+from steepy.durations import format_duration
 from steepy.errors import Problem
 from steepy.model.common import type_name as _kind
-from steepy.notifications.webhooks import DEFAULT_EVENTS, Webhook, parse_pattern
+from steepy.notifications.webhooks import DEFAULT_EVENTS, Webhook
 
 FILE_NAME = "steepy.yaml"
 STEEP_FILES = ("steep.yaml", "conf/steep.yaml")  # read only when there is no steepy.yaml
@@ -28,84 +30,7 @@ def _strip(key: str) -> str:
     return key
 
 
-# ---------------------------------------------------------------- value types
-
 _MISSING = object()
-
-
-def _no_bool(value: Any) -> Any:
-    if isinstance(value, bool):
-        raise ValueError(f"expected a whole number, got a boolean `{str(value).lower()}'")
-    return value
-
-
-def _duration(value: Any) -> int:
-    """Steep's duration grammar, unit required (configuration values call toDuration())."""
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise ValueError(f"expected a duration such as `5s' or `250ms', got {_kind(value)}")
-    text = str(value)
-    try:
-        return parse_duration(text)
-    except DurationError as e:
-        bare = text.strip()
-        hint = (f"; a duration here needs a unit, e.g. `{bare}s' or `{bare}ms'" if bare.isdigit()
-                else "; e.g. `5s', `250ms' or `1m 30s'")
-        raise ValueError(f"`{text}' is not a duration: {e}{hint}") from None
-
-
-_SIZE = re.compile(r"\s*(\d+)\s*([kmg]?)(i?b)?\s*", re.IGNORECASE)
-
-
-def parse_size(value: Any) -> int:
-    """Bytes from a positive integer or a size such as `10 MB' (10^6), `10MiB' (2^20) or
-    `512k'; ValueError otherwise."""
-    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-        return value
-    match = _SIZE.fullmatch(value) if isinstance(value, str) else None
-    if not match or int(match[1]) <= 0:
-        raise ValueError(f"`{value}' is not a size like 10485760 or `10 MB'")
-    power = "kmg".find(match[2].lower()) + 1 if match[2] else 0
-    base = 1024 if (match[3] or "").lower() == "ib" else 1000
-    return int(match[1]) * base**power
-
-
-def _capabilities(value: Any) -> Any:
-    """A YAML list, or one string of comma-separated names (`gpu' or `gpu,docker')."""
-    if isinstance(value, str):
-        return [name.strip() for name in value.split(",") if name.strip()]
-    return [] if value is None else value
-
-
-def _string_list(value: Any) -> Any:
-    """A list of strings; one string is a list of one (docker's `-e A=1,2' has commas)."""
-    return [] if value is None else [value] if isinstance(value, str) else value
-
-
-def _paths(value: Any) -> Any:
-    """A file, folder or glob, or a list of them (services, macros); null: none."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return str(value)
-    if value is None or isinstance(value, str) and value or (
-            isinstance(value, list) and all(isinstance(v, str) and v for v in value)):
-        return [] if value is None else value
-    raise ValueError("expected a file, folder or glob, or a list of them, "
-                     f"got {_kind(value)}{'' if value else ' (empty)'}")
-
-
-Int = Annotated[int, BeforeValidator(_no_bool)]
-Duration = Annotated[int, BeforeValidator(_duration)]  # milliseconds
-Size = Annotated[int, BeforeValidator(parse_size)]  # bytes
-Names = Annotated[list[str], BeforeValidator(_capabilities)]
-Strings = Annotated[list[str], BeforeValidator(_string_list)]
-Paths = Annotated[str | list[str], BeforeValidator(_paths)]
-
-
-def _event_pattern(text: str) -> str:
-    parse_pattern(text)  # ValueError: it names no event
-    return text
-
-
-EventPattern = Annotated[str, AfterValidator(_event_pattern)]
 
 # ---------------------------------------------------------------- the model
 
@@ -136,7 +61,7 @@ class Section(BaseModel):
 
 
 class AgentSettings(Section):
-    instances: Annotated[int | None, BeforeValidator(_no_bool)] = Field(None, ge=1)  # None: cores
+    instances: Annotated[int | None, BeforeValidator(no_bool)] = Field(None, ge=1)  # None: cores
     capabilities: Names = Field(default_factory=list)
     kill_grace_period: Duration = Field("5s", alias="killGracePeriod", ge=0)  # SIGTERM -> SIGKILL
     output_lines_to_collect: Int = Field(100, alias="outputLinesToCollect", ge=0)
@@ -197,7 +122,7 @@ def _quartz(value: Any) -> Any:
 
 
 OptionalDuration = Annotated[int | None, BeforeValidator(
-    lambda v: None if v is None else _duration(v))]
+    lambda v: None if v is None else duration_ms(v))]
 
 
 class RetentionSettings(Section):
@@ -254,7 +179,7 @@ class WebhookSettings(Section):
 
     url: Annotated[str, AfterValidator(_webhook_url)]
     # kinds of timeline events, globs, `KIND:STATUS,...' or `submission.finished'
-    events: Annotated[list[EventPattern], BeforeValidator(_string_list)] = Field(
+    events: Annotated[list[EventPattern], BeforeValidator(string_list)] = Field(
         default_factory=lambda: list(DEFAULT_EVENTS), min_length=1)
     secret: str | None = Field(None, min_length=1)  # signs each body (X-Steepy-Signature)
 
