@@ -37,7 +37,7 @@ def serve(host: str | None, port: int | None, db, agents, no_agents: bool, servi
     from steepy.cli.common import fail, prepare
     from steepy.http import ApiContext, create_app
     from steepy.http.basepath import normalise
-    from steepy.http.server import is_loopback, listen, parse_size, serve as serve_api
+    from steepy.http.server import is_loopback, listen, serve as serve_api
 
     config = checked_config()
     host = host or str(config.get("http.host") or "127.0.0.1")
@@ -50,10 +50,7 @@ def serve(host: str | None, port: int | None, db, agents, no_agents: bool, servi
                    "`http.token' in steepy.yaml or STEEPY_HTTP_TOKEN (clients then send "
                    "`Authorization: Bearer <token>'), or listen on 127.0.0.1.", err=True)
         sys.exit(EXIT_INVALID)
-    try:
-        post_max_size = parse_size(config.get("http.postMaxSize"))
-    except ValueError as e:
-        fail([Problem(f"http.postMaxSize: {e}", file=config.source or "configuration")])
+    post_max_size = int(config.get("http.postMaxSize"))  # a size, checked with the rest
     steep_ui = config.get("http.steepUi")
     if steep_ui and not (Path(steep_ui) / "index.html").is_file():
         fail([Problem(f"http.steepUi: `{steep_ui}' is not a build of Steep's web UI (it has "

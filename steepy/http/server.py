@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
-import re
 import signal
 import socket
 from typing import Any
@@ -17,20 +16,6 @@ from steepy.http.context import ApiContext
 # WebSockets (Steep's event bus, /eventbus): the `websockets' package, through uvicorn's
 # sans-I/O protocol where uvicorn has it (0.35 on), else its older one
 WS = "websockets-sansio" if "websockets-sansio" in uvicorn.config.WS_PROTOCOLS else "websockets"
-_SIZE = re.compile(r"\s*(\d+)\s*([kmg]?)(i?b)?\s*", re.IGNORECASE)
-_UNITS = {"": 1, "k": 1000, "m": 1000**2, "g": 1000**3}
-_IUNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
-
-
-def parse_size(value: Any) -> int:
-    """Bytes from an integer or a text like `10 MB', `10MiB' or `512k'; ValueError if not."""
-    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-        return value
-    match = _SIZE.fullmatch(str(value))
-    if not match or int(match[1]) <= 0:
-        raise ValueError(f"`{value}' is not a size like 10485760 or `10 MB'")
-    units = _IUNITS if (match[3] or "").lower() == "ib" else _UNITS
-    return int(match[1]) * units[match[2].lower()]
 
 
 def is_loopback(host: str) -> bool:

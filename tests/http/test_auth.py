@@ -8,7 +8,8 @@ import sys
 import httpx
 import pytest
 
-from steepy.http.server import is_loopback, parse_size
+from steepy.config import parse_size
+from steepy.http.server import is_loopback
 from tests.conftest import ROOT
 from tests.engine.workflows import SLEEPY
 from tests.http.conftest import Server
