@@ -175,7 +175,7 @@ def test_filter_paging_and_search(ui, failed) -> None:
     assert _range(page.text) == "1–3 of 3"
     first = get(f"/workflows?q={prefix}&size=2")
     assert _rows(first.text) == ids[:0:-1] and _range(first.text) == "1–2 of 3"
-    following = re.search(r'<a rel="next" href="([^"]+)"', first.text).group(1)
+    following = re.search(r'<a class="button" rel="next" href="([^"]+)"', first.text).group(1)
     assert "offset=2" in following and "size=2" in following
     second = get(following.replace("&amp;", "&"))
     assert _rows(second.text) == ids[:1] and _range(second.text) == "3–3 of 3"

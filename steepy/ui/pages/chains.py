@@ -9,8 +9,6 @@ import shlex
 import signal
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any
-from urllib.parse import urlencode
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -20,6 +18,7 @@ from steepy.model.processchain import Executable
 from steepy.model.policies import RetryPolicy, TimeoutPolicy
 from steepy.model.submission import ACTIVE_CHAIN, ProcessChainStatus
 from steepy.runtimes.commands import argument_list
+from steepy.ui.paging import MAX_OFFSET, Listing, query_int
 from steepy.ui.render import not_found
 from steepy.ui.render import page as render
 from steepy.ui.routing import page
@@ -27,7 +26,6 @@ from steepy.ui.routing import page
 STATUSES = [str(s) for s in (ProcessChainStatus.REGISTERED, ProcessChainStatus.PAUSED,
                              ProcessChainStatus.RUNNING, ProcessChainStatus.SUCCESS,
                              ProcessChainStatus.ERROR, ProcessChainStatus.CANCELLED)]
-DEFAULT_SIZE, MAX_SIZE = 20, 200
 LIVE_KINDS = ("chain.registered,chain.started,chain.finished,chain.requeued,chain.resumed,"
               "chain.progress,chain.priority,chain.cancelRequested,chain.agentLost,"
               "chain.attemptFailed,chain.retryScheduled")
@@ -38,44 +36,27 @@ TIMEOUT_POLICIES = {"maximum inactivity": "maxInactivity", "maximum runtime": "m
 
 # ---------------------------------------------------------------------------------- list
 
-def _int(value: str | None, default: int, low: int, high: int) -> int:
-    try:
-        return min(high, max(low, int(value))) if value not in (None, "") else default
-    except ValueError:
-        return default
-
-
 def chain_list(request: Request) -> Response:
     ctx = request.app.state.ctx
     q = request.query_params
     status = q.get("status") or None
     submission_id = q.get("submissionId") or None
-    size = _int(q.get("size"), DEFAULT_SIZE, 1, MAX_SIZE)
-    offset = _int(q.get("offset"), 0, 0, 2**31 - 1)
     problem = None
     if status is not None and status not in STATUSES:
         problem, status = f"There is no process chain status `{status}'.", None
-    items, total = ctx.views.chain_summaries(submission_id, status, size, offset)
+    listing = Listing.read(request, "/processchains", status=status, submissionId=submission_id)
+    items, total = ctx.views.chain_summaries(submission_id, status, listing.size, listing.offset)
+    listing.showing(len(items), total)
     for item in items:
         numbers = ctx.views.run_numbers(item["id"]) if item.get("startTime") else []
         item["runNumber"] = numbers[-1] if numbers else None
 
-    def link(**changes: Any) -> str:
-        params = {"status": status, "submissionId": submission_id,
-                  "size": size if size != DEFAULT_SIZE else None, "offset": offset or None}
-        params.update(changes)
-        query = urlencode({k: v for k, v in params.items() if v not in (None, "", 0)})
-        return "/processchains" + ("?" + query if query else "")
-
-    pager = {"first": offset + 1 if items else 0, "last": offset + len(items), "total": total,
-             "previous": link(offset=max(0, offset - size)) if offset > 0 else None,
-             "next": link(offset=offset + size) if offset + len(items) < total else None}
-    filters = [("All", link(status=None, offset=None), status is None)]
-    filters += [(s, link(status=s, offset=None), s == status) for s in STATUSES]
+    filters = [("All", listing.link(status=None, offset=None), status is None)]
+    filters += [(s, listing.link(status=s, offset=None), s == status) for s in STATUSES]
     return render(request, "chains.html", status=400 if problem else 200, chains=items,
                   filter_status=status, submission_id=submission_id, problem=problem,
-                  filters=filters, pager=pager, all_submissions=link(submissionId=None,
-                                                                     offset=None),
+                  filters=filters, listing=listing,
+                  all_submissions=listing.link(submissionId=None, offset=None),
                   live_kinds=LIVE_KINDS)
 
 
@@ -186,7 +167,7 @@ def chain_page(request: Request) -> Response:
         return not_found(request, f"There is no process chain with ID `{chain_id}'.")
     run_number = None
     if wanted is not None:
-        run_number = _int(wanted, 0, -1, 2**31 - 1)
+        run_number = query_int(wanted, 0, -1, MAX_OFFSET)
     doc = ctx.views.chain(chain_id, run_number)
     if doc is None:
         return not_found(request, f"Process chain `{chain_id}' has no run {wanted}.")

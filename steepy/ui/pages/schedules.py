@@ -6,17 +6,16 @@ from the page (pause/resume, remove, add)."""
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlencode
 
 from starlette.requests import Request
 from starlette.responses import Response
 
+from steepy.ui.paging import Listing
 from steepy.ui.render import not_found
 from steepy.ui.render import page as render
 from steepy.ui.routing import page
 
 LIVE_KINDS = "schedule."
-DEFAULT_SIZE, MAX_SIZE = 20, 200
 README_EXAMPLE = """notifications:
   webhooks:
     - url: https://hooks.example.org/steepy
@@ -30,13 +29,6 @@ README_EXAMPLE = """notifications:
   maxDelay: 5m       # ... up to this
   timeout: 10s       # per request
 """
-
-
-def _int(value: str | None, default: int, low: int, high: int) -> int:
-    try:
-        return min(high, max(low, int(value))) if value not in (None, "") else default
-    except ValueError:
-        return default
 
 
 def trigger_text(s: dict[str, Any]) -> str:
@@ -72,26 +64,15 @@ def notifications(request: Request) -> Response:
     ctx = request.app.state.ctx
     q = request.query_params
     failed = q.get("failed", "").lower() in ("true", "1", "yes")
-    size = _int(q.get("size"), DEFAULT_SIZE, 1, MAX_SIZE)
-    offset = _int(q.get("offset"), 0, 0, 2**31 - 1)
-    items, total = ctx.registry.outbox.deliveries(failed, size, offset)
+    listing = Listing.read(request, "/notifications", failed="true" if failed else None)
+    items, total = ctx.registry.outbox.deliveries(failed, listing.size, listing.offset)
+    listing.showing(len(items), total)
     engine = ctx.engine
     configured = bool(engine is not None and engine.settings.notifications.webhooks) or total > 0
 
-    def link(**changes: Any) -> str:
-        params: dict[str, Any] = {"failed": "true" if failed else None,
-                                  "size": size if size != DEFAULT_SIZE else None,
-                                  "offset": offset or None}
-        params.update(changes)
-        query = urlencode({k: v for k, v in params.items() if v not in (None, "", 0)})
-        return "/notifications" + ("?" + query if query else "")
-
-    pager = {"first": offset + 1 if items else 0, "last": offset + len(items), "total": total,
-             "previous": link(offset=max(0, offset - size)) if offset > 0 else None,
-             "next": link(offset=offset + size) if offset + len(items) < total else None}
-    filters = [("All", link(failed=None, offset=None), not failed),
-               ("Failed", link(failed="true", offset=None), failed)]
-    return render(request, "notifications.html", deliveries=items, pager=pager,
+    filters = [("All", listing.link(failed=None, offset=None), not failed),
+               ("Failed", listing.link(failed="true", offset=None), failed)]
+    return render(request, "notifications.html", deliveries=items, listing=listing,
                   filters=filters, failed=failed, configured=configured,
                   example=README_EXAMPLE)
 

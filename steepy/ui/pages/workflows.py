@@ -10,9 +10,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -21,49 +19,17 @@ from steepy.model.submission import (ACTIVE_SUBMISSION, RETRYABLE_SUBMISSION,
                                      ProcessChainStatus, SubmissionStatus)
 from steepy.ui.pages.workflows_events import timeline
 from steepy.ui.pages.workflows_search import search_submissions, zone
-from steepy.ui.render import base_path, not_found, page as render
+from steepy.ui.paging import DEFAULT_SIZE, Listing
+from steepy.ui.render import not_found, page as render
 from steepy.ui.routing import page
 
 STATUSES = ["ACCEPTED", "RUNNING", "SUCCESS", "PARTIAL_SUCCESS", "ERROR", "CANCELLED"]
 CHAIN_GROUPS = ["RUNNING", "REGISTERED", "PAUSED", "ERROR", "CANCELLED", "SUCCESS"]
-DEFAULT_SIZE = 20
-MAX_SIZE = 500
+MAX_SIZE = 500  # a workflow list may show larger pages than the others
 CHAIN_LIMIT = 200  # chains listed on a submission's page (the newest)
 # events that change what the list shows: statuses and chain counters
 LIST_KINDS = ("submission.,chain.registered,chain.started,chain.finished,chain.requeued,"
               "chain.resumed,chain.cancelRequested")
-
-
-def _number(text: str | None, default: int, low: int, high: int) -> int:
-    try:
-        value = int(text) if text is not None and text.strip() else default
-    except ValueError:
-        return default
-    return min(max(value, low), high)
-
-
-@dataclass
-class Paging:
-    size: int
-    offset: int
-    total: int
-    shown: int  # items on this page
-
-    @property
-    def first(self) -> int:
-        return self.offset + 1
-
-    @property
-    def last(self) -> int:
-        return self.offset + self.shown
-
-    @property
-    def previous(self) -> int | None:
-        return None if self.offset <= 0 else max(0, self.offset - self.size)
-
-    @property
-    def next(self) -> int | None:
-        return self.offset + self.size if self.offset + self.size < self.total else None
 
 
 def _done(s: dict) -> int:
@@ -73,8 +39,6 @@ def _done(s: dict) -> int:
 def workflow_list(request: Request) -> Response:
     ctx = request.app.state.ctx
     params = request.query_params
-    size = _number(params.get("size"), DEFAULT_SIZE, 1, MAX_SIZE)
-    offset = _number(params.get("offset"), 0, 0, 2**31 - 1)
     q = params.get("q", "").strip()
     status = params.get("status") or None
     error = None
@@ -82,6 +46,9 @@ def workflow_list(request: Request) -> Response:
         error = f"status: `{status}' is not a status of a submission; expected one of " \
                 f"{', '.join(STATUSES)}"
         status = None
+    listing = Listing.read(request, "/workflows", MAX_SIZE, q=q, status=status,
+                           tz=params.get("tz"))
+    size, offset = listing.size, listing.offset
     if q:
         found = search_submissions(ctx.registry.search, ctx.views, q, status, size, offset,
                                    zone(params.get("tz")))
@@ -90,27 +57,9 @@ def workflow_list(request: Request) -> Response:
         items, total = ctx.views.submission_summaries(status, size, offset)
     counts = ctx.views.metrics(ctx.agent_max_age_s)["submissions"]
     return render(request, "workflows.html", 400 if error else 200, items=items,
-                  paging=Paging(size, offset, total, len(items)), selected=status, q=q,
+                  listing=listing.showing(len(items), total), selected=status, q=q,
                   error=error, statuses=STATUSES, counts=counts, all_count=sum(counts.values()),
-                  done=_done, live_kinds=LIST_KINDS, default_size=DEFAULT_SIZE,
-                  link=_linker(request))
-
-
-def _linker(request: Request):
-    """`link(**changes)`: this list's URL with some parameters changed (None: removed)."""
-    kept = {k: v for k, v in request.query_params.items()
-            if k in ("q", "status", "size", "offset", "tz") and v}
-    where = base_path(request) + "/workflows"
-
-    def link(**changes: Any) -> str:
-        params = dict(kept)
-        for key, value in changes.items():
-            if value is None or value == "" or (key == "offset" and value == 0):
-                params.pop(key, None)
-            else:
-                params[key] = str(value)
-        return where + ("?" + urlencode(params) if params else "")
-    return link
+                  done=_done, live_kinds=LIST_KINDS, default_size=DEFAULT_SIZE)
 
 
 def _chains(ctx: Any, submission_id: str) -> tuple[list[tuple[str, list[dict]]], int]:
