@@ -240,8 +240,8 @@ class SqlReadViews:
         """Counts for /metrics: submissions and chains by status, runs by status, retries
         (attempts after the first) by service, and live agents."""
         since = utcnow() - timedelta(seconds=agent_max_age_s)
-        with self.db.read() as conn:
-            subs = dict(conn.execute(select(_sc.status, func.count()).group_by(_sc.status)).all())
+        with self.db.read() as conn:  # one snapshot
+            subs = _submission_counts(conn)
             chains = dict(conn.execute(select(_pc.status, func.count())
                                        .group_by(_pc.status)).all())
             run_rows = {status or "RUNNING": n for status, n in  # no status yet: running
@@ -254,9 +254,18 @@ class SqlReadViews:
         return {"submissions": subs, "chains": chains, "runs": run_rows, "retries": retries,
                 "agents": len(live), "busy_agents": sum(1 for r in live if r.chain_id)}
 
+    def submission_counts(self) -> dict[str, int]:
+        """Submissions by status (the web UI's filters; only the statuses there are)."""
+        with self.db.read() as conn:
+            return _submission_counts(conn)
+
     def count_submissions(self) -> int:
         with self.db.read() as conn:
             return int(conn.execute(select(func.count()).select_from(submissions)).scalar() or 0)
+
+
+def _submission_counts(conn: Connection) -> dict[str, int]:
+    return dict(conn.execute(select(_sc.status, func.count()).group_by(_sc.status)).all())
 
 
 def _latest_runs(conn: Connection, chain_ids: list[str]) -> dict[str, Any]:

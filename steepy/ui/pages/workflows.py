@@ -55,7 +55,7 @@ def workflow_list(request: Request) -> Response:
         items, total, error = found.items, found.total, error or found.error
     else:
         items, total = ctx.views.submission_summaries(status, size, offset)
-    counts = ctx.views.metrics(ctx.agent_max_age_s)["submissions"]
+    counts = ctx.views.submission_counts()
     return render(request, "workflows.html", 400 if error else 200, items=items,
                   listing=listing.showing(len(items), total), selected=status, q=q,
                   error=error, statuses=STATUSES, counts=counts, all_count=sum(counts.values()),
