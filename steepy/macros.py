@@ -13,11 +13,11 @@ it expanded to at the top level of the macro.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from steepy.errors import SteepyError
 from steepy.model.macro import MACRO_INPUT, MACRO_OUTPUT, Macro
-from steepy.model.workflow import (Action, ExecuteAction, ForEachAction, IncludeAction,
+from steepy.model.workflow import (Action, ExecuteAction, Fallback, ForEachAction, IncludeAction,
                                    InputParameter, OutputParameter, Variable, Workflow)
 
 __all__ = ["MacroError", "expand_includes", "has_includes"]
@@ -136,7 +136,8 @@ class _Expander:
                 outputs=[OutputParameter(p.id, self.var(scope, p.var), p.prefix, p.store)
                          for p in action.outputs],
                 retries=action.retries, max_inactivity=action.max_inactivity,
-                max_runtime=action.max_runtime, deadline=action.deadline)
+                max_runtime=action.max_runtime, deadline=action.deadline,
+                fallback=None if action.fallback is None else self._fallback(scope, action.fallback))
             return _Copied(copy, list(action.depends_on))
         body = self._copy_list(action.actions, scope, expansions)
         copy = ForEachAction(
@@ -148,6 +149,12 @@ class _Expander:
             yield_to_output=self.var(scope, action.yield_to_output),
             yield_to_input=self.var(scope, action.yield_to_input))
         return _Copied(copy, list(action.depends_on), body)
+
+    def _fallback(self, scope: _Scope, fallback: Fallback) -> Fallback:
+        return replace(
+            fallback, inputs=[self.input(scope, p) for p in fallback.inputs],
+            outputs=[OutputParameter(p.id, self.var(scope, p.var), p.prefix, p.store)
+                     for p in fallback.outputs])
 
     def _include(self, include: IncludeAction, outer: _Scope) -> list[Action]:
         macro = self.macros.get(include.macro)

@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 PROGRESS_EVERY_S = 1.0  # a chain's estimated progress is stored at most this often
 # what an agent reports during a run -> the kind of event on the timeline
 AGENT_EVENTS = {"attempt-failed": "chain.attemptFailed", "retry-scheduled": "chain.retryScheduled",
-                "attempt-requeued": "chain.attemptRequeued"}
+                "attempt-requeued": "chain.attemptRequeued", "fallback-started": "chain.fallbackStarted"}
 
 
 def requeue_of(record: ChainRecord, outcome: ChainOutcome) -> str | None:

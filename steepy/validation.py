@@ -70,6 +70,10 @@ def _refs(sites: list[Site]) -> list[Ref]:
                      for i, p in enumerate(a.inputs) if not p.anonymous]
             refs += [Ref(p.var, "output", site, site.path + ("outputs", i, "var"), inner)
                      for i, p in enumerate(a.outputs)]
+            fallback = getattr(a, "fallback", None)
+            if fallback is not None:  # its outputs are the action's: only its inputs count
+                refs += [Ref(p.var, "input", site, site.path + ("fallback", "inputs", i, "var"),
+                             inner) for i, p in enumerate(fallback.inputs) if not p.anonymous]
         else:
             body = inner + (id(a),)
             refs.append(Ref(a.input, "input", site, site.path + ("input",), inner))
@@ -133,6 +137,30 @@ class _Checker:
                     self.add(f"Output variable `{r.var.id}' is used more than once. Each output "
                              "needs its own variable.", r.site, r.path)
                 used.add(r.var.id)
+
+    def fallbacks(self) -> None:
+        """A fallback writes what its action would have (extensions 10): its outputs bind
+        exactly the action's output variables."""
+        for site in self.sites:
+            a = site.action
+            if not isinstance(a, ExecuteAction) or a.fallback is None:
+                continue
+            own = [p.var.id for p in a.outputs]
+            given = [p.var.id for p in a.fallback.outputs]
+            where = site.path + ("fallback", "outputs")
+            for var in dict.fromkeys(v for v in own if v not in given):
+                self.add(f"The fallback does not bind output variable `{var}' of its action. A "
+                         "fallback's outputs must bind exactly the action's output variables, so "
+                         "that it writes what the action would have.", site, where)
+            for i, var in enumerate(given):
+                if var not in own:
+                    self.add(f"Output variable `{var}' of the fallback is not an output of its "
+                             f"action (its outputs: {', '.join(own) or 'none'}). A fallback's "
+                             "outputs must bind exactly the action's output variables.", site,
+                             where + (i, "var"))
+                elif given.index(var) != i:
+                    self.add(f"The fallback binds output variable `{var}' more than once.", site,
+                             where + (i, "var"))
 
     def enumerators(self) -> None:
         seen: set[str] = set()
@@ -277,6 +305,7 @@ def _run(checker: _Checker) -> list[Problem]:
     checker.reserved_ids()
     checker.duplicate_ids(list(checker.given_inputs))
     checker.outputs()
+    checker.fallbacks()
     checker.enumerators()
     checker.input_values()
     checker.scoping()

@@ -48,7 +48,8 @@ def reachable_macros(actions: list[Action], macros: dict[str, Macro] | None) -> 
 def services_reached(actions: list[Action], macros: dict[str, Macro] | None) -> list[str]:
     """Ids of the services executed by `actions` or by the macros they include, sorted."""
     lists = [actions] + [macros[m].actions for m in reachable_macros(actions, macros)]
-    return sorted({a.service for group in lists for a in _all(group) if isinstance(a, ExecuteAction)})
+    return sorted({name for group in lists for a in _all(group) if isinstance(a, ExecuteAction)
+                   for name in a.services()})
 
 
 def _all(actions: list[Action]) -> Iterator[Action]:

@@ -13,7 +13,7 @@ from typing import Any
 
 from steepy.errors import Problem
 from steepy.model.service import INPUT, OUTPUT, Service
-from steepy.model.workflow import ExecuteAction
+from steepy.model.workflow import ExecuteAction, Fallback
 
 
 def supported_runtimes() -> tuple[str, ...]:
@@ -54,16 +54,29 @@ def check_services(checker: Any, reached: list[str]) -> None:
     if services is None:
         return
     runtime_reported: set[str] = set()
-    for site, a, service in checker._resolved(ExecuteAction, "service", services,
-                                              "Service `{}' is not defined."):
-        _parameters(checker, site, a, service)
+
+    def check(site: Any, a: Any, service: Service, base: tuple) -> None:
+        _parameters(checker, site, a, service, base)
         problem = runtime_problem(service, services)
         if problem is not None and service.id not in runtime_reported:
             runtime_reported.add(service.id)
             if problem.line is None:  # not read from a file: say it at the action
-                checker.add(problem.message, site, site.path + ("service",))
+                checker.add(problem.message, site, base + ("service",))
             else:
                 checker.problems.append(problem)
+
+    for site, a, service in checker._resolved(ExecuteAction, "service", services,
+                                              "Service `{}' is not defined."):
+        check(site, a, service, site.path)
+        if a.fallback is not None:  # extensions 10: the fallback's service, the same way
+            base = site.path + ("fallback",)
+            fallback_service = services.get(a.fallback.service)
+            if fallback_service is None:
+                checker.add(f"Service `{a.fallback.service}' of the fallback is not defined."
+                            + known(services, "services", a.fallback.service), site,
+                            base + ("service",))
+            else:
+                check(site, a.fallback, fallback_service, base)
     for name in reached:
         service = services.get(name)
         if service is None or name in runtime_reported:
@@ -74,13 +87,14 @@ def check_services(checker: Any, reached: list[str]) -> None:
             checker.problems.append(problem)
 
 
-def _parameters(checker: Any, site: Any, a: ExecuteAction, service: Service) -> None:
+def _parameters(checker: Any, site: Any, a: ExecuteAction | Fallback, service: Service,
+                base: tuple) -> None:
     counts: dict[str, int] = {}
     for role, params in (("inputs", a.inputs), ("outputs", a.outputs)):
         expected = INPUT if role == "inputs" else OUTPUT
         for i, p in enumerate(params):
             sp = service.parameter(p.id)
-            where = site.path + (role, i, "id")
+            where = base + (role, i, "id")
             if sp is None:
                 names = [x.id for x in service.parameters]
                 checker.add(f"Service `{service.id}' has no parameter `{p.id}'.{suggest(p.id, names)}"
@@ -99,7 +113,7 @@ def _parameters(checker: Any, site: Any, a: ExecuteAction, service: Service) -> 
         if not sp.cardinality.allows(count):
             how = "is missing" if count == 0 else f"is given {count} times"
             checker.add(f"{sp.type.capitalize()} `{sp.id}' of service `{service.id}' {how}; its "
-                        f"cardinality is {sp.cardinality} (min..max values).", site)
+                        f"cardinality is {sp.cardinality} (min..max values).", site, base)
 
 
 def suggest(name: str, options) -> str:

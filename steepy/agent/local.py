@@ -13,7 +13,8 @@ from typing import Any, Callable, Sequence
 from steepy.agent.cancel import CancelToken
 from steepy.agent.config import AgentConfig, AttemptRecord, ChainOutcome
 from steepy.agent.logs import ChainLog, LogSink, log_path
-from steepy.agent.runner import ExecContext, run_executable
+from steepy.agent.fallback import AdapterFailed, adapted, run_step, steps
+from steepy.agent.runner import ExecContext
 from steepy.agent.outputs import collect_results, output_dirs
 from steepy.errors import SteepyError
 from steepy.model.processchain import DATA_TYPE_DIRECTORY, Executable, ProcessChain
@@ -32,7 +33,7 @@ class LocalAgent:
     """Executes process chains (one at a time) as supervised subprocesses.
 
     `cancel` may be called from any thread or task, also before `execute` starts the chain.
-    `on_event(kind, data)` hears "attempt-failed", "retry-scheduled", "attempt-requeued" and "progress" as they
+    `on_event(kind, data)` hears "attempt-failed", "retry-scheduled", "attempt-requeued", "fallback-started" and "progress" as they
     happen.
     """
 
@@ -147,17 +148,18 @@ class LocalAgent:
         ctx = ExecContext(self.config, token, chain.id, submission_id, run_number, env, on_lines,
                           self._emit, records, self.rng, on_attempt)
         plugins = self.config.plugins
-        for index, exe in enumerate(chain.executables):
+        for step in steps(chain.executables):
+            index = step.index
             try:
-                exe = plugins.adapt_inputs(exe, chain)
-            except Exception as e:
-                log.exception("input adapter failed for service `%s'", exe.service_id)
+                step = adapted(step, lambda exe: plugins.adapt_inputs(exe, chain))
+            except AdapterFailed as e:
+                log.exception("input adapter failed for service `%s'", e.service_id)
                 return ChainOutcome(ProcessChainStatus.ERROR, attempts=records, error_message=(
-                    f"Execution of service `{exe.service_id}' failed: an input adapter failed: "
-                    f"{type(e).__name__}: {e}"))
-            outcome = await run_executable(exe, ctx)
+                    f"Execution of service `{e.service_id}' failed: an input adapter failed: "
+                    f"{e.cause}"))
+            outcome = await run_step(step, ctx)
             if outcome.status in ("SUCCESS", "SKIPPED"):
-                self._set_progress(chain.id, (index + 1) / total)
+                self._set_progress(chain.id, (step.last_index + 1) / total)
                 continue
             status = ProcessChainStatus(outcome.status)
             return ChainOutcome(status, error_message=outcome.message, attempts=records)

@@ -176,7 +176,8 @@ async def run_executable(exe: Executable, ctx: ExecContext) -> ExecOutcome:
         argv = launch.argv
         if ctx.on_attempt is not None:
             ctx.on_attempt(exe, number)
-        record = AttemptRecord(exe.id, exe.service_id, number, start_time=utcnow())
+        record = AttemptRecord(exe.id, exe.service_id, number, start_time=utcnow(),
+                               fallback_for=exe.fallback_for)
         ctx.records.append(record)
         if problem is not None:
             result = RunResult(spawn_error=problem)
@@ -286,6 +287,7 @@ async def run_executable(exe: Executable, ctx: ExecContext) -> ExecOutcome:
     if outcome is SKIPPED_RESULT:
         now = utcnow()
         ctx.records.append(AttemptRecord(exe.id, exe.service_id, 0, start_time=now, end_time=now,
-                                         outcome=SKIPPED, message="maxAttempts is 0"))
+                                         outcome=SKIPPED, message="maxAttempts is 0",
+                                         fallback_for=exe.fallback_for))
         return ExecOutcome("SKIPPED")
     return ExecOutcome("SUCCESS")

@@ -41,8 +41,8 @@ class ChainGrouping(GeneratorState):
         for dep in node.depends_on:
             if dep not in self._executed and dep not in in_chain:
                 return False
-        for inp in node.inputs:
-            if inp.var not in self._values and inp.var not in produced:
+        for var in node.consumed():
+            if var not in self._values and var not in produced:
                 return False
         return True
 
@@ -65,6 +65,10 @@ class ChainGrouping(GeneratorState):
             executable, outputs = self._builder.build(node, value_of)
             capabilities.update(self._builder.service(node).required_capabilities)
             executables.append(executable)
+            if node.fallback is not None:  # extensions 10: right after, writing the same paths
+                fallback = self._builder.build_fallback(node, value_of, outputs)
+                capabilities.update(self._builder.service(node.fallback).required_capabilities)
+                executables.append(fallback)
             self._remove(seq)
             in_chain.add(node.id)
             produced.update(outputs)

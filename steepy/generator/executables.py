@@ -8,6 +8,7 @@ per defaulted missing input (the new variable's id); then one id per runtime arg
 from __future__ import annotations
 
 import posixpath
+from dataclasses import replace
 from collections.abc import Callable
 from typing import Any
 
@@ -16,6 +17,9 @@ from steepy.model import Argument, ArgumentVariable, Executable, Service, Servic
 from steepy.model.common import scalar_text
 from steepy.model.processchain import DATA_TYPE_DIRECTORY
 from steepy.model.service import INPUT, OUTPUT
+
+
+FALLBACK_SUFFIX = ".fallback"  # the id of a fallback's executable: the action's plus this
 
 
 class ExecutableBuilder:
@@ -35,12 +39,27 @@ class ExecutableBuilder:
                                  f"`{node.id}'")
         return service
 
-    def build(self, node: ExecNode, value_of: Callable[[str], tuple[Any, bool]]
-              ) -> tuple[Executable, dict[str, str]]:
+    def build_fallback(self, node: ExecNode, value_of: Callable[[str], tuple[Any, bool]],
+                       paths: dict[str, str]) -> Executable:
+        """The executable of `node`'s fallback (extensions 10): it writes the paths `paths`
+        the action's executable was given, and runs only if that one fails."""
+        assert node.fallback is not None
+        fallback = replace(node.fallback, id=node.id + FALLBACK_SUFFIX)
+        unbound = sorted({o.var for o in fallback.outputs} ^ set(paths))
+        if unbound:
+            raise GeneratorError(f"The fallback of execute action `{node.id}' must bind exactly "
+                                 f"the action's output variables (not: {', '.join(unbound)})")
+        executable, _ = self.build(fallback, value_of, paths)
+        executable.fallback_for = node.id
+        return executable
+
+    def build(self, node: ExecNode, value_of: Callable[[str], tuple[Any, bool]],
+              paths: dict[str, str] | None = None) -> tuple[Executable, dict[str, str]]:
         """The executable and the values it gives its output variables.
 
         `value_of(var_id)` returns (value, from_results); from_results marks values reported
-        by earlier chains, which matters for directory inputs.
+        by earlier chains, which matters for directory inputs. With `paths`, output variables
+        get those paths instead of new ones (a fallback's).
         """
         service = self.service(node)
         arguments: list[Argument] = []
@@ -49,7 +68,7 @@ class ExecutableBuilder:
             if param.type == INPUT:
                 args = self._inputs(node, param, value_of)
             elif param.type == OUTPUT:
-                args = self._outputs(node, param)
+                args = self._outputs(node, param, paths)
                 produced.update((a.variable.id, a.variable.value) for a in args)
             else:
                 continue
@@ -88,10 +107,15 @@ class ExecutableBuilder:
                                      INPUT, param.label, param.data_type))
         return args
 
-    def _outputs(self, node: ExecNode, param: ServiceParameter) -> list[Argument]:
+    def _outputs(self, node: ExecNode, param: ServiceParameter,
+                 paths: dict[str, str] | None) -> list[Argument]:
         args = []
         for out in node.outputs:
             if out.param != param.id:
+                continue
+            if paths is not None:
+                args.append(Argument(param.id, ArgumentVariable(out.var, paths[out.var]), OUTPUT,
+                                     param.label, param.data_type))
                 continue
             base = self.out_path if out.store else self.tmp_path
             prefix = out.prefix or ""

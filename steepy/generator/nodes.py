@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Union
 
 from steepy.errors import SteepyError
-from steepy.model import (ExecuteAction, ForEachAction, IncludeAction, InputParameter,
+from steepy.model import (ExecuteAction, Fallback, ForEachAction, IncludeAction, InputParameter,
                           OutputParameter, RetryPolicy, TimeoutPolicy, Variable)
 from steepy.model.common import read_policies, write_policies
 from steepy.model.workflow import Action
@@ -66,6 +66,14 @@ class ExecNode:
     outputs: list[Output]
     depends_on: list[str]
     policies: Policies = NO_POLICIES
+    # extensions 10: what runs when this action's executable fails after all its attempts
+    # (its id is unused: the executable's id comes from this node's)
+    fallback: "ExecNode | None" = None
+
+    def consumed(self) -> list[str]:
+        """The variables it reads, its fallback's included (both need them to be ready)."""
+        own = [i.var for i in self.inputs]
+        return own if self.fallback is None else own + self.fallback.consumed()
 
 
 @dataclass(slots=True)
@@ -108,7 +116,8 @@ def _node(action: Action, values: dict[str, Any]) -> Node:
                      for p in action.outputs],
             depends_on=list(action.depends_on),
             policies=Policies(action.retries, action.max_inactivity, action.max_runtime,
-                              action.deadline))
+                              action.deadline),
+            fallback=None if action.fallback is None else _fallback_node(action.fallback, values))
     if isinstance(action, ForEachAction):
         return ForNode(
             id=action.id, input=_var_id(action.input, values),
@@ -120,6 +129,15 @@ def _node(action: Action, values: dict[str, Any]) -> Node:
             body=[_node(a, values) for a in action.actions])
     assert isinstance(action, IncludeAction)
     raise GeneratorError(f"include action `{action.id}' was not expanded")
+
+
+def _fallback_node(fallback: Fallback, values: dict[str, Any]) -> ExecNode:
+    return ExecNode(
+        id="", service=fallback.service,
+        inputs=[Input(p.id, _var_id(p.var, values), p.anonymous) for p in fallback.inputs],
+        outputs=[Output(p.id, _var_id(p.var, values)) for p in fallback.outputs],
+        depends_on=[], policies=Policies(fallback.retries, fallback.max_inactivity,
+                                         fallback.max_runtime, fallback.deadline))
 
 
 def execute_action_model(node: ExecNode, values: dict[str, Any]) -> ExecuteAction:
@@ -187,7 +205,8 @@ class Renamer:
                 self.action(node.id), node.service,
                 [Input(i.param, self.var(i.var), i.anonymous) for i in node.inputs],
                 [Output(o.param, self.var(o.var), o.prefix, o.store) for o in node.outputs],
-                deps, node.policies)
+                deps, node.policies,
+                None if node.fallback is None else self.node(node.fallback))  # type: ignore[arg-type]
         return ForNode(self.action(node.id), self.var(node.input), self.var(node.enumerator),
                        self.var(node.output), self.var(node.yield_to_output),
                        self.var(node.yield_to_input), deps, [self.node(n) for n in node.body])
@@ -205,6 +224,8 @@ def node_to_json(node: Node) -> dict:
         policies = node.policies.to_json()
         if policies:
             out["policies"] = policies
+        if node.fallback is not None:
+            out["fallback"] = node_to_json(node.fallback)
         return out
     return {"type": "for", "id": node.id, "input": node.input, "enumerator": node.enumerator,
             "output": node.output, "yieldToOutput": node.yield_to_output,
@@ -220,7 +241,8 @@ def node_from_json(data: dict) -> Node:
                         [Output(p, v, prefix, bool(store))
                          for p, v, prefix, store in data["outputs"]],
                         list(data["dependsOn"]),
-                        Policies.from_json(policies) if policies else NO_POLICIES)
+                        Policies.from_json(policies) if policies else NO_POLICIES,
+                        node_from_json(data["fallback"]) if data.get("fallback") else None)  # type: ignore[arg-type]
     return ForNode(data["id"], data["input"], data["enumerator"], data.get("output"),
                    data.get("yieldToOutput"), data.get("yieldToInput"), list(data["dependsOn"]),
                    [node_from_json(n) for n in data["actions"]])

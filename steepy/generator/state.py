@@ -138,7 +138,7 @@ def copy_values(values: dict[str, Any]) -> dict[str, Any]:
 
 def consumed_vars(node: Node) -> list[str]:
     if isinstance(node, ExecNode):
-        return [i.var for i in node.inputs]
+        return node.consumed()
     return [node.input, node.input + STREAM]
 
 

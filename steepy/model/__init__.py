@@ -8,6 +8,7 @@ from steepy.model.submission import ProcessChainStatus, Submission, SubmissionSt
 from steepy.model.workflow import (
     Action,
     ExecuteAction,
+    Fallback,
     ForEachAction,
     IncludeAction,
     IncludeOutputParameter,
@@ -18,7 +19,7 @@ from steepy.model.workflow import (
 )
 
 __all__ = [
-    "Action", "Argument", "ArgumentVariable", "Cardinality", "ExecuteAction", "Executable",
+    "Action", "Argument", "ArgumentVariable", "Cardinality", "ExecuteAction", "Executable", "Fallback",
     "ForEachAction", "IncludeAction", "IncludeOutputParameter", "InputParameter", "Macro",
     "MacroParameter", "OutputParameter", "ProcessChain", "ProcessChainStatus", "RetryPolicy",
     "RuntimeArgument", "Service", "ServiceParameter", "Submission", "SubmissionStatus",

@@ -38,6 +38,7 @@ class AttemptRecord:
     delay_rule: str | None = None  # how that pause was chosen
     last_lines: list[str] = field(default_factory=list)
     message: str | None = None
+    fallback_for: str | None = None  # an attempt of a fallback (extensions 10): whose
 
     def to_row(self) -> dict[str, Any]:
         """The columns of the registry's attempts table (but the chain and run)."""
@@ -47,17 +48,19 @@ class AttemptRecord:
                 "exit_code": self.exit_code, "signal": self.signal,
                 "timeout_kind": self.timeout_kind, "delay_ms": self.delay_ms,
                 "delay_rule": self.delay_rule, "message": self.message,
-                "last_lines": json.dumps(list(self.last_lines), separators=(",", ":"))}
+                "last_lines": json.dumps(list(self.last_lines), separators=(",", ":")),
+                "fallback_for": self.fallback_for}
 
     @classmethod
     def from_row(cls, row: Any) -> "AttemptRecord":
         return cls(row.executable_id, row.service_id, row.attempt, _utc(row.start_time),
                    _utc(row.end_time), row.outcome, row.exit_code, row.signal,
                    row.timeout_kind, row.delay_ms, row.delay_rule,
-                   json.loads(row.last_lines) if row.last_lines else [], row.message)
+                   json.loads(row.last_lines) if row.last_lines else [], row.message,
+                   row.fallback_for)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "executableId": self.executable_id, "serviceId": self.service_id,
             "attempt": self.attempt, "startTime": iso_time(self.start_time),
             "endTime": iso_time(self.end_time), "outcome": self.outcome,
@@ -65,5 +68,8 @@ class AttemptRecord:
             "delayMs": self.delay_ms, "delayRule": self.delay_rule,
             "lastLines": list(self.last_lines), "message": self.message,
         }
+        if self.fallback_for is not None:
+            out["fallbackFor"] = self.fallback_for
+        return out
 
 

@@ -70,6 +70,9 @@ class Executable:
     max_inactivity: TimeoutPolicy | None = None
     max_runtime: TimeoutPolicy | None = None
     deadline: TimeoutPolicy | None = None
+    # steepy (extensions 10): this executable runs only if the one with this id, right
+    # before it in the chain, has failed after all its attempts
+    fallback_for: str | None = None
 
     @classmethod
     def from_json(cls, data: dict, path: tuple = ()) -> "Executable":
@@ -81,6 +84,7 @@ class Executable:
             runtime=str(data.get("runtime") or "other"),
             runtime_args=[Argument.from_json(a) for a in data.get("runtimeArgs") or []],
             **read_policies(data, path),
+            fallback_for=None if data.get("fallbackFor") is None else scalar_text(data["fallbackFor"]),
         )
 
     def to_json(self) -> dict:
@@ -89,6 +93,7 @@ class Executable:
                      "runtime": self.runtime,
                      "runtimeArgs": [a.to_json() for a in self.runtime_args]}
         write_policies(out, self)
+        put(out, "fallbackFor", self.fallback_for)
         return out
 
 

@@ -99,9 +99,10 @@ def collect_required_capabilities(workflow: Workflow, services: dict[str, Servic
     def visit(actions: list) -> None:
         for action in actions:
             if isinstance(action, ExecuteAction):
-                service = services.get(action.service)
-                if service is not None:
-                    found.update(service.required_capabilities)
+                for name in action.services():
+                    service = services.get(name)
+                    if service is not None:
+                        found.update(service.required_capabilities)
             elif isinstance(action, ForEachAction):
                 visit(action.actions)
             elif isinstance(action, IncludeAction):

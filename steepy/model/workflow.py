@@ -170,6 +170,7 @@ class ExecuteAction:
     max_inactivity: TimeoutPolicy | None = None
     max_runtime: TimeoutPolicy | None = None
     deadline: TimeoutPolicy | None = None
+    fallback: "Fallback | None" = None  # steepy (extensions 10)
     type = "execute"
 
     @classmethod
@@ -186,11 +187,53 @@ class ExecuteAction:
                      for i, p in enumerate(data.get("outputs") or [])],
             depends_on=as_list(data.get("dependsOn")),
             **read_policies(data, path),
+            fallback=(None if data.get("fallback") is None else
+                      Fallback.from_json(data["fallback"], resolver, path + ("fallback",))),
         )
+
+    def services(self) -> list[str]:
+        """The services it may run: its own and its fallback's."""
+        return [self.service] + ([] if self.fallback is None else [self.fallback.service])
 
     def to_json(self, writer: VariableWriter) -> dict:
         out: dict = {"id": self.id, "type": "execute", "service": self.service}
         _write_wiring(out, self, writer)
+        write_policies(out, self)
+        if self.fallback is not None:
+            out["fallback"] = self.fallback.to_json(writer)
+        return out
+
+
+@dataclass
+class Fallback:
+    """What runs in the same process chain when an execute action's executable has failed
+    after all its attempts (extensions 10). Its outputs bind the action's own output
+    variables (the validator checks that), so it writes the same files."""
+
+    service: str
+    inputs: list[InputParameter] = field(default_factory=list)
+    outputs: list[OutputParameter] = field(default_factory=list)
+    retries: RetryPolicy | None = None
+    max_inactivity: TimeoutPolicy | None = None
+    max_runtime: TimeoutPolicy | None = None
+    deadline: TimeoutPolicy | None = None
+
+    @classmethod
+    def from_json(cls, data: dict, resolver: VariableResolver, path: tuple) -> "Fallback":
+        return cls(
+            service=data["service"],
+            inputs=[InputParameter.from_json(p, resolver, path + ("inputs", i))
+                    for i, p in enumerate(data.get("inputs") or [])],
+            outputs=[OutputParameter.from_json(p, resolver, path + ("outputs", i))
+                     for i, p in enumerate(data.get("outputs") or [])],
+            **read_policies(data, path))
+
+    def to_json(self, writer: VariableWriter) -> dict:
+        out: dict = {"service": self.service}
+        if self.inputs:
+            out["inputs"] = [p.to_json(writer) for p in self.inputs]
+        if self.outputs:
+            out["outputs"] = [p.to_json(writer) for p in self.outputs]
         write_policies(out, self)
         return out
 

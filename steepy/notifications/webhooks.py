@@ -24,7 +24,8 @@ from steepy.model.submission import FINISHED_SUBMISSION, ProcessChainStatus, Sub
 # code writes no other)
 EVENT_KINDS = (
     "agent.arrived", "agent.left",
-    "chain.agentLost", "chain.attemptFailed", "chain.attemptRequeued", "chain.cancelRequested", "chain.finished",
+    "chain.agentLost", "chain.attemptFailed", "chain.attemptRequeued", "chain.cancelRequested",
+    "chain.fallbackStarted", "chain.finished",
     "chain.priority", "chain.progress", "chain.registered", "chain.requeued", "chain.resumed",
     "chain.retryScheduled", "chain.started", "chain.waiting",
     "schedule.fired", "schedule.skipped",

@@ -97,6 +97,7 @@ attempts = Table(
     Column("delay_rule", Text),
     Column("last_lines", Text),  # JSON list
     Column("message", Text),
+    Column("fallback_for", Text),  # an attempt of a fallback: the executable it stood in for
 )
 Index("ix_attempts_chain", attempts.c.chain_id, attempts.c.run_number)
 

@@ -60,7 +60,8 @@ def _example(name: str) -> str:
 @pytest.mark.parametrize("name,status", [
     ("linear.yaml", SS.SUCCESS), ("fan-out.yaml", SS.SUCCESS), ("include.yaml", SS.SUCCESS),
     ("retry-flaky.yaml", SS.SUCCESS), ("timeout-cancelled.yaml", SS.CANCELLED),
-    ("process-chain-retries.yaml", SS.SUCCESS), ("requeue.yaml", SS.SUCCESS)])
+    ("process-chain-retries.yaml", SS.SUCCESS), ("requeue.yaml", SS.SUCCESS),
+    ("fallback.yaml", SS.SUCCESS)])
 async def test_examples_end_as_documented(registry, tmp_path, name: str, status: SS) -> None:
     sid = _submit(registry, _example(name))
     await _run(registry, tmp_path, sid)

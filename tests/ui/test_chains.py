@@ -128,6 +128,34 @@ def test_chain_page_shows_a_failed_attempt_its_exit_code_and_the_delay_before_th
     assert ui.http.get(f"/processchains/{chain_id}/runs/7", headers=HTML).status_code == 404
 
 
+FALLBACK = """api: 4.7.0
+vars: [{id: out}]
+actions:
+  - id: measure
+    type: execute
+    service: flaky
+    inputs: [{id: fail_times, value: 5}, {id: exit_code, value: 3}]
+    outputs: [{id: output_file, var: out}]
+    retries: {maxAttempts: 1}
+    fallback:
+      service: stand-in
+      outputs: [{id: output_file, var: out}]
+"""
+
+
+def test_chain_page_shows_which_attempt_was_the_fallback(ui) -> None:
+    submission = ui.submit(FALLBACK)
+    assert ui.wait(submission)["status"] == "SUCCESS"
+    chain_id, = [c["id"] for c in chains_of(ui, submission)]
+    seen = text(ui.http.get(f"/processchains/{chain_id}", headers=HTML).text)
+    assert "fallback runs only if `measure' fails after all its attempts" in seen
+    assert re.search(r"measure 1 FAILED failed with exit code 3", seen), seen
+    assert re.search(r"measure\.fallback fallback 1 SUCCESS succeeded", seen), seen
+    timeline = text(ui.http.get(f"/workflows/{submission}", headers=HTML).text)
+    assert "Service flaky failed after all its attempts (exit code 3): its fallback stand-in " \
+        "runs instead" in timeline
+
+
 def test_chain_page_names_the_timeout_that_fired(ui) -> None:
     submission = ui.submit(STALLS)
     assert ui.wait(submission)["status"] in ("CANCELLED", "ERROR")

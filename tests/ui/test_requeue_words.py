@@ -17,3 +17,13 @@ def test_a_requeue_event_is_a_timeline_line() -> None:
                      "reason": "requeue matched exit code 75"})
     assert line.text == "Attempt 1 of service flaky re-queued after 100ms (not counted)"
     assert line.tone == "status-waiting" and line.detail == "requeue matched exit code 75"
+
+
+def test_a_fallback_event_is_a_timeline_line() -> None:
+    line = describe({"id": 4, "time": "2026-11-23T22:00:00Z", "kind": "chain.fallbackStarted",
+                     "chainId": "c", "executableId": "measure", "serviceId": "flaky",
+                     "fallbackId": "measure.fallback", "fallbackServiceId": "stand-in",
+                     "exitCode": 3, "message": "Execution of service `flaky' failed"})
+    assert line.text == ("Service flaky failed after all its attempts (exit code 3): its "
+                         "fallback stand-in runs instead")
+    assert line.tone == "status-waiting" and line.detail == "Execution of service `flaky' failed"

@@ -117,6 +117,9 @@ def executable_view(exe: Executable) -> ExecutableView:
         if policy is not None:
             label = {"max_inactivity": "maxInactivity", "max_runtime": "maxRuntime"}.get(name, name)
             policies.append((label, describe_timeout(policy)))
+    if exe.fallback_for is not None:
+        policies.insert(0, ("fallback", f"runs only if `{exe.fallback_for}' fails after all its "
+                                        "attempts, and writes its outputs instead"))
     return ExecutableView(exe.id, exe.service_id, exe.runtime, command_line(exe), policies)
 
 

@@ -128,8 +128,15 @@ def _requeued(e: dict) -> tuple[str, str, str | None]:
             f"{after} (not counted)", "status-waiting", e.get("reason"))
 
 
+def _fallback(e: dict) -> tuple[str, str, str | None]:
+    code = e.get("exitCode")
+    how = f" (exit code {code})" if code is not None else ""
+    return (f"Service {e.get('serviceId', '?')} failed after all its attempts{how}: its fallback "
+            f"{e.get('fallbackServiceId', '?')} runs instead", "status-waiting", e.get("message"))
+
+
 DESCRIBE = {"chain.attemptFailed": _attempt_failed, "chain.retryScheduled": _retry,
-            "chain.attemptRequeued": _requeued,
+            "chain.attemptRequeued": _requeued, "chain.fallbackStarted": _fallback,
             "submission.status": _submission_status, "chain.finished": _chain_finished}
 
 
