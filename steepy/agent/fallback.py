@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 from steepy.agent.config import FAILED, TIMEOUT
 from steepy.agent.runner import ExecContext, ExecOutcome, run_executable
+from steepy.errors import SteepyError
 from steepy.model.processchain import Executable
 
 FAILED_SERVICE = "STEEPY_FAILED_SERVICE"
@@ -77,7 +78,7 @@ def _last_exit_code(exe: Executable, ctx: ExecContext) -> int | None:
     return None
 
 
-class AdapterFailed(Exception):
+class AdapterFailed(SteepyError):
     """An input adapter failed for one executable of a step."""
 
     def __init__(self, service_id: str, cause: Exception):

@@ -243,13 +243,13 @@ def test_timeline_lines_fold_registrations_and_keep_unknown_kinds() -> None:
                {"id": 5, "time": at % 5, "kind": "chain.attemptFailed", "chainId": "c1",
                 "serviceId": "slowprint", "attempt": 1, "timeoutKind": "maxInactivity",
                 "exitCode": None, "message": "no output for 5s"},
-               {"id": 6, "time": at % 6, "kind": "chain.fallbackStarted", "chainId": "c1",
+               {"id": 6, "time": at % 6, "kind": "chain.somethingNew", "chainId": "c1",
                 "serviceId": "cp"}]
     lines, left_out = timeline(events)
     assert [line.text for line in lines] == [
         "3 process chains registered",
         "Attempt 1 of service slowprint failed: maxInactivity timeout",
-        "fallbackStarted (serviceId: cp)"]
+        "somethingNew (serviceId: cp)"]
     assert lines[1].detail == "no output for 5s" and left_out == 0
     assert timeline(events, limit=1) == (lines[-1:], 2)
 

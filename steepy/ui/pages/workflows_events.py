@@ -84,7 +84,7 @@ def _generic(e: dict) -> tuple[str, str, str | None]:
                        if k not in ("id", "time", "kind", "chainId", "submissionId")
                        and v is not None)
     word = e["kind"].split(".")[-1]
-    tone = "status-waiting" if "fallback" in word.lower() or "requeue" in word.lower() else ""
+    tone = "status-waiting" if "requeue" in word.lower() else ""
     return word + (f" ({fields})" if fields else ""), tone, None
 
 
