@@ -27,6 +27,10 @@ def runtime_message(service: Service) -> str | None:
     supported = supported_runtimes()
     if service.runtime in supported:
         return None
+    if service.runtime == "kubernetes":  # Steep has it; no API server can run where we test
+        return (f"Service `{service.id}' has runtime `kubernetes', which steepy does not "
+                f"support yet (Steep does). Run it with `docker' or `slurm', or install a "
+                f"runtime plugin for Kubernetes. Supported runtimes: {', '.join(supported)}.")
     return (f"Service `{service.id}' has runtime `{service.runtime}', which steepy cannot run. "
             f"Supported runtimes: {', '.join(supported)}.")
 

@@ -145,3 +145,17 @@ def test_a_bad_requeue_rule_is_a_located_problem(tmp_path) -> None:
     (tmp_path / "w.yaml").write_text(good)
     result = _run(["validate", str(tmp_path / "w.yaml"), "--services", str(ROOT / "services")], tmp_path)
     assert result.exit_code == 0, result.output
+
+
+def test_kubernetes_is_a_clear_located_refusal(tmp_path) -> None:
+    """Steep has a Kubernetes runtime; steepy says it has none yet, where the service says so."""
+    (tmp_path / "services.yaml").write_text(
+        "- id: kube\n  name: kube\n  description: in a pod\n  path: busybox\n"
+        "  runtime: kubernetes\n  parameters: []\n")
+    (tmp_path / "w.yaml").write_text("api: 4.7.0\nactions:\n  - {type: execute, service: kube}\n")
+    result = _run(["validate", str(tmp_path / "w.yaml"), "--services",
+                   str(tmp_path / "services.yaml")], tmp_path)
+    assert result.exit_code == 2, result.output
+    assert ("services.yaml:5:12: [0].runtime: Service `kube' has runtime `kubernetes', which steepy "
+            "does not support yet (Steep does).") in result.output
+    assert "Traceback" not in result.output

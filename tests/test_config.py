@@ -220,7 +220,7 @@ def test_dotted_access_as_before(tmp_path) -> None:
 
 def test_docker_settings_reach_the_agents(tmp_path, monkeypatch) -> None:
     (tmp_path / "steepy.yaml").write_text(
-        "runtimes:\n  docker:\n    pull: never\n    env: [A=1]\n    volumes:\n"
+        "runtimes:\n  docker:\n    command: podman\n    pull: never\n    env: [A=1]\n    volumes:\n"
         "      - /data:/data:ro\nagent:\n  capabilities: docker\n  killGracePeriod: 3s\n"
         "tmpPath: t\n")
     monkeypatch.chdir(tmp_path)
@@ -229,6 +229,7 @@ def test_docker_settings_reach_the_agents(tmp_path, monkeypatch) -> None:
     agent = settings.agent
     assert (agent.docker_pull, agent.docker_env, agent.docker_volumes) == (
         "never", ["C=3"], ["/data:/data:ro"])
+    assert agent.docker_command == "podman"  # a drop-in client
     assert agent.kill_grace_period_ms == 3000 and agent.tmp_path == str(tmp_path / "t")
     assert settings.capabilities == ["docker"] and settings.sweep_s == 2.0
 

@@ -29,7 +29,7 @@ class AgentConfig:
     docker_env: list[str] = field(default_factory=list)  # `-e` entries of docker run
     docker_volumes: list[str] = field(default_factory=list)  # `-v` entries of docker run
     docker_pull: str = "auto"  # auto | always | missing | never
-    docker_command: str = "docker"  # the docker client (tests use a fake one)
+    docker_command: str = "docker"  # the client (`runtimes.docker.command': docker, podman)
     tmp_path: str = "/tmp"  # steep.tmpPath, mounted into every container
     # runtimes, adapters and progress estimators (default: steepy's own runtimes only)
     plugins: PluginSet = field(default_factory=builtin_set)
@@ -46,7 +46,7 @@ class AgentConfig:
                    output_lines_to_collect=config.agent.output_lines_to_collect,
                    log_dir=Path(logs.path), log_group_by_prefix=logs.group_by_prefix,
                    docker_env=list(docker.env), docker_volumes=list(docker.volumes),
-                   docker_pull=docker.pull, tmp_path=str(Path(config.tmp_path).absolute()),
+                   docker_pull=docker.pull, docker_command=docker.command, tmp_path=str(Path(config.tmp_path).absolute()),
                    plugins=plugins)
 
     def runtime_settings(self, runtime: str) -> dict[str, Any]:

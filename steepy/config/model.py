@@ -156,6 +156,7 @@ class HttpSettings(Section):
 
 
 class DockerSettings(Section):
+    command: str = Field("docker", min_length=1)  # the client: docker, or podman as a drop-in
     pull: Literal["auto", "always", "missing", "never"] = "auto"
     env: Strings = Field(default_factory=list)  # `-e' entries of docker run
     volumes: Strings = Field(default_factory=list)  # `-v' entries of docker run

@@ -2,15 +2,16 @@
 `docker kill`s the container (the client's SIGTERM alone may leave it running).
 
 Settings (`runtimes.docker.*`): `pull` (auto | always | missing | never), `env` and `volumes`
-(lists of `-e`/`-v` entries), and `command`, the docker client (tests use a fake one).
+(lists of `-e`/`-v` entries), and `command`, the client (`podman' works as a drop-in).
 """
 
 from __future__ import annotations
 
+import posixpath
 import re
 
 from steepy.ids import unique_id
-from steepy.model.processchain import Executable
+from steepy.model.processchain import DATA_TYPE_DIRECTORY, Executable
 from steepy.plugins.kinds import Launch, RuntimeContext
 from steepy.runtimes.commands import argument_list, run_quietly
 
@@ -39,16 +40,35 @@ def pull_policy(image: str, configured: str) -> str:
 
 def docker_argv(exe: Executable, *, name: str, docker: str, pull: str, env: list[str],
                 volumes: list[str], tmp_path: str, extra_env_names: list[str] = ()) -> list[str]:
-    """`docker run <runtimeArgs> --pull <p> [-e ...] [-v ...] --name <name>
-    -v <tmp>:<tmp> <image> <args>`. `extra_env_names` (the STEEPY_* variables) are passed
-    by name, so the container gets the values of the docker client's environment."""
-    argv = [docker, "run", *argument_list(exe.runtime_args), "--pull", pull_policy(exe.path, pull)]
+    """`docker run --rm <runtimeArgs> --pull <p> [-e ...] [-v ...] --name <name>
+    -v <tmp>:<tmp> [-v <output dir>:<output dir> ...] <image> <args>`. `extra_env_names` (the STEEPY_* variables) are passed
+    by name, so the container gets the values of the docker client's environment. `--rm`:
+    an exited container is removed (its output is in the chain's log already)."""
+    argv = [docker, "run", "--rm", *argument_list(exe.runtime_args),
+            "--pull", pull_policy(exe.path, pull)]
     for entry in [*env, *extra_env_names]:
         argv += ["-e", entry]
     for volume in volumes:
         argv += ["-v", volume]
-    argv += ["--name", name, "-v", f"{tmp_path}:{tmp_path}", exe.path]
-    return argv + argument_list(exe.arguments)
+    argv += ["--name", name, "-v", f"{tmp_path}:{tmp_path}"]
+    for directory in output_directories(exe, tmp_path):  # e.g. results stored in steep.outPath
+        argv += ["-v", f"{directory}:{directory}"]
+    return argv + [exe.path] + argument_list(exe.arguments)
+
+
+def output_directories(exe: Executable, tmp_path: str) -> list[str]:
+    """The directories the tool writes its outputs to that lie outside `tmp_path` (which
+    every container gets anyway): they are mounted at the same path, too."""
+    found: dict[str, None] = {}
+    inside = tmp_path.rstrip("/") + "/"
+    for a in exe.arguments:
+        if a.type != "output" or not posixpath.isabs(a.variable.value):
+            continue
+        directory = (a.variable.value if a.data_type == DATA_TYPE_DIRECTORY
+                     else posixpath.dirname(a.variable.value))
+        if not (directory + "/").startswith(inside):
+            found[directory] = None
+    return list(found)
 
 
 class DockerRuntime:
@@ -63,10 +83,17 @@ class DockerRuntime:
                            env=list(settings.get("env") or []),
                            volumes=list(settings.get("volumes") or []),
                            tmp_path=context.tmp_path, extra_env_names=list(context.steepy_env))
-        kill_argv, kill_env = [docker, "kill", name], dict(context.env)
+        kill_env = dict(context.env)
         timeout_s = max(context.kill_grace_period_ms / 1000, 1.0)
+        stopped = [False]
 
         async def kill_container() -> None:
-            await run_quietly(kill_argv, kill_env, timeout_s)
+            stopped[0] = True
+            await run_quietly([docker, "kill", name], kill_env, timeout_s)
 
-        return Launch(argv, stop=kill_container)
+        async def remove_container() -> None:
+            # a client killed before the container was up may leave one that `kill' missed
+            if stopped[0]:
+                await run_quietly([docker, "rm", "-f", name], kill_env, timeout_s)
+
+        return Launch(argv, stop=kill_container, clean_up=remove_container)

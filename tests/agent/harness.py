@@ -18,21 +18,27 @@ from steepy.model.processchain import Argument, ArgumentVariable, Executable, Pr
 
 HERE = Path(__file__).resolve().parent
 TOOL = HERE / "tool.py"
-FAKE_DOCKER = HERE / "fake_docker.py"
 
 
-def make_fake_docker(directory: Path) -> tuple[Path, Path]:
-    """An executable `docker` in `directory` and the file it records its argv to."""
+def recording_docker(directory: Path, real: str) -> tuple[Path, Path]:
+    """A `docker` in `directory` that records its argv, one line per call (words separated by
+    the unit separator), then runs the real client: scenarios run containers for real."""
+    record = directory / "docker-argv.log"
     script = directory / "docker"
-    script.write_text(f"#!/bin/sh\nexec {sys.executable} -S {FAKE_DOCKER} \"$@\"\n")
+    script.write_text("#!/bin/sh\n{ for a in \"$@\"; do printf '%s\\037' \"$a\"; done; echo; } "
+                      f">> '{record}'\nexec '{real}' \"$@\"\n")
     script.chmod(0o755)
-    return script, directory / "docker-argv.jsonl"
+    return script, record
 
 
-def recorded_docker_calls(record: Path) -> list[list[str]]:
-    if not record.exists():
+def recorded_docker_calls(record: Path | None) -> list[list[str]]:
+    if record is None or not record.exists():
         return []
-    return [json.loads(line) for line in record.read_text().splitlines()]
+    return [line.split("\x1f")[:-1] for line in record.read_text().splitlines()]
+
+
+def uses_docker(scenario: dict) -> bool:
+    return any(s.get("runtime") == "docker" for s in scenario["executables"])
 
 
 def inputs(values: list[str]) -> list[Argument]:
@@ -81,7 +87,9 @@ class Replay:
     cancelled_at_ms: float | None = None  # when the external cancellation was made
 
 
-def build_chain(scenario: dict, directory: Path) -> tuple[ProcessChain, list[Path | None]]:
+def build_chain(scenario: dict, directory: Path,
+                image: str | None = None) -> tuple[ProcessChain, list[Path | None]]:
+    """The scenario's chain; `image` replaces a container's image (no registry here)."""
     executables, counters = [], []
     for i, spec in enumerate(scenario["executables"]):
         behaviour = spec["behaviour"]
@@ -96,7 +104,7 @@ def build_chain(scenario: dict, directory: Path) -> tuple[ProcessChain, list[Pat
                                       **policies), None
         else:
             container = behaviour["container"]
-            exe, counter = Executable(exe_id, container["image"], spec["serviceId"],
+            exe, counter = Executable(exe_id, image or container["image"], spec["serviceId"],
                                       inputs(container.get("args", [])), runtime="docker",
                                       **policies), None
         executables.append(exe)
@@ -119,13 +127,17 @@ def _estimator(scenario: dict):
     return estimate, calls
 
 
-async def replay(scenario: dict, directory: Path, config: AgentConfig | None = None) -> Replay:
-    chain, counters = build_chain(scenario, directory)
-    docker, record = make_fake_docker(directory)
+async def replay(scenario: dict, directory: Path, config: AgentConfig | None = None,
+                 docker: dict[str, str] | None = None) -> Replay:
+    """Run the scenario; one with a container needs `docker', what `.ci/docker start' said."""
+    chain, counters = build_chain(scenario, directory, None if docker is None else docker["image"])
     if config is None:
         config = AgentConfig(kill_grace_period_ms=2000, log_dir=directory / "logs")
-    config.docker_command = str(docker)
-    config.env = {**config.env, "FAKE_DOCKER_LOG": str(record)}
+    record = None
+    if docker is not None:
+        client, record = recording_docker(directory, docker["docker"])
+        config.docker_command, config.docker_pull = str(client), "never"
+        config.env = {**config.env, **{k: v for k, v in docker.items() if k.isupper()}}
     estimator, estimator_calls = _estimator(scenario)
     events: list[tuple[str, dict]] = []
     agent = LocalAgent("agent-1", config, progress_estimator=estimator,

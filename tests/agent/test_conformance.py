@@ -22,7 +22,9 @@ import pytest
 
 from steepy.durations import model_duration
 from steepy.model.submission import ProcessChainStatus
-from tests.agent.harness import attempts_for, replay
+from tests.agent.harness import attempts_for, replay, uses_docker
+from tests.components import component
+from tests.docker.containers import container_gone
 from tests.conftest import conformance_params
 
 # read lazily: without the corpus only these are skipped (test_scenarios imports check)
@@ -127,7 +129,8 @@ def test_scaling_keeps_the_meaning() -> None:
 @pytest.mark.parametrize("scenario", SCENARIOS)
 async def test_agent_scenario(scenario: dict, tmp_path) -> None:
     scenario = scale(scenario, TIME_SCALE)
-    result = await replay(scenario, tmp_path)
+    docker = component("docker") if uses_docker(scenario) else None
+    result = await replay(scenario, tmp_path, docker=docker)
     check(scenario, result)
     check_timers(result)
     cancel = scenario.get("cancel")
@@ -144,5 +147,6 @@ async def test_agent_scenario(scenario: dict, tmp_path) -> None:
         assert run[0] == "run"
         name = run[run.index("--name") + 1]
         assert name.startswith("steep-exe0-sleep-")
-        assert run[-3:] == ["alpine", "sleep", "2000"]
+        assert run[-3:] == [docker["image"], "sleep", "2000"]  # alpine cannot be pulled here
         assert ["kill", name] in rest
+        assert container_gone(docker, name)

@@ -1,0 +1,121 @@
+"""The `docker` runtime against a real dockerd (`.ci/docker start`, a local busybox image,
+no network): runtimeArgs, `runtimes.docker.{pull,env,volumes}`, exit codes and output, a
+timeout and a cancel that end the container, and no exited container left behind."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from steepy.agent import AgentConfig, LocalAgent
+from steepy.model.policies import TimeoutPolicy
+from steepy.model.processchain import Argument, ArgumentVariable, Executable, ProcessChain
+from steepy.model.submission import ProcessChainStatus
+from tests.components import component, environment
+from tests.docker.containers import container_gone, containers
+
+pytestmark = pytest.mark.timeout(900)  # a cold start may install dockerd first
+
+
+@pytest.fixture(scope="module")
+def docker() -> dict[str, str]:
+    return component("docker")
+
+
+def _agent(docker: dict, tmp_path, **settings) -> LocalAgent:
+    config = AgentConfig(log_dir=tmp_path / "logs", kill_grace_period_ms=1000,
+                         docker_command=docker["docker"], env=environment(docker),
+                         tmp_path=str(tmp_path), docker_pull="never", **settings)
+    return LocalAgent("agent-1", config)
+
+
+def _exe(docker: dict, script: str, exe_id: str = "e", **policies) -> Executable:
+    no_network = Argument("network", ArgumentVariable("network", "none"), "input", "--network")
+    command = [Argument(f"a{i}", ArgumentVariable(f"v{i}", v), "input")
+               for i, v in enumerate(["sh", "-c", script])]
+    return Executable(exe_id, docker["image"], "box", command, runtime="docker",
+                      runtime_args=[no_network], **policies)
+
+
+async def test_output_env_volumes_and_no_container_left(docker, tmp_path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "in.txt").write_text("from the host\n")
+    agent = _agent(docker, tmp_path, docker_env=["GREETING=hello"],
+                   docker_volumes=[f"{data}:/data:ro"])
+    exe = _exe(docker, "echo $GREETING attempt $STEEPY_ATTEMPT; cat /data/in.txt; "
+                       f"echo written > {tmp_path}/out.txt", exe_id="ok")
+    outcome = await agent.execute(ProcessChain("c", [exe]))
+    assert outcome.status == ProcessChainStatus.SUCCESS, outcome.error_message
+    assert outcome.attempts[0].last_lines[-2:] == ["hello attempt 1", "from the host"]
+    assert (tmp_path / "out.txt").read_text() == "written\n"  # steep.tmpPath is mounted
+    assert container_gone(docker, "steep-ok-")  # --rm: the exited container is removed
+
+
+async def test_an_exit_code_passes_through_with_the_output(docker, tmp_path) -> None:
+    outcome = await _agent(docker, tmp_path).execute(
+        ProcessChain("c", [_exe(docker, "echo about to fail; exit 5", exe_id="fails")]))
+    assert outcome.status == ProcessChainStatus.ERROR
+    assert outcome.attempts[0].exit_code == 5
+    assert "exited with code 5" in outcome.error_message
+    assert "about to fail" in outcome.error_message
+    assert container_gone(docker, "steep-fails-")
+
+
+async def test_a_timeout_ends_the_container(docker, tmp_path) -> None:
+    exe = _exe(docker, "echo started; sleep 60", exe_id="slow",
+               max_runtime=TimeoutPolicy(1500, error_on_timeout=True))
+    started = time.monotonic()
+    outcome = await _agent(docker, tmp_path).execute(ProcessChain("c", [exe]))
+    assert outcome.status == ProcessChainStatus.ERROR
+    assert "timed out after 1500 ms (maximum runtime)" in outcome.error_message
+    assert time.monotonic() - started < 30
+    assert container_gone(docker, "steep-slow-")
+
+
+async def test_a_cancel_ends_the_container(docker, tmp_path) -> None:
+    agent = _agent(docker, tmp_path)
+    task = asyncio.ensure_future(agent.execute(
+        ProcessChain("c", [_exe(docker, "echo started; sleep 60", exe_id="cancelled")])))
+    end = time.monotonic() + 30
+    while not containers(docker, "steep-cancelled-"):
+        assert time.monotonic() < end, "the container never started"
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(0.5)
+    agent.cancel("c")
+    outcome = await task
+    assert outcome.status == ProcessChainStatus.CANCELLED
+    assert container_gone(docker, "steep-cancelled-")
+
+
+async def test_the_example_workflow_runs_in_a_container(docker, tmp_path, monkeypatch) -> None:
+    """workflows/docker.yaml through the engine, its image swapped for the local one."""
+    from dataclasses import replace
+
+    from steepy.engine import Engine, EngineSettings
+    from steepy.loading import read_macros, read_services
+    from steepy.model.submission import SubmissionStatus
+    from steepy.registry import open_registry
+    from tests.conftest import ROOT
+    from tests.engine.test_engine import _example, _submit
+
+    monkeypatch.chdir(ROOT)  # the example names its input relative to the project
+    services = dict(read_services(str(ROOT / "services")))
+    services["box-wc"] = replace(services["box-wc"], path=docker["image"])
+    registry = open_registry(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    sid = _submit(registry, _example("docker.yaml"))
+    config = AgentConfig(log_dir=tmp_path / "logs", docker_command=docker["docker"],
+                         env=environment(docker), tmp_path=str(tmp_path / "tmp"),
+                         docker_pull="never")
+    engine = Engine(registry, services, read_macros(str(ROOT / "workflows" / "macros")),
+                    EngineSettings(tmp_path=str(tmp_path / "tmp"), out_path=str(tmp_path / "out"),
+                                   agents=1, sweep_s=0.5, agent=config))
+    await asyncio.wait_for(engine.run(until_submission=sid), 120)
+    submission = registry.views.get_submission(sid)
+    assert submission.status == SubmissionStatus.SUCCESS, submission.error_message
+    counts = open(submission.results["counts"][0]).read().split()
+    words = (ROOT / "workflows" / "data" / "words.txt").read_text()
+    assert [int(n) for n in counts[:3]] == [len(words.splitlines()), len(words.split()),
+                                            len(words.encode())]
