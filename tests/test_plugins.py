@@ -147,11 +147,11 @@ def test_declared_plugins_with_steeps_descriptor_fields(tmp_path, plugmod) -> No
             type: progressEstimator
             object: {plugmod}:Estimator
             supportedServiceIds: [counter, other]
-          - name: slurm
+          - name: lsf
             type: runtime
             object: {plugmod}:Runtime
-            supportedRuntime: slurm
-        runtimes.slurm.partition: big
+            supportedRuntime: lsf
+        runtimes.lsf.partition: big
         """)
     found = {d["name"]: d for d in plugins.descriptors()}
     assert found["first"] == {"type": "processChainAdapter", "name": "first", "version": "1.2.0",
@@ -160,10 +160,10 @@ def test_declared_plugins_with_steeps_descriptor_fields(tmp_path, plugmod) -> No
                               "origin": "steepy.yaml"}
     assert found["lines"]["supportedDataType"] == "lines"  # from the object's attribute
     assert found["progress"]["supportedServiceIds"] == ["counter", "other"]  # declared wins
-    assert found["slurm"]["supportedRuntime"] == "slurm"
+    assert found["lsf"]["supportedRuntime"] == "lsf"
     assert [p.name for p in plugins.of("processChainAdapter")] == ["first", "counting"]
-    assert plugins.runtime_names() == ["other", "docker", "slurm"]
-    assert plugins.runtime_settings("slurm") == {"partition": "big"}
+    assert plugins.runtime_names() == ["other", "docker", "slurm", "lsf"]
+    assert plugins.runtime_settings("lsf") == {"partition": "big"}
 
 
 def test_steeps_plugin_files_are_ignored_with_a_warning(tmp_path) -> None:
@@ -384,7 +384,7 @@ def test_get_plugins_in_steeps_shape(tmp_path, plugmod, monkeypatch) -> None:
     with TestClient(create_app(ctx), raise_server_exceptions=False) as api:
         listed = api.get("/plugins")
         assert listed.status_code == 200
-        assert [d["name"] for d in listed.json()] == ["other", "docker", "lines"]
+        assert [d["name"] for d in listed.json()] == ["other", "docker", "slurm", "lines"]
         one = api.get("/plugins/lines").json()
         assert one == {"type": "outputAdapter", "name": "lines", "version": "2",
                        "scriptFile": str(tmp_path / f"{plugmod}.py"),
@@ -397,14 +397,14 @@ def test_get_plugins_in_steeps_shape(tmp_path, plugmod, monkeypatch) -> None:
 def test_settings_of_a_runtime_that_is_not_loaded_are_a_warning(tmp_path, plugmod) -> None:
     plugins = _load(tmp_path, f"""\
         plugins:
-          - {{name: slurm, type: runtime, object: "{plugmod}:Runtime"}}
+          - {{name: lsf, type: runtime, object: "{plugmod}:Runtime"}}
         runtimes:
-          slurm: {{partition: big}}
-          slrum:
+          lsf: {{partition: big}}
+          lfs:
             partition: small
         """)
-    assert plugins.runtime_settings("slurm") == {"partition": "big"}
+    assert plugins.runtime_settings("lsf") == {"partition": "big"}
     (warning,) = plugins.warnings
     assert str(warning).replace(f"{tmp_path}/", "") == (
-        "steepy.yaml:6:16: runtimes.slrum.partition: no runtime `slrum' is loaded (did you mean "
-        "slurm?); its settings are ignored")
+        "steepy.yaml:6:16: runtimes.lfs.partition: no runtime `lfs' is loaded (did you mean "
+        "lsf?); its settings are ignored")

@@ -31,6 +31,8 @@ class AgentConfig:
     docker_pull: str = "auto"  # auto | always | missing | never
     docker_command: str = "docker"  # the client (`runtimes.docker.command': docker, podman)
     tmp_path: str = "/tmp"  # steep.tmpPath, mounted into every container
+    slurm: dict[str, Any] = field(default_factory=dict)  # `runtimes.slurm.*' by Steep's names
+    default_runtime: str = "other"  # runs the services whose runtime is `other
     # runtimes, adapters and progress estimators (default: steepy's own runtimes only)
     plugins: PluginSet = field(default_factory=builtin_set)
 
@@ -46,14 +48,22 @@ class AgentConfig:
                    output_lines_to_collect=config.agent.output_lines_to_collect,
                    log_dir=Path(logs.path), log_group_by_prefix=logs.group_by_prefix,
                    docker_env=list(docker.env), docker_volumes=list(docker.volumes),
-                   docker_pull=docker.pull, docker_command=docker.command, tmp_path=str(Path(config.tmp_path).absolute()),
-                   plugins=plugins)
+                   docker_pull=docker.pull, docker_command=docker.command,
+                   tmp_path=str(Path(config.tmp_path).absolute()),
+                   slurm=config.runtimes.slurm.model_dump(by_alias=True),
+                   default_runtime=config.runtimes.default, plugins=plugins)
+
+    def runtime_of(self, exe_runtime: str) -> str:
+        """The runtime that runs a service of runtime `exe_runtime' (`runtimes.default')."""
+        return self.default_runtime if exe_runtime == "other" else exe_runtime
 
     def runtime_settings(self, runtime: str) -> dict[str, Any]:
         """What the runtime `runtime' is told of its settings (`runtimes.<name>.*')."""
         if runtime == "docker":
             return {"command": self.docker_command, "pull": self.docker_pull,
                     "env": list(self.docker_env), "volumes": list(self.docker_volumes)}
+        if runtime == "slurm":
+            return dict(self.slurm)
         return self.plugins.runtime_settings(runtime)
 
 

@@ -146,7 +146,8 @@ class LocalAgent:
 
         env = {**os.environ, **self.config.env}
         ctx = ExecContext(self.config, token, chain.id, submission_id, run_number, env, on_lines,
-                          self._emit, records, self.rng, on_attempt)
+                          self._emit, records, self.rng, on_attempt,
+                          tuple(chain.required_capabilities))
         plugins = self.config.plugins
         for step in steps(chain.executables):
             index = step.index

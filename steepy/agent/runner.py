@@ -56,6 +56,7 @@ class ExecContext:
     records: list[AttemptRecord] = field(default_factory=list)
     rng: random.Random | None = None
     on_attempt: Callable[[Executable, int], None] | None = None  # an attempt starts
+    capabilities: tuple[str, ...] = ()  # the chain's required capabilities (for runtimes)
 
 
 @dataclass
@@ -116,20 +117,22 @@ def _policy_of(exe: Executable, kind: str) -> TimeoutPolicy:
     return policy
 
 
-def _launch(runtime, exe: Executable, config: AgentConfig, env: dict[str, str],
+def _launch(runtime, name: str, exe: Executable, ctx: ExecContext, env: dict[str, str],
             steepy_env: list[str]) -> tuple[Launch, str | None]:
     """How the runtime starts this attempt; a runtime that fails says why as a failed start."""
-    context = RuntimeContext(config.tmp_path, env, steepy_env, config.runtime_settings(exe.runtime),
+    config = ctx.config
+    context = RuntimeContext(config.tmp_path, env, steepy_env, config.runtime_settings(name),
                              config.kill_grace_period_ms,
-                             None if config.workdir is None else str(config.workdir))
+                             None if config.workdir is None else str(config.workdir),
+                             ctx.capabilities)
     try:
         launch = runtime.command(exe, context)
         if not isinstance(launch, Launch) or not launch.argv:
             raise TypeError(f"command() gave {launch!r}, not a Launch with a command line")
         return launch, None
     except Exception as e:
-        log.exception("runtime `%s' failed for service `%s'", exe.runtime, exe.service_id)
-        return Launch([exe.path]), f"runtime `{exe.runtime}' cannot start it: {type(e).__name__}: {e}"
+        log.exception("runtime `%s' failed for service `%s'", name, exe.service_id)
+        return Launch([exe.path]), f"runtime `{name}' cannot start it: {type(e).__name__}: {e}"
 
 
 async def _clean_up(exe: Executable, launch: Launch) -> None:
@@ -144,10 +147,11 @@ async def _clean_up(exe: Executable, launch: Launch) -> None:
 
 async def run_executable(exe: Executable, ctx: ExecContext) -> ExecOutcome:
     """Run `exe` with retries and timeouts; never raises for a failing tool."""
-    runtime = ctx.config.plugins.runtime(exe.runtime)
+    runtime_name = ctx.config.runtime_of(exe.runtime)
+    runtime = ctx.config.plugins.runtime(runtime_name)
     if runtime is None:
         return ExecOutcome("ERROR", f"Execution of service `{exe.service_id}' failed: unsupported "
-                           f"runtime `{exe.runtime}' (supported: "
+                           f"runtime `{runtime_name}' (supported: "
                            f"{', '.join(ctx.config.plugins.runtime_names())})")
     if ctx.token.cancelled:
         return ExecOutcome("CANCELLED")
@@ -172,13 +176,20 @@ async def run_executable(exe: Executable, ctx: ExecContext) -> ExecOutcome:
             "STEEPY_LAST_EXIT_CODE": "" if last_exit[0] is None else str(last_exit[0]),
         }
         env.update(steepy_env)
-        launch, problem = _launch(runtime, exe, config, env, list(steepy_env))
+        launch, problem = _launch(runtime, runtime_name, exe, ctx, env, list(steepy_env))
         argv = launch.argv
         if ctx.on_attempt is not None:
             ctx.on_attempt(exe, number)
         record = AttemptRecord(exe.id, exe.service_id, number, start_time=utcnow(),
                                fallback_for=exe.fallback_for)
         ctx.records.append(record)
+        if problem is None and launch.prepare is not None:
+            try:
+                await launch.prepare()
+            except Exception as e:
+                log.exception("runtime `%s' could not prepare service `%s'", runtime_name,
+                              exe.service_id)
+                problem = f"runtime `{runtime_name}' cannot start it: {type(e).__name__}: {e}"
         if problem is not None:
             result = RunResult(spawn_error=problem)
         else:

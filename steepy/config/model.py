@@ -162,8 +162,25 @@ class DockerSettings(Section):
     volumes: Strings = Field(default_factory=list)  # `-v' entries of docker run
 
 
+class SlurmSettings(Section):
+    """`runtimes.slurm.*': where and how the `slurm' runtime runs each attempt (`srun')."""
+
+    command: str = Field("srun", min_length=1)  # the client
+    partition: str | None = None
+    account: str | None = None
+    qos: str | None = None
+    extra_args: Strings = Field(default_factory=list, alias="extraArgs")  # more srun options
+    # a chain's required capability -> srun options (e.g. gpu: [--partition=gpu, --gres=gpu:1])
+    capabilities: dict[str, Strings] = Field(default_factory=dict)
+    # the job's --time when no maxRuntime or deadline bounds it (SLURM's own limit otherwise)
+    time_limit: Duration | None = Field(None, alias="timeLimit")
+
+
 class RuntimesSettings(Section):
+    # the runtime of services whose runtime is `other' (e.g. `slurm': every tool a SLURM job)
+    default: str = Field("other", min_length=1)
     docker: DockerSettings = Field(default_factory=DockerSettings)
+    slurm: SlurmSettings = Field(default_factory=SlurmSettings)
 
 
 def _webhook_url(value: str) -> str:

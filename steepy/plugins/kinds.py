@@ -39,6 +39,7 @@ class RuntimeContext:
     settings: Mapping[str, Any]  # `runtimes.<name>.*' of steepy.yaml
     kill_grace_period_ms: int  # agent.killGracePeriod
     workdir: str | None = None  # the tool's working directory (None: the agent's)
+    capabilities: tuple[str, ...] = ()  # the chain's required capabilities
 
 
 @dataclass
@@ -51,6 +52,8 @@ class Launch:
     stop: Callable[[], Awaitable[None]] | None = None
     # runs after the attempt, however it ended (e.g. remove a job script)
     clean_up: Callable[[], Awaitable[None]] | None = None
+    # runs before `argv' starts (e.g. end what a dead engine left of this chain on a cluster)
+    prepare: Callable[[], Awaitable[None]] | None = None
 
 
 @runtime_checkable

@@ -92,7 +92,7 @@ def test_plugins_page_without_added_plugins_says_how_to_add_one(ui) -> None:
     html = ui.http.get("/plugins", headers=HTML).text
     assert 'data-testid="no-plugins"' in html and "No plugins are added" in html
     assert "<code>steepy.outputAdapters</code>" in html and "plugins:\n  - name:" in html
-    assert re.findall(r'<tr data-plugin="([^"]+)">', html) == ["other", "docker"]  # steepy's own
+    assert re.findall(r'<tr data-plugin="([^"]+)">', html) == ["other", "docker", "slurm"]  # steepy's own
     assert "<code>steepy.runtimes.docker:DockerRuntime</code>" in html
     assert ui.http.get("/plugins", headers={"accept": "application/json"}).json()[0]["name"] == "other"
 

@@ -1,0 +1,120 @@
+"""The `slurm` runtime: each attempt is a SLURM job, run by `srun` in the foreground.
+
+`srun` blocks until the job ends, streams the tool's output as it is written and exits with
+the tool's exit code, so the agent treats it like any local process: `maxInactivity',
+`maxRuntime' and `deadline' are steepy's own (SLURM's `--time' has minute granularity and is
+checked about every 30 s, so it is passed only as a generous upper bound), and a timeout or a
+cancel sends SIGTERM to `srun', which cancels the job and every process in it; `scancel' of the
+job's name follows as a second means, as `docker kill' does for containers. No status is
+polled: one `srun' per attempt knows how its job ends, so thousands of jobs need no `squeue'.
+
+Each job is named `steepy-<process chain id>'. A chain runs on one agent at a time, so a job
+of that name found when a later run of the chain starts is a leftover of an engine that died
+with it (killed with all its processes, the guardian too): it is cancelled, and the new attempt
+starts only when it is gone. A job that SLURM itself ends (`scancel' from outside, a node
+failure) makes `srun' fail with SLURM's words (e.g. `*** STEP 12.0 ON node CANCELLED AT ...')
+in the last output lines, which the attempt's error message carries.
+
+Settings (`runtimes.slurm.*'): `command' (srun), `partition', `account', `qos', `extraArgs'
+(more srun options), `capabilities' (a chain's required capability -> srun options, e.g.
+`gpu: [--partition=gpu, --gres=gpu:1]') and `timeLimit' (the job's `--time' when neither
+`maxRuntime' nor `deadline' bounds it). A service's `runtimeArgs' are srun options too
+(label and value, e.g. `--cpus-per-task 4', `--mem 8G', `--gres gpu:1', `--time 2:00:00').
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import shutil
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from steepy.model.processchain import Executable
+from steepy.plugins.kinds import Launch, RuntimeContext
+from steepy.runtimes.commands import argument_list, run_quietly
+
+__all__ = ["SlurmRuntime", "job_name", "srun_argv"]
+
+TIME_MARGIN_MIN = 2  # minutes added to steepy's own limit: SLURM never ends a job first
+LEFTOVER_WAIT_S = 120.0  # how long a new attempt waits for a leftover job to be gone
+
+
+def job_name(env: Mapping[str, str]) -> str:
+    return f"steepy-{env.get('STEEPY_PROCESS_CHAIN_ID') or 'chain'}"
+
+
+def _time_limit(exe: Executable, settings: Mapping[str, Any]) -> str | None:
+    """`--time' in minutes: steepy's own limit plus a margin, else `timeLimit'."""
+    bounds = [p.timeout for p in (exe.max_runtime, exe.deadline) if p is not None]
+    limit_ms = max(bounds) if bounds else settings.get("timeLimit")
+    if not limit_ms:
+        return None
+    return str(math.ceil(limit_ms / 60000) + (TIME_MARGIN_MIN if bounds else 0))
+
+
+def srun_argv(exe: Executable, name: str, settings: Mapping[str, Any],
+              capabilities: tuple[str, ...] = (), workdir: str | None = None) -> list[str]:
+    """`srun --quiet --unbuffered --job-name NAME --ntasks 1 [placement] [options] -- tool`."""
+    argv = [str(settings.get("command") or "srun"), "--quiet", "--unbuffered",
+            f"--job-name={name}", "--ntasks=1"]
+    for key in ("partition", "account", "qos"):
+        if settings.get(key):
+            argv.append(f"--{key}={settings[key]}")
+    mapped = settings.get("capabilities") or {}
+    for capability in capabilities:
+        argv += list(mapped.get(capability) or [])
+    limit = _time_limit(exe, settings)
+    if limit is not None:
+        argv.append(f"--time={limit}")
+    if workdir is not None:
+        argv.append(f"--chdir={workdir}")
+    argv += list(settings.get("extraArgs") or []) + argument_list(exe.runtime_args)
+    return argv + ["--", exe.path, *argument_list(exe.arguments)]
+
+
+def _client(settings: Mapping[str, Any], program: str) -> str:
+    """`scancel'/`squeue' next to the configured `srun' (same installation)."""
+    srun = str(settings.get("command") or "srun")
+    directory = os.path.dirname(srun) or os.path.dirname(shutil.which(srun) or "")
+    return os.path.join(directory, program) if directory else program
+
+
+async def _jobs_named(squeue: str, name: str, env: dict[str, str]) -> list[str]:
+    proc = await asyncio.create_subprocess_exec(
+        squeue, "--noheader", "--format=%i", f"--name={name}", env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+    out, _ = await proc.communicate()
+    return out.decode().split() if proc.returncode == 0 else []
+
+
+class SlurmRuntime:
+    supported_runtime = "slurm"
+
+    def command(self, executable: Executable, context: RuntimeContext) -> Launch:
+        settings = context.settings
+        name = job_name(context.env)
+        argv = srun_argv(executable, name, settings, context.capabilities, context.workdir)
+        env = dict(context.env)
+        scancel, squeue = _client(settings, "scancel"), _client(settings, "squeue")
+        timeout_s = max(context.kill_grace_period_ms / 1000, 5.0)
+        later_run = context.env.get("STEEPY_RUN_NUMBER", "1") not in ("", "1")
+        first_attempt = context.env.get("STEEPY_ATTEMPT", "1") == "1"
+
+        async def cancel_job() -> None:
+            await run_quietly([scancel, "--quiet", f"--name={name}"], env, timeout_s)
+
+        async def no_leftover() -> None:
+            if not (later_run and first_attempt):
+                return  # an earlier attempt of this run ended before this one is started
+            end = time.monotonic() + LEFTOVER_WAIT_S
+            while await _jobs_named(squeue, name, env):
+                if time.monotonic() > end:
+                    raise RuntimeError(f"job `{name}' of an earlier run is still there after "
+                                       f"{LEFTOVER_WAIT_S:.0f} s of scancel")
+                await cancel_job()
+                await asyncio.sleep(0.5)
+
+        return Launch(argv, stop=cancel_job, prepare=no_leftover)

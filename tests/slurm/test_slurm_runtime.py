@@ -1,0 +1,180 @@
+"""The `slurm` runtime against a real single-node cluster (`.ci/slurm start`): output, exit
+codes and retries as for local processes; `maxRuntime', `maxInactivity' and a cancel end the
+job with nothing left running; a job cancelled by SLURM is recorded as such; a leftover job of
+a dead engine is ended before the chain runs again; and the mapping to srun options."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import subprocess
+import time
+
+import pytest
+
+from steepy.agent import AgentConfig, LocalAgent
+from steepy.model.policies import RetryPolicy, TimeoutPolicy
+from steepy.model.processchain import Argument, ArgumentVariable, Executable, ProcessChain
+from steepy.model.submission import ProcessChainStatus
+from steepy.runtimes.slurm import srun_argv
+from tests.components import component, environment
+from tests.slurm.cluster import ended, job_state, jobs_named, processes_with
+
+pytestmark = pytest.mark.timeout(900)  # a cold start may install SLURM first
+
+
+@pytest.fixture(scope="module")
+def slurm() -> dict[str, str]:
+    return component("slurm")
+
+
+def _agent(slurm: dict, tmp_path, **slurm_settings) -> LocalAgent:
+    config = AgentConfig(log_dir=tmp_path / "logs", kill_grace_period_ms=1000,
+                         env=environment(slurm), tmp_path=str(tmp_path),
+                         slurm={"partition": slurm["partition"], **slurm_settings})
+    return LocalAgent("agent-1", config)
+
+
+def _exe(script: str, exe_id: str = "e", **policies) -> Executable:
+    words = [Argument(f"a{i}", ArgumentVariable(f"v{i}", v), "input")
+             for i, v in enumerate(["-c", script])]
+    return Executable(exe_id, "/bin/bash", "tool", words, runtime="slurm", **policies)
+
+
+def _job_id(lines: list[str]) -> str:
+    found = [m.group(1) for line in lines for m in [re.match(r"job (\d+)", line)] if m]
+    assert found, lines
+    return found[0]
+
+
+async def test_output_and_environment_reach_the_attempt(slurm, tmp_path) -> None:
+    exe = _exe("echo job $SLURM_JOB_ID attempt $STEEPY_ATTEMPT of $STEEPY_PROCESS_CHAIN_ID")
+    outcome = await _agent(slurm, tmp_path).execute(ProcessChain("ok-chain", [exe]))
+    assert outcome.status == ProcessChainStatus.SUCCESS, outcome.error_message
+    (line,) = outcome.attempts[0].last_lines
+    assert re.fullmatch(r"job \d+ attempt 1 of ok-chain", line), line
+    assert job_state(slurm, _job_id([line])) == "COMPLETED"
+    assert (tmp_path / "logs").exists()
+
+
+async def test_an_exit_code_and_output_of_a_failing_job(slurm, tmp_path) -> None:
+    outcome = await _agent(slurm, tmp_path).execute(
+        ProcessChain("fail-chain", [_exe("echo about to fail; exit 3")]))
+    assert outcome.status == ProcessChainStatus.ERROR
+    assert outcome.attempts[0].exit_code == 3
+    assert "exited with code 3" in outcome.error_message
+    assert "about to fail" in outcome.error_message
+
+
+async def test_retries_run_a_new_job_per_attempt(slurm, tmp_path) -> None:
+    state = tmp_path / "count"
+    script = (f"n=$(cat {state} 2>/dev/null || echo 0); echo $((n + 1)) > {state}; "
+              "echo job $SLURM_JOB_ID; [ $n -ge 1 ] || exit 4")
+    exe = _exe(script, retries=RetryPolicy.from_json({"maxAttempts": 3, "delay": 10}))
+    outcome = await _agent(slurm, tmp_path).execute(ProcessChain("retry-chain", [exe]))
+    assert outcome.status == ProcessChainStatus.SUCCESS, outcome.error_message
+    assert [(a.attempt, a.outcome, a.exit_code) for a in outcome.attempts] == [
+        (1, "FAILED", 4), (2, "SUCCESS", 0)]
+    first, second = (_job_id(a.last_lines) for a in outcome.attempts)
+    assert first != second
+
+
+@pytest.mark.parametrize("policy,status", [
+    ("max_runtime", ProcessChainStatus.ERROR), ("max_inactivity", ProcessChainStatus.CANCELLED)])
+async def test_a_timeout_ends_the_job_and_its_processes(slurm, tmp_path, policy, status) -> None:
+    marker = f"{tmp_path}/stalls"
+    # `exec -a MARKER' names the job's process, so that `ps' can find it
+    exe = _exe(f"echo job $SLURM_JOB_ID; exec -a '{marker}' sleep 60",
+               **{policy: TimeoutPolicy(1500, error_on_timeout=policy == "max_runtime")})
+    started = time.monotonic()
+    outcome = await _agent(slurm, tmp_path).execute(ProcessChain(f"slow-{policy}", [exe]))
+    assert outcome.status == status, outcome.error_message
+    assert time.monotonic() - started < 30  # steepy's limit, not SLURM's minute-long one
+    words = {"max_runtime": "maximum runtime", "max_inactivity": "maximum inactivity"}[policy]
+    assert outcome.attempts[0].timeout_kind == words
+    job = _job_id(outcome.attempts[0].last_lines)
+    assert ended(slurm, f"steepy-slow-{policy}")
+    assert job_state(slurm, job) in ("CANCELLED", "COMPLETED", "FAILED")
+    assert not processes_with(marker)
+
+
+async def test_a_cancel_ends_the_job(slurm, tmp_path) -> None:
+    marker = f"{tmp_path}/cancelled"
+    agent = _agent(slurm, tmp_path)
+    task = asyncio.ensure_future(agent.execute(ProcessChain(
+        "cancel-chain", [_exe(f"echo job $SLURM_JOB_ID; exec -a '{marker}' sleep 60")])))
+    end = time.monotonic() + 30
+    while not processes_with(marker):
+        assert time.monotonic() < end, "the job never started"
+        await asyncio.sleep(0.1)
+    agent.cancel("cancel-chain")
+    outcome = await task
+    assert outcome.status == ProcessChainStatus.CANCELLED
+    assert ended(slurm, "steepy-cancel-chain")
+    assert not processes_with(marker)
+
+
+async def test_a_job_cancelled_by_slurm_is_recorded_as_such(slurm, tmp_path) -> None:
+    marker = f"{tmp_path}/outside"
+    task = asyncio.ensure_future(_agent(slurm, tmp_path).execute(ProcessChain(
+        "outside-chain", [_exe(f"echo job $SLURM_JOB_ID; exec -a '{marker}' sleep 60")])))
+    end = time.monotonic() + 30
+    while not processes_with(marker):
+        assert time.monotonic() < end, "the job never started"
+        await asyncio.sleep(0.1)
+    (job,) = jobs_named(slurm, "steepy-outside-chain")
+    subprocess.run(["scancel", job], env={**os.environ, **environment(slurm)}, check=True,
+                   timeout=30)
+    outcome = await asyncio.wait_for(task, 60)
+    assert outcome.status == ProcessChainStatus.ERROR
+    assert f"STEP {job}.0" in outcome.error_message and "CANCELLED" in outcome.error_message
+    assert ended(slurm, "steepy-outside-chain") and job_state(slurm, job) == "CANCELLED"
+
+
+async def test_a_leftover_job_of_an_earlier_run_ends_before_the_chain_runs_again(
+        slurm, tmp_path) -> None:
+    """What a dead engine (and its guardian) left: a job named after the chain."""
+    env = {**os.environ, **environment(slurm)}
+    leftover = subprocess.Popen(
+        ["srun", "--quiet", "--job-name=steepy-again-chain", "--", "sleep", "60"], env=env,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        end = time.monotonic() + 30
+        while not jobs_named(slurm, "steepy-again-chain"):
+            assert time.monotonic() < end, "the leftover job never started"
+            time.sleep(0.1)
+        (old,) = jobs_named(slurm, "steepy-again-chain")
+        outcome = await _agent(slurm, tmp_path).execute(
+            ProcessChain("again-chain", [_exe("echo job $SLURM_JOB_ID")]), run_number=2)
+        assert outcome.status == ProcessChainStatus.SUCCESS, outcome.error_message
+        new = _job_id(outcome.attempts[0].last_lines)
+        assert new != old and ended(slurm, "steepy-again-chain")
+        assert job_state(slurm, old) == "CANCELLED"
+        # the new job started only after the old one had ended
+        assert leftover.wait(timeout=30) != 0
+    finally:
+        if leftover.poll() is None:
+            leftover.kill()
+
+
+def test_placement_resources_and_time_as_srun_options() -> None:
+    exe = Executable("e", "/opt/tool", "tool",
+                     [Argument("i", ArgumentVariable("v", "in.txt"), "input", "--in")],
+                     runtime="slurm",
+                     runtime_args=[Argument("c", ArgumentVariable("c", "4"), "input",
+                                            "--cpus-per-task"),
+                                   Argument("m", ArgumentVariable("m", "8G"), "input", "--mem")],
+                     max_runtime=TimeoutPolicy(90_000), deadline=TimeoutPolicy(200_000))
+    settings = {"command": "/usr/bin/srun", "partition": "batch", "account": "proj", "qos": "low",
+                "extraArgs": ["--exclusive"],
+                "capabilities": {"gpu": ["--partition=gpu", "--gres=gpu:1"]}}
+    assert srun_argv(exe, "steepy-c", settings, ("gpu", "other"), "/work") == [
+        "/usr/bin/srun", "--quiet", "--unbuffered", "--job-name=steepy-c", "--ntasks=1",
+        "--partition=batch", "--account=proj", "--qos=low", "--partition=gpu", "--gres=gpu:1",
+        "--time=6",  # the deadline (3.3 min) rounded up, plus 2 minutes: never SLURM's call
+        "--chdir=/work", "--exclusive", "--cpus-per-task", "4", "--mem", "8G",
+        "--", "/opt/tool", "--in", "in.txt"]
+    plain = Executable("e", "tool", "tool", runtime="slurm")
+    assert srun_argv(plain, "n", {"timeLimit": 3_600_000}) == [
+        "srun", "--quiet", "--unbuffered", "--job-name=n", "--ntasks=1", "--time=60", "--", "tool"]
