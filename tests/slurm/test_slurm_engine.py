@@ -1,0 +1,128 @@
+"""The engine with `runtimes.default: slurm` against the real cluster, as a user drives it:
+`steepy run` of a workflow whose tools become SLURM jobs, `steepy cancel` ending the job, and
+`kill -9` of the engine (and of its guardian) followed by `steepy worker`: the jobs are found
+and handled, the submission ends in SUCCESS, and no chain's job ever runs twice at once."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from steepy.registry import open_registry
+from tests.components import component, environment
+from tests.conftest import ROOT
+from tests.engine.test_recovery import _env
+from tests.slurm.cluster import ended, run
+
+pytestmark = pytest.mark.timeout(900)
+
+FAN_OUT = """
+api: 4.7.0
+vars:
+  - {id: items, value: ["1", "2", "3"]}
+actions:
+  - type: for
+    input: items
+    enumerator: i
+    actions:
+      - type: execute
+        service: slowprint
+        inputs: [{id: lines, value: 6}, {id: interval, value: 0.5}]
+"""
+SLEEPY = "api: 4.7.0\nactions:\n  - {type: execute, service: sleep, inputs: [{id: seconds, value: 60}]}\n"
+
+
+@pytest.fixture(scope="module")
+def slurm() -> dict[str, str]:
+    return component("slurm")
+
+
+def _slurm_env(tmp_path: Path, slurm: dict) -> dict[str, str]:
+    return {**_env(tmp_path), **environment(slurm), "STEEPY_RUNTIMES_DEFAULT": "slurm",
+            "STEEPY_RUNTIMES_SLURM_PARTITION": slurm["partition"]}
+
+
+def _steepy(*args: str) -> list[str]:
+    return [sys.executable, "-m", "steepy", *args, "--services", str(ROOT / "services")]
+
+
+def _steepy_jobs(slurm: dict) -> dict[str, int]:
+    """Running or pending jobs of steepy by name (chain), with how many there are of each."""
+    counts: dict[str, int] = {}
+    for name in run(slurm, "squeue", "--noheader", "--format=%j").split():
+        if name.startswith("steepy-"):
+            counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def test_run_then_cancel_ends_the_job(slurm, tmp_path) -> None:
+    workflow = tmp_path / "w.yaml"
+    workflow.write_text(SLEEPY)
+    db = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    registry = open_registry(db)
+    engine = subprocess.Popen(_steepy("run", str(workflow), "--db", db, "--json"), cwd=ROOT,
+                              env=_slurm_env(tmp_path, slurm), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        end = time.monotonic() + 60
+        while time.monotonic() < end:
+            chains = registry.views.list_chains(status="RUNNING")[0]
+            names = [f"steepy-{c.chain.id}" for c in chains]
+            if names and all(n in _steepy_jobs(slurm) for n in names):
+                break
+            time.sleep(0.1)
+        else:
+            raise AssertionError("no job of the chain ever ran")
+        (submission,), _ = registry.views.list_submissions()
+        cancel = subprocess.run(_steepy("cancel", submission.id, "--db", db)[:-2], cwd=ROOT,
+                                env=_slurm_env(tmp_path, slurm), capture_output=True, text=True,
+                                timeout=60)
+        assert cancel.returncode == 0, cancel.stderr
+        out, err = engine.communicate(timeout=60)
+    finally:
+        if engine.poll() is None:
+            engine.kill()
+    assert json.loads(out)["status"] == "CANCELLED", err
+    assert all(ended(slurm, n) for n in names)
+
+
+def test_kill_9_of_the_engine_then_a_worker_runs_no_job_twice(slurm, tmp_path) -> None:
+    workflow = tmp_path / "w.yaml"
+    workflow.write_text(FAN_OUT)
+    db = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    registry = open_registry(db)
+    env = _slurm_env(tmp_path, slurm)
+    victim = subprocess.Popen(_steepy("run", str(workflow), "--db", db, "--agents", "3"),
+                              cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, start_new_session=True)
+    end = time.monotonic() + 60
+    while time.monotonic() < end and len(_steepy_jobs(slurm)) < 3:
+        time.sleep(0.1)
+    assert len(_steepy_jobs(slurm)) >= 3, "the jobs never ran"
+    (submission,), _ = registry.views.list_submissions()
+    os.killpg(victim.pid, signal.SIGKILL)  # the engine and everything in its group
+    victim.wait()
+
+    seen: list[dict[str, int]] = []
+    worker = subprocess.Popen(_steepy("worker", "--db", db, "--agents", "3", "--exit-when-idle"),
+                              cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+    while worker.poll() is None:
+        seen.append(_steepy_jobs(slurm))
+        time.sleep(0.1)
+    assert worker.returncode == 0, worker.stderr.read()
+    assert all(count == 1 for jobs in seen for count in jobs.values()), seen
+    after = registry.views.get_submission(submission.id)
+    assert after.status == "SUCCESS", after.error_message
+    chains, total = registry.views.list_chains(submission.id)
+    assert total == 3
+    for record in chains:
+        statuses = [r.status for r in registry.views.runs(record.chain.id)]
+        assert statuses.count("SUCCESS") == 1, statuses
