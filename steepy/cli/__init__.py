@@ -12,5 +12,5 @@ from steepy.cli.group import main
 __all__ = ["main"]
 
 # the commands register themselves on `main'
-from steepy.cli import (engine, files, manage, notifications, plugins, schedules,  # noqa: E402,F401
-                        serve)
+from steepy.cli import (engine, files, manage, notifications, pilots, plugins,  # noqa: E402,F401
+                        schedules, serve)
