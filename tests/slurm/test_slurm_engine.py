@@ -126,3 +126,15 @@ def test_kill_9_of_the_engine_then_a_worker_runs_no_job_twice(slurm, tmp_path) -
     for record in chains:
         statuses = [r.status for r in registry.views.runs(record.chain.id)]
         assert statuses.count("SUCCESS") == 1, statuses
+
+
+def test_the_example_workflow_sorts_on_the_cluster(slurm, tmp_path) -> None:
+    db = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    done = subprocess.run(_steepy("run", str(ROOT / "workflows" / "slurm.yaml"), "--db", db,
+                                  "--json"), cwd=ROOT, env=_slurm_env(tmp_path, slurm),
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["status"] == "SUCCESS"
+    words = (ROOT / "workflows" / "data" / "words.txt").read_text().splitlines()
+    assert Path(result["results"]["sorted_words"][0]).read_text().splitlines() == sorted(words)
