@@ -38,8 +38,12 @@ def pull_policy(image: str, configured: str) -> str:
     return "missing" if tag != "latest" else "always"
 
 
+CHAIN_LABEL = "steepy.chain"  # every container carries its process chain's id
+
+
 def docker_argv(exe: Executable, *, name: str, docker: str, pull: str, env: list[str],
-                volumes: list[str], tmp_path: str, extra_env_names: list[str] = ()) -> list[str]:
+                volumes: list[str], tmp_path: str, extra_env_names: list[str] = (),
+                chain_id: str | None = None) -> list[str]:
     """`docker run --rm <runtimeArgs> --pull <p> [-e ...] [-v ...] --name <name>
     -v <tmp>:<tmp> [-v <output dir>:<output dir> ...] <image> <args>`. `extra_env_names` (the STEEPY_* variables) are passed
     by name, so the container gets the values of the docker client's environment. `--rm`:
@@ -50,6 +54,8 @@ def docker_argv(exe: Executable, *, name: str, docker: str, pull: str, env: list
         argv += ["-e", entry]
     for volume in volumes:
         argv += ["-v", volume]
+    if chain_id:
+        argv += ["--label", f"{CHAIN_LABEL}={chain_id}"]
     argv += ["--name", name, "-v", f"{tmp_path}:{tmp_path}"]
     for directory in output_directories(exe, tmp_path):  # e.g. results stored in steep.outPath
         argv += ["-v", f"{directory}:{directory}"]
@@ -82,7 +88,8 @@ class DockerRuntime:
                            pull=str(settings.get("pull") or "auto"),
                            env=list(settings.get("env") or []),
                            volumes=list(settings.get("volumes") or []),
-                           tmp_path=context.tmp_path, extra_env_names=list(context.steepy_env))
+                           tmp_path=context.tmp_path, extra_env_names=list(context.steepy_env),
+                           chain_id=context.env.get("STEEPY_PROCESS_CHAIN_ID"))
         kill_env = dict(context.env)
         timeout_s = max(context.kill_grace_period_ms / 1000, 1.0)
         stopped = [False]
@@ -96,4 +103,27 @@ class DockerRuntime:
             if stopped[0]:
                 await run_quietly([docker, "rm", "-f", name], kill_env, timeout_s)
 
-        return Launch(argv, stop=kill_container, clean_up=remove_container)
+        chain = context.env.get("STEEPY_PROCESS_CHAIN_ID")
+        later_run = context.env.get("STEEPY_RUN_NUMBER", "1") not in ("", "1")
+        first_attempt = context.env.get("STEEPY_ATTEMPT", "1") == "1"
+
+        async def no_leftover() -> None:
+            """A container of this chain at the start of a later run was left by an engine
+            that died with its guardian (a client killed by SIGKILL leaves its container
+            running): it goes before the chain's tool runs again."""
+            if chain and later_run and first_attempt:
+                for leftover in await _containers_of(docker, chain, kill_env):
+                    await run_quietly([docker, "rm", "-f", leftover], kill_env, timeout_s * 10)
+
+        return Launch(argv, stop=kill_container, clean_up=remove_container,
+                      prepare=no_leftover)
+
+
+async def _containers_of(docker: str, chain: str, env: dict[str, str]) -> list[str]:
+    import asyncio
+
+    proc = await asyncio.create_subprocess_exec(
+        docker, "ps", "-aq", "--filter", f"label={CHAIN_LABEL}={chain}", env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+    out, _ = await proc.communicate()
+    return out.decode().split() if proc.returncode == 0 else []

@@ -5,6 +5,8 @@ timeout and a cancel that end the container, and no exited container left behind
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
 import time
 
 import pytest
@@ -119,3 +121,17 @@ async def test_the_example_workflow_runs_in_a_container(docker, tmp_path, monkey
     words = (ROOT / "workflows" / "data" / "words.txt").read_text()
     assert [int(n) for n in counts[:3]] == [len(words.splitlines()), len(words.split()),
                                             len(words.encode())]
+
+
+async def test_a_leftover_container_of_an_earlier_run_goes_first(docker, tmp_path) -> None:
+    """What an engine killed with its guardian left: a container labelled with the chain."""
+    env = {**os.environ, **environment(docker)}
+    subprocess.run([docker["docker"], "run", "-d", "--network", "none", "--name",
+                    "steep-leftover-of-again", "--label", "steepy.chain=again", docker["image"],
+                    "sleep", "60"], env=env, check=True, capture_output=True, timeout=60)
+    assert containers(docker, "steep-leftover-of-again")
+    outcome = await _agent(docker, tmp_path).execute(
+        ProcessChain("again", [_exe(docker, "echo fresh", exe_id="again")]), run_number=2)
+    assert outcome.status == ProcessChainStatus.SUCCESS, outcome.error_message
+    assert not containers(docker, "steep-leftover-of-again")
+    assert container_gone(docker, "steep-again-")
