@@ -159,7 +159,9 @@ def test_validate_rejects_a_service_file_with_an_unknown_runtime(tmp_path, k8s) 
     result = _run(["validate", str(k8s)], tmp_path)
     assert result.exit_code == 2
     assert (f"{k8s}:21:12: [1].runtime: Service `kcp' has runtime `kubernetes', which steepy "
-            "cannot run. Supported runtimes: other, docker.") in result.stderr
+            "does not support yet (Steep does). Run it with `docker' or `slurm', or install a "
+            "runtime plugin for Kubernetes. Supported runtimes: other, docker, slurm.") \
+        in result.stderr
 
 
 def test_a_workflow_using_such_a_service_is_rejected_and_not_stored(tmp_path, k8s) -> None:

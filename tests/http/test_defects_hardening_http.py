@@ -38,7 +38,7 @@ def test_a_workflow_executing_a_service_without_runtime_is_400(api, tmp_path) ->
     response = api.post("/workflows", content=WORKFLOW.replace("service: cp", "service: kcp"))
     assert response.status_code == 400
     assert (f"{tmp_path / K8S_RUNTIME_AT}: [1].runtime: Service `kcp' has runtime `kubernetes', "
-            "which steepy cannot run. Supported runtimes: other, docker.") in response.text
+            "which steepy does not support yet (Steep does).") in response.text
     assert api.get("/workflows").json() == []  # nothing stored
 
 
