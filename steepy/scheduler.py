@@ -101,6 +101,8 @@ class Scheduler:
         if submission_id is None:
             return
         if kind == "progress":
+            if data["progress"] >= 1.0:
+                return  # the chain is about to finish: its end says so, in the same breath
             now = time.monotonic()
             if now - self._progress_written.get(chain_id, -PROGRESS_EVERY_S) < PROGRESS_EVERY_S:
                 return
