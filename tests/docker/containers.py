@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 
 from tests.components import environment
+from tests.waiting import gone
 
 
 def containers(docker: dict[str, str], prefix: str) -> list[str]:
@@ -19,9 +19,4 @@ def containers(docker: dict[str, str], prefix: str) -> list[str]:
 
 def container_gone(docker: dict[str, str], prefix: str, within_s: float = 20) -> bool:
     """Whether no such container is left, waiting up to `within_s` for the last to go."""
-    end = time.monotonic() + within_s
-    while containers(docker, prefix):
-        if time.monotonic() > end:
-            return False
-        time.sleep(0.2)
-    return True
+    return gone(lambda: containers(docker, prefix), within_s)

@@ -23,3 +23,21 @@ name: sleepy
 actions:
   - {id: nap, type: execute, service: sleep, inputs: [{id: seconds, value: 30}]}
 """
+
+
+def slowprint_fan_out(items: int, lines: int, interval: float) -> str:
+    """A for-each of `items' chains, each printing `lines' lines every `interval' seconds."""
+    values = ", ".join(f'"{i + 1}"' for i in range(items))
+    return f"""
+api: 4.7.0
+vars:
+  - {{id: items, value: [{values}]}}
+actions:
+  - type: for
+    input: items
+    enumerator: i
+    actions:
+      - type: execute
+        service: slowprint
+        inputs: [{{id: lines, value: {lines}}}, {{id: interval, value: {interval}}}]
+"""

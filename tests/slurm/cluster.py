@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 
 from tests.components import environment
+from tests.waiting import gone
 
 
 def run(info: dict[str, str], *argv: str) -> str:
@@ -27,12 +27,7 @@ def job_state(info: dict[str, str], job_id: str) -> str:
 
 def ended(info: dict[str, str], name: str, within_s: float = 20) -> bool:
     """Whether no job of that name is left (pending, running or completing)."""
-    end = time.monotonic() + within_s
-    while jobs_named(info, name):
-        if time.monotonic() > end:
-            return False
-        time.sleep(0.2)
-    return True
+    return gone(lambda: jobs_named(info, name), within_s)
 
 
 def processes_with(marker: str) -> list[int]:

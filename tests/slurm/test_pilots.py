@@ -16,23 +16,12 @@ from steepy.pilots import JOB_NAME, Pilots
 from steepy.registry import open_registry
 from tests.components import component, environment
 from tests.conftest import ROOT
+from tests.engine.workflows import slowprint_fan_out
 from tests.slurm.cluster import ended, job_state
 
 pytestmark = pytest.mark.timeout(900)
 
-FAN_OUT = """
-api: 4.7.0
-vars:
-  - {id: items, value: ["1", "2", "3", "4", "5", "6"]}
-actions:
-  - type: for
-    input: items
-    enumerator: i
-    actions:
-      - type: execute
-        service: slowprint
-        inputs: [{id: lines, value: 2}, {id: interval, value: 0.3}]
-"""
+FAN_OUT = slowprint_fan_out(6, lines=2, interval=0.3)
 
 
 def test_two_pilots_run_a_submission_and_end_by_themselves(postgres_url, tmp_path,

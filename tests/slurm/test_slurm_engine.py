@@ -19,23 +19,12 @@ from steepy.registry import open_registry
 from tests.components import component, environment
 from tests.conftest import ROOT
 from tests.engine.test_recovery import _env
+from tests.engine.workflows import slowprint_fan_out
 from tests.slurm.cluster import ended, run
 
 pytestmark = pytest.mark.timeout(900)
 
-FAN_OUT = """
-api: 4.7.0
-vars:
-  - {id: items, value: ["1", "2", "3"]}
-actions:
-  - type: for
-    input: items
-    enumerator: i
-    actions:
-      - type: execute
-        service: slowprint
-        inputs: [{id: lines, value: 6}, {id: interval, value: 0.5}]
-"""
+FAN_OUT = slowprint_fan_out(3, lines=6, interval=0.5)
 SLEEPY = "api: 4.7.0\nactions:\n  - {type: execute, service: sleep, inputs: [{id: seconds, value: 60}]}\n"
 
 
@@ -53,11 +42,14 @@ def _steepy(*args: str) -> list[str]:
     return [sys.executable, "-m", "steepy", *args, "--services", str(ROOT / "services")]
 
 
-def _steepy_jobs(slurm: dict) -> dict[str, int]:
-    """Running or pending jobs of steepy by name (chain), with how many there are of each."""
+def _steepy_jobs(slurm: dict, chains: set[str] | None = None) -> dict[str, int]:
+    """Jobs of steepy's chains (of `chains' only, if given) that are pending, running or
+    completing, by name, with how many there are of each (other tests' jobs may run too)."""
     counts: dict[str, int] = {}
     for name in run(slurm, "squeue", "--noheader", "--format=%j").split():
-        if name.startswith("steepy-"):
+        chain = name.removeprefix("steepy-")
+        if name.startswith("steepy-") and name != "steepy-worker" and (
+                chains is None or chain in chains):
             counts[name] = counts.get(name, 0) + 1
     return counts
 
@@ -75,7 +67,8 @@ def test_run_then_cancel_ends_the_job(slurm, tmp_path) -> None:
         while time.monotonic() < end:
             chains = registry.views.list_chains(status="RUNNING")[0]
             names = [f"steepy-{c.chain.id}" for c in chains]
-            if names and all(n in _steepy_jobs(slurm) for n in names):
+            if names and all(n in _steepy_jobs(slurm, {c.chain.id for c in chains})
+                             for n in names):
                 break
             time.sleep(0.1)
         else:
@@ -103,9 +96,11 @@ def test_kill_9_of_the_engine_then_a_worker_runs_no_job_twice(slurm, tmp_path) -
                               cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL, start_new_session=True)
     end = time.monotonic() + 60
-    while time.monotonic() < end and len(_steepy_jobs(slurm)) < 3:
+    chains: set[str] = set()
+    while time.monotonic() < end and len(_steepy_jobs(slurm, chains)) < 3:
+        chains = {c.chain.id for c in registry.views.list_chains()[0]}
         time.sleep(0.1)
-    assert len(_steepy_jobs(slurm)) >= 3, "the jobs never ran"
+    assert len(_steepy_jobs(slurm, chains)) == 3, "the jobs never ran"
     (submission,), _ = registry.views.list_submissions()
     os.killpg(victim.pid, signal.SIGKILL)  # the engine and everything in its group
     victim.wait()
@@ -115,17 +110,18 @@ def test_kill_9_of_the_engine_then_a_worker_runs_no_job_twice(slurm, tmp_path) -
                               cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True)
     while worker.poll() is None:
-        seen.append(_steepy_jobs(slurm))
+        seen.append(_steepy_jobs(slurm, chains))
         time.sleep(0.1)
-    assert worker.returncode == 0, worker.stderr.read()
-    assert all(count == 1 for jobs in seen for count in jobs.values()), seen
+    stderr = worker.stderr.read()
+    assert worker.returncode == 0, stderr
+    assert all(count == 1 for jobs in seen for count in jobs.values()), (seen, stderr)
     after = registry.views.get_submission(submission.id)
-    assert after.status == "SUCCESS", after.error_message
-    chains, total = registry.views.list_chains(submission.id)
+    assert after.status == "SUCCESS", (after.error_message, stderr)
+    records, total = registry.views.list_chains(submission.id)
     assert total == 3
-    for record in chains:
+    for record in records:
         statuses = [r.status for r in registry.views.runs(record.chain.id)]
-        assert statuses.count("SUCCESS") == 1, statuses
+        assert statuses.count("SUCCESS") == 1, (statuses, stderr)
 
 
 def test_the_example_workflow_sorts_on_the_cluster(slurm, tmp_path) -> None:
