@@ -154,6 +154,8 @@ def test_chain_page_shows_which_attempt_was_the_fallback(ui) -> None:
     timeline = text(ui.http.get(f"/workflows/{submission}", headers=HTML).text)
     assert "Service flaky failed after all its attempts (exit code 3): its fallback stand-in " \
         "runs instead" in timeline
+    chart = html.unescape(ui.http.get(f"/workflows/{submission}/timeline", headers=HTML).text)
+    assert "fallback for measure: stand-in (measure.fallback), attempt 1: SUCCESS" in chart
 
 
 def test_chain_page_names_the_timeout_that_fired(ui) -> None:

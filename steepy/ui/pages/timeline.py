@@ -132,6 +132,8 @@ def _took(begin: datetime, finish: datetime | None) -> str:
 def _attempt_title(a: dict, begin: datetime, finish: datetime | None) -> str:
     what = f"{a.get('serviceId')} ({a.get('executableId')}), attempt {a.get('attempt')}: " \
            f"{a.get('outcome')}"
+    if a.get("fallbackFor"):
+        what = f"fallback for {a['fallbackFor']}: {what}"
     if a.get("timeoutKind"):
         what += f" ({a['timeoutKind']} timeout)"
     elif a.get("exitCode") is not None and a.get("outcome") != "SUCCESS":
