@@ -248,7 +248,8 @@ class Scheduler:
                 results=outcome.results if outcome.status == CS.SUCCESS else None,
                 error_message=outcome.error_message,
                 attempts=outcome.attempts,
-                auto_resume_after=resume_at, claim_next=claim, requeued=requeued)
+                auto_resume_after=resume_at, claim_next=claim, requeued=requeued,
+                submission_id=record.submission_id)
             self.on_chain_finished(record.submission_id)
             if status == CS.PAUSED:
                 self.wake()  # the sweep must know when this chain is due

@@ -47,7 +47,8 @@ class ChainQueue(Protocol):
                    error_message: str | None = None, attempts: Iterable[AttemptRecord] = (),
                    auto_resume_after: datetime | None = None,
                    claim_next: tuple | None = None,
-                   requeued: str | None = None) -> Claimed | None: ...
+                   requeued: str | None = None,
+                   submission_id: str | None = None) -> Claimed | None: ...
 
     def requeue_run(self, chain_id: str, run_number: int, reason: str) -> None: ...
 

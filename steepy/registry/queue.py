@@ -83,13 +83,16 @@ class SqlChainQueue:
                    error_message: str | None = None, attempts: Iterable[AttemptRecord] = (),
                    auto_resume_after: datetime | None = None,
                    claim_next: tuple | None = None,
-                   requeued: str | None = None) -> Claimed | None:
+                   requeued: str | None = None,
+                   submission_id: str | None = None) -> Claimed | None:
         """Close a run, store its attempts and move the chain to its next status, at once.
         With `claim_next' (agent id, capabilities, submission or None) the same transaction
         also claims that agent's next chain, which is returned. `requeued' says why a
-        chain-level re-queue took the run back (its status is REQUEUED; extensions 11)."""
+        chain-level re-queue took the run back (its status is REQUEUED; extensions 11).
+        `submission_id', the chain's (when the caller knows it), saves looking it up."""
         with self.db.write() as conn:
-            submission_id = conn.execute(_SUBMISSION_OF_CHAIN, {"b_id": chain_id}).scalar_one()
+            if submission_id is None:
+                submission_id = conn.execute(_SUBMISSION_OF_CHAIN, {"b_id": chain_id}).scalar_one()
             conn.execute(_END_RUN, {"b_chain": chain_id, "b_run": run_number, "end_time": utcnow(),
                                     "status": run_status, "error_message": error_message,
                                     "auto_resume_after": auto_resume_after})
