@@ -99,6 +99,16 @@ async def test_a_timeout_ends_the_job_and_its_processes(slurm, tmp_path, policy,
     assert not processes_with(marker)
 
 
+async def test_max_inactivity_sees_the_jobs_output_as_it_is_written(slurm, tmp_path) -> None:
+    """Six lines 0.5 s apart under a 1.5 s maxInactivity: only lines that arrive while the job
+    runs (not when it ends, 3 s later) keep the limit from firing."""
+    exe = _exe("for i in 1 2 3 4 5 6; do echo line $i; sleep 0.5; done",
+               max_inactivity=TimeoutPolicy(1500, error_on_timeout=True))
+    outcome = await _agent(slurm, tmp_path).execute(ProcessChain("streams-chain", [exe]))
+    assert outcome.status == ProcessChainStatus.SUCCESS, outcome.error_message
+    assert outcome.attempts[0].last_lines == [f"line {i}" for i in range(1, 7)]
+
+
 async def test_a_cancel_ends_the_job(slurm, tmp_path) -> None:
     marker = f"{tmp_path}/cancelled"
     agent = _agent(slurm, tmp_path)
