@@ -31,7 +31,10 @@ class ChainLog:
     """Appends output lines and flushes every batch, so readers see lines as they arrive;
     with a sink, `ship` hands what was written since the last call to it.
 
-    A log that cannot be opened is reported once and then ignored: the chain still runs."""
+    The file is created with the first line of output, as Steep's log appender does: a run
+    that prints nothing has no log (404), and the many tiny tools of a large workflow cost no
+    file each. A log that cannot be opened is reported once and then ignored: the chain still
+    runs."""
 
     MAX_PENDING = 64 * 1024 * 1024  # while the sink fails, older output is dropped beyond this
 
@@ -42,8 +45,11 @@ class ChainLog:
         self._pending = bytearray()
         self._shipped = 0  # bytes the sink has (or dropped)
         self._file = None
-        if path is None:
-            return
+        self._opened = path is None  # tried to open the file (it is opened at the first line)
+
+    def _open(self) -> None:
+        self._opened = True
+        path = self.path
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._file = open(path, "a", encoding="utf-8", errors="replace")
@@ -58,6 +64,8 @@ class ChainLog:
                 dropped = len(self._pending) - self.MAX_PENDING
                 del self._pending[:dropped]
                 self._shipped += dropped
+        if not self._opened:
+            self._open()
         if self._file is None:
             return
         try:
@@ -98,3 +106,4 @@ class ChainLog:
             except OSError:
                 pass
             self._file = None
+        self._opened = True  # a log that failed or was closed is not opened again

@@ -125,8 +125,15 @@ def logs(backend: Backend, chain_id: str, run_number: int | None, follow: bool) 
     offset = 0
     while True:
         chunk = backend.log(chain_id, number, offset)
-        if chunk is None:
-            stop(f"No log of run {number} of `{chain_id}' {backend.log_place(chain_id, number)}.")
+        if chunk is None:  # the file is made with the first line a run prints
+            now = backend.chain(chain_id)
+            if now is not None and now.status not in FINISHED_CHAIN and now.latest_run == number:
+                if not follow:
+                    break  # it has printed nothing yet
+                time.sleep(0.2)
+                continue
+            stop(f"No log of run {number} of `{chain_id}' {backend.log_place(chain_id, number)}: "
+                 "it printed nothing, or ran on another machine without a shared log store.")
         if chunk:
             offset += len(chunk)
             click.echo(chunk.decode("utf-8", "replace"), nl=False)

@@ -207,6 +207,19 @@ async def test_log_file_per_chain_and_run_can_be_tailed(tmp_path):
     assert log_path(logs, "abcdef", 3, group_by_prefix=2) == logs / "ab" / "abcdef.3.log"
 
 
+async def test_a_run_that_prints_nothing_makes_no_log_file(tmp_path):
+    # as Steep's appender: the file comes with the first line (a large workflow of silent
+    # tools costs no file each); a later line of a silent first tool still has its log
+    logs = tmp_path / "logs"
+    a = agent(tmp_path, log_dir=logs)
+    silent = python("pass")
+    outcome = await a.execute(ProcessChain("quiet", [silent]), run_number=1)
+    assert outcome.status == ProcessChainStatus.SUCCESS and not logs.exists()
+    await a.execute(ProcessChain("late", [silent, python("print('now')")]), run_number=1)
+    assert (logs / "late.log").read_text() == "now\n"
+    assert sorted(p.name for p in logs.iterdir()) == ["late.log"]
+
+
 async def test_no_log_dir_means_no_log(tmp_path):
     outcome = await agent(tmp_path, log_dir=None).execute(ProcessChain("c", [python("print(1)")]))
     assert outcome.status == ProcessChainStatus.SUCCESS

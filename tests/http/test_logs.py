@@ -1,6 +1,6 @@
 """Logs through a real `steepy serve` as Steep's web UI reads them: `x-range` answered with
 200 and `x-content-range` (Steep's own header pair), an empty log with 200, while the
-standard `Range` keeps its 206."""
+standard `Range` keeps its 206; a run that printed nothing has no log (404), as in Steep."""
 
 from __future__ import annotations
 
@@ -57,8 +57,17 @@ def test_x_range_is_answered_with_200_and_x_content_range(server, tmp_path) -> N
     assert "x-content-range" not in standard.headers
 
 
-def test_an_empty_log_is_200_with_and_without_a_range(server) -> None:
+def test_a_silent_run_has_no_log_and_an_empty_log_is_200_with_and_without_a_range(
+        server) -> None:
     path = _log_of(server, NAP)  # `sleep` writes nothing
+    # as in Steep, the file comes with the first line: a run that printed nothing has none
+    for method in ("GET", "HEAD"):
+        assert server.http.request(method, path).status_code == 404
+    assert server.http.get(path, headers={"x-range": "bytes=-10"}).status_code == 404
+    # a log file can still be empty (emptied by hand, written by an older steepy)
+    chain_id = path.rsplit("/", 1)[1]
+    (server.directory / "logs").mkdir(exist_ok=True)
+    (server.directory / "logs" / f"{chain_id}.log").write_bytes(b"")
     whole = server.http.get(path)
     assert whole.status_code == 200 and whole.content == b""
     assert whole.headers["content-length"] == "0"

@@ -83,9 +83,10 @@ def log_page(request: Request) -> Response:
         log = find_log(ctx.log_dir, ctx.log_group_by_prefix, ctx.registry.logs, chain_id,
                        run.run_number)
         if log is None:
-            message = ("There is no log of this run here yet." if run.end_time is None else
-                       "There is no log of this run here (it may have run on another machine "
-                       "without a shared log store).")
+            # the file is made with the first line a run prints
+            message = ("This run has printed nothing yet." if run.end_time is None else
+                       "This run printed nothing, so it has no log (or it ran on another "
+                       "machine without a shared log store).")
         else:
             tail = read_tail(log)
             if tail.size == 0:
