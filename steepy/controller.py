@@ -20,7 +20,7 @@ from steepy.plugins.generation import PluginGenerator
 from steepy.plugins.pluginset import PluginSet, builtin_set
 from steepy.model.macro import Macro
 from steepy.model.service import Service
-from steepy.model.submission import (ACTIVE_CHAIN, ProcessChainStatus as CS, Submission,
+from steepy.model.submission import (ProcessChainStatus as CS, Submission,
                                      SubmissionStatus as SS)
 from steepy.registry import ChainRecord, SubmissionStore
 from steepy.registry.failures import MAX_BACKOFF_S, describe, is_database_failure
@@ -163,6 +163,7 @@ class Controller:
         event = self._changed[submission.id]
         first = True
         last_save = time.monotonic()
+        save_cost = 0.0  # how long storing the state took last time
         batch_s = self.batch_s
         while True:
             event.clear()
@@ -180,19 +181,21 @@ class Controller:
                 fed = [c.chain.id for c in done]
                 # The state must be stored with the chains it produced. Otherwise storing it
                 # now and then is enough (a crash re-feeds the later rounds): it can be large
-                if first or new or time.monotonic() - last_save >= self.save_every_s:
+                # (a for-each over 100,000 items), so it is stored at most 5% of the time
+                if first or new or (time.monotonic() - last_save
+                                    >= max(self.save_every_s, 20 * save_cost)):
+                    saving = time.monotonic()
                     await call(store.add_chains, submission.id, new,
                                generator.persist_state(), fed, round_number)
                     last_save = time.monotonic()
+                    save_cost = last_save - saving
                 else:
                     await call(store.mark_fed, fed, round_number)
                 if new:
                     self.wake_scheduler()
             first = False
-            counts = await call(store.chain_counts, submission.id)
-            waiting = sum(counts.get(s, 0) for s in ACTIVE_CHAIN)
-            if waiting == 0 and not await call(store.unfed_finished_chains,
-                                               submission.id):
+            if (not await call(store.has_active_chains, submission.id)
+                    and not await call(store.unfed_finished_chains, submission.id)):
                 break
             # a round that took long is followed by a longer pause, so that bookkeeping
             # stays a bounded share of the time however many chains finish

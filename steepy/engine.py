@@ -22,6 +22,7 @@ from steepy.housekeeping import GcSettings
 from steepy.ids import unique_id
 from steepy.model.macro import Macro
 from steepy.model.service import Service
+from steepy.model.submission import SubmissionStatus
 from steepy.notifications.delivery import DeliverySettings, Notifier
 from steepy.registry import Registry
 from steepy.registry.failures import MAX_BACKOFF_S, describe, is_database_failure
@@ -260,5 +261,5 @@ class Engine:
             self.crash(task.exception())
 
     async def _finished(self, submission_id: str) -> bool:
-        submission = await call(self.registry.views.get_submission, submission_id)
-        return submission is None or submission.status.finished
+        status = await call(self.registry.views.submission_status, submission_id)
+        return status is None or SubmissionStatus(status).finished

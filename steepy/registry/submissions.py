@@ -8,7 +8,7 @@ from typing import Iterable
 from sqlalchemy import Connection, func, insert, select, update
 
 from steepy.model.processchain import ProcessChain
-from steepy.model.submission import FINISHED_CHAIN, WAITING_CHAIN, SubmissionStatus
+from steepy.model.submission import ACTIVE_CHAIN, FINISHED_CHAIN, WAITING_CHAIN, SubmissionStatus
 from steepy.registry.connector import Connector
 from steepy.registry.records import (
     CS,
@@ -107,6 +107,14 @@ class SqlSubmissionStore:
     def chain_counts(self, submission_id: str) -> dict[str, int]:
         with self.db.read() as conn:
             return count_chains(conn, [submission_id])[submission_id]
+
+    def has_active_chains(self, submission_id: str) -> bool:
+        """Whether a chain of the submission is still to run or running: an index lookup,
+        where counting would read every chain of a large submission each round."""
+        with self.db.read() as conn:
+            return conn.execute(select(_pc.id).where(
+                _pc.submission_id == submission_id,
+                _pc.status.in_(sorted(ACTIVE_CHAIN))).limit(1)).first() is not None
 
     def cancel_requested(self, submission_id: str) -> bool:
         with self.db.read() as conn:
