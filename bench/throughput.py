@@ -1,18 +1,31 @@
-"""Throughput of the engine: N independent one-executable chains through `steepy run`,
-against `xargs -P <cores>` running the same commands. Also a chain of 200 dependent
-executables, and the time from `steepy submit` to the first executable under `steepy worker`.
+"""Throughput of the engine: N independent one-executable chains (`touch`) through
+`steepy run`, against `xargs -P <cores>` running the same commands, alternating in one run
+(median of --repeats), on SQLite and on PostgreSQL; the engine's peak memory; a chain of 200
+dependent executables; the time from `steepy submit` to the first executable under an idle
+`steepy worker`; with --peers, Snakemake and Parsl on the same 1,000 jobs (bench/peers.py).
 
-Usage: .venv/bin/python bench/throughput.py [N ...]   (default: 1000 10000)
+Usage: .venv/bin/python bench/throughput.py [N ...] [--repeats 3] [--pg URL|auto|none]
+                                            [--memory N] [--peers] [--markdown]
+Default sizes: 1000 10000. --pg auto asks `.ci/postgres start` for a server (skipped with
+one line if there is none). --memory N runs one for-each over N items (e.g. 100000) only
+for the engine's peak memory. Nothing here is asserted: it prints.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CORES = os.cpu_count() or 1
 
 SERVICES = """
 - id: touch
@@ -54,82 +67,201 @@ def pipeline(n: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def steepy(work: Path, *args: str, **kwargs) -> subprocess.CompletedProcess:
-    env = dict(os.environ, STEEPY_TMPPATH=str(work / "tmp"), STEEPY_OUTPATH=str(work / "out"),
-               STEEPY_LOGS_PROCESSCHAINS_PATH=str(work / "logs"))
-    return subprocess.run([sys.executable, "-m", "steepy.cli", *args, "--services",
-                           str(work / "services.yaml"), "--db", f"sqlite:///{work / 'db.sqlite'}"],
-                          env=env, cwd=work, capture_output=True, text=True, **kwargs)
+@dataclass
+class Measured:
+    seconds: float
+    peak_mb: float = 0.0  # the engine's peak resident memory
 
 
-def timed_run(work: Path, text: str) -> float:
-    (work / "w.yaml").write_text(text)
-    start = time.perf_counter()
-    result = steepy(work, "run", "w.yaml", "--json")
-    elapsed = time.perf_counter() - start
-    if result.returncode != 0:
-        raise SystemExit(result.stderr[-2000:])
-    return elapsed
+def _env(work: Path) -> dict[str, str]:
+    return dict(os.environ, STEEPY_TMPPATH=str(work / "tmp"), STEEPY_OUTPATH=str(work / "out"),
+                STEEPY_LOGS_PROCESSCHAINS_PATH=str(work / "logs"))
 
 
-def xargs(work: Path, n: int) -> float:
-    target = work / "xargs"
-    target.mkdir()
-    start = time.perf_counter()
-    subprocess.run(f"seq {n} | xargs -P {os.cpu_count()} -I{{}} touch {target}/{{}}", shell=True,
-                   check=True)
-    return time.perf_counter() - start
+def _steepy(work: Path, db: str, *args: str) -> list[str]:
+    return [sys.executable, "-m", "steepy.cli", *args, "--services", str(work / "services.yaml"),
+            "--db", db]
 
 
-def first_start_latency(work: Path) -> float:
-    """Seconds from the commit of a `steepy submit` to its first executable's start under an
-    idle worker (both times as recorded in the database)."""
-    (work / "w.yaml").write_text(fan_out(1))
-    env = dict(os.environ, STEEPY_TMPPATH=str(work / "tmp"), STEEPY_OUTPATH=str(work / "out"))
-    worker = subprocess.Popen([sys.executable, "-m", "steepy.cli", "worker", "--services",
-                               str(work / "services.yaml"), "--db", f"sqlite:///{work / 'db.sqlite'}"],
-                              env=env, cwd=work, stderr=subprocess.DEVNULL)
-    try:
-        time.sleep(2)  # let the worker settle
-        steepy(work, "submit", "w.yaml", check=True)
-        from steepy.registry import open_registry
+def timed(argv: list[str], work: Path) -> Measured:
+    """Wall time and peak memory (its own rusage, by wait4) of one command."""
+    with open(work / "stderr.txt", "wb") as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, env=_env(work), cwd=work, stdout=subprocess.DEVNULL,
+                                stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(argv[3:5])} failed:\n"
+                         f"{(work / 'stderr.txt').read_text()[-2000:]}")
+    return Measured(elapsed, usage.ru_maxrss / 1024)
 
-        registry = open_registry(f"sqlite:///{work / 'db.sqlite'}")
-        while True:
-            found, _ = registry.list_submissions()
-            chains, _ = registry.list_chains(found[0].id)
-            runs = registry.runs(chains[0].chain.id) if chains else []
-            if runs:
-                accepted = registry.events(found[0].id)[0]["time"]
-                from datetime import datetime
 
-                return (runs[0].start_time - datetime.fromisoformat(accepted)).total_seconds()
-            time.sleep(0.005)
-    finally:
-        worker.terminate()
-        worker.wait()
+def steepy_run(text: str, db: str | None = None) -> Measured:
+    with tempfile.TemporaryDirectory(prefix="steepy-bench-") as tmp:
+        work = Path(tmp)
+        (work / "services.yaml").write_text(SERVICES)
+        (work / "w.yaml").write_text(text)
+        return timed(_steepy(work, db or f"sqlite:///{work / 'db.sqlite'}", "run", "w.yaml",
+                             "--json"), work)
+
+
+def xargs(n: int) -> Measured:
+    with tempfile.TemporaryDirectory(prefix="xargs-bench-") as tmp:
+        target = Path(tmp) / "out"
+        target.mkdir()
+        start = time.perf_counter()
+        subprocess.run(f"seq {n} | xargs -P {CORES} -I{{}} touch {target}/{{}}", shell=True,
+                       check=True)
+        return Measured(time.perf_counter() - start)
+
+
+class Postgres:
+    """A fresh database per run on a PostgreSQL server (dropped afterwards)."""
+
+    def __init__(self, url: str):
+        from sqlalchemy.engine import make_url
+
+        self.server = make_url(url)
+        self.admin = self.server.set(drivername="postgresql", database="postgres") \
+            .render_as_string(hide_password=False)
+        self.count = 0
+
+    @staticmethod
+    def find(choice: str) -> "Postgres | None":
+        if choice == "none":
+            return None
+        url = choice if choice != "auto" else os.environ.get("STEEPY_TEST_PG_URL")
+        if url is None:
+            found = subprocess.run([str(ROOT / ".ci" / "postgres"), "start"], capture_output=True,
+                                   text=True)
+            if found.returncode != 0:
+                print(f"PostgreSQL: skipped ({(found.stderr.strip().splitlines() or ['?'])[-1]})")
+                return None
+            url = found.stdout.strip().splitlines()[-1]
+        return Postgres(url)
+
+    def run(self, text: str) -> Measured:
+        import psycopg
+
+        self.count += 1
+        name = f"bench_{os.getpid()}_{self.count}"
+        with psycopg.connect(self.admin, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        try:
+            return steepy_run(text, self.server.set(database=name)
+                              .render_as_string(hide_password=False))
+        finally:
+            with psycopg.connect(self.admin, autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def first_start_latencies(times: int = 5) -> list[float]:
+    """Seconds from the commit of a `steepy submit` (its `accepted` event) to the moment its
+    one `touch` ran (the file's modification time), under an idle `steepy worker`."""
+    from steepy.registry import open_registry
+
+    with tempfile.TemporaryDirectory(prefix="steepy-latency-") as tmp:
+        work = Path(tmp)
+        (work / "services.yaml").write_text(SERVICES)
+        (work / "w.yaml").write_text(fan_out(1))
+        db = f"sqlite:///{work / 'db.sqlite'}"
+        worker = subprocess.Popen(_steepy(work, db, "worker", "--agents", "1"), env=_env(work),
+                                  cwd=work, stderr=subprocess.DEVNULL)
+        registry = open_registry(db)
+        latencies = []
+        try:
+            time.sleep(3)  # let the worker settle (imports, first sweep)
+            for _ in range(times):
+                sid = subprocess.run(_steepy(work, db, "submit", "w.yaml"), env=_env(work),
+                                     cwd=work, capture_output=True, text=True, check=True
+                                     ).stdout.split()[-1]
+                deadline = time.monotonic() + 30
+                while (registry.views.submission_status(sid) not in ("SUCCESS", "ERROR")
+                       and time.monotonic() < deadline):
+                    time.sleep(0.05)
+                accepted = datetime.fromisoformat(registry.views.events(sid)[0]["time"]).timestamp()
+                made = next((p for place in ("tmp", "out") for p in (work / place / sid).rglob("*")
+                             if p.is_file()), None)
+                if made is None:
+                    raise SystemExit(f"submission {sid} made no file")
+                latencies.append(made.stat().st_mtime - accepted)
+                time.sleep(1)  # idle again
+        finally:
+            worker.terminate()
+            worker.wait()
+        return latencies
+
+
+def measure_sizes(sizes: list[int], repeats: int, pg: Postgres | None) -> list[dict]:
+    rows = []
+    for n in sizes:
+        text = fan_out(n)
+        lite, bare, post = [], [], []
+        for _ in range(repeats):  # alternating, so that a slow minute hurts both
+            lite.append(steepy_run(text))
+            bare.append(xargs(n))
+            if pg is not None:
+                post.append(pg.run(text))
+        base = statistics.median(m.seconds for m in bare)
+        for name, runs in (("SQLite", lite), ("PostgreSQL", post)):
+            if not runs:
+                continue
+            seconds = statistics.median(m.seconds for m in runs)
+            row = {"n": n, "db": name, "seconds": seconds, "min": min(m.seconds for m in runs),
+                   "max": max(m.seconds for m in runs), "xargs": base, "ratio": seconds / base,
+                   "ms_per_chain": seconds / n * 1000,
+                   "peak_mb": max(m.peak_mb for m in runs)}
+            rows.append(row)
+            print(f"N={n:>6} {name:<10}: steepy run {seconds:7.2f} s (min {row['min']:.2f}, "
+                  f"max {row['max']:.2f}; {row['ms_per_chain']:5.2f} ms/chain, peak "
+                  f"{row['peak_mb']:.0f} MB), xargs -P {CORES} {base:5.2f} s, "
+                  f"ratio {row['ratio']:5.2f}", flush=True)
+    return rows
 
 
 def main() -> None:
-    sizes = [int(a) for a in sys.argv[1:]] or [1000, 10000]
-    print(f"cores: {os.cpu_count()}")
-    for n in sizes:
-        with tempfile.TemporaryDirectory() as tmp:
-            work = Path(tmp)
-            (work / "services.yaml").write_text(SERVICES)
-            engine = timed_run(work, fan_out(n))
-            bare = xargs(work, n)
-            print(f"N={n:>6}: steepy run {engine:8.2f} s ({engine / n * 1000:6.2f} ms/chain), "
-                  f"xargs -P {os.cpu_count()} {bare:6.2f} s, ratio {engine / bare:6.2f}")
-    with tempfile.TemporaryDirectory() as tmp:
-        work = Path(tmp)
-        (work / "services.yaml").write_text(SERVICES)
-        elapsed = timed_run(work, pipeline(200))
-        print(f"chain of 200 dependent executables: {elapsed:.2f} s")
-    with tempfile.TemporaryDirectory() as tmp:
-        work = Path(tmp)
-        (work / "services.yaml").write_text(SERVICES)
-        print(f"submit -> first executable under worker: {first_start_latency(work) * 1000:.0f} ms")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("sizes", nargs="*", type=int, default=[1000, 10000])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--pg", default="auto", help="URL, auto (.ci/postgres) or none")
+    parser.add_argument("--memory", type=int, default=0, help="peak memory of a for-each over N")
+    parser.add_argument("--peers", action="store_true", help="Snakemake and Parsl, 1,000 jobs")
+    parser.add_argument("--markdown", action="store_true", help="also print a README table")
+    args = parser.parse_args()
+    print(f"cores: {CORES}, median of {args.repeats}, steepy and xargs alternating")
+    rows = measure_sizes(args.sizes, args.repeats, Postgres.find(args.pg))
+    chain = steepy_run(pipeline(200))
+    print(f"chain of 200 dependent executables: {chain.seconds:.2f} s", flush=True)
+    latencies = first_start_latencies()
+    latency_ms = statistics.median(latencies) * 1000
+    print(f"submit -> first executable under an idle worker: median {latency_ms:.0f} ms "
+          f"(of {', '.join(f'{x * 1000:.0f}' for x in latencies)} ms)", flush=True)
+    if args.memory:
+        big = steepy_run(fan_out(args.memory))
+        print(f"for-each over {args.memory}: {big.seconds:.0f} s, engine peak {big.peak_mb:.0f} MB",
+              flush=True)
+    peers = {}
+    if args.peers:
+        sys.path.insert(0, str(ROOT))
+        from bench.peers import peer_figures
+
+        peers = peer_figures(1000)
+        for entry in peers.values():
+            if "error" in entry:
+                print(f"{entry['label']:<28} failed: {entry['error']}")
+            else:
+                print(f"{entry['label']:<28} {entry['seconds']:7.2f} s, ratio {entry['ratio']:5.1f}")
+    if args.markdown:
+        print("\n| work | steepy | xargs -P %d | ratio | peak memory |\n|---|---|---|---|---|" % CORES)
+        for r in rows:
+            print(f"| {r['n']:,} chains, {r['db']} | {r['seconds']:.2f} s | {r['xargs']:.2f} s | "
+                  f"{r['ratio']:.1f}× | {r['peak_mb']:.0f} MB |")
+        for entry in peers.values():
+            if "error" not in entry and not entry["label"].startswith("xargs"):
+                print(f"| 1,000 jobs, {entry['label']} | {entry['seconds']:.2f} s | | "
+                      f"{entry['ratio']:.1f}× | |")
 
 
 if __name__ == "__main__":

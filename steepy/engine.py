@@ -98,7 +98,7 @@ class Engine:
         for agent in self.agents:
             agent.cancel()
 
-    async def _watch_database(self, last: int | None, interval_s: float = 0.02,
+    async def _watch_database(self, last: int | None, interval_s: float = 0.01,
                               busy_s: float = 0.25) -> None:
         """Notice commits of other processes (a new submission, a cancel) without waiting
         for the next sweep. `last' was read before the engine first looked for work, so a

@@ -89,9 +89,11 @@ def run(workflow_file: str, services, macros, db, agents, as_json: bool) -> None
     exit_if_engine_failed(engine)
     final = registry.views.get_submission(submission.id)
     if as_json:
-        from steepy.registry.documents import submission_document
+        from steepy.registry.documents import write_submission_document
 
-        output.print_json(submission_document(registry.views, submission.id))
+        # written a page of chains at a time: 100,000 chains must not be one string
+        write_submission_document(registry.views, submission.id, sys.stdout.write)
+        sys.stdout.write("\n")
     else:
         message = f" ({final.error_message})" if final.error_message else ""
         click.echo(f"submission {final.id}: {final.status}{message}")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from steepy.model.common import as_utc, iso_time
 from steepy.model.submission import CHAIN_COUNTERS, SUCCEEDED_SUBMISSION
@@ -157,18 +157,44 @@ def event(row: Any, with_submission: bool = False) -> dict:
 
 def submission_document(views: "ReadViews", submission_id: str) -> dict:
     """A submission with its chains, their runs and attempts, as one JSON object."""
+    out = _submission_head(views, submission_id)
+    chains, _ = views.list_chains(submission_id, oldest_first=True)
+    out["processChains"] = _chain_documents(views, submission_id, chains, None)
+    return out
+
+
+def write_submission_document(views: "ReadViews", submission_id: str,
+                              write: Callable[[str], Any], page: int = 1000) -> None:
+    """The text of `json.dumps(submission_document(...), indent=2)`, written a page of
+    chains at a time: a submission of 100,000 chains is never one object in memory."""
+    write(json.dumps(_submission_head(views, submission_id), indent=2)[:-2])  # without "\n}"
+    write(',\n  "processChains": [')
+    offset = 0
+    while chains := views.list_chains(submission_id, size=page, offset=offset,
+                                      oldest_first=True)[0]:
+        ids = [c.chain.id for c in chains]
+        for document in _chain_documents(views, submission_id, chains, ids):
+            write(("\n    " if offset == 0 else ",\n    ")
+                  + json.dumps(document, indent=2).replace("\n", "\n    "))
+            offset += 1
+    write("\n  ]\n}" if offset else "]\n}")
+
+
+def _submission_head(views: "ReadViews", submission_id: str) -> dict:
     out = views.get_submission(submission_id).to_json(with_workflow=False)
-    _counters(out, views.chain_counts(submission_id))
-    chains, _ = views.list_chains(submission_id)
+    return _counters(out, views.chain_counts(submission_id))
+
+
+def _chain_documents(views: "ReadViews", submission_id: str, chains: list[ChainRecord],
+                     ids: list[str] | None) -> list[dict]:
+    """`chains' (all of the submission's when `ids' is None) with their runs and attempts."""
     runs: dict[str, list[RunRecord]] = defaultdict(list)
-    for r in views.submission_runs(submission_id):
+    for r in views.submission_runs(submission_id, ids):
         runs[r.chain_id].append(r)
     attempts: dict[tuple[str, int], list[dict]] = defaultdict(list)
-    for chain_id, attempt in views.submission_attempts(submission_id):
+    for chain_id, attempt in views.submission_attempts(submission_id, ids):
         attempts[chain_id, attempt["runNumber"]].append(attempt)
-    out["processChains"] = [_chain_document(c, runs[c.chain.id], attempts)
-                            for c in reversed(chains)]
-    return out
+    return [_chain_document(c, runs[c.chain.id], attempts) for c in chains]
 
 
 def chain_document(views: "ReadViews", record: ChainRecord) -> dict:

@@ -75,13 +75,15 @@ class SqlReadViews:
         return None if row is None else chain_record(row)
 
     def list_chains(self, submission_id: str | None = None, status: str | None = None,
-                    size: int | None = None, offset: int = 0) -> tuple[list[ChainRecord], int]:
+                    size: int | None = None, offset: int = 0,
+                    oldest_first: bool = False) -> tuple[list[ChainRecord], int]:
         where = self._chain_filter(submission_id, status)
         with self.db.read() as conn:
             total = conn.execute(select(func.count()).select_from(process_chains)
                                  .where(*where)).scalar()
+            order = _pc.seq.asc() if oldest_first else _pc.seq.desc()
             rows = conn.execute(_page(select(process_chains).where(*where)
-                                      .order_by(_pc.seq.desc()), size, offset)).all()
+                                      .order_by(order), size, offset)).all()
         return [chain_record(r) for r in rows], int(total or 0)
 
     @staticmethod
@@ -108,10 +110,13 @@ class SqlReadViews:
     def runs(self, chain_id: str) -> list[RunRecord]:
         return self._runs(runs.c.chain_id == chain_id)
 
-    def submission_runs(self, submission_id: str) -> list[RunRecord]:
-        """The runs of all chains of a submission (one query, for whole documents)."""
+    def submission_runs(self, submission_id: str,
+                        chain_ids: list[str] | None = None) -> list[RunRecord]:
+        """The runs of all chains of a submission (one query, for whole documents), or of
+        those of its chains listed."""
         return self._runs(runs.c.chain_id.in_(
-            select(_pc.id).where(_pc.submission_id == submission_id)))
+            chain_ids if chain_ids is not None
+            else select(_pc.id).where(_pc.submission_id == submission_id)))
 
     def _runs(self, where: Any) -> list[RunRecord]:
         with self.db.read() as conn:
@@ -125,10 +130,13 @@ class SqlReadViews:
             where.append(attempts.c.run_number == run_number)
         return [a for _, a in self._attempts(*where)]
 
-    def submission_attempts(self, submission_id: str) -> list[tuple[str, dict]]:
-        """(chain id, attempt) of all chains of a submission, in the order they happened."""
+    def submission_attempts(self, submission_id: str,
+                            chain_ids: list[str] | None = None) -> list[tuple[str, dict]]:
+        """(chain id, attempt) of all chains of a submission (or of those listed), in the
+        order they happened."""
         return self._attempts(attempts.c.chain_id.in_(
-            select(_pc.id).where(_pc.submission_id == submission_id)))
+            chain_ids if chain_ids is not None
+            else select(_pc.id).where(_pc.submission_id == submission_id)))
 
     def _attempts(self, *where: Any) -> list[tuple[str, dict]]:
         with self.db.read() as conn:

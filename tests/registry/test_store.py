@@ -3,6 +3,8 @@ orphans, events."""
 
 from __future__ import annotations
 
+import json
+
 import threading
 from datetime import timedelta
 
@@ -221,6 +223,26 @@ def test_submission_document_matches_each_chain_document(registry: Registry) -> 
     assert document["processChains"] == [chain_document(registry.views, registry.views.get_chain(c))
                                          for c in ("a", "b")]
     assert [len(r["attempts"]) for r in document["processChains"][0]["runs"]] == [2, 0]
+
+
+@pytest.mark.parametrize("chains, page", [(0, 2), (1, 2), (5, 2), (5, 100)])
+def test_the_streamed_document_is_the_whole_document(registry: Registry, chains: int,
+                                                     page: int) -> None:
+    # `steepy run --json' writes a page of chains at a time (100,000 chains, bounded memory)
+    from steepy.registry.documents import submission_document, write_submission_document
+
+    _submission(registry, "s")
+    ids = [f"c{i}" for i in range(chains)]
+    registry.submissions.add_chains("s", [_chain(c) for c in ids], None)
+    for n, cid in enumerate(ids[:3]):
+        _, run = registry.queue.claim_chain("agent")
+        registry.queue.finish_run(cid, run, "SUCCESS", CS.SUCCESS, attempts=[AttemptRecord(
+            "e", "cp", 1, utcnow(), utcnow(), "SUCCESS", 0)], results={"o": [f"/out/{n}"]})
+    pieces: list[str] = []
+    write_submission_document(registry.views, "s", pieces.append, page=page)
+    whole = submission_document(registry.views, "s")
+    assert "".join(pieces) == json.dumps(whole, indent=2)
+    assert len(whole["processChains"]) == chains and len(pieces) > (chains > page)
 
 
 def test_a_changed_priority_decides_which_accepted_submission_starts_next(registry: Registry) -> None:
