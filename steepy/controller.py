@@ -81,7 +81,8 @@ class Controller:
         self.stop_chains = stop_chains
         self.sweep_s = sweep_s
         self.plugins = plugins if plugins is not None else builtin_set()
-        self.batch_s = 0.02
+        self.batch_s = 0.02  # pause after a round that made new chains (others may wait)
+        self.quiet_batch_s = 0.1  # after one that only took outcomes in (a fan-out draining)
         self.save_every_s = 2.0  # generator state stored at least this often while feeding
         self._changed: dict[str, asyncio.Event] = {}
         self.tasks: dict[str, asyncio.Task] = {}
@@ -168,6 +169,7 @@ class Controller:
         while True:
             event.clear()
             began = time.monotonic()
+            new = []
             done = await call(store.unfed_finished_chains, submission.id,
                               after_round)
             after_round = None
@@ -198,8 +200,9 @@ class Controller:
                     and not await call(store.unfed_finished_chains, submission.id)):
                 break
             # a round that took long is followed by a longer pause, so that bookkeeping
-            # stays a bounded share of the time however many chains finish
-            batch_s = max(self.batch_s, time.monotonic() - began)
+            # stays a bounded share of the time however many chains finish; a round that
+            # made nothing new can wait longer: no chain waits for what it learnt
+            batch_s = max(self.batch_s if new else self.quiet_batch_s, time.monotonic() - began)
             await wait_event(event, self.sweep_s)
             # many chains finishing close together are handed over in one round
             await asyncio.sleep(batch_s)
