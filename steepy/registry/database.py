@@ -104,10 +104,14 @@ def _current_revisions(connection: Connection) -> set[str]:
     return set(connection.execute(text("SELECT version_num FROM alembic_version")).scalars())
 
 
-def migrate(engine: Engine) -> None:
+def migrate(engine: Engine, replay: bool = False) -> None:
     """Create or upgrade the schema to the newest migration. Many processes may open a new
     database at once: one migrates under a lock (PostgreSQL's advisory lock, SQLite's write
-    lock), the others wait for it, then find the schema up to date and go on."""
+    lock), the others wait for it, then find the schema up to date and go on.
+
+    An empty database gets `tables.py`'s schema and rows at once, marked as migrated to the
+    newest revision (0.06 s where replaying every migration takes 0.4 s, at each first start);
+    a test holds the two to the same result. `replay' replays the migrations all the same."""
     head = head_revisions()
     with engine.connect() as connection:
         connection.execution_options(read_only=True)  # SQLite: a plain BEGIN, no write lock
@@ -117,8 +121,12 @@ def migrate(engine: Engine) -> None:
     with engine.begin() as connection:  # SQLite: BEGIN IMMEDIATE, i.e. the write lock
         if connection.dialect.name == "postgresql":
             connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
-        if _current_revisions(connection) == head:
+        current = _current_revisions(connection)
+        if current == head:
             return  # another process migrated while we waited
+        if not current and not replay and not inspect(connection).get_table_names():
+            _create_newest(connection, head)
+            return
         from alembic import command
         from alembic.config import Config as AlembicConfig
 
@@ -126,3 +134,18 @@ def migrate(engine: Engine) -> None:
         config.set_main_option("script_location", str(MIGRATIONS))
         config.attributes["connection"] = connection
         command.upgrade(config, "head")
+
+
+def _create_newest(connection: Connection, head: set[str]) -> None:
+    """The newest schema in an empty database: the tables, the rows migrations seed, and
+    Alembic's version table saying so (as `alembic stamp` writes it)."""
+    from steepy.registry.tables import SEEDED_ROWS, metadata
+
+    metadata.create_all(connection)
+    for table, rows in SEEDED_ROWS:
+        connection.execute(table.insert(), rows)
+    connection.execute(text("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL, "
+                            "CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num))"))
+    for revision in sorted(head):
+        connection.execute(text("INSERT INTO alembic_version (version_num) VALUES (:v)"),
+                           {"v": revision})

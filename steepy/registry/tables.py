@@ -29,7 +29,7 @@ submissions = Table(
     Column("error_message", Text),
     Column("results", Text),
     Column("generator_state", Text),
-    Column("state_round", Integer, nullable=False, default=0),  # rounds the state includes
+    Column("state_round", Integer, nullable=False, default=0, server_default="0"),  # rounds in the state
     Column("cancel_requested", Boolean, nullable=False, default=False),
     Column("owner", String(64)),  # the controller driving it (lease)
     Column("lease_until", DateTime(timezone=True)),
@@ -213,3 +213,6 @@ outbox = Table(
 )
 Index("ix_outbox_due", outbox.c.status, outbox.c.next_try)
 Index("ix_outbox_listing", outbox.c.status, outbox.c.id)
+
+# rows the migrations put in (0008): an empty database made from these tables gets them too
+SEEDED_ROWS = [(timers, [{"name": "garbageCollector"}])]
