@@ -29,7 +29,8 @@ submissions = Table(
     Column("error_message", Text),
     Column("results", Text),
     Column("generator_state", Text),
-    Column("state_round", Integer, nullable=False, default=0, server_default="0"),  # rounds in the state
+    # the rounds the stored generator state includes
+    Column("state_round", Integer, nullable=False, default=0, server_default="0"),
     Column("cancel_requested", Boolean, nullable=False, default=False),
     Column("owner", String(64)),  # the controller driving it (lease)
     Column("lease_until", DateTime(timezone=True)),
