@@ -25,7 +25,8 @@ from datetime import datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CORES = os.cpu_count() or 1
+sys.path.insert(0, str(ROOT))
+from bench.peers import CORES, xargs as xargs_seconds  # noqa: E402 - the same baseline
 
 SERVICES = """
 - id: touch
@@ -108,13 +109,7 @@ def steepy_run(text: str, db: str | None = None) -> Measured:
 
 
 def xargs(n: int) -> Measured:
-    with tempfile.TemporaryDirectory(prefix="xargs-bench-") as tmp:
-        target = Path(tmp) / "out"
-        target.mkdir()
-        start = time.perf_counter()
-        subprocess.run(f"seq {n} | xargs -P {CORES} -I{{}} touch {target}/{{}}", shell=True,
-                       check=True)
-        return Measured(time.perf_counter() - start)
+    return Measured(xargs_seconds(n))
 
 
 class Postgres:
@@ -244,7 +239,6 @@ def main() -> None:
               flush=True)
     peers = {}
     if args.peers:
-        sys.path.insert(0, str(ROOT))
         from bench.peers import peer_figures
 
         peers = peer_figures(1000)

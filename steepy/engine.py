@@ -98,12 +98,12 @@ class Engine:
         for agent in self.agents:
             agent.cancel()
 
-    async def _watch_database(self, last: int | None, interval_s: float = 0.01,
+    async def _watch_database(self, last: int | None, interval_s: float = 0.02,
                               busy_s: float = 0.25) -> None:
         """Notice commits of other processes (a new submission, a cancel) without waiting
         for the next sweep. `last' was read before the engine first looked for work, so a
-        commit in between is seen. While this process writes too, a change may be its own,
-        so the components are woken at most every `busy_s'."""
+        commit in between is seen. While this process works and writes too, a change may be
+        its own, so the components are woken at most every `busy_s'."""
         if last is None:
             return
         own = self.registry.db.commits
@@ -125,7 +125,9 @@ class Engine:
                 changed = True
                 surely_other = self.registry.db.commits == own  # we wrote nothing meanwhile
                 last, own = marker, self.registry.db.commits
-            if changed and (surely_other or clock() - woken >= busy_s):
+            # an idle engine looks at once (its own heartbeat may have hidden a submission)
+            idle = not self.controller.tasks and not self.scheduler.busy
+            if changed and (surely_other or idle or clock() - woken >= busy_s):
                 changed = False
                 woken = clock()
                 self._submitted.set()
