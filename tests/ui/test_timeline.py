@@ -60,7 +60,9 @@ def test_timeline_shows_runs_attempts_agents_and_axis(ui) -> None:
     assert float(left) < 5 and 0 < float(width) <= 100
     assert PART.findall(rows["retried"]) == ["failed", "delay", "success"]
     assert "attempt 1: FAILED, exit code 1" in rows["retried"]
-    assert "pause 1" in rows["retried"] and "before attempt 2 of flaky (exponential" in rows["retried"]
+    # how long the pause took depends on the machine's load: only that it is said
+    assert re.search(r"pause \d+(ms|s)[^<]* before attempt 2 of flaky \(exponential",
+                     rows["retried"])
     assert f'<span class="tl-agent">{agent}</span>' in rows["retried"]
 
     runs = RUN.findall(rows["rerun"])
