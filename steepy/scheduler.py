@@ -13,14 +13,16 @@ import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
-from typing import Callable
+from typing import Any, Callable, Coroutine
 
 from steepy.agent.interface import Agent
 from steepy.agent.config import FAILED, REQUEUED, TIMEOUT, ChainOutcome
 from steepy.agent.runner import TIMEOUT_WORDS
 from steepy.model.common import iso_time
 from steepy.model.submission import ProcessChainStatus as CS
-from steepy.registry import ChainQueue, ChainRecord
+from steepy.groupcommit import GroupCommit
+from steepy.registry import ChainQueue, ChainRecord, ClaimFor, RunEnd
+from steepy.registry.interfaces import Claimed
 from steepy.registry.failures import describe, is_database_failure
 from steepy.registry.offload import call, persist
 from steepy.registry.records import utcnow
@@ -28,6 +30,7 @@ from steepy.waiting import in_rounds
 
 log = logging.getLogger(__name__)
 PROGRESS_EVERY_S = 1.0  # a chain's estimated progress is stored at most this often
+AHEAD_BELOW_S = 0.5  # after a chain that ran shorter than this, its agent claims ahead
 # what an agent reports during a run -> the kind of event on the timeline
 AGENT_EVENTS = {"attempt-failed": "chain.attemptFailed", "retry-scheduled": "chain.retryScheduled",
                 "attempt-requeued": "chain.attemptRequeued", "fallback-started": "chain.fallbackStarted"}
@@ -89,6 +92,8 @@ class Scheduler:
         self.only_submission: str | None = None  # `steepy run': claim this one's chains only
         self.on_crash: Callable[[BaseException], None] = _reraise  # a task of ours died
         self._stop: asyncio.Event | None = None
+        self.commits = GroupCommit(queue, self._stopping)
+        self._pending_ends: set[asyncio.Task] = set()  # ends recorded while the next runs
 
     def wake(self) -> None:
         self._wake.set()
@@ -179,19 +184,26 @@ class Scheduler:
         """Wait for the runs in progress (after their agents were told to cancel, or not)."""
         if self._running:
             await asyncio.gather(*self._running.values(), return_exceptions=True)
+        if self._pending_ends:
+            await asyncio.gather(*self._pending_ends, return_exceptions=True)
         if self._pending_events:
             await asyncio.gather(*self._pending_events, return_exceptions=True)
 
+    def _claim_for(self, agent: Agent) -> ClaimFor:
+        return ClaimFor(agent.id, frozenset(agent.capabilities), self.only_submission)
+
     async def _dispatch(self) -> None:
-        for agent in self.agents:
-            if agent.id in self._running:
-                continue
-            claimed = await call(self.queue.claim_chain, agent.id,
-                                 agent.capabilities, self.only_submission)
-            if claimed is None:
-                continue  # another agent may offer other capabilities
-            self._running[agent.id] = asyncio.create_task(self._work(agent, claimed),
-                                                          name=f"agent {agent.id}")
+        """A chain for each idle agent, claimed together (an agent gets none if nothing
+        left fits its capabilities)."""
+        idle = [agent for agent in self.agents if agent.id not in self._running]
+        if not idle:
+            return
+        got = await asyncio.gather(*(self.commits.submit(None, self._claim_for(agent))
+                                     for agent in idle))
+        for agent, claimed in zip(idle, got):
+            if claimed is not None:
+                self._running[agent.id] = asyncio.create_task(self._work(agent, claimed),
+                                                              name=f"agent {agent.id}")
 
     async def _stop_cancelled(self) -> None:
         if self._agent_of:
@@ -209,61 +221,136 @@ class Scheduler:
             log.exception("agent %s failed on chain %s", agent.id, record.chain.id)
             return ChainOutcome(CS.ERROR, error_message=f"internal error: {e}")
 
-    async def _work(self, agent: Agent, claimed: tuple[ChainRecord, int] | None) -> None:
-        """Run chains on one agent for as long as finishing one claims the next."""
+    async def _work(self, agent: Agent, claimed: Claimed | None) -> None:
+        """Run chains on one agent for as long as finishing one claims the next. After a
+        short chain the agent claims its next chain but one while the next runs (claim
+        ahead), so that finishing a chain does not wait for the database: its end is
+        recorded, with that claim, while the chain claimed ahead runs."""
+        ahead: asyncio.Task | None = None
         try:
             while claimed is not None:
-                claimed = await self._execute(agent, *claimed)
+                claimed, ahead = await self._execute(agent, *claimed, ahead)
         except Exception as e:  # a bug: the engine must not live on with a dead agent
             self.on_crash(e)
         finally:
+            if ahead is not None:  # the engine stops: what was claimed ahead goes back
+                left = await asyncio.gather(ahead, return_exceptions=True)
+                if isinstance(left[0], tuple):
+                    await self._give_back(*left[0])
             self._running.pop(agent.id, None)
             self.wake()  # the agent is free: look for work it may take
 
-    async def _execute(self, agent: Agent, record: ChainRecord,
-                       run_number: int) -> tuple[ChainRecord, int] | None:
+    async def _execute(self, agent: Agent, record: ChainRecord, run_number: int,
+                       ahead: asyncio.Task | None) -> tuple[Claimed | None, asyncio.Task | None]:
+        """Run one chain and record its end; the agent's next chain, and the task that
+        claims the one after it ahead (or None)."""
         chain = record.chain
         self._submission_of[chain.id] = record.submission_id
         self._agent_of[chain.id] = agent
+        started = time.monotonic()
         outcome = await self._outcome(agent, record, run_number)
+        short = time.monotonic() - started < AHEAD_BELOW_S
         status, resume_at = after_run(record, run_number, outcome)
         requeued = requeue_of(record, outcome)
         if self._pending_events:  # the run's attempt events go on the timeline before its end
             await asyncio.gather(*list(self._pending_events), return_exceptions=True)
         try:
             if self.shutting_down and outcome.status == CS.CANCELLED:
-                await persist(f"giving process chain {chain.id} back", lambda: True,
-                              self.queue.requeue_run, chain.id, run_number,
-                              "the engine running it was stopped")
-                return None
-            # finishing this chain and claiming the agent's next one is one transaction; while
-            # the database cannot be written, the outcome waits here (an engine stopped
-            # meanwhile leaves the run open: the next engine runs the chain again)
-            claim = None if self.shutting_down else (agent.id, agent.capabilities,
-                                                     self.only_submission)
-            claimed = await persist(
-                f"recording the end of process chain {chain.id}", self._stopping,
-                self.queue.finish_run, chain.id, run_number,
-                REQUEUED if requeued is not None else str(outcome.status), status,
-                results=outcome.results if outcome.status == CS.SUCCESS else None,
-                error_message=outcome.error_message,
-                attempts=outcome.attempts,
-                auto_resume_after=resume_at, claim_next=claim, requeued=requeued,
-                submission_id=record.submission_id)
-            self.on_chain_finished(record.submission_id)
-            if status == CS.PAUSED:
-                self.wake()  # the sweep must know when this chain is due
-            return claimed
+                await self._give_back(record, run_number)
+                return None, ahead
+            end = RunEnd(chain.id, run_number,
+                         REQUEUED if requeued is not None else str(outcome.status), status,
+                         results=outcome.results if outcome.status == CS.SUCCESS else None,
+                         error_message=outcome.error_message, attempts=outcome.attempts,
+                         auto_resume_after=resume_at, requeued=requeued,
+                         submission_id=record.submission_id)
+            claim = None if self.shutting_down else self._claim_for(agent)
+            following = await ahead if ahead is not None else None
+            if following is not None and claim is not None:
+                # the next chain is here already: it starts now, and this end is recorded
+                # meanwhile (after a short chain, with the claim of the one after)
+                task = self._spawn(self._record_quietly(end, agent, claim if short else None))
+                return following, task if short else None
+            if following is not None:  # claimed ahead just as the engine began to stop
+                await self._give_back(*following)
+            # the end and the agent's next claim are one transaction (shared with other
+            # agents'); while the database cannot be written, the outcome waits here (an
+            # engine stopped meanwhile leaves the run open: the next engine runs it again)
+            claimed = await self._record(end, agent, claim)
+            if short and claimed is not None and claim is not None:
+                return claimed, self._spawn(self._claim_quietly(agent))
+            return claimed, None
         except Exception as e:
             if not is_database_failure(e):
                 raise
             log.error("process chain %s: its end could not be recorded (%s); the engine that "
                       "takes it over runs it again", chain.id, describe(e))
-            return None
+            return None, None
         finally:
             self._submission_of.pop(chain.id, None)
             self._progress_written.pop(chain.id, None)
             self._agent_of.pop(chain.id, None)
+
+    async def _record(self, end: RunEnd, agent: Agent, claim: ClaimFor | None) -> Claimed | None:
+        claimed = await self.commits.submit(end, claim)
+        self.on_chain_finished(end.submission_id or "")
+        if end.chain_status == CS.PAUSED:
+            self.wake()  # the sweep must know when this chain is due
+        return self._assign(claimed, agent)
+
+    def _assign(self, claimed: Claimed | None, agent: Agent) -> Claimed | None:
+        """A chain claimed for `agent': a cancel for it goes to that agent from now on (it
+        keeps the request until the chain starts)."""
+        if claimed is not None:
+            self._submission_of[claimed[0].chain.id] = claimed[0].submission_id
+            self._agent_of[claimed[0].chain.id] = agent
+        return claimed
+
+    async def _record_quietly(self, end: RunEnd, agent: Agent,
+                              claim: ClaimFor | None) -> Claimed | None:
+        try:
+            return await self._record(end, agent, claim)
+        except Exception as e:
+            if not is_database_failure(e):
+                raise
+            log.error("process chain %s: its end could not be recorded (%s); the engine that "
+                      "takes it over runs it again", end.chain_id, describe(e))
+            return None
+
+    async def _claim_quietly(self, agent: Agent) -> Claimed | None:
+        try:
+            return self._assign(await self.commits.submit(None, self._claim_for(agent)), agent)
+        except Exception as e:
+            if not is_database_failure(e):
+                raise
+            log.error("agent %s: no chain claimed ahead (%s)", agent.id, describe(e))
+            return None
+
+    def _spawn(self, work: Coroutine[Any, Any, Claimed | None]) -> asyncio.Task:
+        """A background write of the hot path; a bug in it stops the engine."""
+        task = asyncio.create_task(work)
+        self._pending_ends.add(task)
+        task.add_done_callback(self._ended)
+        return task
+
+    def _ended(self, task: asyncio.Task) -> None:
+        self._pending_ends.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            self.on_crash(task.exception())
+
+    async def _give_back(self, record: ChainRecord, run_number: int) -> None:
+        """A chain this engine will not run (it stops): REGISTERED again for whoever runs next."""
+        self._agent_of.pop(record.chain.id, None)
+        self._submission_of.pop(record.chain.id, None)
+        try:
+            await persist(f"giving process chain {record.chain.id} back", lambda: True,
+                          self.queue.requeue_run, record.chain.id, run_number,
+                          "the engine running it was stopped")
+        except Exception as e:
+            if not is_database_failure(e):
+                raise
+            log.error("process chain %s could not be given back (%s); the engine that takes "
+                      "it over runs it", record.chain.id, describe(e))
 
 
 def _reraise(error: BaseException) -> None:

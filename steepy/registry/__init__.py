@@ -14,8 +14,9 @@ from steepy.notifications.webhooks import Webhook
 from steepy.registry.connector import Connector
 from steepy.registry.database import DEFAULT_URL, open_engine
 from steepy.registry.housekeeping import SqlHousekeeping
-from steepy.registry.interfaces import (ChainQueue, Housekeeping, Leases, LogStore, Outbox,
-                                        ReadViews, Requests, Schedules, Search, SubmissionStore)
+from steepy.registry.interfaces import (ChainQueue, ClaimFor, Housekeeping, Leases, LogStore, Outbox,
+                                        ReadViews, Requests, RunEnd, Schedules, Search,
+                                        SubmissionStore)
 from steepy.registry.leases import SqlLeases
 from steepy.registry.logs import SqlLogStore
 from steepy.registry.outbox import SqlOutbox
@@ -54,6 +55,6 @@ def open_registry(url: str | None = None, webhooks: Sequence[Webhook] = ()) -> R
     return Registry(open_engine(url), webhooks)
 
 
-__all__ = ["DEFAULT_URL", "ChainQueue", "ChainRecord", "Housekeeping", "Leases", "LogStore",
-           "Outbox", "ReadViews", "Registry", "Requests", "RunRecord", "Schedules",
+__all__ = ["DEFAULT_URL", "ChainQueue", "ChainRecord", "ClaimFor", "Housekeeping", "Leases",
+           "LogStore", "Outbox", "ReadViews", "Registry", "Requests", "RunEnd", "RunRecord", "Schedules",
            "SubmissionStore", "open_registry"]

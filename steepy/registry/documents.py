@@ -165,8 +165,10 @@ def submission_document(views: "ReadViews", submission_id: str) -> dict:
 
 def write_submission_document(views: "ReadViews", submission_id: str,
                               write: Callable[[str], Any], page: int = 1000) -> None:
-    """The text of `json.dumps(submission_document(...), indent=2)`, written a page of
-    chains at a time: a submission of 100,000 chains is never one object in memory."""
+    """`submission_document(...)` as JSON text: the submission's fields indented, then its
+    chains a line each, written a page of chains at a time: a submission of 100,000 chains
+    is never one object in memory. (A line per chain is quick to grep, and quick to write:
+    indenting is done by the json module's Python code, a line by its C encoder.)"""
     write(json.dumps(_submission_head(views, submission_id), indent=2)[:-2])  # without "\n}"
     write(',\n  "processChains": [')
     offset = 0
@@ -174,8 +176,7 @@ def write_submission_document(views: "ReadViews", submission_id: str,
                                       oldest_first=True)[0]:
         ids = [c.chain.id for c in chains]
         for document in _chain_documents(views, submission_id, chains, ids):
-            write(("\n    " if offset == 0 else ",\n    ")
-                  + json.dumps(document, indent=2).replace("\n", "\n    "))
+            write(("\n    " if offset == 0 else ",\n    ") + json.dumps(document))
             offset += 1
     write("\n  ]\n}" if offset else "]\n}")
 

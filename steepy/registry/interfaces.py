@@ -22,8 +22,9 @@ methods block: asynchronous code calls them through `steepy.registry.offload`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Iterable, Protocol
+from typing import Any, Iterable, Protocol, Sequence
 
 from apscheduler.triggers.base import BaseTrigger
 
@@ -38,7 +39,40 @@ from steepy.search import Query, SearchResult, Type
 Claimed = tuple[ChainRecord, int]  # a chain now RUNNING, and the number of its new run
 
 
+@dataclass
+class RunEnd:
+    """How a run ended, to be recorded: the run's status, the chain's next status (and when a
+    PAUSED chain is due again), its results, the attempts. `requeued' says why a chain-level
+    re-queue took the run back (extensions 11); `submission_id', the chain's, when known."""
+
+    chain_id: str
+    run_number: int
+    run_status: str
+    chain_status: ProcessChainStatus
+    results: dict | None = None
+    error_message: str | None = None
+    attempts: Sequence[AttemptRecord] = field(default_factory=list)
+    auto_resume_after: datetime | None = None
+    requeued: str | None = None
+    submission_id: str | None = None
+
+
+@dataclass(frozen=True)
+class ClaimFor:
+    """An agent that wants a chain: it offers these capabilities; with `only', it takes
+    chains of that submission only (`steepy run')."""
+
+    agent_id: str
+    capabilities: frozenset[str] = frozenset()
+    only: str | None = None
+
+
 class ChainQueue(Protocol):
+    def record(self, ends: Sequence[RunEnd], claims: Sequence[ClaimFor]) -> list[Claimed | None]:
+        """One transaction (group commit): record these ends of runs, then claim a chain for
+        each of these agents; what each claim got, in their order."""
+        ...
+
     def claim_chain(self, agent_id: str, capabilities: Iterable[str] = (),
                     only: str | None = None) -> Claimed | None: ...
 

@@ -168,10 +168,14 @@ async def test_an_engine_whose_task_dies_stops_and_lets_go(tmp_path, monkeypatch
     registry = open_registry(f"sqlite:///{tmp_path / 'steepy.db'}")
     sid = _submit(registry, SLEEPY.replace("value: 30", "value: 0.2"))
 
-    def broken(*args, **kwargs):
-        raise RuntimeError("a bug in finish_run")
+    claim_only = registry.queue.record
 
-    monkeypatch.setattr(registry.queue, "finish_run", broken)
+    def broken(ends, claims):
+        if ends:
+            raise RuntimeError("a bug in recording the end of a run")
+        return claim_only(ends, claims)
+
+    monkeypatch.setattr(registry.queue, "record", broken)
     engine = Engine(registry, SERVICES, MACROS, _settings(tmp_path))
     await asyncio.wait_for(engine.run(), 60)
     assert isinstance(engine.failure, RuntimeError)

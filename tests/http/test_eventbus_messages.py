@@ -122,6 +122,19 @@ def test_a_chain_s_run_from_start_to_pause() -> None:
                                                  "previousStatus": "PAUSED"})]
 
 
+def test_an_agent_with_a_chain_claimed_ahead_stays_busy() -> None:
+    """After a short chain an agent claims its next but one while the next runs: the end of
+    the one before is no moment of idleness."""
+    memory = Memory()
+    translate([_e("chain.started", chain="c1", agent="a1"),
+               _e("chain.started", chain="c2", agent="a1")], memory)
+    first = translate([_e("chain.finished", chain="c1", status="SUCCESS")], memory)
+    assert m.AGENT_IDLE not in [message.address for message in first]
+    last = translate([_e("chain.finished", chain="c2", time=T1, status="SUCCESS")], memory)
+    assert last[-1] == Message(m.AGENT_IDLE, {"id": "a1", "available": True,
+                                              "stateChangedTime": T1})
+
+
 def test_a_finished_run_s_agent_comes_from_the_database_if_its_start_was_not_seen() -> None:
     out = translate([_e("chain.finished", chain="c9", run=1, status="SUCCESS", agent="a2")],
                     Memory())

@@ -13,7 +13,7 @@ import pytest
 from steepy.model.attempt import AttemptRecord
 from steepy.model import ProcessChain, Submission, Workflow
 from steepy.model.submission import ProcessChainStatus as CS, SubmissionStatus as SS
-from steepy.registry import Registry, open_registry
+from steepy.registry import ClaimFor, Registry, RunEnd, open_registry
 from steepy.registry.records import utcnow
 from tests.conftest import conformance_params
 
@@ -241,8 +241,15 @@ def test_the_streamed_document_is_the_whole_document(registry: Registry, chains:
     pieces: list[str] = []
     write_submission_document(registry.views, "s", pieces.append, page=page)
     whole = submission_document(registry.views, "s")
-    assert "".join(pieces) == json.dumps(whole, indent=2)
+    text = "".join(pieces)
+    assert json.loads(text) == whole
     assert len(whole["processChains"]) == chains and len(pieces) > (chains > page)
+    # the submission's own fields indented, then its chains a line each
+    lines = text.splitlines()
+    assert lines[:2] == ["{", '  "id": "s",']
+    chain_lines = [line for line in lines if line.startswith('    {"id": ')]
+    assert len(chain_lines) == chains
+    assert [json.loads(line.strip().rstrip(","))["id"] for line in chain_lines] == ids
 
 
 def test_a_changed_priority_decides_which_accepted_submission_starts_next(registry: Registry) -> None:
@@ -280,3 +287,23 @@ def test_cancel_and_requeue_events_say_the_status(registry: Registry) -> None:
         ("chain.cancelRequested", "REGISTERED", "CANCELLED"),
         ("chain.cancelRequested", "RUNNING", "RUNNING"),
         ("chain.requeued", None, "CANCELLED")]
+
+
+def test_one_transaction_records_several_ends_and_claims(registry: Registry) -> None:
+    """Group commit: the ends and claims of several agents at once; each claim gets a chain
+    of its own that its capabilities allow, in the order of priority and age."""
+    _submission(registry, "s")
+    registry.submissions.add_chains("s", [_chain("gpu", 9, ["gpu"]), _chain("p1", 1),
+                                          _chain("p0a"), _chain("p0b")], None)
+    first = registry.queue.record([], [ClaimFor("a"), ClaimFor("b", frozenset({"gpu"}))])
+    assert [(c[0].chain.id, c[1]) for c in first] == [("p1", 1), ("gpu", 1)]
+    ends = [RunEnd(record.chain.id, run, "SUCCESS", CS.SUCCESS, results={"o": [record.chain.id]})
+            for record, run in first]
+    second = registry.queue.record(ends, [ClaimFor("a"), ClaimFor("b"), ClaimFor("c")])
+    assert [c[0].chain.id if c else None for c in second] == ["p0a", "p0b", None]
+    assert registry.views.get_chain("p1").results == {"o": ["p1"]}
+    assert {c.chain.id: c.status for c in registry.views.list_chains("s")[0]} == {
+        "gpu": CS.SUCCESS, "p1": CS.SUCCESS, "p0a": CS.RUNNING, "p0b": CS.RUNNING}
+    assert [r.agent_id for r in registry.views.runs("p0b")] == ["b"]
+    kinds = [e["kind"] for e in registry.views.events("s")]
+    assert kinds.count("chain.started") == 4 and kinds.count("chain.finished") == 2

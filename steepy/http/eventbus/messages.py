@@ -206,10 +206,16 @@ def _chain_finished(e: dict, memory: Memory) -> list[Message]:
         run["autoResumeAfter"] = e["resumeAt"]
     out = [Message(PROCESS_CHAIN_RUN_FINISHED, run), _chain_status(e, status, "RUNNING")]
     agent = memory.agents.pop(cid, None) or e.get("agent")
-    if agent is not None:
+    if _idle(agent, memory):
         out.append(Message(AGENT_IDLE, {"id": agent, "available": True,
                                         "stateChangedTime": time}))
     return out
+
+
+def _idle(agent: str | None, memory: Memory) -> bool:
+    """The agent has no other chain: one claimed ahead (the scheduler's claim-ahead) starts
+    as soon as this one ends, and its start was said already."""
+    return agent is not None and agent not in memory.agents.values()
 
 
 def _chain_back(e: dict, memory: Memory) -> list[Message]:
@@ -219,7 +225,7 @@ def _chain_back(e: dict, memory: Memory) -> list[Message]:
     if status not in ("REGISTERED", "CANCELLED"):
         status = "REGISTERED"  # it has moved on since: its next event says where
     out = [_chain_status(e, status, "RUNNING")]
-    if agent is not None and e["kind"] == "chain.requeued":
+    if _idle(agent, memory) and e["kind"] == "chain.requeued":
         out.append(Message(AGENT_IDLE, {"id": agent, "available": True,
                                         "stateChangedTime": e["time"]}))
     return out
