@@ -72,6 +72,7 @@ def pipeline(n: int) -> str:
 class Measured:
     seconds: float
     peak_mb: float = 0.0  # the engine's peak resident memory
+    cpu_s: float = 0.0  # user and system time of the command and the tools it waited for
 
 
 def _env(work: Path) -> dict[str, str]:
@@ -96,7 +97,7 @@ def timed(argv: list[str], work: Path) -> Measured:
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(argv[3:5])} failed:\n"
                          f"{(work / 'stderr.txt').read_text()[-2000:]}")
-    return Measured(elapsed, usage.ru_maxrss / 1024)
+    return Measured(elapsed, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime)
 
 
 def steepy_run(text: str, db: str | None = None) -> Measured:

@@ -4,7 +4,7 @@ run, close its run with the outcome, wake paused chains when they are due."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from sqlalchemy import Connection, bindparam, case, func, insert, select, update
 
@@ -41,6 +41,26 @@ _ADD_RUN = insert(runs)
 _END_RUN = update(runs).where(runs.c.chain_id == bindparam("b_chain"),
                               runs.c.run_number == bindparam("b_run"))
 _ADD_ATTEMPT = insert(attempts)
+
+
+class _Candidates:
+    """REGISTERED chains in the order they are due, fetched only as far as claims need."""
+
+    def __init__(self, result: Any):
+        self.result = result
+        self.seen: list[Any] = []
+
+    def _rows(self) -> Iterator[Any]:
+        yield from self.seen
+        for row in self.result:
+            self.seen.append(row)
+            yield row
+
+    def first(self, offered: frozenset[str], taken: dict[str, str]) -> str | None:
+        # most chains need no capabilities: their stored list is the text "[]"
+        return next((r.id for r in self._rows() if r.id not in taken and (
+            r.required_capabilities == "[]"
+            or set(load(r.required_capabilities) or []) <= offered)), None)
 
 
 class SqlChainQueue:
@@ -105,18 +125,15 @@ class SqlChainQueue:
 
     def _claim(self, conn: Connection, claims: Sequence[ClaimFor]) -> list[Claimed | None]:
         """Each agent gets the first candidate it can run that no agent before it took."""
-        candidates: dict[str | None, list] = {}
+        candidates: dict[str | None, _Candidates] = {}
         taken: dict[str, str] = {}  # chain id -> agent id
         chosen: list[str | None] = []
         for claim in claims:
             if claim.only not in candidates:
-                candidates[claim.only] = conn.execute(self._candidates).all() \
-                    if claim.only is None else \
-                    conn.execute(self._candidates_of, {"b_sub": claim.only}).all()
-            # most chains need no capabilities: their stored list is the text "[]"
-            pick = next((r.id for r in candidates[claim.only] if r.id not in taken and (
-                r.required_capabilities == "[]"
-                or set(load(r.required_capabilities) or []) <= claim.capabilities)), None)
+                candidates[claim.only] = _Candidates(
+                    conn.execute(self._candidates) if claim.only is None
+                    else conn.execute(self._candidates_of, {"b_sub": claim.only}))
+            pick = candidates[claim.only].first(claim.capabilities, taken)
             if pick is not None:
                 taken[pick] = claim.agent_id
             chosen.append(pick)
