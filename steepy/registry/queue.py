@@ -6,68 +6,46 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Iterable, Iterator, Sequence
 
-from sqlalchemy import Connection, bindparam, case, func, insert, select, update
+from sqlalchemy import Connection, bindparam, func, select, update
 
-from steepy.model.attempt import REQUEUED as REQUEUED_RUN
 from steepy.model.attempt import AttemptRecord
 from steepy.model.common import as_utc, iso_time
+from steepy.model.processchain import ProcessChain
 from steepy.model.submission import ProcessChainStatus
 from steepy.registry.connector import Connector
+from steepy.registry.hotpath import HotPath
 from steepy.registry.interfaces import Claimed, ClaimFor, RunEnd
-from steepy.registry.records import (CS, add_event, add_events, chain_record, dump, event_row,
-                                     load, utcnow)
-from steepy.registry.tables import attempts, process_chains, runs, submissions
+from steepy.registry.records import (CS, ChainRecord, add_event, add_events, event_row, load,
+                                     utcnow)
+from steepy.registry.tables import process_chains, runs, submissions
 
-CLAIM_BATCH = 64  # REGISTERED chains looked at per claim when capabilities must be matched
-
-# Statements of the hot path (claims and ends of runs), built once: building a statement costs
-# more than running it on SQLite. Several ends and claims go in one transaction, each kind of
-# statement executed once for all of them (group commit).
 _pc = process_chains.c
-_CANDIDATES = (select(_pc.id, _pc.required_capabilities).where(_pc.status == CS.REGISTERED)
-               .order_by(_pc.priority.desc(), _pc.seq).limit(CLAIM_BATCH))
-# `steepy run' claims only the chains of its own submission
-_CANDIDATES_OF = _CANDIDATES.where(_pc.submission_id == bindparam("b_sub"))
-_CHAINS = select(process_chains).where(_pc.id.in_(bindparam("b_ids", expanding=True)))
-# the last run of each chain, and how many runs a chain-level `requeue' took back (they do
-# not count against maxAttempts, extensions 11)
-_RUNS_SO_FAR = (select(runs.c.chain_id, func.max(runs.c.run_number),
-                       func.count(case((runs.c.status == REQUEUED_RUN, 1))))
-                .where(runs.c.chain_id.in_(bindparam("b_ids", expanding=True)))
-                .group_by(runs.c.chain_id))
 _SUBMISSION_OF_CHAIN = select(_pc.submission_id).where(_pc.id == bindparam("b_id"))
-_SET_CHAIN = update(process_chains).where(_pc.id == bindparam("b_id"))
-_ADD_RUN = insert(runs)
-_END_RUN = update(runs).where(runs.c.chain_id == bindparam("b_chain"),
-                              runs.c.run_number == bindparam("b_run"))
-_ADD_ATTEMPT = insert(attempts)
 
 
 class _Candidates:
     """REGISTERED chains in the order they are due, fetched only as far as claims need."""
 
-    def __init__(self, result: Any):
-        self.result = result
-        self.seen: list[Any] = []
+    def __init__(self, rows: Any):
+        self.rows = rows
+        self.seen: list[tuple[str, str]] = []
 
-    def _rows(self) -> Iterator[Any]:
+    def _all(self) -> Iterator[tuple[str, str]]:
         yield from self.seen
-        for row in self.result:
+        while (row := self.rows.fetchone()) is not None:
             self.seen.append(row)
             yield row
 
     def first(self, offered: frozenset[str], taken: dict[str, str]) -> str | None:
         # most chains need no capabilities: their stored list is the text "[]"
-        return next((r.id for r in self._rows() if r.id not in taken and (
-            r.required_capabilities == "[]"
-            or set(load(r.required_capabilities) or []) <= offered)), None)
+        return next((cid for cid, required in self._all() if cid not in taken and (
+            required == "[]" or set(load(required) or []) <= offered)), None)
 
 
 class SqlChainQueue:
     def __init__(self, db: Connector):
         self.db = db
-        self._candidates = db.dialect.locked(_CANDIDATES)
-        self._candidates_of = db.dialect.locked(_CANDIDATES_OF)
+        self.hot = HotPath(db.dialect.postgres)  # claims and ends: the driver's own terms
 
     def record(self, ends: Sequence[RunEnd], claims: Sequence[ClaimFor]) -> list[Claimed | None]:
         with self.db.write() as conn:
@@ -99,24 +77,17 @@ class SqlChainQueue:
         got = self.record([end], claims)
         return got[0] if got else None
 
-    @staticmethod
-    def _end(conn: Connection, ends: Sequence[RunEnd]) -> None:
+    def _end(self, conn: Connection, ends: Sequence[RunEnd]) -> None:
         now = utcnow()
         for end in ends:  # the scheduler knows them; others may not
             if end.submission_id is None:
                 end.submission_id = conn.execute(_SUBMISSION_OF_CHAIN,
                                                  {"b_id": end.chain_id}).scalar_one()
-        conn.execute(_END_RUN, [{"b_chain": e.chain_id, "b_run": e.run_number, "end_time": now,
-                                 "status": e.run_status, "error_message": e.error_message,
-                                 "auto_resume_after": e.auto_resume_after} for e in ends])
-        rows = [{**a.to_row(), "chain_id": e.chain_id, "run_number": e.run_number}
-                for e in ends for a in e.attempts]
-        if rows:
-            conn.execute(_ADD_ATTEMPT, rows)
-        conn.execute(_SET_CHAIN, [{
-            "b_id": e.chain_id, "status": e.chain_status, "results": dump(e.results),
-            "next_run_at": e.auto_resume_after if e.chain_status == CS.PAUSED else None}
-            for e in ends])
+        cur = self.hot.cursor(conn)
+        try:
+            self.hot.end(cur, ends, now)
+        finally:
+            cur.close()
         add_events(conn, [event_row(
             e.submission_id, "chain.finished", e.chain_id, now, run=e.run_number,
             status=str(e.chain_status), errorMessage=e.error_message,
@@ -128,28 +99,31 @@ class SqlChainQueue:
         candidates: dict[str | None, _Candidates] = {}
         taken: dict[str, str] = {}  # chain id -> agent id
         chosen: list[str | None] = []
-        for claim in claims:
-            if claim.only not in candidates:
-                candidates[claim.only] = _Candidates(
-                    conn.execute(self._candidates) if claim.only is None
-                    else conn.execute(self._candidates_of, {"b_sub": claim.only}))
-            pick = candidates[claim.only].first(claim.capabilities, taken)
-            if pick is not None:
-                taken[pick] = claim.agent_id
-            chosen.append(pick)
-        if not taken:
-            return [None] * len(claims)
-        ids = list(taken)
-        rows = {r.id: r for r in conn.execute(_CHAINS, {"b_ids": ids})}
-        so_far = {r[0]: (r[1], r[2]) for r in conn.execute(_RUNS_SO_FAR, {"b_ids": ids})}
-        now = utcnow()
-        numbers = {cid: (so_far.get(cid, (0, 0))[0] or 0) + 1 for cid in ids}
-        conn.execute(_SET_CHAIN, [{"b_id": cid, "status": CS.RUNNING, "next_run_at": None,
-                                   "waiting": None, "progress": None} for cid in ids])
-        conn.execute(_ADD_RUN, [{"chain_id": cid, "run_number": numbers[cid],
-                                 "agent_id": agent, "start_time": now}
-                                for cid, agent in taken.items()])
-        add_events(conn, [event_row(rows[cid].submission_id, "chain.started", cid, now,
+        cursors = []
+        try:
+            for claim in claims:
+                if claim.only not in candidates:
+                    cursors.append(self.hot.cursor(conn))
+                    candidates[claim.only] = _Candidates(self.hot.candidates(cursors[-1],
+                                                                             claim.only))
+                pick = candidates[claim.only].first(claim.capabilities, taken)
+                if pick is not None:
+                    taken[pick] = claim.agent_id
+                chosen.append(pick)
+            if not taken:
+                return [None] * len(claims)
+            cur = self.hot.cursor(conn)
+            cursors.append(cur)
+            ids = list(taken)
+            rows = self.hot.chains(cur, ids)
+            so_far = self.hot.runs_so_far(cur, ids)
+            numbers = {cid: so_far.get(cid, (0, 0))[0] + 1 for cid in ids}
+            now = utcnow()
+            self.hot.start(cur, [(cid, numbers[cid], agent) for cid, agent in taken.items()], now)
+        finally:
+            for cursor in cursors:
+                cursor.close()
+        add_events(conn, [event_row(rows[cid][0], "chain.started", cid, now,
                                     run=numbers[cid], agent=agent)
                           for cid, agent in taken.items()])
         claimed: list[Claimed | None] = []
@@ -157,10 +131,11 @@ class SqlChainQueue:
             if cid is None:
                 claimed.append(None)
                 continue
-            record = chain_record(rows[cid])
-            record.status, record.next_run_at = CS.RUNNING, None
-            record.requeued_runs = so_far.get(cid, (0, 0))[1] or 0
-            claimed.append((record, numbers[cid]))
+            submission_id, chain, results, seq = rows[cid]
+            claimed.append((ChainRecord(
+                chain=ProcessChain.from_json(load(chain)), submission_id=submission_id,
+                status=CS.RUNNING, results=load(results), next_run_at=None, seq=seq,
+                requeued_runs=so_far.get(cid, (0, 0))[1]), numbers[cid]))
         return claimed
 
     def requeue_run(self, chain_id: str, run_number: int, reason: str) -> None:
