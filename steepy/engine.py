@@ -29,6 +29,7 @@ from steepy.registry.failures import MAX_BACKOFF_S, describe, is_database_failur
 from steepy.registry.offload import call
 from steepy.scheduler import Scheduler
 from steepy.timekeeper import Timekeeper
+from steepy.waiting import wait_event
 
 log = logging.getLogger(__name__)
 
@@ -136,6 +137,27 @@ class Engine:
                 self.timekeeper.wake()
                 self.notifier.wake()
 
+    async def _checkpoints(self, every_s: float = 0.5) -> None:
+        """SQLite: this engine checkpoints the WAL from a thread, at most every `every_s'
+        while it commits, so that its commits never do (Connector.take_over_checkpoints)."""
+        db = self.registry.db
+        if not db.take_over_checkpoints():
+            return
+        done = -1
+        try:
+            while not self.stop.is_set():
+                if db.commits != done:
+                    done = db.commits
+                    try:
+                        await call(db.checkpoint)
+                    except Exception as e:  # the next round tries again
+                        if not is_database_failure(e):
+                            raise
+                        log.warning("checkpoint of the database: %s", describe(e))
+                await wait_event(self.stop, every_s)
+        finally:
+            db.hand_back_checkpoints()
+
     async def _heartbeat(self) -> None:
         rows = [{"id": a.id, "capabilities": list(a.capabilities), "chain_id": a.current_chain_id,
                  "host": socket.gethostname(), "pid": os.getpid()} for a in self.agents]
@@ -197,7 +219,8 @@ class Engine:
         scheduler = asyncio.create_task(self.scheduler.run(self.stop), name="scheduler")
         watcher = asyncio.create_task(self._watch_database(marker), name="database watcher")
         notifier = asyncio.create_task(self.notifier.run(self.stop), name="notifier")
-        tasks = [scheduler, notifier, watcher]
+        checkpoints = asyncio.create_task(self._checkpoints(), name="checkpoints")
+        tasks = [scheduler, notifier, checkpoints, watcher]
         if until_submission is None:  # schedules and the collector: workers and servers only
             tasks.append(asyncio.create_task(self.timekeeper.run(self.stop), name="timekeeper"))
         for task in tasks:
@@ -239,8 +262,8 @@ class Engine:
             self.stop.set()
             self.scheduler.wake()
             self.notifier.wake()
-            await asyncio.gather(scheduler, notifier, return_exceptions=True)
-            for task in tasks[2:]:  # the watcher and the timekeeper
+            await asyncio.gather(scheduler, notifier, checkpoints, return_exceptions=True)
+            for task in tasks[3:]:  # the watcher and the timekeeper
                 task.cancel()
             await self._cancel_controllers()
             try:  # our agents are gone and our leases end now: others take over at once
