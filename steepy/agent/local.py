@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import random
@@ -27,6 +28,19 @@ ProgressEstimator = Callable[[Executable, list[str]], "float | None"]
 EventCallback = Callable[[str, dict], None]
 
 _MAX_CACHED_DIRS = 10_000
+_environment: tuple[dict, dict[str, str]] = ({}, {})  # os.environ's bytes, and its text
+
+
+def environment() -> dict[str, str]:
+    """A copy of this process's environment. Reading `os.environ` decodes every variable
+    each time; its decoded copy is kept until the environment changes (a C-level compare)."""
+    global _environment
+    data = getattr(os.environ, "_data", None)  # CPython's own bytes mapping
+    if data is None:
+        return dict(os.environ)
+    if _environment[0] != data:
+        _environment = (dict(data), dict(os.environ))
+    return dict(_environment[1])
 
 
 class LocalAgent:
@@ -106,8 +120,8 @@ class LocalAgent:
                 token.cancel()
         self._progress = 0.0
         config = self.config
-        chain_log = ChainLog(None if config.log_dir is None else log_path(
-            config.log_dir, chain.id, run_number, config.log_group_by_prefix),
+        chain_log = ChainLog(None if config.log_dir is None else functools.partial(
+            log_path, config.log_dir, chain.id, run_number, config.log_group_by_prefix),
             self.log_sink, chain.id, run_number)
         ended = asyncio.Event()
         shipping = (asyncio.create_task(chain_log.ship_until(ended), name=f"log of {chain.id}")
@@ -144,7 +158,7 @@ class LocalAgent:
         def on_attempt(exe: Executable, number: int) -> None:
             recent.clear()
 
-        env = {**os.environ, **self.config.env}
+        env = {**environment(), **self.config.env}
         ctx = ExecContext(self.config, token, chain.id, submission_id, run_number, env, on_lines,
                           self._emit, records, self.rng, on_attempt,
                           tuple(chain.required_capabilities))

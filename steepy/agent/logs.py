@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import Protocol
+from typing import Callable, Protocol
 
 from steepy.waiting import wait_event
 
@@ -38,14 +38,20 @@ class ChainLog:
 
     MAX_PENDING = 64 * 1024 * 1024  # while the sink fails, older output is dropped beyond this
 
-    def __init__(self, path: Path | None, sink: LogSink | None = None, chain_id: str = "",
-                 run_number: int = 1) -> None:
-        self.path = path
+    def __init__(self, path: Path | Callable[[], Path] | None, sink: LogSink | None = None,
+                 chain_id: str = "", run_number: int = 1) -> None:
+        self._path = path  # or how to make it, at the first line (most tools print nothing)
         self.sink, self.chain_id, self.run_number = sink, chain_id, run_number
         self._pending = bytearray()
         self._shipped = 0  # bytes the sink has (or dropped)
         self._file = None
         self._opened = path is None  # tried to open the file (it is opened at the first line)
+
+    @property
+    def path(self) -> Path | None:
+        if callable(self._path):
+            self._path = self._path()
+        return self._path
 
     def _open(self) -> None:
         self._opened = True

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import threading
 import time
@@ -211,3 +212,20 @@ def test_container_names_are_valid_and_fresh():
     exe = Executable("my action$2$1", "alpine", "svc/x")
     a, b = container_name(exe), container_name(exe)
     assert a != b and a.startswith("steep-my-action-2-1-svc-x-")
+
+
+def test_the_environment_a_tool_gets_follows_changes_of_this_process(monkeypatch) -> None:
+    """Tools get this process's environment as it is now (a decoded copy is kept only
+    while nothing changes), and each call gets a copy of its own."""
+    from steepy.agent.local import environment
+
+    first = environment()
+    assert first == dict(os.environ)
+    first["STEEPY_TEST_SCRATCH"] = "mine"
+    assert "STEEPY_TEST_SCRATCH" not in environment()
+    monkeypatch.setenv("STEEPY_TEST_ADDED", "yes")
+    assert environment()["STEEPY_TEST_ADDED"] == "yes"
+    monkeypatch.delenv("STEEPY_TEST_ADDED")
+    assert "STEEPY_TEST_ADDED" not in environment()
+    monkeypatch.setenv("HOME", "/elsewhere")  # a changed value, same keys
+    assert environment()["HOME"] == "/elsewhere"
