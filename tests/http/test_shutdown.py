@@ -29,7 +29,10 @@ def test_sigterm_stops_server_engine_and_streams(tmp_path) -> None:
 
         reader = threading.Thread(target=follow)
         reader.start()
-        time.sleep(0.3)
+        end = time.monotonic() + 20  # the stream is open and has said what happened so far
+        while not any("chain.started" in line for line in list(lines)):
+            assert time.monotonic() < end, f"the stream said nothing: {lines}"
+            time.sleep(0.05)
         began = time.monotonic()
     finally:
         code = server.stop()

