@@ -10,27 +10,23 @@ its next chain, and the controller hears of the end, only once the transaction i
 from __future__ import annotations
 
 import asyncio
-import logging
-from typing import Callable
+from typing import Awaitable, Callable
 
 from steepy.registry import ChainQueue, ClaimFor, RunEnd
 from steepy.registry.interfaces import Claimed
-from steepy.registry.failures import describe, is_database_failure
 from steepy.registry.offload import persist
-
-log = logging.getLogger(__name__)
 
 _Waiting = tuple["RunEnd | None", "ClaimFor | None", asyncio.Future]
 
 
 class GroupCommit:
-    def __init__(self, queue: ChainQueue, give_up: Callable[[], bool]):
+    def __init__(self, queue: ChainQueue, give_up: Callable[[], bool],
+                 give_back: Callable[[Claimed], Awaitable[None]]):
         self.queue = queue
         self.give_up = give_up  # while the database fails, when to stop trying
+        self.give_back = give_back  # a chain claimed for a waiter that is gone
         self._waiting: list[_Waiting] = []
         self._writer: asyncio.Task | None = None
-        self.transactions = 0  # committed so far, and the ends and claims they carried
-        self.carried = 0
 
     async def submit(self, end: RunEnd | None, claim: ClaimFor | None) -> Claimed | None:
         """Record `end` and/or claim a chain for `claim` (what it got); raises what the
@@ -60,8 +56,6 @@ class GroupCommit:
                     if not future.done():
                         future.set_exception(e)
                 continue
-            self.transactions += 1
-            self.carried += len(batch)
             unwanted = []
             for _, claim, future in batch:
                 result = next(got) if claim is not None else None
@@ -69,13 +63,5 @@ class GroupCommit:
                     future.set_result(result)
                 elif result is not None:  # its agent was stopped meanwhile
                     unwanted.append(result)
-            for record, run_number in unwanted:
-                try:
-                    await persist(f"giving process chain {record.chain.id} back", lambda: True,
-                                  self.queue.requeue_run, record.chain.id, run_number,
-                                  "the agent that claimed it was stopped")
-                except Exception as e:  # the next engine takes it over
-                    if not is_database_failure(e):
-                        raise
-                    log.error("process chain %s stays claimed by a stopped agent: %s",
-                              record.chain.id, describe(e))
+            for claimed in unwanted:
+                await self.give_back(claimed)

@@ -92,7 +92,8 @@ class Scheduler:
         self.only_submission: str | None = None  # `steepy run': claim this one's chains only
         self.on_crash: Callable[[BaseException], None] = _reraise  # a task of ours died
         self._stop: asyncio.Event | None = None
-        self.commits = GroupCommit(queue, self._stopping)
+        self.commits = GroupCommit(queue, self._stopping, lambda claimed: self._give_back(
+            *claimed, reason="the agent that claimed it was stopped"))
         self._pending_ends: set[asyncio.Task] = set()  # ends recorded while the next runs
 
     def wake(self) -> None:
@@ -276,27 +277,14 @@ class Scheduler:
             # the end and the agent's next claim are one transaction (shared with other
             # agents'); while the database cannot be written, the outcome waits here (an
             # engine stopped meanwhile leaves the run open: the next engine runs it again)
-            claimed = await self._record(end, agent, claim)
+            claimed = await self._record_quietly(end, agent, claim)
             if short and claimed is not None and claim is not None:
                 return claimed, self._spawn(self._claim_quietly(agent))
             return claimed, None
-        except Exception as e:
-            if not is_database_failure(e):
-                raise
-            log.error("process chain %s: its end could not be recorded (%s); the engine that "
-                      "takes it over runs it again", chain.id, describe(e))
-            return None, None
         finally:
             self._submission_of.pop(chain.id, None)
             self._progress_written.pop(chain.id, None)
             self._agent_of.pop(chain.id, None)
-
-    async def _record(self, end: RunEnd, agent: Agent, claim: ClaimFor | None) -> Claimed | None:
-        claimed = await self.commits.submit(end, claim)
-        self.on_chain_finished(end.submission_id or "")
-        if end.chain_status == CS.PAUSED:
-            self.wake()  # the sweep must know when this chain is due
-        return self._assign(claimed, agent)
 
     def _assign(self, claimed: Claimed | None, agent: Agent) -> Claimed | None:
         """A chain claimed for `agent': a cancel for it goes to that agent from now on (it
@@ -308,14 +296,20 @@ class Scheduler:
 
     async def _record_quietly(self, end: RunEnd, agent: Agent,
                               claim: ClaimFor | None) -> Claimed | None:
+        """Record the end (and claim, for `agent'); a database that fails until the engine
+        stops leaves the run open, and the chain is run again by whoever takes it over."""
         try:
-            return await self._record(end, agent, claim)
+            claimed = await self.commits.submit(end, claim)
         except Exception as e:
             if not is_database_failure(e):
                 raise
             log.error("process chain %s: its end could not be recorded (%s); the engine that "
                       "takes it over runs it again", end.chain_id, describe(e))
             return None
+        self.on_chain_finished(end.submission_id or "")
+        if end.chain_status == CS.PAUSED:
+            self.wake()  # the sweep must know when this chain is due
+        return self._assign(claimed, agent)
 
     async def _claim_quietly(self, agent: Agent) -> Claimed | None:
         try:
@@ -338,14 +332,14 @@ class Scheduler:
         if not task.cancelled() and task.exception() is not None:
             self.on_crash(task.exception())
 
-    async def _give_back(self, record: ChainRecord, run_number: int) -> None:
-        """A chain this engine will not run (it stops): REGISTERED again for whoever runs next."""
+    async def _give_back(self, record: ChainRecord, run_number: int,
+                         reason: str = "the engine running it was stopped") -> None:
+        """A chain this engine will not run: REGISTERED again for whoever runs next."""
         self._agent_of.pop(record.chain.id, None)
         self._submission_of.pop(record.chain.id, None)
         try:
             await persist(f"giving process chain {record.chain.id} back", lambda: True,
-                          self.queue.requeue_run, record.chain.id, run_number,
-                          "the engine running it was stopped")
+                          self.queue.requeue_run, record.chain.id, run_number, reason)
         except Exception as e:
             if not is_database_failure(e):
                 raise
