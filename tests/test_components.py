@@ -131,6 +131,48 @@ def test_chromium_shows_a_local_page_through_playwright(tmp_path: Path) -> None:
     assert shot.startswith(b"\x89PNG") and len(shot) > 1000
 
 
+def _ephemeral() -> range:
+    low, high = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+    return range(low, high + 1)
+
+
+def _ports(spec: str) -> range:
+    first, _, last = spec.partition("-")
+    return range(int(first), int(last or first) + 1)
+
+
+def test_the_components_listen_below_the_ephemeral_range(postgres_server: str) -> None:
+    """A client's TIME_WAIT on a port blocks a listener's bind() there for 60 s, and the suite
+    makes thousands of loopback connections: slurmd on 56818 failed to start in CI."""
+    from sqlalchemy.engine import make_url
+
+    ephemeral = _ephemeral()
+    conf = dict(line.split("=", 1) for line in
+                (Path(component("slurm")["dir"]) / "slurm.conf").read_text().splitlines()
+                if "=" in line and not line.startswith(("#", "NodeName", "PartitionName")))
+    ports = {"postgres": _ports(str(make_url(postgres_server).port))}
+    ports |= {key: _ports(conf[key]) for key in ("SlurmctldPort", "SlurmdPort", "SrunPortRange")}
+    inside = {name: f"{r[0]}-{r[-1]}" for name, r in ports.items()
+              if r[0] <= ephemeral[-1] and r[-1] >= ephemeral[0]}
+    assert inside == {}, f"ephemeral range {ephemeral[0]}-{ephemeral[-1]}"
+
+
+@pytest.mark.parametrize("spec", ["{low}", "{high}", "{below}-{low}", "{high}-{above}"])
+def test_a_fixed_port_in_the_ephemeral_range_is_refused_with_its_reason(spec: str) -> None:
+    ephemeral = _ephemeral()
+    values = {"low": ephemeral[0], "high": ephemeral[-1],
+              "below": ephemeral[0] - 10, "above": ephemeral[-1] + 10}
+    first, _, last = spec.format(**values).partition("-")
+    script = f'die() {{ echo "$*"; exit 1; }}; . .ci/ports.sh; fixed_port slurmd {first} {last}; echo fine'
+    out = subprocess.run(["bash", "-c", script], cwd=Path(__file__).parent.parent,
+                         capture_output=True, text=True, timeout=30)
+    assert out.returncode == 1
+    assert "slurmd port" in out.stdout and "ephemeral range" in out.stdout
+    free = subprocess.run(["bash", "-c", script.replace(f"{first} {last}", f"{ephemeral[0] - 1000}")],
+                          cwd=Path(__file__).parent.parent, capture_output=True, text=True, timeout=30)
+    assert (free.returncode, free.stdout) == (0, "fine\n")
+
+
 # How tests/components.py treats a component: with small real scripts in place of .ci/.
 
 FAKE = """#!/bin/sh
