@@ -1,5 +1,5 @@
 """`python -m steepy ...` is the `steepy` command."""
 
-from steepy.cli import main
+from steepy.cli import entry
 
-main()
+entry()

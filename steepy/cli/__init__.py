@@ -7,9 +7,9 @@ itself failed (a bug: the message says where).
 
 from __future__ import annotations
 
-from steepy.cli.group import main
+from steepy.cli.group import entry, main
 
-__all__ = ["main"]
+__all__ = ["entry", "main"]
 
 # the commands register themselves on `main'
 from steepy.cli import (engine, files, manage, notifications, pilots, plugins,  # noqa: E402,F401

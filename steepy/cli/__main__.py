@@ -1,3 +1,3 @@
-from steepy.cli import main
+from steepy.cli import entry
 
-main()
+entry()

@@ -7,7 +7,7 @@ import sys
 import click
 
 from steepy.cli import output
-from steepy.cli.group import main
+from steepy.cli.group import exit_quickly, main
 from steepy.cli.common import (AGENTS_OPTION, DB_OPTION, EXIT_CODES, MACROS_OPTION, SERVICES_OPTION,
                                engine_settings, exit_if_engine_failed, load_registries,
                                open_registry_or_fail, prepare)
@@ -86,6 +86,7 @@ def run(workflow_file: str, services, macros, db, agents, as_json: bool) -> None
                 await follower
 
     asyncio.run(main_loop())
+    exit_quickly()  # the engine has stopped: nothing is left that the teardown must finish
     exit_if_engine_failed(engine)
     final = registry.views.get_submission(submission.id)
     if as_json:
@@ -97,6 +98,7 @@ def run(workflow_file: str, services, macros, db, agents, as_json: bool) -> None
     else:
         message = f" ({final.error_message})" if final.error_message else ""
         click.echo(f"submission {final.id}: {final.status}{message}")
+    registry.close()  # on SQLite: the WAL copied into the database file
     sys.exit(EXIT_CODES.get(str(final.status), 1))
 
 

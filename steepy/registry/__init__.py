@@ -48,6 +48,10 @@ class Registry:
     def engine(self) -> Engine:
         return self.db.engine
 
+    def close(self) -> None:
+        """Close this process's connections to the database."""
+        self.db.close()
+
 
 def open_registry(url: str | None = None, webhooks: Sequence[Webhook] = ()) -> Registry:
     """The registry at `url` (default: SQLite .steepy/steepy.db), created or upgraded; with

@@ -12,8 +12,11 @@ from typing import Any, Iterator, Protocol
 
 from sqlalchemy import Connection, Engine, event
 
-from steepy.registry.dialect import Dialect
+from steepy.registry.dialect import BUSY_TIMEOUT_MS, Dialect
 from steepy.registry.records import ADD_EVENT, ADD_EVENT_WITH_ID, PENDING_EVENTS
+
+WAL_RESTART_FRAMES = 16384  # SQLite: a WAL larger than this (64 MB of 4-KB pages) starts over
+RESTART_WAIT_MS = 100  # how long such a checkpoint may hold writers back
 
 
 class EventWatcher(Protocol):
@@ -99,12 +102,28 @@ class Connector:
         dbapi_connection.execute(
             f"PRAGMA wal_autocheckpoint={0 if self._own_checkpoints else 1000}")
 
-    def checkpoint(self) -> None:
+    def checkpoint(self, last: bool = False) -> None:
         """Copy what the WAL holds into the database file as far as readers allow, without
-        waiting for them or for writers (SQLite's PASSIVE checkpoint)."""
+        waiting for them or for writers (SQLite's PASSIVE checkpoint).
+
+        The WAL starts over only when a writer finds every frame copied, which a busy engine
+        (a commit every few milliseconds) almost never lets a passive checkpoint finish first:
+        the file grew by 85 MB per 1,000 chains. So once it holds more than WAL_RESTART_FRAMES,
+        a RESTART checkpoint makes the next writer start it over. That one holds writers back
+        while it copies the rest and waits for readers, for RESTART_WAIT_MS at most (then it
+        copies what it can, as a passive one). The `last` one, as this process closes the
+        database, also cuts the WAL file to nothing (TRUNCATE)."""
         raw = self.engine.raw_connection()
         try:
-            raw.cursor().execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+            cursor = raw.cursor()
+            _, frames, _ = cursor.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            if last or frames > WAL_RESTART_FRAMES:
+                cursor.execute(f"PRAGMA busy_timeout={RESTART_WAIT_MS}")
+                try:
+                    mode = "TRUNCATE" if last else "RESTART"
+                    cursor.execute(f"PRAGMA wal_checkpoint({mode})").fetchall()
+                finally:
+                    cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         finally:
             raw.close()
 
@@ -118,6 +137,18 @@ class Connector:
             self.dialect.start_watch(self._watch)
         self._seen = self.dialect.commits_seen(self._watch, self._seen)
         return self._seen
+
+    def close(self) -> None:
+        """Close this process's connections (the watching one too). On SQLite, what the WAL
+        holds is copied into the database file first and the WAL cut to nothing, so the file
+        alone is whole even if the process then ends without its interpreter's teardown
+        (connections of pools replaced on the way are closed only by that)."""
+        watch, self._watch = self._watch, None
+        if watch is not None:
+            watch.close()
+        if self.dialect.name == "sqlite":
+            self.checkpoint(last=True)
+        self.engine.dispose()
 
     def forget_watch(self) -> None:
         """Drop the watching connection (it failed); the next change_marker opens another."""

@@ -11,6 +11,7 @@ from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import make_url
 
 from steepy.errors import SteepyError
+from steepy.registry.dialect import BUSY_TIMEOUT_MS
 from steepy.registry.failures import DatabaseUnavailable, describe, opened
 
 DEFAULT_URL = "sqlite:///.steepy/steepy.db"
@@ -39,7 +40,8 @@ def _sqlite_engine(url: str) -> Engine:
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise DatabaseUnavailable(describe(e, url)) from None
-    engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
+    engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000,
+                                                "check_same_thread": False})
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection, _record) -> None:
@@ -49,7 +51,7 @@ def _sqlite_engine(url: str) -> Engine:
         _use_wal(cursor)
         cursor.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL survives a killed process
         cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         cursor.close()
 
     @event.listens_for(engine, "begin")

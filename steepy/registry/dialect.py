@@ -12,6 +12,8 @@ from typing import Any
 from sqlalchemy import Connection, Engine, Select, cast, func
 from sqlalchemy.types import JSON
 
+BUSY_TIMEOUT_MS = 30_000  # how long an SQLite connection waits for a lock before it fails
+
 CHANNEL = "steepy_changes"  # PostgreSQL notification channel of every write
 FEED_LOCK = 0x57EE9F0ED  # advisory lock held from writing a transaction's events to its commit
 

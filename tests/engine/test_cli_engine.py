@@ -83,6 +83,40 @@ def test_run_json_and_exit_codes(steepy, tmp_path) -> None:
     assert "listed" not in steepy("list").stdout and len(steepy("list").stdout.splitlines()) == 2
 
 
+MANY = """\
+api: 4.7.0
+vars: [{id: items, value: [%s]}]
+actions:
+  - type: for
+    input: items
+    enumerator: i
+    actions:
+      - {id: t, type: execute, service: sleep, inputs: [{id: seconds, var: i}]}
+"""
+
+
+def test_run_ends_without_teardown_yet_writes_and_stores_everything(steepy, tmp_path) -> None:
+    """`steepy run` ends its process without the interpreter's teardown (a third of a second
+    after 1,000 chains): its whole document still reaches the pipe, its exit code is the
+    submission's, and the database file alone holds the run, its WAL copied in and cut."""
+    import sqlite3
+
+    n = 80
+    text = MANY % ", ".join(["0"] * n)
+    result = steepy("run", _write(tmp_path, text), "--json", "--agents", "4")
+    document = json.loads(result.stdout)  # more than a pipe's buffer: flushed to the end
+    assert len(result.stdout) > 65536 and document["status"] == "SUCCESS"
+    assert len(document["processChains"]) == n
+    database = tmp_path / "steepy.db"
+    assert not database.with_name("steepy.db-wal").exists() or \
+        database.with_name("steepy.db-wal").stat().st_size == 0
+    copy = tmp_path / "copy.db"
+    copy.write_bytes(database.read_bytes())
+    with sqlite3.connect(copy) as db:
+        assert db.execute("SELECT status FROM submissions").fetchall() == [("SUCCESS",)]
+        assert db.execute("SELECT count(*) FROM runs WHERE status = 'SUCCESS'").fetchone()[0] == n
+
+
 def test_interrupted_run_is_cancelled_and_exits_3(steepy, tmp_path) -> None:
     process = subprocess.Popen([sys.executable, "-m", "steepy.cli", "run", _write(tmp_path, SLEEPY)],
                                cwd=ROOT, env=steepy.env, stdout=subprocess.PIPE, text=True)
