@@ -89,16 +89,18 @@ def run(workflow_file: str, services, macros, db, agents, as_json: bool) -> None
     exit_quickly()  # the engine has stopped: nothing is left that the teardown must finish
     exit_if_engine_failed(engine)
     final = registry.views.get_submission(submission.id)
-    if as_json:
-        from steepy.registry.documents import write_submission_document
+    try:
+        if as_json:
+            from steepy.registry.documents import write_submission_document
 
-        # written a page of chains at a time: 100,000 chains must not be one string
-        write_submission_document(registry.views, submission.id, sys.stdout.write)
-        sys.stdout.write("\n")
-    else:
-        message = f" ({final.error_message})" if final.error_message else ""
-        click.echo(f"submission {final.id}: {final.status}{message}")
-    registry.close()  # on SQLite: the WAL copied into the database file
+            # written a page of chains at a time: 100,000 chains must not be one string
+            write_submission_document(registry.views, submission.id, sys.stdout.write)
+            sys.stdout.write("\n")
+        else:
+            message = f" ({final.error_message})" if final.error_message else ""
+            click.echo(f"submission {final.id}: {final.status}{message}")
+    finally:  # also when the reader went away (`| head`: click exits 1 quietly)
+        registry.close()  # on SQLite: the WAL copied into the database file
     sys.exit(EXIT_CODES.get(str(final.status), 1))
 
 

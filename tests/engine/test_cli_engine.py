@@ -101,11 +101,11 @@ def test_run_ends_without_teardown_yet_writes_and_stores_everything(steepy, tmp_
     submission's, and the database file alone holds the run, its WAL copied in and cut."""
     import sqlite3
 
-    n = 80
+    n = 150
     text = MANY % ", ".join(["0"] * n)
     result = steepy("run", _write(tmp_path, text), "--json", "--agents", "4")
     document = json.loads(result.stdout)  # more than a pipe's buffer: flushed to the end
-    assert len(result.stdout) > 65536 and document["status"] == "SUCCESS"
+    assert len(result.stdout) > 2 * 65536 and document["status"] == "SUCCESS"  # > a pipe
     assert len(document["processChains"]) == n
     database = tmp_path / "steepy.db"
     assert not database.with_name("steepy.db-wal").exists() or \
@@ -115,6 +115,17 @@ def test_run_ends_without_teardown_yet_writes_and_stores_everything(steepy, tmp_
     with sqlite3.connect(copy) as db:
         assert db.execute("SELECT status FROM submissions").fetchall() == [("SUCCESS",)]
         assert db.execute("SELECT count(*) FROM runs WHERE status = 'SUCCESS'").fetchone()[0] == n
+
+    # a reader that goes away (`| head -c 10`): exit 1 without a traceback, and still closed
+    process = subprocess.Popen([sys.executable, "-m", "steepy.cli", "run", _write(tmp_path, text),
+                                "--json"], cwd=ROOT, env=steepy.env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    assert process.stdout.read(10) == b'{\n  "id": '
+    process.stdout.close()
+    assert process.wait(timeout=60) == 1
+    assert process.stderr.read() == b""
+    assert database.with_name("steepy.db-wal").stat().st_size == 0
+    process.stderr.close()
 
 
 def test_interrupted_run_is_cancelled_and_exits_3(steepy, tmp_path) -> None:
