@@ -242,7 +242,10 @@ def test_two_workers_on_postgresql_claim_each_delivery_once(tmp_path: Path, monk
     workflow.write_text(NAP % "shared")
     port = free_port()
     url = f"http://127.0.0.1:{port}/hook"
-    env = _env(tmp_path, postgres_url, json.dumps([{"url": url, "secret": SECRET}]))
+    # retried until the receiver is up: with 10 tries 0.2-0.5 s apart, the first deliveries
+    # of a slow machine were FAILED before the last workflow ended (0 of 6 arrived, once)
+    env = _env(tmp_path, postgres_url, json.dumps([{"url": url, "secret": SECRET}]),
+               maxAttempts="1000")
     workers = [_worker(env) for _ in range(2)]
     try:
         sids = [_submit(env, workflow) for _ in range(6)]
