@@ -220,10 +220,12 @@ class Engine:
         watcher = asyncio.create_task(self._watch_database(marker), name="database watcher")
         notifier = asyncio.create_task(self.notifier.run(self.stop), name="notifier")
         checkpoints = asyncio.create_task(self._checkpoints(), name="checkpoints")
-        tasks = [scheduler, notifier, checkpoints, watcher]
+        finishing = [scheduler, notifier, checkpoints]  # they end by themselves on `stop'
+        cancelled = [watcher]  # they are cancelled then
         if until_submission is None:  # schedules and the collector: workers and servers only
-            tasks.append(asyncio.create_task(self.timekeeper.run(self.stop), name="timekeeper"))
-        for task in tasks:
+            cancelled.append(asyncio.create_task(self.timekeeper.run(self.stop),
+                                                 name="timekeeper"))
+        for task in finishing + cancelled:
             task.add_done_callback(self._supervise)
         last_beat = asyncio.get_running_loop().time()
         backoff = 1.0
@@ -262,8 +264,8 @@ class Engine:
             self.stop.set()
             self.scheduler.wake()
             self.notifier.wake()
-            await asyncio.gather(scheduler, notifier, checkpoints, return_exceptions=True)
-            for task in tasks[3:]:  # the watcher and the timekeeper
+            await asyncio.gather(*finishing, return_exceptions=True)
+            for task in cancelled:
                 task.cancel()
             await self._cancel_controllers()
             try:  # our agents are gone and our leases end now: others take over at once

@@ -42,8 +42,8 @@ def exit_quickly() -> None:
 
     A command asks for it when all it did is finished and stored: the engine of `steepy run`
     has stopped, drained its writers and closed its database connections. The teardown then
-    only frees objects one by one (0.3-0.5 s after 1,000 chains, a twentieth of the run:
-    measured with bench/floor.py), which nobody needs. The atexit handlers still run (logging
+    only frees objects one by one (0.3-0.5 s after 1,000 chains, a twentieth of the run),
+    which nobody needs. The atexit handlers still run (logging
     flushes there), and stdout and stderr are flushed."""
     global _quick_exit
     _quick_exit = True
@@ -64,7 +64,7 @@ def entry() -> None:
     if code is not None and not isinstance(code, int):
         print(code, file=sys.stderr)
         code = 1
-    atexit._run_exitfuncs()
+    atexit._run_exitfuncs()  # what the interpreter does first at exit (CPython, since 3.0)
     try:
         sys.stdout.flush()
     except OSError:  # the reader went away (a closed pipe): as Python itself would say

@@ -17,6 +17,7 @@ from steepy.registry.records import ADD_EVENT, ADD_EVENT_WITH_ID, PENDING_EVENTS
 
 WAL_RESTART_FRAMES = 16384  # SQLite: a WAL larger than this (64 MB of 4-KB pages) starts over
 RESTART_WAIT_MS = 100  # how long such a checkpoint may hold writers back
+_AUTOCHECKPOINT = "steepy.wal_autocheckpoint"  # what a pooled connection was told (record.info)
 
 
 class EventWatcher(Protocol):
@@ -42,7 +43,7 @@ class Connector:
         event.listen(engine, "commit", self._committed)
         self._own_checkpoints = False  # SQLite: commits leave checkpoints to `checkpoint'
         if self.dialect.name == "sqlite":
-            event.listen(engine, "connect", self._connected)
+            event.listen(engine, "checkout", self._checked_out)
 
     def _committed(self, conn: Connection) -> None:
         if not conn.get_execution_options().get("read_only"):
@@ -84,23 +85,20 @@ class Connector:
         `checkpoint`, called off their path (a busy engine does, from a thread of its own),
         instead of the commit that passes 1,000 pages copying them and syncing the file: that
         cost an engine's hot path a third of a millisecond per commit. False elsewhere."""
-        if self.dialect.name != "sqlite":
-            return False
-        if not self._own_checkpoints:
-            self._own_checkpoints = True
-            self.engine.dispose()  # connections made before will not be pooled again
-        return True
+        self._own_checkpoints = self.dialect.name == "sqlite"
+        return self._own_checkpoints
 
     def hand_back_checkpoints(self) -> None:
         """Commits checkpoint by themselves again (SQLite's default)."""
-        if self._own_checkpoints:
-            self._own_checkpoints = False
-            self.engine.dispose()
+        self._own_checkpoints = False
 
-    def _connected(self, dbapi_connection: Any, _record: Any) -> None:
-        # listened to once and for good: adding listeners races with connections being made
-        dbapi_connection.execute(
-            f"PRAGMA wal_autocheckpoint={0 if self._own_checkpoints else 1000}")
+    def _checked_out(self, dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+        # each connection is told at its checkout when who checkpoints has changed (pooled
+        # connections stay pooled: replacing the pool left connections open until the GC)
+        want = 0 if self._own_checkpoints else 1000
+        if record.info.get(_AUTOCHECKPOINT) != want:
+            dbapi_connection.execute(f"PRAGMA wal_autocheckpoint={want}")
+            record.info[_AUTOCHECKPOINT] = want
 
     def checkpoint(self, last: bool = False) -> None:
         """Copy what the WAL holds into the database file as far as readers allow, without
@@ -141,8 +139,7 @@ class Connector:
     def close(self) -> None:
         """Close this process's connections (the watching one too). On SQLite, what the WAL
         holds is copied into the database file first and the WAL cut to nothing, so the file
-        alone is whole even if the process then ends without its interpreter's teardown
-        (connections of pools replaced on the way are closed only by that)."""
+        alone is whole even while other connections (another process's) keep the WAL open."""
         watch, self._watch = self._watch, None
         if watch is not None:
             watch.close()

@@ -74,15 +74,18 @@ class ChainQueue(Protocol):
         ...
 
     def claim_chain(self, agent_id: str, capabilities: Iterable[str] = (),
-                    only: str | None = None) -> Claimed | None: ...
+                    only: str | None = None) -> Claimed | None:
+        """`record` of this one claim alone."""
+        ...
 
     def finish_run(self, chain_id: str, run_number: int, run_status: str,
                    chain_status: ProcessChainStatus, *, results: dict | None = None,
                    error_message: str | None = None, attempts: Iterable[AttemptRecord] = (),
                    auto_resume_after: datetime | None = None,
-                   claim_next: tuple | None = None,
                    requeued: str | None = None,
-                   submission_id: str | None = None) -> Claimed | None: ...
+                   submission_id: str | None = None) -> None:
+        """`record` of this one end alone."""
+        ...
 
     def requeue_run(self, chain_id: str, run_number: int, reason: str) -> None: ...
 

@@ -64,18 +64,12 @@ class SqlChainQueue:
                    chain_status: ProcessChainStatus, *, results: dict | None = None,
                    error_message: str | None = None, attempts: Iterable[AttemptRecord] = (),
                    auto_resume_after: datetime | None = None,
-                   claim_next: tuple | None = None,
                    requeued: str | None = None,
-                   submission_id: str | None = None) -> Claimed | None:
-        """Close a run, store its attempts and move the chain to its next status, at once.
-        With `claim_next' (agent id, capabilities, submission or None) the same transaction
-        also claims that agent's next chain, which is returned."""
-        end = RunEnd(chain_id, run_number, run_status, chain_status, results, error_message,
-                     list(attempts), auto_resume_after, requeued, submission_id)
-        claims = [] if claim_next is None else [
-            ClaimFor(claim_next[0], frozenset(claim_next[1]), *claim_next[2:])]
-        got = self.record([end], claims)
-        return got[0] if got else None
+                   submission_id: str | None = None) -> None:
+        """Close a run, store its attempts and move the chain to its next status, at once."""
+        self.record([RunEnd(chain_id, run_number, run_status, chain_status, results,
+                            error_message, list(attempts), auto_resume_after, requeued,
+                            submission_id)], [])
 
     def _end(self, conn: Connection, ends: Sequence[RunEnd]) -> None:
         now = utcnow()

@@ -182,13 +182,13 @@ def test_finishing_claims_the_agents_next_chain_at_once(registry: Registry) -> N
     _submission(registry, "s")
     registry.submissions.add_chains("s", [_chain("a"), _chain("b", caps=["gpu"]), _chain("c")], None)
     _, run = registry.queue.claim_chain("agent")
-    following = registry.queue.finish_run("a", run, "SUCCESS", CS.SUCCESS, claim_next=("agent", []))
+    following, = registry.queue.record([RunEnd("a", run, "SUCCESS", CS.SUCCESS)], [ClaimFor("agent")])
     assert following is not None and following[0].chain.id == "c" and following[1] == 1
     assert following[0].status == CS.RUNNING
     assert registry.views.chain_counts("s") == {"SUCCESS": 1, "RUNNING": 1, "REGISTERED": 1}
     assert [r.agent_id for r in registry.views.runs("c")] == ["agent"]
     # nothing this agent can run: the run is closed all the same
-    assert registry.queue.finish_run("c", 1, "SUCCESS", CS.SUCCESS, claim_next=("agent", [])) is None
+    assert registry.queue.record([RunEnd("c", 1, "SUCCESS", CS.SUCCESS)], [ClaimFor("agent")]) == [None]
     assert registry.views.chain_counts("s") == {"SUCCESS": 2, "REGISTERED": 1}
 
 
