@@ -84,6 +84,20 @@ class BrokenRuntime:
         raise TypeError("no launch today")
 
 
+class Explaining:
+    def command(self, executable, context):
+        async def explain():
+            return "cluster: job 7 PREEMPTED"
+        return Launch(["false"], explain=explain)
+
+
+class BadlyExplaining:
+    def command(self, executable, context):
+        async def explain():
+            raise OSError("the cluster is gone")
+        return Launch(["false"], explain=explain)
+
+
 class NoMethod:
     pass
 
@@ -319,6 +333,24 @@ async def test_a_failing_runtime_fails_the_attempt_not_the_agent(tmp_path, plugm
     assert outcome.status == ProcessChainStatus.ERROR
     assert outcome.error_message.startswith("Execution of service `s' failed: runtime `bad' "
                                             "cannot start it: TypeError:")
+
+
+async def test_a_runtime_says_how_a_failed_attempt_ended(tmp_path, plugmod) -> None:
+    """`Launch.explain`: what the runtime knows (a cluster's job state) joins the error
+    message; a runtime that cannot tell leaves the message as it was."""
+    plugins = _load(tmp_path, f"""\
+        plugins:
+          - {{name: said, type: runtime, object: "{plugmod}:Explaining"}}
+          - {{name: unsaid, type: runtime, object: "{plugmod}:BadlyExplaining"}}
+        """)
+    agent = LocalAgent("a", AgentConfig(log_dir=None, plugins=plugins))
+    said = await agent.execute(_chain(Executable("e", "false", "s", runtime="said")))
+    assert said.status == ProcessChainStatus.ERROR
+    assert "`false' exited with code 1 (cluster: job 7 PREEMPTED) without output." in \
+        said.error_message
+    unsaid = await agent.execute(_chain(Executable("e", "false", "s", runtime="unsaid")))
+    assert unsaid.status == ProcessChainStatus.ERROR
+    assert "`false' exited with code 1 without output." in unsaid.error_message
 
 
 WORKFLOW = """\

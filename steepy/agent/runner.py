@@ -90,8 +90,10 @@ def timeout_message(exe: Executable, kind: str, policy: TimeoutPolicy) -> str:
             f"({TIMEOUT_WORDS[kind]})")
 
 
-def failure_message(exe: Executable, argv: list[str], result: RunResult) -> str:
-    """Names the service, the command and how it ended, then the tool's last output lines."""
+def failure_message(exe: Executable, argv: list[str], result: RunResult,
+                    explained: str | None = None) -> str:
+    """Names the service, the command and how it ended (with what its runtime `explained`),
+    then the tool's last output lines."""
     head = f"Execution of service `{exe.service_id}' failed"
     if result.spawn_error is not None:
         return f"{head}: {result.spawn_error}"
@@ -106,9 +108,22 @@ def failure_message(exe: Executable, argv: list[str], result: RunResult) -> str:
         how = f"was killed by signal {result.signal} ({name})"
     else:
         how = f"exited with code {result.exit_code}"
+    if explained:
+        how += f" ({explained})"
     if not result.last_lines:
         return f"{head}: `{command}' {how} without output."
     return f"{head}: `{command}' {how}. Last output:\n" + "\n".join(result.last_lines)
+
+
+async def _explain(launch: Launch, runtime_name: str) -> str | None:
+    """What the runtime knows of how a failed attempt ended (a failing runtime says nothing)."""
+    if launch.explain is None:
+        return None
+    try:
+        return await launch.explain()
+    except Exception:
+        log.exception("runtime `%s' could not say how an attempt ended", runtime_name)
+        return None
 
 
 def _policy_of(exe: Executable, kind: str) -> TimeoutPolicy:
@@ -215,7 +230,7 @@ async def run_executable(exe: Executable, ctx: ExecContext) -> ExecOutcome:
             message = timeout_message(exe, result.timeout_kind, _policy_of(exe, result.timeout_kind))
         else:
             record.outcome = FAILED
-            message = failure_message(exe, argv, result)
+            message = failure_message(exe, argv, result, await _explain(launch, runtime_name))
         record.message = message
         last_exit[0] = result.exit_code
         reason = None if exe.retries is None else exe.retries.requeue_reason(

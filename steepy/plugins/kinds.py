@@ -54,6 +54,9 @@ class Launch:
     clean_up: Callable[[], Awaitable[None]] | None = None
     # runs before `argv' starts (e.g. end what a dead engine left of this chain on a cluster)
     prepare: Callable[[], Awaitable[None]] | None = None
+    # after `argv' failed: what the runtime knows of how it ended, for the error message
+    # (e.g. `SLURM: job 12 CANCELLED'), or None
+    explain: Callable[[], Awaitable[str | None]] | None = None
 
 
 @runtime_checkable

@@ -1,5 +1,5 @@
 """What runtimes share: an executable's arguments as command-line words, and running a
-helper command (e.g. `docker kill`) quietly."""
+helper command (e.g. `docker kill`, `squeue`) quietly."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import subprocess
 
 from steepy.model.processchain import DATA_TYPE_BOOLEAN, Argument
 
-__all__ = ["argument_list", "run_quietly"]
+__all__ = ["argument_list", "read_quietly", "run_quietly"]
 
 
 def argument_list(arguments: list[Argument]) -> list[str]:
@@ -37,15 +37,28 @@ def _kill_group(pgid: int) -> None:
 async def run_quietly(argv: list[str], env: dict[str, str], timeout_s: float) -> int | None:
     """Run a helper command with its output discarded; its exit code (None: it could not
     start or did not end within `timeout_s`)."""
+    ran = await _helper(argv, env, timeout_s, subprocess.DEVNULL)
+    return None if ran is None else ran[0]
+
+
+async def read_quietly(argv: list[str], env: dict[str, str], timeout_s: float) -> str | None:
+    """What a helper command (e.g. `squeue`) printed, if it ended well within `timeout_s`."""
+    ran = await _helper(argv, env, timeout_s, subprocess.PIPE)
+    return ran[1].decode(errors="replace") if ran is not None and ran[0] == 0 else None
+
+
+async def _helper(argv: list[str], env: dict[str, str], timeout_s: float,
+                  stdout: int) -> tuple[int, bytes] | None:
     try:
         proc = await asyncio.create_subprocess_exec(
-            *argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            *argv, stdin=subprocess.DEVNULL, stdout=stdout,
             stderr=subprocess.DEVNULL, env=env, start_new_session=True)
     except (OSError, ValueError):
         return None
     try:
         async with asyncio.timeout(timeout_s):  # (wait_for may swallow a cancellation)
-            return await proc.wait()
+            out, _ = await proc.communicate()
+            return proc.returncode, out or b""
     except TimeoutError:
         _kill_group(proc.pid)
         await proc.wait()

@@ -6,14 +6,17 @@ the tool's exit code, so the agent treats it like any local process: `maxInactiv
 checked about every 30 s, so it is passed only as a generous upper bound), and a timeout or a
 cancel sends SIGTERM to `srun', which cancels the job and every process in it; `scancel' of the
 job's name follows as a second means, as `docker kill' does for containers. No status is
-polled: one `srun' per attempt knows how its job ends, so thousands of jobs need no `squeue'.
+polled: one `srun' per attempt knows how its job ends, so thousands of jobs that succeed need
+no `squeue' (a failed one is looked up once, below).
 
 Each job is named `steepy-<process chain id>'. A chain runs on one agent at a time, so a job
 of that name found when a later run of the chain starts is a leftover of an engine that died
 with it (killed with all its processes, the guardian too): it is cancelled, and the new attempt
 starts only when it is gone. A job that SLURM itself ends (`scancel' from outside, a node
-failure) makes `srun' fail with SLURM's words (e.g. `*** STEP 12.0 ON node CANCELLED AT ...')
-in the last output lines, which the attempt's error message carries.
+failure) makes `srun' fail, often with SLURM's words in its last lines (`*** STEP 12.0 ON node
+CANCELLED AT ...'), but not always: `srun' may see its task end first and say only
+`task 0: Terminated'. So after a failed attempt SLURM is asked (`squeue', `scontrol'), and the
+error message says how the job ended (`SLURM: job 12 CANCELLED').
 
 Settings (`runtimes.slurm.*'): `command' (srun), `partition', `account', `qos', `extraArgs'
 (more srun options), `capabilities' (a chain's required capability -> srun options, e.g.
@@ -34,12 +37,15 @@ from typing import Any
 
 from steepy.model.processchain import Executable
 from steepy.plugins.kinds import Launch, RuntimeContext
-from steepy.runtimes.commands import argument_list, run_quietly
+from steepy.runtimes.commands import argument_list, read_quietly, run_quietly
 
 __all__ = ["SlurmRuntime", "job_name", "srun_argv"]
 
 TIME_MARGIN_MIN = 2  # minutes added to steepy's own limit: SLURM never ends a job first
 LEFTOVER_WAIT_S = 120.0  # how long a new attempt waits for a leftover job to be gone
+ENDING_WAIT_S = 15.0  # how long a failed attempt waits for its job to show a final state
+FINAL_STATES = {"BOOT_FAIL", "CANCELLED", "COMPLETED", "DEADLINE", "FAILED", "NODE_FAIL",
+                "OUT_OF_MEMORY", "PREEMPTED", "TIMEOUT"}
 
 
 def job_name(env: Mapping[str, str]) -> str:
@@ -82,12 +88,24 @@ def _client(settings: Mapping[str, Any], program: str) -> str:
     return os.path.join(directory, program) if directory else program
 
 
-async def _jobs_named(squeue: str, name: str, env: dict[str, str]) -> list[str]:
-    proc = await asyncio.create_subprocess_exec(
-        squeue, "--noheader", "--format=%i", f"--name={name}", env=env,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
-    out, _ = await proc.communicate()
-    return out.decode().split() if proc.returncode == 0 else []
+async def _jobs_named(squeue: str, name: str, env: dict[str, str], timeout_s: float,
+                      ended_too: bool = False) -> list[str]:
+    """Ids of the jobs of that name: pending, running or completing (and, `ended_too`,
+    those that ended within SLURM's MinJobAge)."""
+    out = await read_quietly([squeue, "--noheader", "--format=%i", f"--name={name}",
+                              *(["--states=all"] if ended_too else [])], env, timeout_s)
+    return (out or "").split()
+
+
+def _number(job: str) -> int:
+    digits = job.split("_")[0].split("+")[0]  # (array and heterogeneous jobs: 12_3, 12+0)
+    return int(digits) if digits.isdigit() else -1
+
+
+async def _job_state(scontrol: str, job: str, env: dict[str, str], timeout_s: float) -> str | None:
+    out = await read_quietly([scontrol, "show", "job", "--oneliner", job], env, timeout_s)
+    fields = dict(f.split("=", 1) for f in (out or "").split() if "=" in f)
+    return fields.get("JobState")
 
 
 class SlurmRuntime:
@@ -99,6 +117,7 @@ class SlurmRuntime:
         argv = srun_argv(executable, name, settings, context.capabilities, context.workdir)
         env = dict(context.env)
         scancel, squeue = _client(settings, "scancel"), _client(settings, "squeue")
+        scontrol = _client(settings, "scontrol")
         timeout_s = max(context.kill_grace_period_ms / 1000, 5.0)
         later_run = context.env.get("STEEPY_RUN_NUMBER", "1") not in ("", "1")
         first_attempt = context.env.get("STEEPY_ATTEMPT", "1") == "1"
@@ -110,11 +129,23 @@ class SlurmRuntime:
             if not (later_run and first_attempt):
                 return  # an earlier attempt of this run ended before this one is started
             end = time.monotonic() + LEFTOVER_WAIT_S
-            while await _jobs_named(squeue, name, env):
+            while await _jobs_named(squeue, name, env, timeout_s):
                 if time.monotonic() > end:
                     raise RuntimeError(f"job `{name}' of an earlier run is still there after "
                                        f"{LEFTOVER_WAIT_S:.0f} s of scancel")
                 await cancel_job()
                 await asyncio.sleep(0.5)
 
-        return Launch(argv, stop=cancel_job, prepare=no_leftover)
+        async def how_it_ended() -> str | None:
+            jobs = await _jobs_named(squeue, name, env, timeout_s, ended_too=True)
+            if not jobs:
+                return None
+            job = max(jobs, key=_number)  # this attempt's: the newest of the chain's name
+            end = time.monotonic() + ENDING_WAIT_S
+            # a job still COMPLETING (its processes being ended) shows no final state yet
+            while (state := await _job_state(scontrol, job, env, timeout_s)) is not None \
+                    and state not in FINAL_STATES and time.monotonic() < end:
+                await asyncio.sleep(0.2)
+            return None if state is None else f"SLURM: job {job} {state}"
+
+        return Launch(argv, stop=cancel_job, prepare=no_leftover, explain=how_it_ended)
