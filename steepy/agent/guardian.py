@@ -109,17 +109,34 @@ def _signal(pgids: set[int], pids: list[int], sig: int) -> None:
             pass
 
 
+QUIET_SCANS = 4  # scans 50 ms apart that must find nothing before the guardian believes it
+
+
 def _end_everything(open_attempts: dict[str, tuple[int, int | None]]) -> None:
+    """SIGTERM, the grace period, SIGKILL. A process in the middle of `execve` shows an empty
+    environment for a moment (a tool started through a chain of execs, such as pyenv's
+    `python3` shim, has several such moments), so one scan that finds nothing proves
+    nothing: every scan signals what it finds, and only QUIET_SCANS empty ones in a row end
+    the watch. Each process and group gets each signal once (a second SIGTERM would cut
+    short the clean-up a tool may do on the first)."""
     tokens = set(open_attempts)
     pgids = {pgid for _, pgid in open_attempts.values() if pgid is not None}
     grace_s = max(grace for grace, _ in open_attempts.values()) / 1000
-    _signal(pgids, _carrying(tokens), signal.SIGTERM)
-    end = time.monotonic() + grace_s
-    while time.monotonic() < end:
-        if not _carrying(tokens) and not any(_group_alive(g) for g in pgids):
+    for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 2.0)):
+        end = time.monotonic() + wait_s
+        quiet = 0
+        told_pids: set[int] = set()
+        told_groups: set[int] = set()
+        while quiet < QUIET_SCANS and time.monotonic() < end:
+            found = set(_carrying(tokens))
+            groups = {g for g in pgids if _group_alive(g)}
+            _signal(groups - told_groups, sorted(found - told_pids), sig)
+            told_pids |= found
+            told_groups |= groups
+            quiet = 0 if found or groups else quiet + 1
+            time.sleep(0.05)
+        if quiet >= QUIET_SCANS:
             return
-        time.sleep(0.05)
-    _signal(pgids, _carrying(tokens), signal.SIGKILL)
 
 
 def _group_alive(pgid: int) -> bool:
