@@ -74,20 +74,28 @@ async def test_a_failure_that_does_not_match_is_a_normal_attempt(tmp_path):
 
 
 async def test_the_deadline_ends_a_tool_that_keeps_asking_to_run_later(tmp_path):
+    """Re-queues spend no attempt, so only the deadline ends this loop. The deadline includes
+    every start of the tool (a Python interpreter: tens of ms idle, a second or more on a loaded
+    machine), so it is long against two starts and a delay: the tool runs at least twice while
+    a start takes up to 1.75 s, about seven times on an idle machine."""
     events: list = []
+    deadline_ms, delay_ms = 4000, 500
     policy = RetryPolicy.from_json({"maxAttempts": 1,
-                                    "requeue": {"exitCodes": [75], "delay": "150ms"}})
+                                    "requeue": {"exitCodes": [75], "delay": f"{delay_ms}ms"}})
     exe, counter = tool_executable("e", "limited", [{"fail": {"exit_code": 75}}], tmp_path,
                                    retries=policy,
-                                   deadline=TimeoutPolicy(1000, error_on_timeout=True))
+                                   deadline=TimeoutPolicy(deadline_ms, error_on_timeout=True))
     started = time.monotonic()
     outcome = await agent(tmp_path, events).execute(ProcessChain("c", [exe]))
     elapsed = time.monotonic() - started
     assert outcome.status == ProcessChainStatus.ERROR
-    assert "timed out after 1000 ms (deadline)" in outcome.error_message
-    assert 0.8 <= elapsed < 5, elapsed  # the deadline, not an attempt count, ended it
+    assert f"timed out after {deadline_ms} ms (deadline)" in outcome.error_message
+    # the deadline, not an attempt count, ended it: at the deadline, or one delay before it
+    # when the last re-queue would have slept past it (never sleeping into a deadline)
+    assert (deadline_ms - delay_ms) / 1000 - 0.05 <= elapsed < deadline_ms / 1000 + 5, elapsed
     assert read_count(counter) >= 2
     assert all(r.attempt == 1 and r.outcome in (REQUEUED, TIMEOUT) for r in outcome.attempts)
+    assert sum(r.outcome == REQUEUED for r in outcome.attempts) >= 1
     last = outcome.attempts[-1]
     assert last.outcome == TIMEOUT or last.delay_rule.startswith("no re-queue: the deadline")
 

@@ -82,16 +82,17 @@ def _deliveries(db: str) -> list[dict]:
         registry.engine.dispose()
 
 
-def _wait(what: str, check, timeout_s: float = 60) -> None:
+def _wait(what: str, check, timeout_s: float = 60, detail=None) -> None:
     """Wait for `check` (margins are wide: a loaded machine runs these workers slowly); on
-    failure say what the workers wrote."""
+    failure say what the workers wrote (and `detail()`, e.g. where the deliveries stand)."""
     end = time.monotonic() + timeout_s
     while not check():
         if time.monotonic() > end:
             tails = "".join(f"\n--- {log.name}\n" + "".join(
                 log.read_text(errors="replace").splitlines(True)[-15:])
                 for log in _LOGS if log.exists())
-            raise AssertionError(f"never, in {timeout_s:.0f} s: {what}{tails}")
+            more = f"\n{detail()}" if detail is not None else ""
+            raise AssertionError(f"never, in {timeout_s:.0f} s: {what}{more}{tails}")
         time.sleep(0.05)
 
 
@@ -253,7 +254,14 @@ def test_two_workers_on_postgresql_claim_each_delivery_once(tmp_path: Path, monk
               lambda: len(found := _deliveries(postgres_url)) == 6
               and all(d["attempts"] >= 1 for d in found), timeout_s=90)
         with Receiver(port) as receiver:
-            received = receiver.wait_for(6)
+            # if they do not come: the workers' output, whether they live, and where each
+            # delivery stands
+            _wait("6 requests arrived", lambda: len(receiver.requests) >= 6, 30,
+                  lambda: f"{len(receiver.requests)} arrived; workers' exit codes: "
+                          f"{[w.poll() for w in workers]}; deliveries (status, attempts, "
+                          f"next try, last error): " + "; ".join(
+                              f"{d['status']} {d['attempts']} {d.get('nextTry')} "
+                              f"{d.get('lastError')}" for d in _deliveries(postgres_url)))
             _wait("all delivered",
                   lambda: {d["status"] for d in _deliveries(postgres_url)} == {"DELIVERED"})
             time.sleep(0.5)
