@@ -85,7 +85,9 @@ class ExecutableBuilder:
             retries=policies.retries if policies.retries is not None else service.retries,
             max_inactivity=_either(policies.max_inactivity, service.max_inactivity),
             max_runtime=_either(policies.max_runtime, service.max_runtime),
-            deadline=_either(policies.deadline, service.deadline))
+            deadline=_either(policies.deadline, service.deadline),
+            environment=dict(service.environment),
+            pass_environment=list(service.pass_environment))
         return executable, produced
 
     def _inputs(self, node: ExecNode, param: ServiceParameter,

@@ -73,6 +73,10 @@ class Executable:
     # steepy (extensions 10): this executable runs only if the one with this id, right
     # before it in the chain, has failed after all its attempts
     fallback_for: str | None = None
+    # steepy (issue 24), from its service: variables set for the tool, and names of variables
+    # taken from the engine's environment (their values are read when an attempt starts)
+    environment: dict[str, str] = field(default_factory=dict)
+    pass_environment: list[str] = field(default_factory=list)
 
     @classmethod
     def from_json(cls, data: dict, path: tuple = ()) -> "Executable":
@@ -85,6 +89,9 @@ class Executable:
             runtime_args=[Argument.from_json(a) for a in data.get("runtimeArgs") or []],
             **read_policies(data, path),
             fallback_for=None if data.get("fallbackFor") is None else scalar_text(data["fallbackFor"]),
+            environment={str(k): scalar_text(v)
+                         for k, v in (data.get("environment") or {}).items()},
+            pass_environment=[scalar_text(n) for n in data.get("passEnvironment") or []],
         )
 
     def to_json(self) -> dict:
@@ -94,6 +101,10 @@ class Executable:
                      "runtimeArgs": [a.to_json() for a in self.runtime_args]}
         write_policies(out, self)
         put(out, "fallbackFor", self.fallback_for)
+        if self.environment:  # (none: written as Steep writes an executable)
+            out["environment"] = dict(self.environment)
+        if self.pass_environment:
+            out["passEnvironment"] = list(self.pass_environment)
         return out
 
 

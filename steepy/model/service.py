@@ -117,6 +117,10 @@ class Service:
     max_inactivity: TimeoutPolicy | None = None
     max_runtime: TimeoutPolicy | None = None
     deadline: TimeoutPolicy | None = None
+    # steepy (issue 24): variables set for the tool, and names of variables it gets from the
+    # engine's environment (which otherwise keeps steepy's own STEEPY_*/STEEP_* settings)
+    environment: dict[str, str] = field(default_factory=dict)
+    pass_environment: list[str] = field(default_factory=list)
 
     @classmethod
     def from_json(cls, data: dict, path: tuple = ()) -> "Service":
@@ -130,6 +134,9 @@ class Service:
             runtime_args=[RuntimeArgument.from_json(a) for a in data.get("runtimeArgs") or []],
             required_capabilities=[str(c) for c in data.get("requiredCapabilities") or []],
             **read_policies(data, path),
+            environment={str(k): scalar_text(v)
+                         for k, v in (data.get("environment") or {}).items()},
+            pass_environment=[str(n) for n in data.get("passEnvironment") or []],
         )
 
     def to_json(self) -> dict:
@@ -141,6 +148,10 @@ class Service:
         if self.required_capabilities:
             out["requiredCapabilities"] = list(self.required_capabilities)
         write_policies(out, self)
+        if self.environment:
+            out["environment"] = dict(self.environment)
+        if self.pass_environment:
+            out["passEnvironment"] = list(self.pass_environment)
         return out
 
     def parameter(self, param_id: str) -> ServiceParameter | None:

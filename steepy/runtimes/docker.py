@@ -15,7 +15,8 @@ from steepy.model.processchain import DATA_TYPE_DIRECTORY, Executable
 from steepy.plugins.kinds import Launch, RuntimeContext
 from steepy.runtimes.commands import argument_list, run_quietly
 
-__all__ = ["DockerRuntime", "container_name", "docker_argv", "pull_policy", "PULL_POLICIES"]
+__all__ = ["DockerRuntime", "container_name", "docker_argv", "pull_policy", "PULL_POLICIES",
+           "service_env_names"]
 
 PULL_POLICIES = ("auto", "always", "missing", "never")
 _NAME_CHARS = re.compile(r"[^a-zA-Z0-9_.-]")
@@ -45,8 +46,9 @@ def docker_argv(exe: Executable, *, name: str, docker: str, pull: str, env: list
                 volumes: list[str], tmp_path: str, extra_env_names: list[str] = (),
                 chain_id: str | None = None) -> list[str]:
     """`docker run --rm <runtimeArgs> --pull <p> [-e ...] [-v ...] --name <name>
-    -v <tmp>:<tmp> [-v <output dir>:<output dir> ...] <image> <args>`. `extra_env_names` (the STEEPY_* variables) are passed
-    by name, so the container gets the values of the docker client's environment. `--rm`:
+    -v <tmp>:<tmp> [-v <output dir>:<output dir> ...] <image> <args>`. `extra_env_names` (the
+    service's variables and the STEEPY_* ones, `service_env_names') are passed by name, so the
+    container gets the values of the docker client's environment. `--rm`:
     an exited container is removed (its output is in the chain's log already)."""
     argv = [docker, "run", "--rm", *argument_list(exe.runtime_args),
             "--pull", pull_policy(exe.path, pull)]
@@ -77,6 +79,14 @@ def output_directories(exe: Executable, tmp_path: str) -> list[str]:
     return list(found)
 
 
+def service_env_names(exe: Executable, steepy_env=()) -> list[str]:
+    """The variables a container gets from the client, by name: the service's
+    `passEnvironment' and `environment' (whose values the agent put into the client's
+    environment; by name, their values appear in no command line), then the attempt's
+    STEEPY_* ones. The engine's other variables stay outside the container."""
+    return list(dict.fromkeys([*exe.pass_environment, *exe.environment, *steepy_env]))
+
+
 class DockerRuntime:
     supported_runtime = "docker"
 
@@ -88,7 +98,8 @@ class DockerRuntime:
                            pull=str(settings.get("pull") or "auto"),
                            env=list(settings.get("env") or []),
                            volumes=list(settings.get("volumes") or []),
-                           tmp_path=context.tmp_path, extra_env_names=list(context.steepy_env),
+                           tmp_path=context.tmp_path,
+                           extra_env_names=service_env_names(executable, context.steepy_env),
                            chain_id=context.env.get("STEEPY_PROCESS_CHAIN_ID"))
         kill_env = dict(context.env)
         timeout_s = max(context.kill_grace_period_ms / 1000, 1.0)

@@ -39,7 +39,7 @@ from steepy.model.processchain import Executable
 from steepy.plugins.kinds import Launch, RuntimeContext
 from steepy.runtimes.commands import argument_list, read_quietly, run_quietly
 
-__all__ = ["SlurmRuntime", "job_name", "srun_argv"]
+__all__ = ["FINAL_STATES", "SlurmRuntime", "final_state", "job_name", "srun_argv"]
 
 TIME_MARGIN_MIN = 2  # minutes added to steepy's own limit: SLURM never ends a job first
 LEFTOVER_WAIT_S = 120.0  # how long a new attempt waits for a leftover job to be gone
@@ -63,9 +63,12 @@ def _time_limit(exe: Executable, settings: Mapping[str, Any]) -> str | None:
 
 def srun_argv(exe: Executable, name: str, settings: Mapping[str, Any],
               capabilities: tuple[str, ...] = (), workdir: str | None = None) -> list[str]:
-    """`srun --quiet --unbuffered --job-name NAME --ntasks 1 [placement] [options] -- tool`."""
+    """`srun --quiet --unbuffered --job-name NAME --ntasks 1 --export ALL [placement] [options]
+    -- tool`. `--export=ALL': the job gets srun's environment, which is the tool's (the agent
+    left steepy's own settings out of it), whatever SLURM_EXPORT_ENV an engine running in a
+    job of its own has inherited."""
     argv = [str(settings.get("command") or "srun"), "--quiet", "--unbuffered",
-            f"--job-name={name}", "--ntasks=1"]
+            f"--job-name={name}", "--ntasks=1", "--export=ALL"]
     for key in ("partition", "account", "qos"):
         if settings.get(key):
             argv.append(f"--{key}={settings[key]}")
@@ -108,6 +111,23 @@ async def _job_state(scontrol: str, job: str, env: dict[str, str], timeout_s: fl
     return fields.get("JobState")
 
 
+async def final_state(job: str, env: dict[str, str], *, scontrol: str = "scontrol",
+                      within_s: float = ENDING_WAIT_S, timeout_s: float = 5.0,
+                      every_s: float = 0.2) -> str | None:
+    """The job's state (`scontrol show job') once it is final (one of FINAL_STATES), asked
+    every `every_s' for up to `within_s' seconds; after that the last state seen, None when
+    SLURM knows no such job (or `scontrol' fails).
+
+    A job whose processes have ended is not yet final: it is COMPLETING while slurmd ends
+    what is left of it and runs its epilog, and `srun' may return before that is done (so a
+    job that succeeded can still read COMPLETING just after its `srun' has ended)."""
+    end = time.monotonic() + within_s
+    while (state := await _job_state(scontrol, job, env, timeout_s)) is not None \
+            and state not in FINAL_STATES and time.monotonic() < end:
+        await asyncio.sleep(every_s)
+    return state
+
+
 class SlurmRuntime:
     supported_runtime = "slurm"
 
@@ -141,11 +161,7 @@ class SlurmRuntime:
             if not jobs:
                 return None
             job = max(jobs, key=_number)  # this attempt's: the newest of the chain's name
-            end = time.monotonic() + ENDING_WAIT_S
-            # a job still COMPLETING (its processes being ended) shows no final state yet
-            while (state := await _job_state(scontrol, job, env, timeout_s)) is not None \
-                    and state not in FINAL_STATES and time.monotonic() < end:
-                await asyncio.sleep(0.2)
+            state = await final_state(job, env, scontrol=scontrol, timeout_s=timeout_s)
             return None if state is None else f"SLURM: job {job} {state}"
 
         return Launch(argv, stop=cancel_job, prepare=no_leftover, explain=how_it_ended)

@@ -135,3 +135,52 @@ async def test_a_leftover_container_of_an_earlier_run_goes_first(docker, tmp_pat
     assert outcome.status == ProcessChainStatus.SUCCESS, outcome.error_message
     assert not containers(docker, "steep-leftover-of-again")
     assert container_gone(docker, "steep-again-")
+
+
+TOKEN = "tok-4f9a1c2e-never-in-a-container"
+PASSWORD = "pw-7d3b-never-in-a-container"
+
+
+async def test_a_container_gets_what_its_service_declares_and_no_secret(
+        docker, tmp_path, monkeypatch) -> None:
+    """Issue 24: the service's `environment' and `passEnvironment' reach the container by
+    name (`-e NAME', their values in no command line), the attempt's STEEPY_* too; the
+    engine's token and database URL do not, nor does anything else of the engine's."""
+    monkeypatch.setenv("STEEPY_HTTP_TOKEN", TOKEN)
+    monkeypatch.setenv("STEEPY_DB_URL", f"postgresql+psycopg://steepy:{PASSWORD}@db/steepy")
+    monkeypatch.setenv("STEEPY_FOR_THE_TOOL", "passed on purpose")
+    monkeypatch.setenv("ENGINE_ONLY", "not for containers")
+    exe = _exe(docker, "env | sort; exit 3", exe_id="printenv")
+    exe.environment = {"GREETING": "hello from the service", "COUNT": "4"}
+    exe.pass_environment = ["STEEPY_FOR_THE_TOOL"]
+    outcome = await _agent(docker, tmp_path, docker_env=["FROM_SETTINGS=yes"]).execute(
+        ProcessChain("c", [exe]), submission_id="s1")
+    assert outcome.status == ProcessChainStatus.ERROR and outcome.attempts[0].exit_code == 3
+    lines = outcome.attempts[0].last_lines
+    assert {"GREETING=hello from the service", "COUNT=4", "FROM_SETTINGS=yes",
+            "STEEPY_FOR_THE_TOOL=passed on purpose", "STEEPY_ATTEMPT=1",
+            "STEEPY_SUBMISSION_ID=s1", "STEEPY_PROCESS_CHAIN_ID=c"} <= set(lines), lines
+    assert not [line for line in lines if line.startswith(("ENGINE_ONLY=", "STEEPY_HTTP",
+                                                           "STEEPY_DB", "STEEPY_TREE"))]
+    command = outcome.error_message.split("Last output:")[0]
+    assert " -e GREETING -e COUNT " in command.replace("-e STEEPY_FOR_THE_TOOL ", "")
+    assert "hello from the service" not in command and "passed on purpose" not in command
+    log = "\n".join(p.read_text() for p in (tmp_path / "logs").rglob("*") if p.is_file())
+    assert "GREETING=hello from the service" in log
+    for shown in (log, outcome.error_message):
+        assert TOKEN not in shown and PASSWORD not in shown
+    assert container_gone(docker, "steep-printenv-")
+
+
+def test_the_services_variables_are_passed_by_name() -> None:
+    from steepy.runtimes.docker import docker_argv, service_env_names
+
+    exe = Executable("e", "img", "svc", environment={"A": "secret value", "B": "2"},
+                     pass_environment=["TOKEN_FOR_TOOL", "A"])
+    names = service_env_names(exe, ["STEEPY_ATTEMPT"])
+    assert names == ["TOKEN_FOR_TOOL", "A", "B", "STEEPY_ATTEMPT"]
+    argv = docker_argv(exe, name="n", docker="docker", pull="never", env=["X=1"], volumes=[],
+                       tmp_path="/tmp", extra_env_names=names)
+    assert argv[argv.index("X=1") - 1:argv.index("n") - 1] == [
+        "-e", "X=1", "-e", "TOKEN_FOR_TOOL", "-e", "A", "-e", "B", "-e", "STEEPY_ATTEMPT"]
+    assert "secret value" not in " ".join(argv)

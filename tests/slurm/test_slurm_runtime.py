@@ -17,9 +17,9 @@ from steepy.agent import AgentConfig, LocalAgent
 from steepy.model.policies import RetryPolicy, TimeoutPolicy
 from steepy.model.processchain import Argument, ArgumentVariable, Executable, ProcessChain
 from steepy.model.submission import ProcessChainStatus
-from steepy.runtimes.slurm import srun_argv
+from steepy.runtimes.slurm import final_state, srun_argv
 from tests.components import component, environment
-from tests.slurm.cluster import ended, job_state, jobs_named, processes_with
+from tests.slurm.cluster import ended, jobs_named, processes_with
 
 pytestmark = pytest.mark.timeout(900)  # a cold start may install SLURM first
 
@@ -42,6 +42,14 @@ def _exe(script: str, exe_id: str = "e", **policies) -> Executable:
     return Executable(exe_id, "/bin/bash", "tool", words, runtime="slurm", **policies)
 
 
+async def _final_state(slurm: dict, job: str) -> str | None:
+    """What SLURM says of a job once its state is final: a job whose srun has ended may still
+    be COMPLETING for a while (its epilog running, its processes being reaped), a state to
+    wait out, not to assert on."""
+    return await final_state(job, {**os.environ, **environment(slurm)}, within_s=60,
+                             timeout_s=30)
+
+
 def _job_id(lines: list[str]) -> str:
     found = [m.group(1) for line in lines for m in [re.match(r"job (\d+)", line)] if m]
     assert found, lines
@@ -54,8 +62,27 @@ async def test_output_and_environment_reach_the_attempt(slurm, tmp_path) -> None
     assert outcome.status == ProcessChainStatus.SUCCESS, outcome.error_message
     (line,) = outcome.attempts[0].last_lines
     assert re.fullmatch(r"job \d+ attempt 1 of ok-chain", line), line
-    assert job_state(slurm, _job_id([line])) == "COMPLETED"
+    assert await _final_state(slurm, _job_id([line])) == "COMPLETED"
     assert (tmp_path / "logs").exists()
+
+
+async def test_a_completing_job_is_waited_out_until_its_state_is_final(tmp_path) -> None:
+    """`final_state' (used above and for a failed attempt's message) asks until SLURM shows a
+    final state: COMPLETING, as `scontrol' says just after srun has ended, is not one."""
+    calls, scontrol = tmp_path / "calls", tmp_path / "scontrol"
+    scontrol.write_text(f"""#!/bin/sh
+echo x >> {calls}
+[ "$(wc -l < {calls})" -ge 3 ] && state=COMPLETED || state=COMPLETING
+echo "JobId=$4 JobName=steepy-c JobState=$state Reason=None"
+""")
+    scontrol.chmod(0o755)
+    assert await final_state("12", dict(os.environ), scontrol=str(scontrol), every_s=0.01) \
+        == "COMPLETED"
+    assert len(calls.read_text().split()) == 3
+    calls.unlink()  # a job that stays COMPLETING: its last state once `within_s' has passed
+    assert await final_state("12", dict(os.environ), scontrol=str(scontrol), within_s=0,
+                             every_s=0.01) == "COMPLETING"
+    assert await final_state("12", dict(os.environ), scontrol=str(tmp_path / "none")) is None
 
 
 async def test_an_exit_code_and_output_of_a_failing_job(slurm, tmp_path) -> None:
@@ -95,7 +122,7 @@ async def test_a_timeout_ends_the_job_and_its_processes(slurm, tmp_path, policy,
     assert outcome.attempts[0].timeout_kind == words
     job = _job_id(outcome.attempts[0].last_lines)
     assert ended(slurm, f"steepy-slow-{policy}")
-    assert job_state(slurm, job) in ("CANCELLED", "COMPLETED", "FAILED")
+    assert await _final_state(slurm, job) in ("CANCELLED", "COMPLETED", "FAILED")
     assert not processes_with(marker)
 
 
@@ -141,7 +168,8 @@ async def test_a_job_cancelled_by_slurm_is_recorded_as_such(slurm, tmp_path) -> 
     # srun's last lines may or may not carry `*** STEP <job>.0 ... CANCELLED' (srun can see
     # its task end first): what SLURM says of the job is in the message either way
     assert f"(SLURM: job {job} CANCELLED)" in outcome.error_message, outcome.error_message
-    assert ended(slurm, "steepy-outside-chain") and job_state(slurm, job) == "CANCELLED"
+    assert ended(slurm, "steepy-outside-chain")
+    assert await _final_state(slurm, job) == "CANCELLED"
 
 
 async def test_a_leftover_job_of_an_earlier_run_ends_before_the_chain_runs_again(
@@ -162,7 +190,7 @@ async def test_a_leftover_job_of_an_earlier_run_ends_before_the_chain_runs_again
         assert outcome.status == ProcessChainStatus.SUCCESS, outcome.error_message
         new = _job_id(outcome.attempts[0].last_lines)
         assert new != old and ended(slurm, "steepy-again-chain")
-        assert job_state(slurm, old) == "CANCELLED"
+        assert await _final_state(slurm, old) == "CANCELLED"
         # the new job started only after the old one had ended
         assert leftover.wait(timeout=30) != 0
     finally:
@@ -183,10 +211,45 @@ def test_placement_resources_and_time_as_srun_options() -> None:
                 "capabilities": {"gpu": ["--partition=gpu", "--gres=gpu:1"]}}
     assert srun_argv(exe, "steepy-c", settings, ("gpu", "other"), "/work") == [
         "/usr/bin/srun", "--quiet", "--unbuffered", "--job-name=steepy-c", "--ntasks=1",
-        "--partition=batch", "--account=proj", "--qos=low", "--partition=gpu", "--gres=gpu:1",
+        "--export=ALL", "--partition=batch", "--account=proj", "--qos=low", "--partition=gpu",
+        "--gres=gpu:1",
         "--time=6",  # the deadline (3.3 min) rounded up, plus 2 minutes: never SLURM's call
         "--chdir=/work", "--exclusive", "--cpus-per-task", "4", "--mem", "8G",
         "--", "/opt/tool", "--in", "in.txt"]
     plain = Executable("e", "tool", "tool", runtime="slurm")
     assert srun_argv(plain, "n", {"timeLimit": 3_600_000}) == [
-        "srun", "--quiet", "--unbuffered", "--job-name=n", "--ntasks=1", "--time=60", "--", "tool"]
+        "srun", "--quiet", "--unbuffered", "--job-name=n", "--ntasks=1", "--export=ALL",
+        "--time=60", "--", "tool"]
+
+
+TOKEN = "tok-4f9a1c2e-never-in-a-job"
+PASSWORD = "pw-7d3b-never-in-a-job"
+
+
+async def test_a_job_gets_the_tools_environment_and_no_secret(slurm, tmp_path,
+                                                              monkeypatch) -> None:
+    """Issue 24: the job gets exactly the tool's environment (`--export=ALL' of srun's, which
+    the agent filtered; also when the engine inherited SLURM_EXPORT_ENV=NONE, as one in a job
+    of its own may): what the service declares and the attempt's STEEPY_* variables, but not
+    the engine's token, database URL or other settings."""
+    monkeypatch.setenv("STEEPY_HTTP_TOKEN", TOKEN)
+    monkeypatch.setenv("STEEPY_DB_URL", f"postgresql+psycopg://steepy:{PASSWORD}@db/steepy")
+    monkeypatch.setenv("STEEPY_AGENT_INSTANCES", "2")
+    monkeypatch.setenv("STEEPY_FOR_THE_TOOL", "passed on purpose")
+    monkeypatch.setenv("SLURM_EXPORT_ENV", "NONE")
+    exe = _exe("env | sort", exe_id="printenv")
+    exe.environment = {"GREETING": "hello from the service", "COUNT": "4"}
+    exe.pass_environment = ["STEEPY_FOR_THE_TOOL"]
+    outcome = await _agent(slurm, tmp_path).execute(ProcessChain("env-chain", [exe]),
+                                                    submission_id="s1")
+    assert outcome.status == ProcessChainStatus.SUCCESS, outcome.error_message
+    lines = outcome.attempts[0].last_lines
+    assert {"GREETING=hello from the service", "COUNT=4", "STEEPY_FOR_THE_TOOL=passed on purpose",
+            "STEEPY_ATTEMPT=1", "STEEPY_SUBMISSION_ID=s1",
+            "STEEPY_PROCESS_CHAIN_ID=env-chain"} <= set(lines), lines
+    assert any(line.startswith("SLURM_JOB_ID=") for line in lines)  # it ran as a job
+    assert not [line for line in lines if line.startswith(("STEEPY_HTTP", "STEEPY_DB",
+                                                           "STEEPY_AGENT"))]
+    log = "\n".join(p.read_text() for p in (tmp_path / "logs").rglob("*") if p.is_file())
+    assert "GREETING=hello from the service" in log
+    assert TOKEN not in log and PASSWORD not in log

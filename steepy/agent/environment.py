@@ -1,0 +1,87 @@
+"""The environment a tool runs with (issue 24: secrets stay with the engine).
+
+A tool gets the environment steepy was started with, minus steepy's own configuration (every
+`STEEPY_*' and Steep's `STEEP_*' variable: `STEEPY_HTTP_TOKEN', `STEEPY_DB_URL' with its
+password, all the settings of steepy.yaml given as variables), plus what its service declares:
+`passEnvironment' (names whose values are taken from the engine's environment, also ones the
+filter drops, so a user can pass one deliberately) and `environment' (a mapping of names to
+values). The agent adds the attempt's `STEEPY_*' variables (STEEPY_SUBMISSION_ID, ...,
+STEEPY_LAST_EXIT_CODE; steepy.agent.runner), a fallback's STEEPY_FAILED_* ones and, where it
+marks a tool's processes so, STEEPY_TREE_TOKEN on top of that.
+
+Reading `os.environ' decodes every variable each time: the decoded copy and its filtered part
+are kept until the environment changes (a C-level compare of CPython's bytes mapping), so an
+attempt only copies a dict.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from steepy.model.processchain import Executable
+
+__all__ = ["attempt_environment", "engine_environment", "environment", "is_engine_setting"]
+
+# the variables that configure steepy (steepy.config.model.ENV_PREFIXES, not imported here:
+# that module needs pydantic and builds the defaults, which an agent need not load)
+ENV_PREFIXES = ("STEEPY_", "STEEP_")
+
+# os.environ's bytes, its decoded text, and that without steepy's own configuration
+_cache: tuple[dict, dict[str, str], dict[str, str]] = ({}, {}, {})
+
+
+def is_engine_setting(name: str) -> bool:
+    """Whether the variable `name' configures steepy (or Steep) and stays with the engine."""
+    return name.startswith(ENV_PREFIXES)
+
+
+def _filtered(env: Mapping[str, str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if not k.startswith(ENV_PREFIXES)}
+
+
+def _current() -> tuple[dict[str, str], dict[str, str]]:
+    """This process's environment and its filtered part, shared (not copied): read only."""
+    global _cache
+    data = getattr(os.environ, "_data", None)  # CPython's own bytes mapping
+    if data is None:
+        full = dict(os.environ)
+        return full, _filtered(full)
+    if _cache[0] != data:
+        snapshot = dict(data)  # first: a change while decoding is seen by the next call
+        full = dict(os.environ)
+        _cache = (snapshot, full, _filtered(full))
+    return _cache[1], _cache[2]
+
+
+def environment() -> dict[str, str]:
+    """A copy of this process's whole environment (steepy's settings included)."""
+    return dict(_current()[0])
+
+
+def engine_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """A copy of this process's environment without steepy's own configuration, with `extra'
+    on top (the agent's `config.env', unfiltered): the base of every tool's environment."""
+    filtered = _current()[1]
+    return {**filtered, **extra} if extra else dict(filtered)
+
+
+def attempt_environment(base: Mapping[str, str], exe: "Executable") -> dict[str, str]:
+    """A fresh dict: `base' (the agent's filtered environment), then the values of the
+    service's `passEnvironment' names that `base' lacks, taken from the engine's whole
+    environment (a name set in neither stays unset), then the service's `environment'
+    mapping."""
+    env = dict(base)
+    passed = exe.pass_environment
+    if passed:
+        engine = _current()[0]
+        for name in passed:
+            if name not in env:  # (one the filter kept is there already, config.env's too)
+                value = engine.get(name)
+                if value is not None:
+                    env[name] = value
+    if exe.environment:
+        env.update(exe.environment)
+    return env
