@@ -13,6 +13,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
 from steepy.errors import Problem, SteepyError
+from steepy.registry.failures import database_errors, describe, is_database_failure
 
 log = logging.getLogger(__name__)
 
@@ -95,3 +96,24 @@ def install(app: FastAPI) -> None:
     async def unexpected(request: Request, exc: Exception) -> Response:
         log.error("unexpected error in %s %s", request.method, request.url.path, exc_info=exc)
         return error_response(request, 500, "Internal server error")
+
+    async def database_error(request: Request, exc: Exception) -> Response:
+        """The database fails (its file is gone or broken, its disk full, its server down):
+        503 and one line in the log, no traceback; a statement the database refuses is a
+        bug, a 500 like any other."""
+        if not is_database_failure(exc):
+            return await unexpected(request, exc)
+        ctx = getattr(request.app.state, "ctx", None)
+        url = ctx.registry.db.url if ctx is not None else None
+        log.error("%s %s: %s", request.method, request.url.path, describe(exc, url))
+        return error_response(request, 503, DATABASE_UNAVAILABLE,
+                              headers={"Retry-After": str(RETRY_AFTER_S)})
+
+    # (handlers of these classes answer where the error happened; the one of `Exception'
+    # answers from the outermost middleware, which then raises it again for the log)
+    for kind in database_errors():
+        app.add_exception_handler(kind, database_error)
+
+
+DATABASE_UNAVAILABLE = "The database is unavailable; try again later"
+RETRY_AFTER_S = 5

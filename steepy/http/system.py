@@ -14,6 +14,7 @@ from starlette.responses import Response
 from steepy import __version__
 from steepy.http.errors import ApiError
 from steepy.http.responses import context, json_response
+from steepy.registry.failures import describe, is_database_failure
 
 router = APIRouter()
 log = logging.getLogger(__name__)
@@ -41,18 +42,32 @@ def version() -> Response:
 @router.get("/health", tags=["system"], summary="Health (needs no token)",
             responses={503: {"description": "A check failed"}})
 def health(request: Request) -> Response:
-    """`health` is false (and the status 503) when the database cannot be read."""
+    """`health` is false (and the status 503) when the database cannot be used: it cannot be
+    read, its file is gone or overwritten, its disk is full or read-only. `database.error`
+    (and each failed check's `error`) says why, without a password."""
     ctx = context(request)
     out: dict = {"health": True, "services": {"health": True, "count": len(ctx.services)}}
+    db = ctx.registry.db
     try:
         agents = len(ctx.views.agents(ctx.agent_max_age_s))
         out["agents"] = {"health": True, "count": agents}
         out["submissions"] = {"health": True, "count": ctx.views.count_submissions()}
+        problem = db.problem()
     except Exception as e:  # the database is unreachable or broken: report, don't fail
-        log.warning("health check failed: %s", e)
+        if is_database_failure(e):
+            problem = describe(e, db.url)
+        else:  # a bug: its name only in the answer, its traceback in the log
+            log.error("health check failed", exc_info=e)
+            problem = type(e).__name__
         for key in ("agents", "submissions"):
-            out.setdefault(key, {"health": False, "count": -1, "error": type(e).__name__})
+            out.setdefault(key, {"health": False, "count": -1, "error": problem})
+    if problem is not None:
+        if problem.startswith("database "):
+            log.warning("health check failed: %s", problem)
         out["health"] = False
+        out["database"] = {"health": False, "error": problem}
+    else:
+        out["database"] = {"health": True}
     out["vms"] = {"health": True, "count": 0}
     return json_response(out, 200 if out["health"] else 503)
 

@@ -6,18 +6,24 @@ engine; the audiences' SQL implementations ask it for a transaction and never to
 
 from __future__ import annotations
 
+import os
 import threading
+import time
 from contextlib import contextmanager
 from typing import Any, Iterator, Protocol
 
 from sqlalchemy import Connection, Engine, event
 
 from steepy.registry.dialect import BUSY_TIMEOUT_MS, Dialect
+from steepy.registry.failures import (DatabaseUnavailable, describe, disk_problem,
+                                     is_database_failure)
 from steepy.registry.records import ADD_EVENT, ADD_EVENT_WITH_ID, PENDING_EVENTS
 
 WAL_RESTART_FRAMES = 16384  # SQLite: a WAL larger than this (64 MB of 4-KB pages) starts over
 RESTART_WAIT_MS = 100  # how long such a checkpoint may hold writers back
 _AUTOCHECKPOINT = "steepy.wal_autocheckpoint"  # what a pooled connection was told (record.info)
+FILE_CHECK_S = 0.5  # SQLite: how often transactions look whether the file is still there
+_CORRUPT = {11: "its file is corrupted", 26: "its file is not a SQLite database"}  # SQLite's codes
 
 
 class EventWatcher(Protocol):
@@ -34,6 +40,7 @@ class EventWatcher(Protocol):
 class Connector:
     def __init__(self, engine: Engine):
         self.engine = engine
+        self.url = engine.url.render_as_string(hide_password=False)  # for `describe' (masks)
         self.dialect = Dialect(engine)
         self.commits = 0  # write transactions committed through this connector
         self._write_lock = threading.Lock()
@@ -44,6 +51,17 @@ class Connector:
         self._own_checkpoints = False  # SQLite: commits leave checkpoints to `checkpoint'
         if self.dialect.name == "sqlite":
             event.listen(engine, "checkout", self._checked_out)
+        # SQLite: the file this process opened, and what is wrong with it now (if anything)
+        database = engine.url.database if self.dialect.name == "sqlite" else None
+        if database in (None, "", ":memory:") or engine.url.query.get("uri"):
+            database = None  # in memory, or a URI (`file:...'): nothing to look at
+        self.file = os.path.abspath(database) if database else None
+        self._file_id = _identity(self.file) if self.file else None
+        self._file_problem: str | None = None
+        self._file_checked = time.monotonic()
+        self._file_lock = threading.Lock()
+        self._watch_stale = False  # the watching connection uses a file no longer there
+        self._broken: tuple[str, Any] | None = None  # a corrupted file: why, and its state
 
     def _committed(self, conn: Connection) -> None:
         if not conn.get_execution_options().get("read_only"):
@@ -53,30 +71,40 @@ class Connector:
     def write(self) -> Iterator[Connection]:
         """A write transaction. Threads of this process queue on a lock of their own: waiting
         in SQLite's busy handler would sleep in steps of milliseconds."""
-        with self._write_lock, self.engine.begin() as conn:
-            pending: list[dict] = []
-            conn.info[PENDING_EVENTS] = pending
-            try:
-                yield conn
-                if pending:  # last, under the feed's lock: ids in the order of commits
-                    self.dialect.lock_feed(conn)
-                    watcher = self.watcher
-                    if watcher is not None and watcher.wanted(pending):
-                        ids = list(conn.execute(ADD_EVENT_WITH_ID, pending).scalars())
-                        watcher.written(conn, pending, ids)
-                    else:
-                        conn.execute(ADD_EVENT, pending)
-                self.dialect.after_write(conn)
-            finally:
-                del conn.info[PENDING_EVENTS]
+        self.check_file()
+        try:
+            with self._write_lock, self.engine.begin() as conn:
+                pending: list[dict] = []
+                conn.info[PENDING_EVENTS] = pending
+                try:
+                    yield conn
+                    if pending:  # last, under the feed's lock: ids in the order of commits
+                        self.dialect.lock_feed(conn)
+                        watcher = self.watcher
+                        if watcher is not None and watcher.wanted(pending):
+                            ids = list(conn.execute(ADD_EVENT_WITH_ID, pending).scalars())
+                            watcher.written(conn, pending, ids)
+                        else:
+                            conn.execute(ADD_EVENT, pending)
+                    self.dialect.after_write(conn)
+                finally:
+                    del conn.info[PENDING_EVENTS]
+        except Exception as e:
+            self._noticed(e)
+            raise
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
         """A read-only transaction: a consistent snapshot without the write lock."""
-        with self.engine.connect() as conn:
-            conn.execution_options(read_only=True)
-            with conn.begin():
-                yield conn
+        self.check_file()
+        try:
+            with self.engine.connect() as conn:
+                conn.execution_options(read_only=True)
+                with conn.begin():
+                    yield conn
+        except Exception as e:
+            self._noticed(e)
+            raise
 
     # -- checkpoints (SQLite) ------------------------------------------------------------------
 
@@ -110,7 +138,9 @@ class Connector:
         a RESTART checkpoint makes the next writer start it over. That one holds writers back
         while it copies the rest and waits for readers, for RESTART_WAIT_MS at most (then it
         copies what it can, as a passive one). The `last` one, as this process closes the
-        database, also cuts the WAL file to nothing (TRUNCATE)."""
+        database, also cuts the WAL file to nothing (TRUNCATE). Never into a file that is
+        gone or overwritten (looked at first, every time)."""
+        self.check_file(now=True)
         raw = self.engine.raw_connection()
         try:
             cursor = raw.cursor()
@@ -130,6 +160,10 @@ class Connector:
         new work at once. None where the database offers no way to tell."""
         if not self.dialect.watches_commits:
             return None
+        self.check_file()
+        if self._watch_stale:
+            self._watch_stale = False
+            self.forget_watch()
         if self._watch is None:  # kept for the life of the connector
             self._watch = self.engine.raw_connection()
             self.dialect.start_watch(self._watch)
@@ -143,9 +177,11 @@ class Connector:
         watch, self._watch = self._watch, None
         if watch is not None:
             watch.close()
-        if self.dialect.name == "sqlite":
-            self.checkpoint(last=True)
-        self.engine.dispose()
+        try:
+            if self.dialect.name == "sqlite" and self._file_problem is None:
+                self.checkpoint(last=True)
+        finally:
+            self.engine.dispose()
 
     def forget_watch(self) -> None:
         """Drop the watching connection (it failed); the next change_marker opens another."""
@@ -155,3 +191,121 @@ class Connector:
                 watch.invalidate()
             except Exception:  # noqa: BLE001 - it is broken already
                 pass
+
+    # -- the file (SQLite) -----------------------------------------------------------------------
+
+    def check_file(self, now: bool = False) -> None:
+        """SQLite: raise DatabaseUnavailable when the database file this process opened is
+        gone (deleted, moved away), empty, or was found corrupted and has not changed since.
+        SQLite would not notice the first: its open connections go on using the deleted
+        file, and what they write is lost. Looked at every FILE_CHECK_S at most (`now': at
+        once), and at every call while something is wrong.
+
+        This process's connections are closed when something is found wrong (so they keep
+        nothing of the broken file: no pages in their caches, no WAL index) and again when the
+        file is back (restored from a backup: maybe another file at the path), so that the
+        next ones open it afresh."""
+        if self.file is None:
+            return
+        if not now and self._file_problem is None \
+                and time.monotonic() - self._file_checked < FILE_CHECK_S:
+            return
+        with self._file_lock:
+            problem, found, state = _file_problem(self.file)
+            if problem is None and self._broken is not None:
+                if state == self._broken[1]:
+                    problem = self._broken[0]  # as it was found broken: nobody restored it
+                else:
+                    self._broken = None  # changed since: look at it afresh
+            was, self._file_problem = self._file_problem, problem
+            self._file_checked = time.monotonic()
+            if problem is None and (found != self._file_id or was is not None):
+                self._file_id = found  # the file is back (or another one): use it from now on
+                self._reopen()
+            elif problem is not None and was is None:
+                self._broke(problem)
+        if problem is not None:
+            raise DatabaseUnavailable(f"database {self.file}: {problem}")
+
+    def _noticed(self, error: BaseException) -> None:
+        """SQLite found the file corrupted, or not a database: it stays so until the file
+        changes (is restored), whatever reads of pages still whole may find."""
+        detail = getattr(error, "orig", None) or error
+        code = getattr(detail, "sqlite_errorcode", None)
+        if self.file is None or code is None or code & 0xFF not in _CORRUPT:
+            return
+        words = (str(detail).strip().splitlines() or [type(detail).__name__])[0]
+        with self._file_lock:
+            if self._file_problem is None:
+                self._file_problem = f"{_CORRUPT[code & 0xFF]} ({words})"
+                self._broke(self._file_problem)
+
+    def _broke(self, problem: str) -> None:
+        """Hold nothing of the broken file (no cache, no WAL index); what our connections'
+        closing writes into it (SQLite's checkpoint at the last close) does not make it whole:
+        it counts as broken until its state differs from now."""
+        self._reopen()
+        if not problem.startswith("its file is gone"):
+            self._broken = (problem, _file_problem(self.file)[2])
+
+    def file_problem(self) -> str | None:
+        """What is wrong with the SQLite file now (see `check_file`), or None."""
+        try:
+            self.check_file(now=True)
+        except DatabaseUnavailable:
+            return self._file_problem
+        return None
+
+    def problem(self) -> str | None:
+        """Why the database cannot be used now, in one line without a password, or None:
+        what `check_file` finds, a disk that is full or read-only (SQLite), or the error of
+        a statement that reads nothing."""
+        if self.file is not None:
+            problem = self.file_problem()
+            if problem is not None:
+                return f"database {self.file}: {problem}"
+            problem = disk_problem(self.url)
+            if problem is not None:
+                return f"database {self.file}: {problem}"
+        try:
+            with self.read() as conn:
+                conn.exec_driver_sql("SELECT 1").scalar()
+        except Exception as e:
+            if not is_database_failure(e):
+                raise
+            return describe(e, self.url)
+        return None
+
+    def _reopen(self) -> None:
+        self._watch_stale = True  # dropped by the thread that uses it (`change_marker')
+        self.engine.dispose()
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return stat.st_dev, stat.st_ino
+
+
+def _file_problem(path: str) -> tuple[str | None, tuple[int, int] | None, Any]:
+    """What is wrong with the database file at `path' (None: nothing seen), its identity,
+    and its state (it changes when the file is written).
+
+    Only `stat': opening the file, even to read a byte, and closing it again would release
+    every POSIX lock SQLite holds on it in this process (they belong to the process, and any
+    close of the file drops them), and another process could then take the WAL away from
+    under our connections. Whether the bytes are a database, SQLite says as it reads them
+    (`_noticed`)."""
+    try:
+        stat = os.stat(path)
+    except FileNotFoundError:
+        return "its file is gone (deleted or moved away)", None, None
+    except OSError as e:
+        return f"its file cannot be reached ({e.strerror})", None, None
+    found = (stat.st_dev, stat.st_ino)
+    state = (found, stat.st_size, stat.st_mtime_ns)
+    if stat.st_size == 0:
+        return "its file is empty", found, state
+    return None, found, state

@@ -11,6 +11,7 @@ from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import make_url
 
 from steepy.errors import SteepyError
+from steepy.registry.failures import masked
 from steepy.registry.dialect import BUSY_TIMEOUT_MS
 from steepy.registry.failures import DatabaseUnavailable, describe, opened
 
@@ -73,14 +74,14 @@ def open_engine(url: str | None = None) -> Engine:
     try:
         backend = make_url(url).get_backend_name()
     except Exception as e:  # sqlalchemy raises ArgumentError for malformed URLs
-        raise SteepyError(f"not a database URL: {url} ({e})") from None
+        raise SteepyError(f"not a database URL: {masked(url)} ({e})") from None
     if backend == "sqlite":
         engine = _sqlite_engine(url)
     elif backend == "postgresql":
         engine = create_engine(url, pool_pre_ping=True)
     else:
-        raise SteepyError(f"unsupported database `{backend}' in {url}; use sqlite:///FILE or "
-                          "postgresql+psycopg://USER@HOST/DB")
+        raise SteepyError(f"unsupported database `{backend}' in {masked(url)}; use "
+                          "sqlite:///FILE or postgresql+psycopg://USER@HOST/DB")
     migrate(engine)
     return engine
 

@@ -8,7 +8,10 @@ consistent and nothing is lost once the database can be written again.
 
 from __future__ import annotations
 
+import re
+
 import os
+import sys
 
 from steepy.errors import SteepyError
 
@@ -25,15 +28,86 @@ def opened(url: str) -> None:
     _opened.append(url)
 
 
+# SQLite's primary result codes that mean the database (its file, its disk, its locks)
+# failed, not the statement: PERM, BUSY, LOCKED, NOMEM, READONLY, IOERR, CORRUPT, FULL,
+# CANTOPEN, PROTOCOL, NOTADB
+_SQLITE_FAILURES = {3, 5, 6, 7, 8, 10, 11, 13, 14, 15, 26}
+# the same in the words of drivers that do not say the code
+_SQLITE_WORDS = ("database or disk is full", "disk i/o error", "database is locked",
+                 "database table is locked", "unable to open database file",
+                 "attempt to write a readonly database", "database disk image is malformed",
+                 "file is not a database", "locking protocol", "access permission denied",
+                 "out of memory")
+# PostgreSQL: a read-only (standby) server, data or index corrupted
+_POSTGRES_FAILURES = {"25006", "XX001", "XX002"}
+
+
+def _driver_failure(error: BaseException) -> bool | None:
+    """Whether an error of a driver (sqlite3, psycopg) means the database failed; None for
+    errors of no driver we know."""
+    import sqlite3
+
+    if isinstance(error, sqlite3.Error):
+        if isinstance(error, (sqlite3.IntegrityError, sqlite3.ProgrammingError,
+                              sqlite3.InterfaceError, sqlite3.DataError,
+                              sqlite3.NotSupportedError)):
+            return False  # our statement or our use of the driver: a bug
+        if not isinstance(error, sqlite3.DatabaseError):
+            return False
+        words = str(error).lower()
+        if words.startswith("no such table"):
+            return True  # not the database steepy created (a file replaced by an empty one)
+        code = getattr(error, "sqlite_errorcode", None)
+        if code is not None:
+            return (code & 0xFF) in _SQLITE_FAILURES
+        return any(w in words for w in _SQLITE_WORDS)
+    psycopg = sys.modules.get("psycopg")  # not loaded: no error can be one of its
+    if psycopg is not None and isinstance(error, psycopg.Error):
+        if isinstance(error, (psycopg.OperationalError, psycopg.InterfaceError)):
+            return True  # the server or the connection to it (lost, shut down, full, ...)
+        return getattr(error, "sqlstate", None) in _POSTGRES_FAILURES
+    return None
+
+
 def is_database_failure(error: BaseException) -> bool:
+    """Whether `error` means the database cannot be used now (its disk is full or read-only,
+    its file is gone or corrupted, it is locked, its server is unreachable): waiting and
+    trying again may help. False for a bug: a statement of ours the database refuses (a
+    syntax error, an integrity violation) must not be retried forever.
+
+    Errors are classified alike whether SQLAlchemy wrapped them or a driver raised them
+    itself (the hot path's and the checkpoints' DBAPI cursors)."""
     if isinstance(error, DatabaseUnavailable):
         return True
     try:
-        from sqlalchemy.exc import InterfaceError, OperationalError
+        from sqlalchemy import exc
     except ImportError:  # pragma: no cover - sqlalchemy is a dependency
         return False
-    # the database or its disk, not the statement (an IntegrityError is a bug: never retried)
-    return isinstance(error, (OperationalError, InterfaceError))
+    if isinstance(error, exc.DBAPIError):
+        if error.connection_invalidated:
+            return True
+        orig = error.orig
+        if isinstance(orig, BaseException):
+            known = _driver_failure(orig)
+            if known is not None:
+                return known
+        return isinstance(error, (exc.OperationalError, exc.InterfaceError))
+    if isinstance(error, exc.DisconnectionError):
+        return True
+    return bool(_driver_failure(error))
+
+
+def database_errors() -> list[type[BaseException]]:
+    """The classes of the errors that may mean a failure of the database (SQLAlchemy's and
+    those of the drivers loaded), for handlers that catch them by class."""
+    import sqlite3
+
+    from sqlalchemy.exc import DBAPIError, DisconnectionError
+
+    kinds: list[type[BaseException]] = [DatabaseUnavailable, DBAPIError, DisconnectionError,
+                                         sqlite3.Error]
+    psycopg = sys.modules.get("psycopg")  # loaded by a registry on PostgreSQL
+    return kinds + [psycopg.Error] if psycopg is not None else kinds
 
 
 def _where(url: str) -> tuple[str, str | None]:
@@ -64,12 +138,40 @@ def _disk_state(folder: str) -> str | None:
     return None
 
 
+def disk_problem(url: str) -> str | None:
+    """SQLite: why the disk of its file takes no writes (full, read-only), or None. Reads
+    still work then, so only this tells that nothing can be stored."""
+    _name, folder = _where(url)
+    return _disk_state(folder) if folder else None
+
+
+_CAUSES = {11: "its file is corrupted", 26: "its file is not a SQLite database",
+           14: "its file cannot be opened", 8: "it is read-only", 13: "the disk is full",
+           5: "it is locked", 6: "it is locked", 10: "its disk failed (I/O error)"}
+
+
+# `scheme://user:PASSWORD@host' in a text that is no URL SQLAlchemy can parse
+_PASSWORD = re.compile(r"(://[^:/@\s]*:)[^@\s]*(@)")
+
+
+def masked(url: str) -> str:
+    """A database URL with its password replaced by `***', fit for a log, an error or an
+    answer (SQLAlchemy's own rendering; a text it cannot parse, a bad port say, has its
+    `user:password@' part masked all the same)."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # noqa: BLE001 - not a URL SQLAlchemy parses
+        return _PASSWORD.sub(r"\1***\2", url)
+
+
 def describe(error: BaseException, url: str | None = None) -> str:
-    """`database PATH: CAUSE (driver's words)` in one line."""
+    """`database PATH: CAUSE (driver's words)` in one line, without a password."""
     url = url or (_opened[-1] if _opened else "")
     name, folder = _where(url) if url else ("(unknown)", None)
     if isinstance(error, DatabaseUnavailable):
-        return str(error)
+        return _hide_password(str(error), url)
     detail = getattr(error, "orig", None) or error
     words = (str(detail).strip().splitlines() or [type(detail).__name__])[0]
     if isinstance(detail, OSError) and detail.strerror:
@@ -77,8 +179,23 @@ def describe(error: BaseException, url: str | None = None) -> str:
     cause = _disk_state(folder) if folder else None
     if cause is None:
         lowered = words.lower()
+        code = getattr(detail, "sqlite_errorcode", None)
         if "no space left" in lowered or "disk is full" in lowered or "disk full" in lowered:
             cause = "the disk is full"
         elif "read-only" in lowered or "readonly" in lowered:
             cause = "it is read-only"
-    return f"database {name}: {cause} ({words})" if cause else f"database {name}: {words}"
+        elif code is not None and (code & 0xFF) in _CAUSES:
+            cause = _CAUSES[code & 0xFF]
+    text = f"database {name}: {cause} ({words})" if cause else f"database {name}: {words}"
+    return _hide_password(text, url)
+
+
+def _hide_password(text: str, url: str) -> str:
+    """`text` with the password of `url` (if it has one) replaced by ***."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        password = make_url(url).password if url else None
+    except Exception:  # noqa: BLE001 - not a URL
+        return text
+    return text.replace(str(password), "***") if password and len(str(password)) > 2 else text

@@ -1,0 +1,96 @@
+"""A SQLite file that goes away or is overwritten under an open registry: SQLite itself would
+go on using a deleted file (what it writes then is lost), and serve the pages of a corrupted
+one that are still whole or cached; the registry says what is wrong instead
+(DatabaseUnavailable, a database failure: callers wait) until the file changes, and once
+the file is back it opens it afresh."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+from steepy.registry import connector, open_registry
+from steepy.registry.failures import DatabaseUnavailable, is_database_failure
+
+
+@pytest.fixture
+def registry(tmp_path, monkeypatch):
+    monkeypatch.setattr(connector, "FILE_CHECK_S", 0.0, raising=False)  # look every time
+    opened = open_registry(f"sqlite:///{tmp_path / 'steepy.db'}")
+    yield opened
+    opened.db.engine.dispose()
+
+
+def _backup(db: Path, to: Path) -> None:
+    with sqlite3.connect(db) as source, sqlite3.connect(to) as target:
+        source.backup(target)
+    source.close()
+    target.close()
+
+
+def _fails(registry, cause: str) -> None:
+    with pytest.raises(DatabaseUnavailable) as raised:
+        registry.views.count_submissions()
+    assert cause in str(raised.value) and is_database_failure(raised.value)
+    with pytest.raises(DatabaseUnavailable):
+        registry.leases.heartbeat("me", [], 10)
+    assert cause in registry.db.problem()
+
+
+def test_deleted_then_restored(registry, tmp_path) -> None:
+    db = tmp_path / "steepy.db"
+    registry.leases.heartbeat("me", [], 10)
+    _backup(db, tmp_path / "backup.db")
+    db.unlink()
+    _fails(registry, f"database {db}: its file is gone (deleted or moved away)")
+    assert not db.exists()  # no empty database made in its place
+    shutil.copy(tmp_path / "backup.db", tmp_path / "restored.db")
+    os.replace(tmp_path / "restored.db", db)
+    assert registry.db.problem() is None
+    assert registry.views.count_submissions() == 0
+    registry.leases.heartbeat("me", [], 10)
+    registry.db.close()
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_overwritten_then_restored(registry, tmp_path) -> None:
+    db = tmp_path / "steepy.db"
+    registry.views.count_submissions()
+    _backup(db, tmp_path / "backup.db")
+    registry.db.checkpoint(last=True)
+    db.write_bytes(b"\x13" * db.stat().st_size)
+    registry.engine.dispose()  # (no page cached)
+    with pytest.raises(Exception) as raised:  # SQLite's own words
+        registry.views.count_submissions()
+    assert is_database_failure(raised.value)
+    _fails(registry, "its file is not a SQLite database (file is not a database)")
+    time.sleep(0.01)
+    db.write_bytes((tmp_path / "backup.db").read_bytes())
+    assert registry.db.problem() is None
+    assert registry.views.count_submissions() == 0
+
+
+def test_corruption_sqlite_finds_stays_until_the_file_changes(registry, tmp_path) -> None:
+    """Page 1 whole, the rest garbage: SQLite says "malformed" when it reads a broken page;
+    the registry then refuses every transaction, also those whose pages are still whole."""
+    db = tmp_path / "steepy.db"
+    registry.views.count_submissions()
+    registry.db.checkpoint(last=True)
+    good = db.read_bytes()
+    page = int.from_bytes(good[16:18], "big")
+    db.write_bytes(good[:page] + b"\x13" * (len(good) - page))
+    registry.engine.dispose()  # (no page cached)
+    with pytest.raises(Exception) as raised:
+        registry.views.count_submissions()
+    assert is_database_failure(raised.value)
+    _fails(registry, "its file is corrupted")
+    time.sleep(0.01)
+    db.write_bytes(good)
+    assert registry.db.problem() is None
+    assert registry.views.count_submissions() == 0
