@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from steepy.agent import AgentConfig, LocalAgent
+from steepy.model.attempt import AttemptRecord
 from steepy.agent.leftovers import end_run_leftovers
 from steepy.controller import Controller
 from steepy.housekeeping import GcSettings
@@ -62,7 +63,8 @@ class Engine:
             shared = registry.db.dialect.postgres
         self.agents = [LocalAgent(f"{self.owner}[{i + 1}]" if i else self.owner, settings.agent,
                                   settings.capabilities, on_event=self._agent_event,
-                                  log_sink=registry.logs if shared else None)
+                                  log_sink=registry.logs if shared else None,
+                                  store_attempt=self._store_attempt)
                        for i in range(count)]
         self.scheduler = Scheduler(registry.queue, self.agents, self._chain_finished, settings.sweep_s)
         self.controller = Controller(registry.submissions, services, macros, settings.tmp_path,
@@ -87,6 +89,10 @@ class Engine:
 
     def _agent_event(self, kind: str, data: dict) -> None:
         self.scheduler.agent_event(kind, data)
+
+    async def _store_attempt(self, chain_id: str, run_number: int, record: AttemptRecord,
+                             durable: bool) -> None:
+        await self.scheduler.store_attempt(chain_id, run_number, record, durable)
 
     def _chain_finished(self, submission_id: str) -> None:
         self.controller.chain_finished(submission_id)
@@ -144,17 +150,23 @@ class Engine:
         if not db.take_over_checkpoints():
             return
         done = -1
+        backoff = every_s
         try:
             while not self.stop.is_set():
+                wait_s = every_s
                 if db.commits != done:
                     done = db.commits
                     try:
                         await call(db.checkpoint)
-                    except Exception as e:  # the next round tries again
-                        if not is_database_failure(e):
+                        backoff = every_s
+                    except Exception as e:  # the database fails (its disk is full, ...):
+                        if not is_database_failure(e):  # the WAL keeps what commits wrote
                             raise
-                        log.warning("checkpoint of the database: %s", describe(e))
-                await wait_event(self.stop, every_s)
+                        backoff = min(backoff * 2, MAX_BACKOFF_S)
+                        log.warning("checkpoint of the database: %s; trying again in %.0f s",
+                                    describe(e), backoff)
+                        wait_s, done = backoff, -1
+                await wait_event(self.stop, wait_s)
         finally:
             db.hand_back_checkpoints()
 

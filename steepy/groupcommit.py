@@ -5,18 +5,29 @@ chain) to one writer. Whatever arrives while a transaction is under way goes tog
 the next one, so no end waits longer than one transaction, and under load one commit serves
 many agents (`ChainQueue.record`). Nothing is acted on before it is committed: an agent gets
 its next chain, and the controller hears of the end, only once the transaction is done.
+
+Attempts are stored as they happen, in the same transactions. One whose tool must not start
+before it is stored (a retry policy counts it) is `durable`: its caller waits for the commit,
+and it takes along what its chain has pending. Any other waits up to LAZY_S to go with
+whatever commits next: the end of a short run carries its attempts itself, so most runs cost
+no write of their own for them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Awaitable, Callable
 
 from steepy.registry import ChainQueue, ClaimFor, RunEnd
-from steepy.registry.interfaces import Claimed
+from steepy.registry.failures import describe, is_database_failure
+from steepy.registry.interfaces import AttemptWrite, Claimed
 from steepy.registry.offload import persist
 
-_Waiting = tuple["RunEnd | None", "ClaimFor | None", asyncio.Future]
+log = logging.getLogger(__name__)
+LAZY_S = 0.25  # how long an attempt's row may wait for a transaction to go with
+_Waiting = tuple["RunEnd | None", "ClaimFor | None", "list[AttemptWrite]", asyncio.Future]
+_Key = tuple[str, int, "int | None"]  # chain, run, the attempt's place in it
 
 
 class GroupCommit:
@@ -27,37 +38,83 @@ class GroupCommit:
         self.give_back = give_back  # a chain claimed for a waiter that is gone
         self._waiting: list[_Waiting] = []
         self._writer: asyncio.Task | None = None
+        self._lazy: dict[_Key, tuple[float, AttemptWrite]] = {}  # -> (ready at, the write)
+        self._timer: asyncio.TimerHandle | None = None
 
     async def submit(self, end: RunEnd | None, claim: ClaimFor | None) -> Claimed | None:
         """Record `end` and/or claim a chain for `claim` (what it got); raises what the
         transaction raised (a database failure once `give_up()`, or a bug)."""
-        future = asyncio.get_running_loop().create_future()
-        self._waiting.append((end, claim, future))
+        if end is not None:  # its attempts go with it
+            self._drop_lazy(lambda key: key[:2] == (end.chain_id, end.run_number))
+        return await self._submit(end, claim, [])
+
+    async def store_attempt(self, write: AttemptWrite, durable: bool) -> None:
+        """Store an attempt's row as it is now: `durable`, committed before this returns
+        (with what its chain has pending); otherwise with a transaction within LAZY_S."""
+        key = (write.chain_id, write.run_number, write.row.get("ordinal"))
+        if not durable:
+            loop = asyncio.get_running_loop()
+            ready = self._lazy[key][0] if key in self._lazy else loop.time() + LAZY_S
+            self._lazy[key] = (ready, write)  # a newer state of a row keeps its place
+            if self._timer is None:
+                self._timer = loop.call_later(LAZY_S, self._flush_lazy)
+            return
+        pending = self._drop_lazy(lambda k: k[:2] == key[:2])
+        await self._submit(None, None, [*pending, write])
+
+    def _drop_lazy(self, which: Callable[[_Key], bool]) -> list[AttemptWrite]:
+        keys = [key for key in self._lazy if which(key)]
+        return [self._lazy.pop(key)[1] for key in keys]
+
+    def _ready_lazy(self) -> list[AttemptWrite]:
+        now = asyncio.get_running_loop().time()
+        return self._drop_lazy(lambda key: self._lazy[key][0] <= now)
+
+    def _flush_lazy(self) -> None:
+        self._timer = None
+        if self._lazy:
+            self._start()
+            self._timer = asyncio.get_running_loop().call_later(LAZY_S, self._flush_lazy)
+
+    def _start(self) -> None:
         if self._writer is None or self._writer.done():
             self._writer = asyncio.create_task(self._write(), name="group commit")
+
+    async def _submit(self, end: RunEnd | None, claim: ClaimFor | None,
+                      attempts: list[AttemptWrite]) -> Claimed | None:
+        future = asyncio.get_running_loop().create_future()
+        self._waiting.append((end, claim, attempts, future))
+        self._start()
         return await future
 
     async def _write(self) -> None:
-        while self._waiting:
+        while True:
             batch, self._waiting = self._waiting, []
-            ends = [end for end, _, _ in batch if end is not None]
-            claims = [claim for _, claim, _ in batch if claim is not None]
+            attempts = [a for _, _, written, _ in batch for a in written] + self._ready_lazy()
+            if not batch and not attempts:
+                return
+            if not batch:  # rows nobody waits for: a failure is said, their run's end stores them
+                await self._write_lazy(attempts)
+                continue
+            ends = [end for end, _, _, _ in batch if end is not None]
+            claims = [claim for _, claim, _, _ in batch if claim is not None]
             what = (f"recording the end of process chain {ends[0].chain_id}" if len(ends) == 1
                     else f"recording the end of {len(ends)} process chains" if ends
-                    else "claiming process chains")
+                    else "claiming process chains" if claims else "storing attempts")
             try:
-                got = iter(await persist(what, self.give_up, self.queue.record, ends, claims))
+                got = iter(await persist(what, self.give_up, self.queue.record, ends, claims,
+                                         attempts))
             except asyncio.CancelledError:
-                for _, _, future in batch:
+                for _, _, _, future in batch:
                     future.cancel()
                 raise
             except Exception as e:  # each waiter deals with it as if it were alone
-                for _, _, future in batch:
+                for _, _, _, future in batch:
                     if not future.done():
                         future.set_exception(e)
                 continue
             unwanted = []
-            for _, claim, future in batch:
+            for _, claim, _, future in batch:
                 result = next(got) if claim is not None else None
                 if not future.done():
                     future.set_result(result)
@@ -65,3 +122,12 @@ class GroupCommit:
                     unwanted.append(result)
             for claimed in unwanted:
                 await self.give_back(claimed)
+
+    async def _write_lazy(self, attempts: list[AttemptWrite]) -> None:
+        try:
+            await persist("storing attempts", self.give_up, self.queue.record, [], [], attempts)
+        except Exception as e:
+            if not is_database_failure(e):
+                raise
+            log.error("%d attempt(s) not stored as they happened (%s); their run's end "
+                      "stores them", len(attempts), describe(e))

@@ -15,14 +15,15 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import Any, Callable, Coroutine
 
+from steepy.agent.cancel import Cancelled
 from steepy.agent.interface import Agent
-from steepy.agent.config import FAILED, REQUEUED, TIMEOUT, ChainOutcome
+from steepy.agent.config import FAILED, REQUEUED, TIMEOUT, AttemptRecord, ChainOutcome
 from steepy.agent.runner import TIMEOUT_WORDS
 from steepy.model.common import iso_time
 from steepy.model.submission import ProcessChainStatus as CS
 from steepy.groupcommit import GroupCommit
 from steepy.registry import ChainQueue, ChainRecord, ClaimFor, RunEnd
-from steepy.registry.interfaces import Claimed
+from steepy.registry.interfaces import AttemptWrite, Claimed
 from steepy.registry.failures import describe, is_database_failure
 from steepy.registry.offload import call, persist
 from steepy.registry.records import utcnow
@@ -140,6 +141,21 @@ class Scheduler:
             log.error("an agent's report (%s) was not stored: %s", getattr(call_, "args", ""),
                       describe(e))
 
+    async def store_attempt(self, chain_id: str, run_number: int, record: AttemptRecord,
+                            durable: bool) -> None:
+        """An agent's attempt as it is now goes to the registry with the next transaction
+        (`durable`: before this returns). One that cannot be stored before the engine stops
+        raises `Cancelled`: its tool must not start."""
+        try:
+            await self.commits.store_attempt(AttemptWrite.of(chain_id, run_number, record),
+                                             durable)
+        except Exception as e:
+            if not is_database_failure(e):
+                raise
+            log.error("process chain %s: attempt %d of %s could not be stored (%s); it does "
+                      "not start", chain_id, record.attempt, record.executable_id, describe(e))
+            raise Cancelled() from e
+
     def stop_chains(self, chain_ids: list[str]) -> None:
         """Cancel chains claimed by this engine's agents, also those not started yet (the
         agent keeps the request until the chain starts)."""
@@ -217,7 +233,7 @@ class Scheduler:
             return ChainOutcome(CS.CANCELLED)
         try:
             return await agent.execute(record.chain, submission_id=record.submission_id,
-                                       run_number=run_number)
+                                       run_number=run_number, history=record.history)
         except Exception as e:  # a bug must not leave the chain RUNNING forever
             log.exception("agent %s failed on chain %s", agent.id, record.chain.id)
             return ChainOutcome(CS.ERROR, error_message=f"internal error: {e}")

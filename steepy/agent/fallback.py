@@ -72,7 +72,7 @@ async def run_step(step: Step, ctx: ExecContext) -> ExecOutcome:
 
 
 def _last_exit_code(exe: Executable, ctx: ExecContext) -> int | None:
-    for record in reversed(ctx.records):
+    for record in reversed([*ctx.history, *ctx.records]):
         if record.executable_id == exe.id and record.outcome in (FAILED, TIMEOUT):
             return record.exit_code
     return None

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Protocol, Sequence, runtime_checkable
 
-from steepy.agent.config import ChainOutcome
+from steepy.agent.config import AttemptRecord, ChainOutcome
 from steepy.model.processchain import ProcessChain
 
 
@@ -16,8 +16,9 @@ class Agent(Protocol):
     capabilities: Sequence[str]
 
     async def execute(self, chain: ProcessChain, *, submission_id: str = "",
-                      run_number: int = 1) -> ChainOutcome:
-        """Run every executable of `chain`; never raises for a failing tool."""
+                      run_number: int = 1, history: Sequence[AttemptRecord] = ()) -> ChainOutcome:
+        """Run every executable of `chain`; never raises for a failing tool. `history`: the
+        attempts of the cut runs this run goes on from (what they spent counts)."""
         ...
 
     def cancel(self, chain_id: str | None = None) -> None:

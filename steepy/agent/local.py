@@ -9,10 +9,11 @@ import os
 import random
 import threading
 from collections import deque
-from typing import Any, Callable, Sequence
+from typing import Any, Awaitable, Callable, Sequence
 
 from steepy.agent.cancel import CancelToken
 from steepy.agent.config import AgentConfig, AttemptRecord, ChainOutcome
+from steepy.agent.environment import engine_environment, environment  # noqa: F401 (re-exported)
 from steepy.agent.logs import ChainLog, LogSink, log_path
 from steepy.agent.fallback import AdapterFailed, adapted, run_step, steps
 from steepy.agent.runner import ExecContext
@@ -26,21 +27,11 @@ log = logging.getLogger(__name__)
 # (executable, its most recent output lines) -> progress of that executable in 0..1, or None
 ProgressEstimator = Callable[[Executable, list[str]], "float | None"]
 EventCallback = Callable[[str, dict], None]
+# (chain id, run number, the attempt as it is now, wait until it is committed) -> stored; raises
+# `Cancelled` when it cannot be stored (the engine stops): the attempt must not start then
+AttemptStore = Callable[[str, int, AttemptRecord, bool], Awaitable[None]]
 
 _MAX_CACHED_DIRS = 10_000
-_environment: tuple[dict, dict[str, str]] = ({}, {})  # os.environ's bytes, and its text
-
-
-def environment() -> dict[str, str]:
-    """A copy of this process's environment. Reading `os.environ` decodes every variable
-    each time; its decoded copy is kept until the environment changes (a C-level compare)."""
-    global _environment
-    data = getattr(os.environ, "_data", None)  # CPython's own bytes mapping
-    if data is None:
-        return dict(os.environ)
-    if _environment[0] != data:
-        _environment = (dict(data), dict(os.environ))
-    return dict(_environment[1])
 
 
 class LocalAgent:
@@ -54,7 +45,8 @@ class LocalAgent:
     def __init__(self, agent_id: str, config: AgentConfig | None = None,
                  capabilities: Sequence[str] = (), progress_estimator: ProgressEstimator | None = None,
                  on_event: EventCallback | None = None, rng: random.Random | None = None,
-                 log_sink: LogSink | None = None) -> None:
+                 log_sink: LogSink | None = None,
+                 store_attempt: AttemptStore | None = None) -> None:
         self.id = agent_id
         self.config = config if config is not None else AgentConfig()
         self.capabilities = tuple(capabilities)
@@ -65,6 +57,7 @@ class LocalAgent:
         self.on_event = on_event
         self.rng = rng
         self.log_sink = log_sink  # where logs go besides their files (read on other machines)
+        self.store_attempt = store_attempt  # attempts are stored as they happen (registry)
         self._lock = threading.Lock()
         self._chain_id: str | None = None
         self._token: CancelToken | None = None
@@ -108,8 +101,10 @@ class LocalAgent:
     # -- execution -------------------------------------------------------------------------------
 
     async def execute(self, chain: ProcessChain, *, submission_id: str = "",
-                      run_number: int = 1) -> ChainOutcome:
-        """Run every executable of `chain` in order; never raises for a failing tool."""
+                      run_number: int = 1, history: Sequence[AttemptRecord] = ()) -> ChainOutcome:
+        """Run every executable of `chain` in order; never raises for a failing tool. With
+        `history`, the attempts of the cut runs this run goes on from, what they spent counts
+        (agent/resume.py)."""
         token = CancelToken(asyncio.get_running_loop())
         with self._lock:
             if self._chain_id is not None:
@@ -128,7 +123,8 @@ class LocalAgent:
                     if self.log_sink is not None else None)
         records: list[AttemptRecord] = []
         try:
-            return await self._run(chain, token, chain_log, records, submission_id, run_number)
+            return await self._run(chain, token, chain_log, records, submission_id, run_number,
+                                   history)
         finally:
             if shipping is not None:  # the rest, before the run is recorded as ended
                 ended.set()
@@ -138,7 +134,8 @@ class LocalAgent:
                 self._chain_id, self._token, self._progress = None, None, None
 
     async def _run(self, chain: ProcessChain, token: CancelToken, chain_log: ChainLog,
-                   records: list[AttemptRecord], submission_id: str, run_number: int) -> ChainOutcome:
+                   records: list[AttemptRecord], submission_id: str, run_number: int,
+                   history: Sequence[AttemptRecord] = ()) -> ChainOutcome:
         if token.cancelled:
             return ChainOutcome(ProcessChainStatus.CANCELLED, attempts=records)
         problem = self._make_output_dirs(chain)
@@ -158,10 +155,13 @@ class LocalAgent:
         def on_attempt(exe: Executable, number: int) -> None:
             recent.clear()
 
-        env = {**environment(), **self.config.env}
+        # steepy's own settings (STEEPY_*, STEEP_*: token, database URL) stay with the engine
+        env = engine_environment(self.config.env)
+        store = self.store_attempt
+        save = None if store is None else functools.partial(store, chain.id, run_number)
         ctx = ExecContext(self.config, token, chain.id, submission_id, run_number, env, on_lines,
                           self._emit, records, self.rng, on_attempt,
-                          tuple(chain.required_capabilities))
+                          tuple(chain.required_capabilities), tuple(history), save)
         plugins = self.config.plugins
         for step in steps(chain.executables):
             index = step.index

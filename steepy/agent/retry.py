@@ -42,8 +42,9 @@ async def _sleep(performed: int, delay_ms: int, error: Exception, reason: str) -
 async def with_retries(operation: Callable[[int], Awaitable[T]], policy: RetryPolicy | None, *,
                        retryable: Callable[[Exception], tuple[bool, str]] | None = None,
                        pause: Pause = _sleep, rng: random.Random | None = None,
-                       requeue: Requeue | None = None) -> T | _Skipped:
-    """Run `operation(attempt)` until it returns, under `policy`.
+                       requeue: Requeue | None = None, performed: int = 0) -> T | _Skipped:
+    """Run `operation(attempt)` until it returns, under `policy`, going on after `performed`
+    attempts made before (by runs that were cut) that count.
 
     `retryable` may refuse to retry a failure (retryOn / abortOn, deadline timeouts); `pause`
     waits between attempts and may itself raise (cancellation, a deadline that would pass);
@@ -53,7 +54,6 @@ async def with_retries(operation: Callable[[int], Awaitable[T]], policy: RetryPo
         return await operation(1)
     if policy.max_attempts == 0:
         return SKIPPED
-    performed = 0
     while True:
         try:
             return await operation(performed + 1)

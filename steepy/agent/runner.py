@@ -11,12 +11,14 @@ import logging
 import random
 import shlex
 import signal as signals
+import socket
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Callable
+from typing import Awaitable, Callable, Sequence
 
 from steepy.model.common import utcnow
 from steepy.agent.cancel import Cancelled, CancelToken
+from steepy.agent.environment import attempt_environment
 from steepy.agent.config import (
     CANCELLED,
     FAILED,
@@ -27,6 +29,8 @@ from steepy.agent.config import (
     AgentConfig,
     AttemptRecord,
 )
+from steepy.agent.resume import FRESH, Resume, resume_point
+from steepy.model.attempt import RUNNING
 from steepy.agent.process import DEADLINE, INACTIVITY, RUNTIME, Limits, RunResult, run_process
 from steepy.agent.retry import SKIPPED as SKIPPED_RESULT
 from steepy.agent.retry import with_retries
@@ -38,7 +42,12 @@ from steepy.plugins.kinds import Launch, RuntimeContext
 log = logging.getLogger(__name__)
 
 TIMEOUT_WORDS = {RUNTIME: "maximum runtime", INACTIVITY: "maximum inactivity", DEADLINE: "deadline"}
+_KIND_OF_WORDS = {words: kind for kind, words in TIMEOUT_WORDS.items()}
 MAX_COMMAND_CHARS = 300
+HOST = socket.gethostname()
+
+# (the attempt as it is now, whether the tool must wait until it is stored) -> stored
+SaveAttempt = Callable[[AttemptRecord, bool], Awaitable[None]]
 
 
 @dataclass
@@ -57,6 +66,14 @@ class ExecContext:
     rng: random.Random | None = None
     on_attempt: Callable[[Executable, int], None] | None = None  # an attempt starts
     capabilities: tuple[str, ...] = ()  # the chain's required capabilities (for runtimes)
+    # the attempts of the cut runs this run goes on from (agent/resume.py)
+    history: Sequence[AttemptRecord] = ()
+    save: SaveAttempt | None = None  # stores an attempt as it starts, pauses and ends
+
+    async def store(self, record: AttemptRecord, durable: bool) -> None:
+        """Store the attempt as it is now; `durable`: return only once it is committed."""
+        if self.save is not None:
+            await self.save(record, durable)
 
 
 @dataclass
@@ -160,8 +177,39 @@ async def _clean_up(exe: Executable, launch: Launch) -> None:
                       exe.service_id)
 
 
+def _ended(exe: Executable, last: AttemptRecord, message: str | None) -> ExecOutcome:
+    """How an executable ends that a cut run had already ended (or used up)."""
+    if last.outcome in (SUCCESS, SKIPPED):
+        return ExecOutcome(last.outcome)
+    kind = _KIND_OF_WORDS.get(last.timeout_kind or "")
+    if last.outcome == TIMEOUT and kind is not None and not _policy_of(exe, kind).error_on_timeout:
+        return ExecOutcome("CANCELLED", message)
+    return ExecOutcome("ERROR", message)
+
+
+async def _wait_to_go_on(exe: Executable, ctx: ExecContext, resume: Resume,
+                         deadline_at: float | None) -> None:
+    """Before an executable goes on from a cut run: the rest of its pause, within its
+    deadline (raises `Failure` when the deadline would pass, `Cancelled`)."""
+    loop = asyncio.get_running_loop()
+    delay_s = 0.0 if resume.due is None else max((resume.due - utcnow()).total_seconds(), 0.0)
+    if deadline_at is not None and loop.time() + delay_s >= deadline_at:
+        assert exe.deadline is not None
+        raise Failure(timeout_message(exe, DEADLINE, exe.deadline), DEADLINE)
+    if ctx.token.cancelled:
+        raise Cancelled()
+    if resume.due is None:
+        return
+    ctx.emit("retry-scheduled", {
+        "chainId": ctx.chain_id, "executableId": exe.id, "serviceId": exe.service_id,
+        "attempt": resume.performed + 1, "delayMs": round(delay_s * 1000), "at": resume.due,
+        "reason": resume.reason, "rule": "the attempts of cut runs count"})
+    await ctx.token.sleep(delay_s)
+
+
 async def run_executable(exe: Executable, ctx: ExecContext) -> ExecOutcome:
-    """Run `exe` with retries and timeouts; never raises for a failing tool."""
+    """Run `exe` with retries and timeouts; never raises for a failing tool. In a run that
+    goes on from cut runs, what they recorded counts (agent/resume.py)."""
     runtime_name = ctx.config.runtime_of(exe.runtime)
     runtime = ctx.config.plugins.runtime(runtime_name)
     if runtime is None:
@@ -170,20 +218,27 @@ async def run_executable(exe: Executable, ctx: ExecContext) -> ExecOutcome:
                            f"{', '.join(ctx.config.plugins.runtime_names())})")
     if ctx.token.cancelled:
         return ExecOutcome("CANCELLED")
+    resume = resume_point(exe, ctx.history, utcnow()) if ctx.history else FRESH
+    if resume.ended is not None:
+        return _ended(exe, *resume.ended)
     loop = asyncio.get_running_loop()
     config = ctx.config
-    deadline_at = None if exe.deadline is None else loop.time() + exe.deadline.timeout / 1000
+    deadline_at = None
+    if exe.deadline is not None:  # counted from the first attempt, also one of a cut run
+        spent_s = 0.0 if resume.first_start is None else max(
+            (utcnow() - resume.first_start).total_seconds(), 0.0)
+        deadline_at = loop.time() + exe.deadline.timeout / 1000 - spent_s
     limits = Limits(
         runtime_ms=None if exe.max_runtime is None else exe.max_runtime.timeout,
         inactivity_ms=None if exe.max_inactivity is None else exe.max_inactivity.timeout,
         deadline_at=deadline_at)
-    last_exit: list[int | None] = [None]
+    last_exit: list[int | None] = [resume.last_exit]
 
     def on_lines(lines: list[str]) -> None:
         ctx.on_lines(exe, lines)
 
     async def attempt(number: int) -> RunResult:
-        env = dict(ctx.base_env)
+        env = attempt_environment(ctx.base_env, exe)  # + what the service declares
         steepy_env = {
             "STEEPY_SUBMISSION_ID": ctx.submission_id, "STEEPY_PROCESS_CHAIN_ID": ctx.chain_id,
             "STEEPY_RUN_NUMBER": str(ctx.run_number), "STEEPY_EXECUTABLE_ID": exe.id,
@@ -192,12 +247,28 @@ async def run_executable(exe: Executable, ctx: ExecContext) -> ExecOutcome:
         }
         env.update(steepy_env)
         launch, problem = _launch(runtime, runtime_name, exe, ctx, env, list(steepy_env))
-        argv = launch.argv
         if ctx.on_attempt is not None:
             ctx.on_attempt(exe, number)
         record = AttemptRecord(exe.id, exe.service_id, number, start_time=utcnow(),
-                               fallback_for=exe.fallback_for)
+                               outcome=RUNNING, fallback_for=exe.fallback_for,
+                               ordinal=len(ctx.records), host=HOST)
         ctx.records.append(record)
+        # with a retry policy, the attempt is spent once it is stored: before its tool runs
+        try:
+            await ctx.store(record, exe.retries is not None)
+        except Cancelled:  # it could not be stored (the engine stops): it does not start
+            record.outcome, record.end_time = CANCELLED, utcnow()
+            record.message = "not started: its record could not be stored"
+            raise
+        try:
+            return await _attempt(number, record, launch, problem, env)
+        finally:  # a failure of a counted attempt is stored before anything goes on
+            await ctx.store(record, exe.retries is not None
+                            and record.outcome not in (SUCCESS, RUNNING))
+
+    async def _attempt(number: int, record: AttemptRecord, launch: Launch, problem: str | None,
+                       env: dict[str, str]) -> RunResult:
+        argv = launch.argv
         if problem is None and launch.prepare is not None:
             try:
                 await launch.prepare()
@@ -265,8 +336,10 @@ async def run_executable(exe: Executable, ctx: ExecContext) -> ExecOutcome:
             raise Failure(timeout_message(exe, DEADLINE, exe.deadline), DEADLINE)
         assert exe.retries is not None
         rule = f"{exe.retries.describe_delay_rule()}; {reason}"
-        if record is not None:
+        if record is not None:  # the pause is stored before it begins: it survives a crash
             record.delay_ms, record.delay_rule = delay_ms, rule
+            record.due_time = utcnow() + timedelta(milliseconds=delay_ms)
+            await ctx.store(record, True)
         ctx.emit("retry-scheduled", {
             "chainId": ctx.chain_id, "executableId": exe.id, "serviceId": exe.service_id,
             "attempt": performed + 1, "delayMs": delay_ms,
@@ -289,6 +362,8 @@ async def run_executable(exe: Executable, ctx: ExecContext) -> ExecOutcome:
             raise Failure(timeout_message(exe, DEADLINE, exe.deadline), DEADLINE)
         rule = f"{exe.retries.requeue.describe()}; {error.reason}"
         record.delay_ms, record.delay_rule = delay_ms, rule
+        record.due_time = utcnow() + timedelta(milliseconds=delay_ms)
+        await ctx.store(record, True)
         ctx.emit("attempt-requeued", {
             "chainId": ctx.chain_id, "executableId": exe.id, "serviceId": exe.service_id,
             "attempt": number, "exitCode": record.exit_code, "delayMs": delay_ms,
@@ -297,9 +372,14 @@ async def run_executable(exe: Executable, ctx: ExecContext) -> ExecOutcome:
         await ctx.token.sleep(delay_ms / 1000)
         return True
 
+    async def go_on() -> object:
+        if not resume.fresh:
+            await _wait_to_go_on(exe, ctx, resume, deadline_at)
+        return await with_retries(attempt, exe.retries, retryable=retryable, pause=pause,
+                                  rng=ctx.rng, requeue=requeue, performed=resume.performed)
+
     try:
-        outcome = await with_retries(attempt, exe.retries, retryable=retryable, pause=pause,
-                                     rng=ctx.rng, requeue=requeue)
+        outcome = await go_on()
     except Cancelled:
         return ExecOutcome("CANCELLED")
     except Failure as failure:

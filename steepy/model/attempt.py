@@ -18,7 +18,11 @@ TIMEOUT = "TIMEOUT"
 CANCELLED = "CANCELLED"
 SKIPPED = "SKIPPED"
 REQUEUED = "REQUEUED"  # the tool asked to run later (extensions 11): no attempt number spent
-
+RUNNING = "RUNNING"  # started, not ended yet (rows are written as attempts start)
+AGENT_LOST = "AGENT_LOST"  # cut by the death of the engine that ran it: it counts as spent
+INTERRUPTED = "INTERRUPTED"  # cut by a stopping engine that gave its chain back: spent too
+# the outcomes of an attempt that does not spend one of the policy's attempts
+NOT_SPENT = frozenset({REQUEUED, SKIPPED})
 
 @dataclass
 class AttemptRecord:
@@ -39,6 +43,12 @@ class AttemptRecord:
     last_lines: list[str] = field(default_factory=list)
     message: str | None = None
     fallback_for: str | None = None  # an attempt of a fallback (extensions 10): whose
+    ordinal: int | None = None  # its place in its run's list of attempts (the row's key)
+    due_time: datetime | None = None  # when the attempt after it is due (a pause follows)
+    host: str | None = None  # where its processes ran
+    executor_pid: int | None = None  # the process that spawned them, and its start time
+    executor_started: float | None = None
+    pgid: int | None = None  # the tool's process group
 
     def to_row(self) -> dict[str, Any]:
         """The columns of the registry's attempts table (but the chain and run)."""
@@ -49,7 +59,10 @@ class AttemptRecord:
                 "timeout_kind": self.timeout_kind, "delay_ms": self.delay_ms,
                 "delay_rule": self.delay_rule, "message": self.message,
                 "last_lines": json.dumps(list(self.last_lines), separators=(",", ":")),
-                "fallback_for": self.fallback_for}
+                "fallback_for": self.fallback_for, "ordinal": self.ordinal,
+                "due_time": self.due_time, "host": self.host,
+                "executor_pid": self.executor_pid, "executor_started": self.executor_started,
+                "pgid": self.pgid}
 
     @classmethod
     def from_row(cls, row: Any) -> "AttemptRecord":
@@ -57,7 +70,8 @@ class AttemptRecord:
                    _utc(row.end_time), row.outcome, row.exit_code, row.signal,
                    row.timeout_kind, row.delay_ms, row.delay_rule,
                    json.loads(row.last_lines) if row.last_lines else [], row.message,
-                   row.fallback_for)
+                   row.fallback_for, row.ordinal, _utc(row.due_time), row.host,
+                   row.executor_pid, row.executor_started, row.pgid)
 
     def to_json(self) -> dict[str, Any]:
         out = {
@@ -70,6 +84,15 @@ class AttemptRecord:
         }
         if self.fallback_for is not None:
             out["fallbackFor"] = self.fallback_for
+        if self.due_time is not None:
+            out["dueTime"] = iso_time(self.due_time)
+        if self.host is not None:
+            out["host"] = self.host
         return out
+
+    @property
+    def spent(self) -> bool:
+        """It used one of its policy's attempts (a cut one did: it may have run)."""
+        return self.outcome not in NOT_SPENT
 
 

@@ -17,15 +17,18 @@ from typing import Any, Iterable, Sequence
 
 from sqlalchemy import Connection
 
+from steepy.model.attempt import AGENT_LOST, INTERRUPTED
 from steepy.model.attempt import REQUEUED as REQUEUED_RUN
 from steepy.model.submission import ProcessChainStatus as CS
 from steepy.registry.records import dump
 
 CLAIM_WINDOW = 64  # REGISTERED chains looked at per claim when capabilities must be matched
-_ATTEMPT_COLUMNS = ("chain_id", "run_number", "executable_id", "service_id", "attempt",
-                    "start_time", "end_time", "outcome", "exit_code", "signal", "timeout_kind",
-                    "delay_ms", "delay_rule", "message", "last_lines", "fallback_for")
-_TIMES = {"start_time", "end_time"}
+_ATTEMPT_KEY = ("chain_id", "run_number", "ordinal")
+_ATTEMPT_COLUMNS = _ATTEMPT_KEY + (
+    "executable_id", "service_id", "attempt", "start_time", "end_time", "outcome", "exit_code",
+    "signal", "timeout_kind", "delay_ms", "delay_rule", "message", "last_lines", "fallback_for",
+    "due_time", "host", "executor_pid", "executor_started", "pgid")
+_TIMES = {"start_time", "end_time", "due_time"}
 
 
 class HotPath:
@@ -44,9 +47,13 @@ class HotPath:
         self._end_run = self._sql(
             "UPDATE runs SET end_time = ?, status = ?, error_message = ?, auto_resume_after = ? "
             "WHERE chain_id = ? AND run_number = ?")
-        self._add_attempt = self._sql(
+        # an attempt's row is written when it starts and again as it goes on (its key is its
+        # place in its run); rows without a place (older callers) are only ever inserted
+        self._put_attempt = self._sql(
             f"INSERT INTO attempts ({', '.join(_ATTEMPT_COLUMNS)}) "
-            f"VALUES ({', '.join('?' * len(_ATTEMPT_COLUMNS))})")
+            f"VALUES ({', '.join('?' * len(_ATTEMPT_COLUMNS))}) "
+            f"ON CONFLICT ({', '.join(_ATTEMPT_KEY)}) DO UPDATE SET " + ", ".join(
+                f"{c} = excluded.{c}" for c in _ATTEMPT_COLUMNS if c not in _ATTEMPT_KEY))
         self._set_ended = self._sql(
             "UPDATE process_chains SET status = ?, results = ?, next_run_at = ? WHERE id = ?")
 
@@ -79,13 +86,15 @@ class HotPath:
                               f"WHERE id IN ({', '.join('?' * len(ids))})"), tuple(ids))
         return {row[0]: row[1:] for row in cur.fetchall()}
 
-    def runs_so_far(self, cur: Any, ids: Sequence[str]) -> dict[str, tuple[int, int]]:
-        """id -> (its last run's number, runs a chain-level `requeue' took back)."""
+    def runs_so_far(self, cur: Any, ids: Sequence[str]) -> dict[str, tuple[int, int, int]]:
+        """id -> (its last run's number, runs a chain-level `requeue' took back, runs that
+        were cut: lost with their engine, or given back by a stopping one)."""
         cur.execute(self._sql(
-            "SELECT chain_id, max(run_number), count(CASE WHEN status = ? THEN 1 END) FROM runs "
+            "SELECT chain_id, max(run_number), count(CASE WHEN status = ? THEN 1 END), "
+            "count(CASE WHEN status IN (?, ?) THEN 1 END) FROM runs "
             f"WHERE chain_id IN ({', '.join('?' * len(ids))}) GROUP BY chain_id"),
-            (REQUEUED_RUN, *ids))
-        return {row[0]: (row[1] or 0, row[2] or 0) for row in cur.fetchall()}
+            (REQUEUED_RUN, AGENT_LOST, INTERRUPTED, *ids))
+        return {row[0]: (row[1] or 0, row[2] or 0, row[3] or 0) for row in cur.fetchall()}
 
     def start(self, cur: Any, runs: Iterable[tuple[str, int, str]], now: datetime) -> None:
         """These chains are RUNNING, each with a new run (chain, run number, agent)."""
@@ -94,18 +103,22 @@ class HotPath:
         at = self.time(now)
         cur.executemany(self._add_run, [(chain, number, agent, at) for chain, number, agent in runs])
 
+    def put_attempts(self, cur: Any, rows: Iterable[dict]) -> None:
+        """Store these attempts' rows (`AttemptRecord.to_row()` with its chain and run),
+        new or again."""
+        values = [tuple(self.time(row[c]) if c in _TIMES else row[c] for c in _ATTEMPT_COLUMNS)
+                  for row in rows]
+        if values:
+            cur.executemany(self._put_attempt, values)
+
     def end(self, cur: Any, ends: Sequence[Any], now: datetime) -> None:
         """Close these runs (`RunEnd`s), store their attempts, move their chains on."""
         at = self.time(now)
         cur.executemany(self._end_run, [(at, e.run_status, e.error_message,
                                          self.time(e.auto_resume_after), e.chain_id,
                                          e.run_number) for e in ends])
-        rows = [{**a.to_row(), "chain_id": e.chain_id, "run_number": e.run_number}
-                for e in ends for a in e.attempts]
-        if rows:
-            cur.executemany(self._add_attempt, [tuple(
-                self.time(row[c]) if c in _TIMES else row[c] for c in _ATTEMPT_COLUMNS)
-                for row in rows])
+        self.put_attempts(cur, ({**a.to_row(), "chain_id": e.chain_id,
+                                 "run_number": e.run_number} for e in ends for a in e.attempts))
         cur.executemany(self._set_ended, [(
             str(e.chain_status), dump(e.results),
             self.time(e.auto_resume_after) if e.chain_status == CS.PAUSED else None,

@@ -58,6 +58,20 @@ class RunEnd:
 
 
 @dataclass(frozen=True)
+class AttemptWrite:
+    """An attempt's row as it is now, to be stored (new or again): the chain, the run and
+    `AttemptRecord.to_row()` taken when the write was asked for."""
+
+    chain_id: str
+    run_number: int
+    row: dict
+
+    @classmethod
+    def of(cls, chain_id: str, run_number: int, record: AttemptRecord) -> "AttemptWrite":
+        return cls(chain_id, run_number, record.to_row())
+
+
+@dataclass(frozen=True)
 class ClaimFor:
     """An agent that wants a chain: it offers these capabilities; with `only', it takes
     chains of that submission only (`steepy run')."""
@@ -68,9 +82,12 @@ class ClaimFor:
 
 
 class ChainQueue(Protocol):
-    def record(self, ends: Sequence[RunEnd], claims: Sequence[ClaimFor]) -> list[Claimed | None]:
-        """One transaction (group commit): record these ends of runs, then claim a chain for
-        each of these agents; what each claim got, in their order."""
+    def record(self, ends: Sequence[RunEnd], claims: Sequence[ClaimFor],
+               attempts: Sequence[AttemptWrite] = ()) -> list[Claimed | None]:
+        """One transaction (group commit): store these attempts as they are now, record these
+        ends of runs, then claim a chain for each of these agents; what each claim got, in
+        their order. A claimed chain whose last runs were cut (its engine died, or stopped
+        and gave it back) carries the attempts of those runs (`ChainRecord.history`)."""
         ...
 
     def claim_chain(self, agent_id: str, capabilities: Iterable[str] = (),

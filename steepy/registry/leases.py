@@ -9,7 +9,9 @@ from typing import Iterable
 
 from sqlalchemy import and_, func, insert, select, update
 
+from steepy.model.attempt import AGENT_LOST
 from steepy.model.common import as_utc, iso_time
+from steepy.registry.attempts import close_cut_attempts
 from steepy.model.submission import Submission
 from steepy.registry.connector import Connector
 from steepy.registry.records import (
@@ -170,8 +172,10 @@ class SqlLeases:
             for r in lost:
                 conn.execute(update(runs).where(and_(runs.c.chain_id == r.chain_id,
                                                      runs.c.run_number == r.run_number))
-                             .values(end_time=utcnow(), status="AGENT_LOST",
+                             .values(end_time=utcnow(), status=AGENT_LOST,
                                      error_message=f"Agent `{r.agent_id}' was lost"))
+                close_cut_attempts(conn, r.chain_id, r.run_number, AGENT_LOST,
+                                   f"cut: agent `{r.agent_id}' was lost with its engine")
                 conn.execute(update(process_chains).where(_pc.id == r.chain_id)
                              .values(status=CS.REGISTERED))
                 add_event(conn, r.submission_id, "chain.agentLost", r.chain_id,

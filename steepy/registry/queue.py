@@ -8,15 +8,16 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from sqlalchemy import Connection, bindparam, func, select, update
 
-from steepy.model.attempt import AttemptRecord
+from steepy.model.attempt import INTERRUPTED, AttemptRecord
 from steepy.model.common import as_utc, iso_time
 from steepy.model.processchain import ProcessChain
 from steepy.model.submission import ProcessChainStatus
 from steepy.registry.connector import Connector
 from steepy.registry.hotpath import HotPath
-from steepy.registry.interfaces import Claimed, ClaimFor, RunEnd
+from steepy.registry.interfaces import AttemptWrite, Claimed, ClaimFor, RunEnd
 from steepy.registry.records import (CS, ChainRecord, add_event, add_events, event_row, load,
                                      utcnow)
+from steepy.registry.attempts import close_cut_attempts, cut_history
 from steepy.registry.tables import process_chains, runs, submissions
 
 _pc = process_chains.c
@@ -47,8 +48,16 @@ class SqlChainQueue:
         self.db = db
         self.hot = HotPath(db.dialect.postgres)  # claims and ends: the driver's own terms
 
-    def record(self, ends: Sequence[RunEnd], claims: Sequence[ClaimFor]) -> list[Claimed | None]:
+    def record(self, ends: Sequence[RunEnd], claims: Sequence[ClaimFor],
+               attempts: Sequence[AttemptWrite] = ()) -> list[Claimed | None]:
         with self.db.write() as conn:
+            if attempts:
+                cur = self.hot.cursor(conn)
+                try:
+                    self.hot.put_attempts(cur, ({**a.row, "chain_id": a.chain_id,
+                                                 "run_number": a.run_number} for a in attempts))
+                finally:
+                    cur.close()
             if ends:
                 self._end(conn, ends)
             return self._claim(conn, claims) if claims else []
@@ -111,7 +120,7 @@ class SqlChainQueue:
             ids = list(taken)
             rows = self.hot.chains(cur, ids)
             so_far = self.hot.runs_so_far(cur, ids)
-            numbers = {cid: so_far.get(cid, (0, 0))[0] + 1 for cid in ids}
+            numbers = {cid: so_far.get(cid, (0, 0, 0))[0] + 1 for cid in ids}
             now = utcnow()
             self.hot.start(cur, [(cid, numbers[cid], agent) for cid, agent in taken.items()], now)
         finally:
@@ -120,6 +129,8 @@ class SqlChainQueue:
         add_events(conn, [event_row(rows[cid][0], "chain.started", cid, now,
                                     run=numbers[cid], agent=agent)
                           for cid, agent in taken.items()])
+        histories = {cid: cut_history(conn, cid, numbers[cid] - 1) for cid in ids
+                     if so_far.get(cid, (0, 0, 0))[2]}
         claimed: list[Claimed | None] = []
         for cid in chosen:
             if cid is None:
@@ -129,7 +140,8 @@ class SqlChainQueue:
             claimed.append((ChainRecord(
                 chain=ProcessChain.from_json(load(chain)), submission_id=submission_id,
                 status=CS.RUNNING, results=load(results), next_run_at=None, seq=seq,
-                requeued_runs=so_far.get(cid, (0, 0))[1]), numbers[cid]))
+                requeued_runs=so_far.get(cid, (0, 0, 0))[1],
+                history=histories.get(cid, [])), numbers[cid]))
         return claimed
 
     def requeue_run(self, chain_id: str, run_number: int, reason: str) -> None:
@@ -145,8 +157,10 @@ class SqlChainQueue:
             cancelled = row.cancel_requested or row.submission_cancel
             conn.execute(update(runs).where(runs.c.chain_id == chain_id,
                                             runs.c.run_number == run_number)
-                         .values(end_time=utcnow(), status="CANCELLED" if cancelled else "INTERRUPTED",
+                         .values(end_time=utcnow(), status="CANCELLED" if cancelled else INTERRUPTED,
                                  error_message=None if cancelled else reason))
+            close_cut_attempts(conn, chain_id, run_number, INTERRUPTED,
+                               f"cut: {reason}")
             conn.execute(update(process_chains).where(_pc.id == chain_id)
                          .values(status=CS.CANCELLED if cancelled else CS.REGISTERED))
             add_event(conn, row.submission_id, "chain.requeued", chain_id, run=run_number,
@@ -197,3 +211,4 @@ class SqlChainQueue:
                   **data: Any) -> None:
         with self.db.write() as conn:
             add_event(conn, submission_id, kind, chain_id, **data)
+

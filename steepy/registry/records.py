@@ -4,12 +4,13 @@ implementation shares."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, insert
 
+from steepy.model.attempt import AttemptRecord
 from steepy.model.common import as_utc, utcnow
 from steepy.model.processchain import ProcessChain
 from steepy.model.submission import ProcessChainStatus, Submission, SubmissionStatus
@@ -63,6 +64,9 @@ class ChainRecord:
     seq: int
     waiting: str | None = None  # why it cannot start (REGISTERED only)
     requeued_runs: int = 0  # runs a chain-level re-queue took back (known when claimed)
+    # the attempts of the runs this run goes on from (their engine died, or stopped and gave
+    # the chain back): what they spent counts (known when claimed)
+    history: list[AttemptRecord] = field(default_factory=list)
 
 
 @dataclass

@@ -99,13 +99,16 @@ attempts = Table(
     Column("last_lines", Text),  # JSON list
     Column("message", Text),
     Column("fallback_for", Text),  # an attempt of a fallback: the executable it stood in for
-    Column("due_time", DateTime(timezone=True)),  # when the next attempt is due (0011)
+    Column("ordinal", Integer),  # its place in its run: the row is written at its start (0011)
+    Column("due_time", DateTime(timezone=True)),  # when the next attempt is due
     Column("host", Text),  # where its processes ran
     Column("executor_pid", Integer),  # the executor process that spawned them
     Column("executor_started", Float),  # its start time (seconds since the epoch)
     Column("pgid", Integer),  # the tool's process group
 )
 Index("ix_attempts_chain", attempts.c.chain_id, attempts.c.run_number)
+Index("ux_attempts_place", attempts.c.chain_id, attempts.c.run_number, attempts.c.ordinal,
+      unique=True)
 
 events = Table(
     "events", metadata,

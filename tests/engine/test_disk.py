@@ -170,10 +170,10 @@ async def test_an_engine_whose_task_dies_stops_and_lets_go(tmp_path, monkeypatch
 
     claim_only = registry.queue.record
 
-    def broken(ends, claims):
+    def broken(ends, claims, attempts=()):
         if ends:
             raise RuntimeError("a bug in recording the end of a run")
-        return claim_only(ends, claims)
+        return claim_only(ends, claims, attempts)
 
     monkeypatch.setattr(registry.queue, "record", broken)
     engine = Engine(registry, SERVICES, MACROS, _settings(tmp_path))

@@ -27,3 +27,10 @@ def test_a_fallback_event_is_a_timeline_line() -> None:
     assert line.text == ("Service flaky failed after all its attempts (exit code 3): its "
                          "fallback stand-in runs instead")
     assert line.tone == "status-waiting" and line.detail == "Execution of service `flaky' failed"
+
+
+def test_a_running_and_a_cut_attempt_say_so() -> None:
+    assert attempt_outcome({"outcome": "RUNNING"}) == "running"
+    assert attempt_outcome({"outcome": "AGENT_LOST"}) == \
+        "cut: its engine was lost; it counts as an attempt spent"
+    assert attempt_outcome({"outcome": "INTERRUPTED"}).startswith("cut: its engine stopped")

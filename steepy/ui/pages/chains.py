@@ -143,6 +143,11 @@ def attempt_outcome(a: dict) -> str:
         return f"timeout: {TIMEOUT_POLICIES.get(kind, kind)} fired ({kind})"
     if outcome == "CANCELLED":
         return "cancelled"
+    if outcome == "RUNNING":
+        return "running"
+    if outcome in ("AGENT_LOST", "INTERRUPTED"):
+        why = "its engine was lost" if outcome == "AGENT_LOST" else "its engine stopped"
+        return f"cut: {why}; it counts as an attempt spent"
     if outcome == "REQUEUED":
         code = f" (exit code {a['exitCode']})" if a.get("exitCode") is not None else ""
         return f"re-queued{code}: not counted as an attempt"
