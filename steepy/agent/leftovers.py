@@ -1,8 +1,16 @@
-"""Finding and ending processes an attempt left behind, by the environment they inherited.
+"""What a dead engine may have left running on this machine, for the engine that takes its
+runs over (Engine._recover), which must not register a chain again while a process of its
+lost run is still running.
 
-Every process a tool starts inherits its environment, also when it leaves the tool's process
-group or its parent exits. So `STEEPY_TREE_TOKEN` finds all processes of one attempt, and
-`STEEPY_PROCESS_CHAIN_ID` with `STEEPY_RUN_NUMBER` all processes of one run of a chain.
+Every tool is spawned by its engine's executor (steepy.agent.executor), which ends all of
+them when its engine dies and exits only once none of its descendants is left. So the first
+thing to wait for is the dead engine's executor: the one recorded with the run's attempts (pid
+and start time), or one found by its command line (`executor.py FD ENGINE_PID`, its parent no
+longer that engine). Should the executor itself have been killed, the attempts' recorded
+process groups are ended. Runs recorded before executors were (no executor on their attempts)
+are ended by the environment their processes inherited: `STEEPY_PROCESS_CHAIN_ID` with
+`STEEPY_RUN_NUMBER` (a process inside `execve` shows an empty environment for a moment, so
+that is only a fallback).
 """
 
 from __future__ import annotations
@@ -13,6 +21,80 @@ import time
 from typing import Iterable
 
 import psutil
+
+SAME_START_S = 0.05  # start times read twice by psutil differ by less
+
+
+def is_running(pid: int, started: float | None) -> bool:
+    """Whether process `pid` still runs and is the one that started at `started` (seconds
+    since the epoch; None: any)."""
+    try:
+        p = psutil.Process(pid)
+        if started is not None and abs(p.create_time() - started) > SAME_START_S:
+            return False
+        return p.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def orphaned_executors(engine_pid: int) -> list[tuple[int, float]]:
+    """(pid, start time) of executors of the engine process `engine_pid` that outlived it
+    (their parent is no longer that process)."""
+    found = []
+    for p in psutil.process_iter(["cmdline", "ppid", "create_time"]):
+        cmdline = p.info["cmdline"] or []
+        if (len(cmdline) >= 3 and cmdline[-1] == str(engine_pid)
+                and os.path.basename(cmdline[-3]) == "executor.py"
+                and os.path.basename(os.path.dirname(cmdline[-3])) == "agent"
+                and p.info["ppid"] != engine_pid and p.info["create_time"] is not None):
+            found.append((p.pid, p.info["create_time"]))
+    return found
+
+
+def end_groups(groups: Iterable[tuple[int, float | None]], grace_s: float) -> int:
+    """End the members of these process groups (pgid, start time of the attempt that made
+    it: only processes started since then, so that a reused group id is left alone) that are
+    still alive: SIGTERM, up to `grace_s`, SIGKILL. Returns how many there were."""
+    wanted = {pgid: since for pgid, since in groups if pgid}
+    if not wanted:
+        return 0
+
+    def find() -> list[int]:
+        pids = []
+        for p in psutil.process_iter(["create_time", "status"]):
+            try:
+                g = os.getpgid(p.pid)
+            except OSError:
+                continue
+            since = wanted.get(g, False)
+            if since is False or p.info["status"] == psutil.STATUS_ZOMBIE:
+                continue
+            if since is None or (p.info["create_time"] or 0) >= since - 1:
+                pids.append(p.pid)
+        return pids
+
+    return _end(find, grace_s)
+
+
+def _end(find, grace_s: float) -> int:
+    pids = find()
+    if not pids:
+        return 0
+    sig = signal.SIGTERM
+    end = time.monotonic() + grace_s
+    while True:
+        for pid in find():
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                pass
+        time.sleep(0.05)
+        if not find():
+            return len(pids)
+        if time.monotonic() >= end:
+            if sig == signal.SIGKILL:
+                return len(pids)
+            sig, end = signal.SIGKILL, time.monotonic() + 2.0
 
 
 def pids_with_env(name: str, values: Iterable[str], also: dict[str, str] | None = None) -> list[int]:
@@ -35,27 +117,8 @@ def pids_with_env(name: str, values: Iterable[str], also: dict[str, str] | None 
 
 
 def end_run_leftovers(chain_id: str, run_number: int, grace_s: float) -> int:
-    """End every process of run `run_number` of chain `chain_id` on this machine: SIGTERM,
-    up to `grace_s` to go, then SIGKILL. Returns how many there were."""
-    def find() -> list[int]:
-        return pids_with_env("STEEPY_PROCESS_CHAIN_ID", [chain_id],
-                             {"STEEPY_RUN_NUMBER": str(run_number)})
-
-    pids = find()
-    if not pids:
-        return 0
-    sig = signal.SIGTERM
-    end = time.monotonic() + grace_s
-    while True:
-        for pid in find():
-            try:
-                os.kill(pid, sig)
-            except OSError:
-                pass
-        time.sleep(0.05)
-        if not find():
-            return len(pids)
-        if time.monotonic() >= end:
-            if sig == signal.SIGKILL:
-                return len(pids)
-            sig, end = signal.SIGKILL, time.monotonic() + 2.0
+    """End every process of run `run_number` of chain `chain_id` on this machine, found by
+    its environment: SIGTERM, up to `grace_s` to go, then SIGKILL. Returns how many there
+    were. (Only for runs whose attempts name no executor.)"""
+    return _end(lambda: pids_with_env("STEEPY_PROCESS_CHAIN_ID", [chain_id],
+                                      {"STEEPY_RUN_NUMBER": str(run_number)}), grace_s)

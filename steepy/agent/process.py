@@ -1,34 +1,32 @@
 """Run one attempt of a tool as a supervised subprocess.
 
-The tool runs in its own session and process group, with stdout and stderr merged into one
-pipe that is split into lines as data arrives. Timers (maximum runtime, maximum inactivity,
-deadline) use the event loop's monotonic clock; whichever expires first decides the outcome at
-the moment it fires, and only then is the process tree killed: SIGTERM to the group, a grace
-period, SIGKILL to the group and to descendants that left it (extensions sections 7 and 8).
+The tool is spawned by this process's executor (steepy.agent.executor), in a session and
+process group of its own, with stdout and stderr merged into one pipe that this process reads
+and splits into lines as data arrives; the executor reports the tool's exit. Timers (maximum
+runtime, maximum inactivity, deadline) use the event loop's monotonic clock; whichever expires
+first decides the outcome at the moment it fires, and only then is the process tree killed:
+SIGTERM to the group and to every other process of the attempt, a grace period, SIGKILL to
+what is left (extensions sections 7 and 8).
 
-Descendants that left the group are found two ways: the tool's process tree just before the
-kill, and every process carrying this attempt's `STEEPY_TREE_TOKEN` environment variable (which
-also finds double-forked daemons whose parent has already exited).
+The executor is the subreaper of every tool, so it knows every process of an attempt, also
+those that left the group (a double-forked daemon whose parent has exited included).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import secrets
 import signal as signals
-import subprocess
-import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Awaitable, Callable
 
+from steepy.agent import executor
 from steepy.agent.cancel import CancelToken
-from steepy.agent.guardian import guardian
-from steepy.agent.tree import (POLL_S, TOKEN_VAR, is_alive, group_exists, kill_all,
-                               kill_and_wait, pgid, signal_group, tree_of)
+from steepy.agent.executor import LOST, Attempt, ExecutorLost, SpawnError
+from steepy.agent.tree import POLL_S, group_exists, signal_group
 
-__all__ = ["Limits", "RunResult", "run_process", "RUNTIME", "INACTIVITY", "DEADLINE", "TOKEN_VAR"]
+__all__ = ["Limits", "RunResult", "run_process", "RUNTIME", "INACTIVITY", "DEADLINE"]
 
 RUNTIME = "maxRuntime"
 INACTIVITY = "maxInactivity"
@@ -54,6 +52,7 @@ class RunResult:
     spawn_error: str | None = None  # the tool could not be started at all
     last_lines: list[str] = field(default_factory=list)
     late_ms: float | None = None  # how late the timer that ended the attempt fired
+    executor_lost: bool = False  # the executor died while it ran (spawn_error says so)
 
     @property
     def ok(self) -> bool:
@@ -62,8 +61,8 @@ class RunResult:
 
 
 class _Watch:
-    """Reads the tool's output and notices its exit; keeps the timers; records the first
-    decision. The exit is watched through a pidfd where the OS has one (no thread per tool)."""
+    """Reads the tool's output and hears of its exit from the executor; keeps the timers;
+    records the first decision."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, limits: Limits, keep: int,
                  on_lines: Callable[[list[str]], None] | None) -> None:
@@ -74,34 +73,28 @@ class _Watch:
         self.partial = b""
         self.started = loop.time()
         self.last_line = self.started
-        self.decided: asyncio.Future = loop.create_future()  # "exit" | "cancel" | (kind, late_ms)
+        # "exit" | "cancel" | "lost" (the executor died) | (kind, late_ms)
+        self.decided: asyncio.Future = loop.create_future()
         self.exited: asyncio.Future = loop.create_future()
         self.pipe_closed: asyncio.Future = loop.create_future()
         self.timer: asyncio.TimerHandle | None = None
-        self.proc: subprocess.Popen | None = None
+        self.attempt: Attempt | None = None
         self.read_fd = -1
-        self.pid_fd = -1
 
-    def attach(self, proc: subprocess.Popen, read_fd: int) -> None:
-        self.proc, self.read_fd = proc, read_fd
+    def attach(self, attempt: Attempt, read_fd: int) -> None:
+        self.attempt, self.read_fd = attempt, read_fd
         os.set_blocking(read_fd, False)
         self.loop.add_reader(read_fd, self._readable)
-        try:
-            self.pid_fd = os.pidfd_open(proc.pid)
-        except (AttributeError, OSError):  # no pidfd: a thread waits instead
-            self.loop.run_in_executor(None, proc.wait).add_done_callback(
-                lambda _: self.loop.call_soon_threadsafe(self._process_exited))
-        else:
-            self.loop.add_reader(self.pid_fd, self._process_exited)
+        self.exited = attempt.exited
+        attempt.exited.add_done_callback(lambda _: self._decide("exit"))
+        attempt.lost.add_done_callback(lambda _: self._decide("lost"))
 
     def detach(self) -> None:
-        """Stop watching and close our descriptors (idempotent)."""
-        for attr in ("read_fd", "pid_fd"):
-            fd = getattr(self, attr)
-            if fd >= 0:
-                self.loop.remove_reader(fd)
-                os.close(fd)
-                setattr(self, attr, -1)
+        """Stop watching and close our descriptor (idempotent)."""
+        if self.read_fd >= 0:
+            self.loop.remove_reader(self.read_fd)
+            os.close(self.read_fd)
+            self.read_fd = -1
 
     # -- output ----------------------------------------------------------------------------------
 
@@ -142,16 +135,6 @@ class _Watch:
             self._emit(pieces)
         if not self.pipe_closed.done():
             self.pipe_closed.set_result(None)
-
-    def _process_exited(self) -> None:
-        if self.exited.done() or self.proc is None:
-            return
-        if self.pid_fd >= 0:
-            self.loop.remove_reader(self.pid_fd)
-        if self.proc.poll() is None:  # not really gone yet (cannot happen with a pidfd)
-            return
-        self.exited.set_result(None)
-        self._decide("exit")
 
     # -- timers and cancellation -----------------------------------------------------------------
 
@@ -198,122 +181,145 @@ class _Watch:
             self.arm()
 
 
-async def _terminate(pid: int, watch: _Watch, token: str, since: float, grace_s: float,
+async def _gone(attempt: Attempt, timeout_s: float = 1.0) -> None:
+    """Wait until no process of the attempt is left (SIGKILL is not delivered at once)."""
+    end = asyncio.get_running_loop().time() + timeout_s
+    while (await attempt.signal(0))[1] and asyncio.get_running_loop().time() < end:
+        await asyncio.sleep(POLL_S / 5)
+
+
+async def _terminate(attempt: Attempt, watch: _Watch, grace_s: float,
                      on_kill: Callable[[], Awaitable[None]] | None) -> None:
-    """SIGTERM to the group, wait up to `grace_s` for it to end, SIGKILL to whatever is left."""
+    """SIGTERM to the group and every other process of the attempt, wait up to `grace_s` for
+    them to end, SIGKILL to whatever is left."""
     loop = watch.loop
-    victims = tree_of(pid, token, since)  # before SIGTERM: children are still below the tool
-    in_group = [p for p in victims if pgid(p) == pid]
-    signal_group(pid, signals.SIGTERM)
     extra = asyncio.ensure_future(on_kill()) if on_kill is not None else None
-    end = loop.time() + grace_s
-    if not watch.exited.done():
-        await asyncio.wait([watch.exited], timeout=grace_s)
-    # zombies keep a group id in use (orphans may never be reaped here), so ask the members
-    while (loop.time() < end and group_exists(pid)
-           and any(is_alive(p) for p in in_group)):
-        await asyncio.sleep(POLL_S)
-    if not watch.exited.done() or group_exists(pid):
-        signal_group(pid, signals.SIGKILL)
-    await kill_and_wait(victims)
-    if not watch.exited.done():
-        await asyncio.wait([watch.exited], timeout=2.0)  # SIGKILL cannot be ignored
-    if not watch.pipe_closed.done():
-        await asyncio.wait([watch.pipe_closed], timeout=POLL_S * 5)
-    if extra is not None:
-        done, _ = await asyncio.wait([extra], timeout=max(grace_s, 1.0))
-        if not done:
-            extra.cancel()
+    try:
+        await attempt.signal(signals.SIGTERM)
+        end = loop.time() + grace_s
+        if not watch.exited.done():
+            await asyncio.wait([watch.exited, attempt.lost], timeout=grace_s,
+                               return_when=asyncio.FIRST_COMPLETED)
+        # what the tool left (its group's members, or descendants that left the group)
+        while loop.time() < end and (await attempt.signal(0))[1]:
+            await asyncio.sleep(POLL_S)
+        if not watch.exited.done() or (await attempt.signal(0))[1]:
+            await attempt.signal(signals.SIGKILL)
+            await _gone(attempt)
+        if not watch.exited.done():  # SIGKILL cannot be ignored
+            await asyncio.wait([watch.exited, attempt.lost], timeout=2.0,
+                               return_when=asyncio.FIRST_COMPLETED)
+        if not watch.pipe_closed.done():
+            await asyncio.wait([watch.pipe_closed], timeout=POLL_S * 5)
+    finally:
+        if extra is not None:
+            done, _ = await asyncio.wait([extra], timeout=max(grace_s, 1.0))
+            if not done:
+                extra.cancel()
 
 
-async def _clean_up_after_exit(pid: int, watch: _Watch, token: str, since: float,
-                               grace_s: float) -> None:
+async def _clean_up_after_exit(attempt: Attempt, watch: _Watch, grace_s: float) -> None:
     """The tool exited by itself: end what it left behind and read the rest of its output."""
-    if group_exists(pid):  # background children still in its group (or their zombies)
-        victims = tree_of(pid, token, since)
-        in_group = [p for p in victims if pgid(p) == pid]
-        if in_group:
-            signal_group(pid, signals.SIGTERM)
-            end = watch.loop.time() + grace_s
-            while watch.loop.time() < end and any(is_alive(p) for p in in_group):
-                await asyncio.sleep(POLL_S)
-        signal_group(pid, signals.SIGKILL)
-        await kill_and_wait(victims)
+    # background children still in its group (the executor has reaped the tool itself)
+    if not attempt.clean and group_exists(attempt.pid) and (await attempt.signal(0))[0]:
+        await attempt.signal(signals.SIGTERM)
+        end = watch.loop.time() + grace_s
+        while watch.loop.time() < end and (await attempt.signal(0))[0]:
+            await asyncio.sleep(POLL_S)
+        await attempt.signal(signals.SIGKILL)
+        await _gone(attempt)
     if not watch.pipe_closed.done():
         await asyncio.wait([watch.pipe_closed], timeout=PIPE_LINGER_S)
         if not watch.pipe_closed.done():  # a descendant that left the group holds the pipe
-            await kill_and_wait(tree_of(pid, token, since))
+            await attempt.signal(signals.SIGKILL)
+            await _gone(attempt)
             await asyncio.wait([watch.pipe_closed], timeout=PIPE_LINGER_S)
+
+
+async def _end_group(pgid: int, watch: _Watch, grace_s: float) -> None:
+    """The executor died: end the tool's process group from here (its other processes were
+    re-parented to init; only the group is known)."""
+    signal_group(pgid, signals.SIGTERM)
+    end = watch.loop.time() + grace_s
+    while watch.loop.time() < end and group_exists(pgid):
+        await asyncio.sleep(POLL_S)
+    signal_group(pgid, signals.SIGKILL)
+    if not watch.pipe_closed.done():
+        await asyncio.wait([watch.pipe_closed], timeout=PIPE_LINGER_S)
 
 
 async def run_process(argv: list[str], *, env: dict[str, str], cwd: str | os.PathLike | None,
                       limits: Limits, token: CancelToken,
                       on_lines: Callable[[list[str]], None] | None = None,
                       keep_lines: int = 100, grace_ms: int = 5000,
-                      on_kill: Callable[[], Awaitable[None]] | None = None) -> RunResult:
+                      on_kill: Callable[[], Awaitable[None]] | None = None,
+                      on_started: Callable[[int], None] | None = None) -> RunResult:
     """Run `argv` (never through a shell) until it exits, times out or is cancelled.
 
-    `env` is the tool's whole environment; this function adds TOKEN_VAR to it (pass a fresh
-    dict). `on_lines` gets every batch of complete output lines as it arrives; `on_kill` (e.g. `docker
-    kill`) runs beside the SIGTERM when a timeout or cancellation ends the attempt.
+    `env` is the tool's whole environment. `on_lines` gets every batch of complete output
+    lines as it arrives; `on_kill` (e.g. `docker kill`) runs beside the SIGTERM when a timeout
+    or cancellation ends the attempt; `on_started` gets the tool's pid (= its process group)
+    as soon as it runs. Should the executor die meanwhile, the tool's group is ended from here
+    and the attempt fails (`spawn_error`, `executor_lost`).
     """
     loop = asyncio.get_running_loop()
     result = RunResult()
     if token.cancelled:
         result.cancelled = True
         return result
-    tree_token = secrets.token_hex(8)
-    env[TOKEN_VAR] = tree_token  # the caller's fresh dict: not copied again (hot path)
-    since = time.time()
     watch = _Watch(loop, limits, keep_lines, on_lines)
-    keeper = guardian()  # ends the attempt's processes should this process die
-    keeper.watch(tree_token, grace_ms)
+    grace_s = max(grace_ms, 0) / 1000
     read_fd, write_fd = os.pipe()  # not inheritable: only this tool gets the write end
     try:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=write_fd, stderr=write_fd,
-                                env=env, cwd=cwd, start_new_session=True)
-    except (OSError, ValueError, TypeError, subprocess.SubprocessError) as e:
-        keeper.release(tree_token)
+        attempt = executor.start(loop, argv, env, cwd, grace_ms, write_fd)
+        await attempt.spawned  # cancelled: the tool is ended as soon as its pid arrives
+    except (SpawnError, ExecutorLost) as e:
         os.close(read_fd)
-        reason = getattr(e, "strerror", None) or str(e)
-        filename = getattr(e, "filename", None)
-        if filename is not None and str(filename) != argv[0]:  # e.g. the working directory
-            reason += f": `{filename}'"
-        result.spawn_error = f"cannot run `{argv[0]}': {reason}"
+        result.spawn_error = str(e)
+        result.executor_lost = isinstance(e, ExecutorLost)
         return result
+    except BaseException:
+        os.close(read_fd)
+        raise
     finally:
         os.close(write_fd)
-    pid = proc.pid
-    keeper.started(tree_token, pid, grace_ms)
-    grace_s = max(grace_ms, 0) / 1000
-    watch.attach(proc, read_fd)
+    pid = attempt.pid
+    watch.attach(attempt, read_fd)
     watch.arm()
     token.add_callback(watch.on_cancel)
+    release_grace = grace_ms
     try:
+        if on_started is not None:
+            on_started(pid)
         decision = await watch.decided
         if decision == "exit":
-            await _clean_up_after_exit(pid, watch, tree_token, since, grace_s)
+            await _clean_up_after_exit(attempt, watch, grace_s)
+        elif decision == "lost":
+            raise ExecutorLost(LOST)
         else:
             if decision == "cancel":
                 result.cancelled = True
             else:
                 result.timeout_kind, result.late_ms = decision
-            await _terminate(pid, watch, tree_token, since, grace_s, on_kill)
+            await _terminate(attempt, watch, grace_s, on_kill)
+    except ExecutorLost:
+        await _end_group(pid, watch, grace_s)
+        if attempt.returncode is None:
+            result.spawn_error = f"{LOST} while the tool ran (it was ended)"
+            result.executor_lost = True
     except asyncio.CancelledError:  # the caller's task was cancelled: no grace period
-        signal_group(pid, signals.SIGKILL)
-        kill_all(tree_of(pid, tree_token, since))
+        release_grace = 0
         raise
     finally:
         watch.disarm()
         token.remove_callback(watch.on_cancel)
         watch.detach()
-        if proc.returncode is None:  # SIGKILLed just now: reap it, it cannot take long
-            try:
-                proc.wait(timeout=1.0)
-            except subprocess.TimeoutExpired:
-                pass
-        keeper.release(tree_token)
-    code = proc.returncode
+        if attempt.returncode is None and not attempt.lost.done() and release_grace:
+            # SIGKILLed just now: its exit is on its way, it cannot take long
+            await asyncio.wait([attempt.exited, attempt.lost], timeout=1.0,
+                               return_when=asyncio.FIRST_COMPLETED)
+        attempt.release(release_grace)
+    code = attempt.returncode
     if code is not None:
         if code < 0:
             result.signal = -code
@@ -321,3 +327,4 @@ async def run_process(argv: list[str], *, env: dict[str, str], cwd: str | os.Pat
             result.exit_code = code
     result.last_lines = list(watch.lines)
     return result
+

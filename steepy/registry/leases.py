@@ -148,16 +148,39 @@ class SqlLeases:
 
     def lost_runs(self, live_agents: Iterable[str]) -> list[dict]:
         """Open runs of RUNNING chains whose agent is not among `live_agents`, with the host
-        that agent last reported (None: unknown)."""
+        and the engine's pid that agent last reported (None: unknown) and, under `attempts`, where the processes
+        of each of their attempts ran: `host`, `executorPid` and `executorStarted` (the
+        executor that spawned them, its start time in seconds since the epoch), `pgid` (the
+        tool's process group), `startTime` (seconds since the epoch) and `outcome` (RUNNING:
+        not ended); attempts recorded before these were kept have None there."""
+        from steepy.registry.tables import attempts
+
         live = set(live_agents)
         with self.db.read() as conn:
             rows = conn.execute(
-                select(runs.c.chain_id, runs.c.run_number, runs.c.agent_id, agents.c.host)
+                select(runs.c.chain_id, runs.c.run_number, runs.c.agent_id, agents.c.host,
+                       agents.c.pid)
                 .join(process_chains, _pc.id == runs.c.chain_id)
                 .outerjoin(agents, agents.c.id == runs.c.agent_id)
                 .where(_pc.status == CS.RUNNING, runs.c.end_time.is_(None))).all()
+            lost = [r for r in rows if r.agent_id not in live]
+            found: dict[tuple[str, int], list[dict]] = {}
+            for chain_ids in (lost[i:i + 500] for i in range(0, len(lost), 500)):
+                _a = attempts.c
+                for a in conn.execute(
+                        select(_a.chain_id, _a.run_number, _a.host, _a.executor_pid,
+                               _a.executor_started, _a.pgid, _a.start_time, _a.outcome)
+                        .where(_a.chain_id.in_(sorted({r.chain_id for r in chain_ids})))
+                        .order_by(_a.id)).all():
+                    start = as_utc(a.start_time)
+                    found.setdefault((a.chain_id, a.run_number), []).append({
+                        "host": a.host, "executorPid": a.executor_pid,
+                        "executorStarted": a.executor_started, "pgid": a.pgid,
+                        "startTime": None if start is None else start.timestamp(),
+                        "outcome": a.outcome})
         return [{"chainId": r.chain_id, "runNumber": r.run_number, "agentId": r.agent_id,
-                 "host": r.host} for r in rows if r.agent_id not in live]
+                 "host": r.host, "enginePid": r.pid,
+                 "attempts": found.get((r.chain_id, r.run_number), [])} for r in lost]
 
     def release_orphans(self, live_agents: Iterable[str]) -> list[str]:
         """RUNNING chains whose agent is gone go back to REGISTERED; their open run is closed

@@ -7,7 +7,7 @@ import time
 import psutil
 import pytest
 
-from steepy.agent.guardian import guardian
+from steepy.agent.executor import identity
 
 
 def _alive(p: psutil.Process) -> bool:
@@ -28,8 +28,9 @@ def no_leftover_processes():
     yield
     give_up = time.monotonic() + 1.0
     while True:
-        # the process's guardian (steepy.agent.guardian) lives as long as pytest
-        left = [p for p in _children() if p.pid not in before and p.pid != guardian().pid]
+        # the process's executor (steepy.agent.executor) lives as long as pytest
+        executor = (identity() or (None,))[0]
+        left = [p for p in _children() if p.pid not in before and p.pid != executor]
         if not left or time.monotonic() > give_up:
             break
         time.sleep(0.02)

@@ -12,7 +12,6 @@ import psutil
 import pytest
 
 from steepy.agent import AgentConfig, LocalAgent, log_path
-from steepy.agent.process import TOKEN_VAR
 from steepy.model.policies import RetryPolicy, TimeoutPolicy
 from steepy.model.processchain import Argument, ArgumentVariable, Executable, ProcessChain
 from steepy.model.submission import ProcessChainStatus
@@ -252,7 +251,7 @@ async def test_cancel_kills_a_double_forked_daemon(tmp_path):
     while time.monotonic() < end and not (pid_file.exists() and pid_file.read_text()):
         await asyncio.sleep(0.01)
     daemon = int(pid_file.read_text())
-    assert running(daemon) and psutil.Process(daemon).environ().get(TOKEN_VAR)
+    assert running(daemon)
     a.cancel()
     assert (await task).status == ProcessChainStatus.CANCELLED
     assert not running(daemon)

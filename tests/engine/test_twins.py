@@ -1,6 +1,7 @@
 """No tool runs twice at the same time: a tool does not outlive the engine that started it,
 whether that engine is killed (its pid or its whole process group) or stopped with SIGTERM,
-and the engine that takes its chains over never runs them beside leftovers.
+and the engine that takes its chains over never runs them beside leftovers: it waits until
+the dead engine's executor (which ends every process of its tools, then exits) is gone.
 
 The tool takes an exclusive flock on a file beside its output for its whole life (a child
 `sleep` inherits the lock too): a second copy running at the same time finds the lock taken
@@ -142,8 +143,9 @@ def test_no_tool_runs_twice(tmp_path: Path, how: str) -> None:
 
 
 async def test_recovery_ends_leftovers_of_a_lost_run_on_this_host(tmp_path: Path) -> None:
-    """Should a dead agent's tool still run here (its guardian gone too), the engine taking
-    its chain over ends that tool before the chain is registered again."""
+    """Should a dead agent's tool still run here (its executor gone too) and its attempts name
+    no executor (rows of old), the engine taking its chain over ends that tool, found by its
+    environment, before the chain is registered again."""
     import asyncio
     import socket
 
@@ -181,3 +183,252 @@ async def test_recovery_ends_leftovers_of_a_lost_run_on_this_host(tmp_path: Path
             if p.poll() is None:
                 p.kill()
                 p.wait()
+
+
+# -- the executor of a dead engine ------------------------------------------------------------
+
+
+def _lost_run(registry, tmp_path: Path, engine_pid: int | None = None):
+    """A chain claimed by an agent `ghost' of this host that stopped sending heartbeats."""
+    import socket
+
+    from steepy.generator import ProcessChainGenerator
+    from tests.engine.test_engine import SERVICES, SLEEPY, _submit
+
+    sid = _submit(registry, SLEEPY)
+    submission = registry.leases.fetch_next_submission("dead-engine", 0.1)
+    generator = ProcessChainGenerator(submission.workflow, str(tmp_path / "tmp"),
+                                      str(tmp_path / "out"), SERVICES, {})
+    registry.submissions.add_chains(sid, generator.generate(), generator.persist_state())
+    registry.leases.heartbeat("dead-engine", [{"id": "ghost", "host": socket.gethostname(),
+                                               "pid": engine_pid}], 0.1)
+    record, run = registry.queue.claim_chain("ghost")
+    return record.chain.id, run
+
+
+def _record_attempt(registry, chain_id: str, run: int, executor: tuple[int, float] | None,
+                    pgid: int) -> None:
+    """The row the dead engine wrote when its attempt started."""
+    import socket
+
+    from sqlalchemy import insert
+
+    from steepy.model.common import utcnow
+    from steepy.registry.tables import attempts
+
+    with registry.db.write() as conn:
+        conn.execute(insert(attempts).values(
+            chain_id=chain_id, run_number=run, executable_id="e", service_id="sleep",
+            attempt=1, ordinal=1, start_time=utcnow(), outcome="RUNNING",
+            host=socket.gethostname(), executor_pid=None if executor is None else executor[0],
+            executor_started=None if executor is None else executor[1], pgid=pgid))
+
+
+STUBBORN = ("import os, signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+            "open(sys.argv[1], 'w').write(str(os.getpgid(0))); time.sleep(60)")
+
+
+@pytest.mark.parametrize("executor_too", [False, True])
+async def test_recovery_waits_for_the_dead_engines_executor(tmp_path: Path, caplog,
+                                                           executor_too: bool) -> None:
+    """A chain of a dead engine is registered again only once that engine's executor has
+    ended its tool (it ignores SIGTERM: the executor waits out the grace period, then
+    SIGKILL) and is gone; should the executor have been killed too, the tool's recorded
+    process group is ended instead."""
+    import asyncio
+    import logging
+
+    import psutil
+
+    from steepy.engine import Engine
+    from tests.agent.test_executor import running, start_engine
+    from tests.engine.test_engine import SERVICES, _settings
+
+    pgid_file = tmp_path / "pgid"
+    dead, executor_pid = start_engine(tmp_path, [[sys.executable, "-S", "-c", STUBBORN,
+                                                  str(pgid_file)]], grace_ms=1500)
+    try:
+        _wait(lambda: pgid_file.exists() and pgid_file.read_text(), 30, "the tool")
+        tool = int(pgid_file.read_text())
+        executor = (executor_pid, psutil.Process(executor_pid).create_time())
+        registry = open_registry(f"sqlite:///{tmp_path / 'steepy.db'}")
+        chain_id, run = _lost_run(registry, tmp_path, dead.pid)
+        _record_attempt(registry, chain_id, run, executor, tool)
+        os.kill(dead.pid, signal.SIGKILL)
+        dead.wait()
+        if executor_too:
+            os.kill(executor_pid, signal.SIGKILL)
+        await asyncio.sleep(0.3)  # the ghost's heartbeat is older than the lease now
+        engine = Engine(registry, SERVICES, {}, _settings(tmp_path))
+        engine.settings.lease_s = 0.2  # (waits up to 0.1 s per round for the executor)
+        with caplog.at_level(logging.WARNING, logger="steepy.engine"):
+            await engine._recover()
+            if not executor_too:  # the executor still waits out the grace period
+                assert registry.views.get_chain(chain_id).status == "RUNNING"
+                assert running(tool)
+                assert f"waits for executor process {executor_pid}" in caplog.text
+                end = time.monotonic() + 10
+                while registry.views.get_chain(chain_id).status == "RUNNING" \
+                        and time.monotonic() < end:
+                    await engine._recover()
+                    await asyncio.sleep(0.1)
+        assert not running(tool)
+        assert not running(executor_pid)
+        assert registry.views.get_chain(chain_id).status == "REGISTERED"
+        if executor_too:
+            assert "ended 1 leftover process(es)" in caplog.text
+    finally:
+        if dead.poll() is None:
+            os.killpg(dead.pid, signal.SIGKILL)
+            dead.wait()
+        for pid in (executor_pid, int(pgid_file.read_text() or 0) if pgid_file.exists() else 0):
+            try:
+                if pid and running(pid):
+                    os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+async def test_recovery_finds_an_unrecorded_executor_by_its_command_line(tmp_path: Path) -> None:
+    """The dead engine died before it recorded its attempt: its executor is found by the
+    engine's pid on its command line, and waited for all the same."""
+    import asyncio
+
+    from steepy.engine import Engine
+    from tests.agent.test_executor import running, start_engine
+    from tests.engine.test_engine import SERVICES, _settings
+
+    pgid_file = tmp_path / "pgid"
+    dead, executor_pid = start_engine(tmp_path, [[sys.executable, "-S", "-c", STUBBORN,
+                                                  str(pgid_file)]], grace_ms=1000)
+    try:
+        _wait(lambda: pgid_file.exists() and pgid_file.read_text(), 30, "the tool")
+        tool = int(pgid_file.read_text())
+        registry = open_registry(f"sqlite:///{tmp_path / 'steepy.db'}")
+        chain_id, run = _lost_run(registry, tmp_path, dead.pid)
+        os.kill(dead.pid, signal.SIGKILL)
+        dead.wait()
+        await asyncio.sleep(0.3)
+        engine = Engine(registry, SERVICES, {}, _settings(tmp_path))
+        engine.settings.lease_s = 0.2
+        await engine._recover()  # at once: the executor waits out the grace period (1 s)
+        assert registry.views.get_chain(chain_id).status == "RUNNING" and running(tool)
+        end = time.monotonic() + 10
+        while registry.views.get_chain(chain_id).status == "RUNNING" and time.monotonic() < end:
+            await asyncio.sleep(0.1)
+            await engine._recover()
+        # released only once both were gone (neither comes back)
+        assert registry.views.get_chain(chain_id).status == "REGISTERED"
+        assert not running(tool) and not running(executor_pid)
+    finally:
+        if dead.poll() is None:
+            os.killpg(dead.pid, signal.SIGKILL)
+            dead.wait()
+
+
+# -- kill -9 at random moments ----------------------------------------------------------------
+
+ENV_TOOL = """#!/usr/bin/env python3
+# twin: hold a lock beside the output while working (a child and a double-forked daemon hold
+# it too, the daemon longer than the tool runs); a twin finds it taken
+import fcntl, os, subprocess, sys, time
+out = sys.argv[1]
+lock = os.open(out + ".lock", os.O_WRONLY | os.O_CREAT, 0o644)
+try:
+    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+except BlockingIOError:
+    with open(out + ".twins", "a") as f:
+        f.write("twin %d\\n" % os.getpid())
+    sys.exit(3)
+with open(out + ".starts", "a") as f:
+    f.write("%d\\n" % os.getpid())
+if os.fork() == 0:  # a daemon: new session, its parent exits, it holds the lock a while
+    os.setsid()     # with an empty environment
+    if os.fork():
+        os._exit(0)
+    os.set_inheritable(lock, True)
+    os.execve("/bin/sh", ["sh", "-c", "exec sleep 5"], {})
+os.wait()
+subprocess.run(["sleep", "3"], pass_fds=[lock])
+with open(out, "w") as f:
+    f.write("done\\n")
+"""
+
+
+def _tools_running(tool: Path) -> list[int]:
+    import psutil
+
+    found = []
+    for p in psutil.process_iter(["cmdline"]):
+        if any(str(tool) in part for part in p.info["cmdline"] or []):
+            found.append(p.pid)
+    return found
+
+
+def test_kill_9_at_random_moments_never_leaves_a_tool_nor_runs_one_twice(tmp_path: Path) -> None:
+    """Workers are killed with SIGKILL (their pid or their whole group, in turns) at random
+    moments: before the tools start, while `#!/usr/bin/env python3` execs its way to the
+    interpreter (through pyenv's shim where there is one: every third kill comes as soon as
+    a tool's first process shows), while they run. After each kill,
+    nothing of the dead worker's tools is left once its executor has gone (and it goes within
+    the grace period and a little more); the next worker takes the chains over without ever
+    running a tool beside a copy of itself; a last one finishes the submission."""
+    import random
+
+    from steepy.agent.leftovers import orphaned_executors
+
+    env, common = _setup(tmp_path)
+    tool = tmp_path / "twin.py"
+    tool.write_text(ENV_TOOL)
+    tool.chmod(0o755)
+    (tmp_path / "services.yaml").write_text(SERVICE.format(path=tool))
+    submitted = subprocess.run(_steepy("submit", str(tmp_path / "wf.yaml"), *common), env=env,
+                               cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert submitted.returncode == 0, submitted.stderr
+    sid = submitted.stdout.split()[-1]
+    seed = random.randrange(1 << 30)
+    rnd = random.Random(seed)
+    budget = time.monotonic() + 45
+    kills = 0
+    registry = open_registry(common[1])
+    while time.monotonic() < budget and kills < 8 and \
+            registry.views.get_submission(sid).status != "SUCCESS":
+        worker = subprocess.Popen(_steepy("worker", "--agents", str(CHAINS), *common), env=env,
+                                  cwd=tmp_path, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL, start_new_session=True)
+        try:
+            if kills % 3 == 1:  # as soon as a tool appears: inside its chain of execs
+                end = time.monotonic() + 5
+                while not _tools_running(tool) and time.monotonic() < end:
+                    time.sleep(0.005)
+            else:  # the engine starts in about a second; its tools exec for ~0.1 s more
+                time.sleep(rnd.uniform(0.5, 3.0))
+            if kills % 2:
+                os.killpg(worker.pid, signal.SIGKILL)
+            else:
+                os.kill(worker.pid, signal.SIGKILL)
+            worker.wait(30)
+        finally:
+            if worker.poll() is None:
+                os.killpg(worker.pid, signal.SIGKILL)
+                worker.wait()
+        kills += 1
+        # its executor ends every tool (SIGTERM, 1 s of grace, SIGKILL) and then itself
+        _wait(lambda: not orphaned_executors(worker.pid), 10,
+              f"the executor of the killed worker to end (seed {seed})")
+        assert _tools_running(tool) == [], f"a tool outlived its worker (seed {seed})"
+        assert all(_lock_free(p) for p in _files(tmp_path, ".lock")), f"seed {seed}"
+        assert _files(tmp_path, ".twins") == [], f"seed {seed}"
+    assert kills >= 4, f"seed {seed}"  # (the tools take 3 s: no worker finished them)
+    # the kills did hit running tools (each start is one line)
+    starts = sum(len(p.read_text().split()) for p in _files(tmp_path, ".starts"))
+    assert starts >= CHAINS, f"seed {seed}"
+    again = subprocess.run(_steepy("worker", "--agents", str(CHAINS), "--exit-when-idle", *common),
+                           env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert _files(tmp_path, ".twins") == [], f"seed {seed}"
+    assert _tools_running(tool) == []
+    assert registry.views.get_submission(sid).status == "SUCCESS", f"seed {seed}"
+    for record in registry.views.list_chains(sid)[0]:
+        statuses = [r.status for r in registry.views.runs(record.chain.id)]
+        assert statuses[-1] == "SUCCESS" and statuses.count("SUCCESS") == 1, statuses
