@@ -5,12 +5,12 @@ lost run is still running.
 Every tool is spawned by its engine's executor (steepy.agent.executor), which ends all of
 them when its engine dies and exits only once none of its descendants is left. So the first
 thing to wait for is the dead engine's executor: the one recorded with the run's attempts (pid
-and start time), or one found by its command line (`executor.py FD ENGINE_PID`, its parent no
-longer that engine). Should the executor itself have been killed, the attempts' recorded
-process groups are ended. Runs recorded before executors were (no executor on their attempts)
-are ended by the environment their processes inherited: `STEEPY_PROCESS_CHAIN_ID` with
-`STEEPY_RUN_NUMBER` (a process inside `execve` shows an empty environment for a moment, so
-that is only a fallback).
+and start time), or one found by its command line (`executor_process.py FD ENGINE_PID`, or
+`executor.py`, its name before; its parent no longer that engine). Should the executor itself
+have been killed, the attempts' recorded process groups are ended. Runs recorded before
+executors were (no executor on their attempts) are ended by the environment their processes
+inherited: `STEEPY_PROCESS_CHAIN_ID` with `STEEPY_RUN_NUMBER` (a process inside `execve` shows
+an empty environment for a moment, so that is only a fallback).
 """
 
 from __future__ import annotations
@@ -22,7 +22,11 @@ from typing import Iterable
 
 import psutil
 
+from steepy.agent.executor import SCRIPT
+
 SAME_START_S = 0.05  # start times read twice by psutil differ by less
+# the executor's script, and its name in earlier versions
+SCRIPTS = (os.path.basename(SCRIPT), "executor.py")
 
 
 def is_running(pid: int, started: float | None) -> bool:
@@ -44,7 +48,7 @@ def orphaned_executors(engine_pid: int) -> list[tuple[int, float]]:
     for p in psutil.process_iter(["cmdline", "ppid", "create_time"]):
         cmdline = p.info["cmdline"] or []
         if (len(cmdline) >= 3 and cmdline[-1] == str(engine_pid)
-                and os.path.basename(cmdline[-3]) == "executor.py"
+                and os.path.basename(cmdline[-3]) in SCRIPTS
                 and os.path.basename(os.path.dirname(cmdline[-3])) == "agent"
                 and p.info["ppid"] != engine_pid and p.info["create_time"] is not None):
             found.append((p.pid, p.info["create_time"]))
