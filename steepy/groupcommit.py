@@ -21,6 +21,7 @@ from typing import Awaitable, Callable
 
 from steepy.registry import ChainQueue, ClaimFor, RunEnd
 from steepy.registry.failures import describe, is_database_failure
+from steepy.model.attempt import AttemptRecord
 from steepy.registry.interfaces import AttemptWrite, Claimed
 from steepy.registry.offload import persist
 
@@ -38,7 +39,8 @@ class GroupCommit:
         self.give_back = give_back  # a chain claimed for a waiter that is gone
         self._waiting: list[_Waiting] = []
         self._writer: asyncio.Task | None = None
-        self._lazy: dict[_Key, tuple[float, AttemptWrite]] = {}  # -> (ready at, the write)
+        # -> (ready at, the attempt): its row is taken when it goes, so it is the newest state
+        self._lazy: dict[_Key, tuple[float, AttemptRecord]] = {}
         self._timer: asyncio.TimerHandle | None = None
 
     async def submit(self, end: RunEnd | None, claim: ClaimFor | None) -> Claimed | None:
@@ -48,23 +50,25 @@ class GroupCommit:
             self._drop_lazy(lambda key: key[:2] == (end.chain_id, end.run_number))
         return await self._submit(end, claim, [])
 
-    async def store_attempt(self, write: AttemptWrite, durable: bool) -> None:
-        """Store an attempt's row as it is now: `durable`, committed before this returns
-        (with what its chain has pending); otherwise with a transaction within LAZY_S."""
-        key = (write.chain_id, write.run_number, write.row.get("ordinal"))
+    async def store_attempt(self, chain_id: str, run_number: int, record: AttemptRecord,
+                            durable: bool) -> None:
+        """Store an attempt's row: `durable`, as it is now, committed before this returns
+        (with what its chain has pending); otherwise as it is when a transaction takes it,
+        within LAZY_S."""
+        key = (chain_id, run_number, record.ordinal)
         if not durable:
             loop = asyncio.get_running_loop()
             ready = self._lazy[key][0] if key in self._lazy else loop.time() + LAZY_S
-            self._lazy[key] = (ready, write)  # a newer state of a row keeps its place
+            self._lazy[key] = (ready, record)  # stored again, it keeps its place
             if self._timer is None:
                 self._timer = loop.call_later(LAZY_S, self._flush_lazy)
             return
         pending = self._drop_lazy(lambda k: k[:2] == key[:2])
-        await self._submit(None, None, [*pending, write])
+        await self._submit(None, None, [*pending, AttemptWrite.of(chain_id, run_number, record)])
 
     def _drop_lazy(self, which: Callable[[_Key], bool]) -> list[AttemptWrite]:
         keys = [key for key in self._lazy if which(key)]
-        return [self._lazy.pop(key)[1] for key in keys]
+        return [AttemptWrite.of(key[0], key[1], self._lazy.pop(key)[1]) for key in keys]
 
     def _ready_lazy(self) -> list[AttemptWrite]:
         now = asyncio.get_running_loop().time()

@@ -23,7 +23,7 @@ from steepy.model.common import iso_time
 from steepy.model.submission import ProcessChainStatus as CS
 from steepy.groupcommit import GroupCommit
 from steepy.registry import ChainQueue, ChainRecord, ClaimFor, RunEnd
-from steepy.registry.interfaces import AttemptWrite, Claimed
+from steepy.registry.interfaces import Claimed
 from steepy.registry.failures import describe, is_database_failure
 from steepy.registry.offload import call, persist
 from steepy.registry.records import utcnow
@@ -147,8 +147,7 @@ class Scheduler:
         (`durable`: before this returns). One that cannot be stored before the engine stops
         raises `Cancelled`: its tool must not start."""
         try:
-            await self.commits.store_attempt(AttemptWrite.of(chain_id, run_number, record),
-                                             durable)
+            await self.commits.store_attempt(chain_id, run_number, record, durable)
         except Exception as e:
             if not is_database_failure(e):
                 raise

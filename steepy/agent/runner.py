@@ -9,8 +9,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-import shlex
-import signal as signals
 import socket
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -29,8 +27,10 @@ from steepy.agent.config import (
     AgentConfig,
     AttemptRecord,
 )
+from steepy.agent.messages import failure_message
 from steepy.agent.resume import FRESH, Resume, resume_point
 from steepy.model.attempt import RUNNING
+from steepy.agent.executor import identity as executor_identity
 from steepy.agent.process import DEADLINE, INACTIVITY, RUNTIME, Limits, RunResult, run_process
 from steepy.agent.retry import SKIPPED as SKIPPED_RESULT
 from steepy.agent.retry import with_retries
@@ -43,7 +43,6 @@ log = logging.getLogger(__name__)
 
 TIMEOUT_WORDS = {RUNTIME: "maximum runtime", INACTIVITY: "maximum inactivity", DEADLINE: "deadline"}
 _KIND_OF_WORDS = {words: kind for kind, words in TIMEOUT_WORDS.items()}
-MAX_COMMAND_CHARS = 300
 HOST = socket.gethostname()
 
 # (the attempt as it is now, whether the tool must wait until it is stored) -> stored
@@ -107,31 +106,6 @@ def timeout_message(exe: Executable, kind: str, policy: TimeoutPolicy) -> str:
             f"({TIMEOUT_WORDS[kind]})")
 
 
-def failure_message(exe: Executable, argv: list[str], result: RunResult,
-                    explained: str | None = None) -> str:
-    """Names the service, the command and how it ended (with what its runtime `explained`),
-    then the tool's last output lines."""
-    head = f"Execution of service `{exe.service_id}' failed"
-    if result.spawn_error is not None:
-        return f"{head}: {result.spawn_error}"
-    command = shlex.join(argv)
-    if len(command) > MAX_COMMAND_CHARS:
-        command = command[:MAX_COMMAND_CHARS] + "..."
-    if result.signal is not None:
-        try:
-            name = signals.Signals(result.signal).name
-        except ValueError:
-            name = "unknown signal"
-        how = f"was killed by signal {result.signal} ({name})"
-    else:
-        how = f"exited with code {result.exit_code}"
-    if explained:
-        how += f" ({explained})"
-    if not result.last_lines:
-        return f"{head}: `{command}' {how} without output."
-    return f"{head}: `{command}' {how}. Last output:\n" + "\n".join(result.last_lines)
-
-
 async def _explain(launch: Launch, runtime_name: str) -> str | None:
     """What the runtime knows of how a failed attempt ended (a failing runtime says nothing)."""
     if launch.explain is None:
@@ -175,6 +149,16 @@ async def _clean_up(exe: Executable, launch: Launch) -> None:
     except Exception:
         log.exception("clean-up of runtime `%s' failed for service `%s'", exe.runtime,
                       exe.service_id)
+
+
+def _where(record: AttemptRecord, pgid: int | None = None) -> None:
+    """Where the attempt's processes run: the executor that spawns them (an engine that
+    takes a dead engine's run over waits for it to be gone) and the tool's process group."""
+    known = executor_identity()
+    if known is not None:
+        record.executor_pid, record.executor_started = known
+    if pgid is not None:
+        record.pgid = pgid
 
 
 def _ended(exe: Executable, last: AttemptRecord, message: str | None) -> ExecOutcome:
@@ -252,6 +236,7 @@ async def run_executable(exe: Executable, ctx: ExecContext) -> ExecOutcome:
         record = AttemptRecord(exe.id, exe.service_id, number, start_time=utcnow(),
                                outcome=RUNNING, fallback_for=exe.fallback_for,
                                ordinal=len(ctx.records), host=HOST)
+        _where(record)
         ctx.records.append(record)
         # with a retry policy, the attempt is spent once it is stored: before its tool runs
         try:
@@ -265,6 +250,13 @@ async def run_executable(exe: Executable, ctx: ExecContext) -> ExecOutcome:
         finally:  # a failure of a counted attempt is stored before anything goes on
             await ctx.store(record, exe.retries is not None
                             and record.outcome not in (SUCCESS, RUNNING))
+
+    def placed(record: AttemptRecord, pgid: int) -> None:
+        """The tool runs: its process group goes with the next transaction (a counted
+        attempt's row was stored before it started; others' are stored soon anyway)."""
+        _where(record, pgid)
+        if exe.retries is not None:
+            loop.create_task(ctx.store(record, False))
 
     async def _attempt(number: int, record: AttemptRecord, launch: Launch, problem: str | None,
                        env: dict[str, str]) -> RunResult:
@@ -283,7 +275,8 @@ async def run_executable(exe: Executable, ctx: ExecContext) -> ExecOutcome:
                 result = await run_process(
                     argv, env=env, cwd=config.workdir, limits=limits, token=ctx.token,
                     on_lines=on_lines, keep_lines=config.output_lines_to_collect,
-                    grace_ms=config.kill_grace_period_ms, on_kill=launch.stop)
+                    grace_ms=config.kill_grace_period_ms, on_kill=launch.stop,
+                    on_started=lambda pgid: placed(record, pgid))
             finally:
                 await _clean_up(exe, launch)
         record.end_time = utcnow()

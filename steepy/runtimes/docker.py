@@ -120,7 +120,7 @@ class DockerRuntime:
 
         async def no_leftover() -> None:
             """A container of this chain at the start of a later run was left by an engine
-            that died with its guardian (a client killed by SIGKILL leaves its container
+            that died with its executor (a client killed by SIGKILL leaves its container
             running): it goes before the chain's tool runs again."""
             if chain and later_run and first_attempt:
                 for leftover in await _containers_of(docker, chain, kill_env):

@@ -11,7 +11,7 @@ no `squeue' (a failed one is looked up once, below).
 
 Each job is named `steepy-<process chain id>'. A chain runs on one agent at a time, so a job
 of that name found when a later run of the chain starts is a leftover of an engine that died
-with it (killed with all its processes, the guardian too): it is cancelled, and the new attempt
+with it (killed with all its processes, the executor too): it is cancelled, and the new attempt
 starts only when it is gone. A job that SLURM itself ends (`scancel' from outside, a node
 failure) makes `srun' fail, often with SLURM's words in its last lines (`*** STEP 12.0 ON node
 CANCELLED AT ...'), but not always: `srun' may see its task end first and say only

@@ -124,7 +124,7 @@ async def test_the_example_workflow_runs_in_a_container(docker, tmp_path, monkey
 
 
 async def test_a_leftover_container_of_an_earlier_run_goes_first(docker, tmp_path) -> None:
-    """What an engine killed with its guardian left: a container labelled with the chain."""
+    """What an engine killed with its executor left: a container labelled with the chain."""
     env = {**os.environ, **environment(docker)}
     subprocess.run([docker["docker"], "run", "-d", "--network", "none", "--name",
                     "steep-leftover-of-again", "--label", "steepy.chain=again", docker["image"],

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import time
 from datetime import datetime
 from pathlib import Path
+
+import psutil
 
 from steepy.model.submission import SubmissionStatus as SS
 from steepy.registry import open_registry
@@ -152,6 +155,15 @@ def test_kill_9_during_an_attempt(tmp_path: Path) -> None:
     case.wait_for(lambda: case.lines("start"), "the first attempt")
     case.wait_for(lambda: case.attempts(), "its record")
     assert [a["outcome"] for a in case.attempts()] == ["RUNNING"]  # listed while it runs
+
+    def placed() -> list[dict]:  # where its processes run, for an engine that takes over
+        runs = case.registry.leases.lost_runs([])
+        return [a for a in runs[0]["attempts"] if a["pgid"]] if runs else []
+
+    case.wait_for(placed, "the attempt's process group")
+    (where,) = placed()
+    assert where["host"] == socket.gethostname() and where["executorPid"] > 0
+    assert psutil.Process(where["executorPid"]).create_time() == where["executorStarted"]
     _kill(victim)
     assert case.recover() == SS.ERROR
     assert [a for _, a, _ in case.lines("start")] == [1, 2]

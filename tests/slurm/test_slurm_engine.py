@@ -1,6 +1,6 @@
 """The engine with `runtimes.default: slurm` against the real cluster, as a user drives it:
 `steepy run` of a workflow whose tools become SLURM jobs, `steepy cancel` ending the job, and
-`kill -9` of the engine (and of its guardian) followed by `steepy worker`: the jobs are found
+`kill -9` of the engine (and of its executor) followed by `steepy worker`: the jobs are found
 and handled, the submission ends in SUCCESS, and no chain's job ever runs twice at once."""
 
 from __future__ import annotations

@@ -174,7 +174,7 @@ async def test_a_job_cancelled_by_slurm_is_recorded_as_such(slurm, tmp_path) -> 
 
 async def test_a_leftover_job_of_an_earlier_run_ends_before_the_chain_runs_again(
         slurm, tmp_path) -> None:
-    """What a dead engine (and its guardian) left: a job named after the chain."""
+    """What a dead engine (and its executor) left: a job named after the chain."""
     env = {**os.environ, **environment(slurm)}
     leftover = subprocess.Popen(
         ["srun", "--quiet", "--job-name=steepy-again-chain", "--", "sleep", "60"], env=env,
