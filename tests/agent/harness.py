@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from unittest import mock
 
+import psutil
+
 import steepy.agent.runner
 from steepy.agent import AgentConfig, ChainOutcome, LocalAgent
 from steepy.model.policies import RetryPolicy, TimeoutPolicy
@@ -197,3 +199,12 @@ async def _probe(loop: asyncio.AbstractEventLoop, worst: list[float]) -> None:
 def attempts_for(outcome: ChainOutcome, exe_id: str) -> list:
     """The real attempts (not SKIPPED records) of one executable."""
     return [r for r in outcome.attempts if r.executable_id == exe_id and r.outcome != "SKIPPED"]
+
+
+def running(pid: int) -> bool:
+    """The process lives (a zombie does not)."""
+    try:
+        p = psutil.Process(pid)
+        return p.is_running() and p.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False

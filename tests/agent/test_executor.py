@@ -21,6 +21,7 @@ import pytest
 from steepy.agent import executor
 from steepy.agent.cancel import CancelToken
 from steepy.agent.process import Limits, run_process
+from tests.agent.harness import running
 from tests.conftest import ROOT
 
 PY = sys.executable
@@ -54,14 +55,6 @@ FORKER = textwrap.dedent("""
     print("forked", flush=True)
     time.sleep(float(sys.argv[2]))
 """)
-
-
-def running(pid: int) -> bool:
-    try:
-        p = psutil.Process(pid)
-        return p.is_running() and p.status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False
 
 
 def wait_for(condition, timeout_s: float, what: str) -> None:

@@ -8,14 +8,13 @@ import sys
 import time
 from pathlib import Path
 
-import psutil
 import pytest
 
 from steepy.agent import AgentConfig, LocalAgent, log_path
 from steepy.model.policies import RetryPolicy, TimeoutPolicy
 from steepy.model.processchain import Argument, ArgumentVariable, Executable, ProcessChain
 from steepy.model.submission import ProcessChainStatus
-from tests.agent.harness import inputs, tool_executable
+from tests.agent.harness import inputs, running, tool_executable
 
 PY = sys.executable
 
@@ -28,14 +27,6 @@ def agent(tmp_path: Path, **settings) -> LocalAgent:
 
 def python(code: str, service_id: str = "py", exe_id: str = "e", **policies) -> Executable:
     return Executable(exe_id, PY, service_id, inputs(["-S", "-c", code]), **policies)
-
-
-def running(pid: int) -> bool:
-    try:
-        p = psutil.Process(pid)
-        return p.is_running() and p.status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False
 
 
 # -- the command line -----------------------------------------------------------------------------
