@@ -49,6 +49,7 @@ import sys
 import threading
 import time
 
+from steepy.errors import SteepyError
 from steepy.agent.executor_wire import HEADER, MAX_FDS, _enc, _frame, _frames  # noqa: F401
 
 LOST = "the executor process died"
@@ -56,11 +57,11 @@ LOST = "the executor process died"
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "executor_process.py")
 
 
-class ExecutorLost(Exception):
+class ExecutorLost(SteepyError):
     """The executor died while an attempt ran (or the attempt's spawn was answered by none)."""
 
 
-class SpawnError(Exception):
+class SpawnError(SteepyError):
     """The tool could not be started; the message is the agent's `cannot run ...`."""
 
 
