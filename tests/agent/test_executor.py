@@ -28,7 +28,7 @@ PY = sys.executable
 
 # forks a child in a new session (`setsid`, stays below the tool) and a double-forked daemon
 # (new session, its parent exits, it lets go of the output and runs with an empty environment,
-# as daemons often do): writes their pids, then blocks
+# as daemons often do): waits until both wrote their pids, then blocks for argv[2] seconds
 FORKER = textwrap.dedent("""
     import os, sys, time
     out = sys.argv[1]
@@ -52,6 +52,10 @@ FORKER = textwrap.dedent("""
 
     sleeper(False)
     sleeper(True)
+    # both have said who they are before the tool goes on (with 0 s it exits at once, and
+    # its children would be ended before they wrote their pids)
+    while not all(os.path.exists(out + s) and open(out + s).read() for s in (".setsid", ".daemon")):
+        time.sleep(0.01)
     print("forked", flush=True)
     time.sleep(float(sys.argv[2]))
 """)
