@@ -4,12 +4,15 @@ like any other engine and exits when nothing is left to do, which ends its job.
 
 The job runs the same Python as the submitter (a shared filesystem is assumed, as for the
 data) in the submitter's working directory, with the submitter's environment (sbatch's
-default `--export=ALL`), so `steepy.yaml', `STEEPY_*' settings and relative service paths
-mean the same there.
+default `--export=ALL`, said explicitly), so `steepy.yaml', `STEEPY_*' settings and relative
+service paths mean the same there. The database URL goes the same way (`STEEPY_DB_URL'), never
+on a command line: a worker's command line is visible to every user of a node (`ps'), and a
+PostgreSQL URL carries its password.
 """
 
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 import sys
@@ -39,7 +42,7 @@ class Pilots:
     sbatch: str = "sbatch"
 
     def worker_command(self) -> list[str]:
-        argv = [sys.executable, "-m", "steepy", "worker", "--db", self.db,
+        argv = [sys.executable, "-m", "steepy", "worker",
                 "--agents", str(self.agents), "--exit-when-idle"]
         for path in self.services:
             argv += ["--services", path]
@@ -50,8 +53,12 @@ class Pilots:
     def sbatch_argv(self) -> list[str]:
         return [self.sbatch, "--parsable", f"--job-name={JOB_NAME}",
                 f"--output={self.output}/{JOB_NAME}-%j.out", f"--chdir={self.workdir}",
-                "--ntasks=1", f"--cpus-per-task={self.agents}", *self.sbatch_args,
-                "--wrap", "exec " + shlex.join(self.worker_command())]
+                "--ntasks=1", f"--cpus-per-task={self.agents}", "--export=ALL",
+                *self.sbatch_args, "--wrap", "exec " + shlex.join(self.worker_command())]
+
+    def environment(self) -> dict[str, str]:
+        """sbatch's environment, which the job gets: the submitter's, with the database."""
+        return {**os.environ, "STEEPY_DB_URL": self.db}
 
     def submit(self) -> list[str]:
         """Submit the jobs; their ids."""
@@ -59,7 +66,7 @@ class Pilots:
         for _ in range(self.count):
             try:
                 done = subprocess.run(self.sbatch_argv(), capture_output=True, text=True,
-                                      timeout=60)
+                                      timeout=60, env=self.environment())
             except (OSError, subprocess.TimeoutExpired) as e:
                 raise PilotError(f"cannot run {self.sbatch}: {e}") from e
             if done.returncode != 0:

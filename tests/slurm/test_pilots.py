@@ -61,13 +61,21 @@ def test_the_job_runs_this_python_here_on_the_shared_database() -> None:
     pilots = Pilots(2, "postgresql://db.example/steepy", agents=4, services=["/s"],
                     sbatch_args=["-p", "long"], output="/logs", workdir="/work")
     argv = pilots.sbatch_argv()
-    assert argv[:7] == ["sbatch", "--parsable", "--job-name=steepy-worker",
+    assert argv[:8] == ["sbatch", "--parsable", "--job-name=steepy-worker",
                         "--output=/logs/steepy-worker-%j.out", "--chdir=/work", "--ntasks=1",
-                        "--cpus-per-task=4"]
-    assert argv[7:10] == ["-p", "long", "--wrap"]
-    assert argv[10] == (f"exec {sys.executable} -m steepy worker --db "
-                        "postgresql://db.example/steepy --agents 4 --exit-when-idle "
+                        "--cpus-per-task=4", "--export=ALL"]
+    assert argv[8:11] == ["-p", "long", "--wrap"]
+    assert argv[11] == (f"exec {sys.executable} -m steepy worker --agents 4 --exit-when-idle "
                         "--services /s")
+
+
+def test_the_database_url_reaches_the_job_by_its_environment_not_a_command_line() -> None:
+    """A worker's command line is visible to every user of the node, and a PostgreSQL URL
+    carries its password."""
+    url = "postgresql://steepy:s3cret@db.example/steepy"
+    pilots = Pilots(1, url)
+    assert not any("s3cret" in part for part in pilots.sbatch_argv())
+    assert pilots.environment()["STEEPY_DB_URL"] == url
 
 
 def test_no_database_is_bad_input(tmp_path, monkeypatch) -> None:
