@@ -17,7 +17,9 @@ from pathlib import Path
 
 from steepy.agent import AgentConfig, LocalAgent
 from steepy.model.attempt import AttemptRecord
-from steepy.agent.leftovers import end_run_leftovers
+from steepy.agent.executor import executor
+from steepy.agent.leftovers import end_groups, end_run_leftovers, is_running, orphaned_executors
+from steepy.model.attempt import RUNNING
 from steepy.controller import Controller
 from steepy.housekeeping import GcSettings
 from steepy.ids import unique_id
@@ -77,6 +79,10 @@ class Engine:
         self.stop = asyncio.Event()
         self._submitted = asyncio.Event()
         self.failure: BaseException | None = None  # why the engine stopped by itself
+        # executors of lost engines waited for, per lost run (kept: the lost agent's row, which
+        # names its engine's pid, is forgotten after a while), and those said in the log
+        self._executors_waited_for: dict[tuple[str, int], set] = {}
+        self._executors_logged: set = set()
         self.scheduler.on_crash = self.controller.on_crash = self.crash
 
     def crash(self, error: BaseException) -> None:
@@ -178,68 +184,18 @@ class Engine:
     async def _recover(self) -> None:
         """Release chains of dead agents (their submissions are adopted by `_accept'). Runs
         of this machine are released only once none of their processes is left, so a chain
-        never runs beside a copy of itself: the dead engine's executor (recorded with the
-        run's attempts, or found by its command line) must have ended (it ends every tool it
-        ran, then exits; the wait is bounded per round, the run is held back until then), and
-        the attempts' process groups are ended should the executor have been killed too."""
-        from steepy.agent.executor import executor
-        from steepy.agent.leftovers import end_groups, is_running, orphaned_executors
-        from steepy.model.attempt import RUNNING
-
+        never runs beside a copy of itself (`_ended_here`)."""
         # this engine's executor starts beside the engine (before the first tool waits for
         # it; started again should it have died alone while nothing ran)
         executor()
         agents = await call(self.registry.leases.live_agents, self.settings.lease_s)
         live = [a["id"] for a in agents]
-        host = socket.gethostname()
         grace_s = self.settings.agent.kill_grace_period_ms / 1000
-        held = []  # agents whose runs wait for the dead engine's executor to end
-        # executors waited for, per run (kept: the lost agent's row, which names its engine's
-        # pid, is forgotten after a while) and those logged
-        waiting = self.__dict__.setdefault("_executors_waited_for", {})
-        logged = self.__dict__.setdefault("_executors_logged", set())
         # waits for executors are bounded per round (the heartbeat waits meanwhile)
         end = asyncio.get_running_loop().time() + min(grace_s + 2.0, self.settings.lease_s / 4)
-        found: dict[int, list] = {}
-        for run in await call(self.registry.leases.lost_runs, live):
-            here = [a for a in run["attempts"] if a["host"] == host]
-            executors = {(a["executorPid"], a["executorStarted"]) for a in here
-                         if a["executorPid"] is not None}
-            if run["host"] == host and run.get("enginePid"):
-                if run["enginePid"] not in found:  # (one look per dead engine and round)
-                    found[run["enginePid"]] = await call(orphaned_executors, run["enginePid"])
-                executors |= set(found[run["enginePid"]])
-            key = (run["chainId"], run["runNumber"])
-            executors |= waiting.pop(key, set())
-            if executors:
-                # the dead engine's executor ends its tools (TERM, the grace period, KILL)
-                # and exits once none is left: until then the chain must not run elsewhere
-                alive = executors
-                while alive:
-                    alive = {e for e in alive if is_running(*e)}
-                    if not alive or asyncio.get_running_loop().time() >= end:
-                        break
-                    await asyncio.sleep(0.05)
-                if alive:
-                    held.append(run["agentId"])
-                    waiting[key] = alive
-                    for pid, _ in sorted(alive - logged):
-                        log.warning("run %d of process chain %s waits for executor process %d "
-                                    "of a lost engine to end its tools", run["runNumber"],
-                                    run["chainId"], pid)
-                    logged |= alive
-                    continue
-            groups = [(a["pgid"], a["startTime"]) for a in here
-                      if a["pgid"] and a["outcome"] in (None, RUNNING)]
-            if groups:  # its executor was killed too: the tools' groups may be left
-                ended = await call(end_groups, groups, grace_s)
-            elif not executors and run["host"] in (host, None):  # attempts of old: by environment
-                ended = await call(end_run_leftovers, run["chainId"], run["runNumber"], grace_s)
-            else:
-                ended = 0
-            if ended:
-                log.warning("ended %d leftover process(es) of run %d of process chain %s",
-                            ended, run["runNumber"], run["chainId"])
+        found: dict[int, list] = {}  # dead engine's pid -> its executors (one look per round)
+        held = [run["agentId"] for run in await call(self.registry.leases.lost_runs, live)
+                if not await self._ended_here(run, grace_s, end, found)]
         released = await call(self.registry.leases.release_orphans, live + held)
         if released:
             log.warning("process chains of lost agents registered again: %s", ", ".join(released))
@@ -252,6 +208,53 @@ class Engine:
             for sid, reason, count in await call(
                     self.registry.leases.flag_waiting_chains, [a["capabilities"] for a in agents]):
                 log.warning("submission %s: %d process chain(s) %s", sid, count, reason)
+
+    async def _ended_here(self, run: dict, grace_s: float, end: float,
+                          found: dict[int, list]) -> bool:
+        """Whether nothing of a lost run is left on this machine: the dead engine's executor
+        (recorded with the run's attempts, or found by its command line) has ended (it ends
+        every tool it ran, then exits; waited for until `end`, the run is held back until
+        then), and the attempts' process groups are ended should it have been killed too."""
+        host = socket.gethostname()
+        here = [a for a in run["attempts"] if a["host"] == host]
+        executors = {(a["executorPid"], a["executorStarted"]) for a in here
+                     if a["executorPid"] is not None}
+        if run["host"] == host and run.get("enginePid"):
+            if run["enginePid"] not in found:
+                found[run["enginePid"]] = await call(orphaned_executors, run["enginePid"])
+            executors |= set(found[run["enginePid"]])
+        key = (run["chainId"], run["runNumber"])
+        executors |= self._executors_waited_for.pop(key, set())
+        alive = await self._until_gone(executors, end)
+        if alive:
+            self._executors_waited_for[key] = alive
+            for pid, _ in sorted(alive - self._executors_logged):
+                log.warning("run %d of process chain %s waits for executor process %d of a "
+                            "lost engine to end its tools", run["runNumber"], run["chainId"], pid)
+            self._executors_logged |= alive
+            return False
+        groups = [(a["pgid"], a["startTime"]) for a in here
+                  if a["pgid"] and a["outcome"] in (None, RUNNING)]
+        if groups:  # its executor was killed too: the tools' groups may be left
+            ended = await call(end_groups, groups, grace_s)
+        elif not executors and run["host"] in (host, None):  # attempts of old: by environment
+            ended = await call(end_run_leftovers, run["chainId"], run["runNumber"], grace_s)
+        else:
+            ended = 0
+        if ended:
+            log.warning("ended %d leftover process(es) of run %d of process chain %s",
+                        ended, run["runNumber"], run["chainId"])
+        return True
+
+    @staticmethod
+    async def _until_gone(executors: set, end: float) -> set:
+        """The executors (pid, start time) still running at `end` at the latest."""
+        clock = asyncio.get_running_loop().time
+        alive = {e for e in executors if is_running(*e)}
+        while alive and clock() < end:
+            await asyncio.sleep(0.05)
+            alive = {e for e in alive if is_running(*e)}
+        return alive
 
     async def _accept(self) -> None:
         """Start new submissions, and take over RUNNING ones without a controller: its

@@ -18,7 +18,9 @@ import httpx
 import pytest
 from sqlalchemy.engine import make_url
 
+from tests.components import unavailable
 from tests.conftest import ROOT
+from tests.engine.test_disk import _fill, disk  # noqa: F401 - a fixture: a 4-MB tmpfs
 from tests.http.conftest import Server
 
 QUICK = """
@@ -131,36 +133,25 @@ def test_a_sqlite_file_deleted_then_restored(tmp_path) -> None:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
-def test_a_full_disk(tmp_path) -> None:
-    from tests.engine.test_disk import _fill
-
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.skip(f"mounting a small tmpfs failed (needs root): {done.stderr.strip()}")
+def test_a_full_disk(tmp_path, disk) -> None:
+    server, first = _quiet_server(tmp_path, disk / "steepy.db")
     try:
-        server, first = _quiet_server(tmp_path, mount / "steepy.db")
-        try:
-            _fill(mount)
-            body = _until(server, lambda r: r.status_code == 503, "health 503").json()
-            assert "the disk is full" in body.get("database", {}).get("error", ""), body
-            # writes go on while the WAL has room it used before (SQLite reuses its file)
-            for _ in range(200):
-                submitted = server.http.post("/workflows", content=QUICK)
-                if submitted.status_code != 202:
-                    break
-            assert (submitted.status_code, submitted.text) == (503, UNAVAILABLE)
-            assert server.http.get("/workflows").status_code == 200  # reading works
-            time.sleep(1.5)
-            assert server.proc.poll() is None, "".join(server.output)
-            (mount / "filler").unlink()
-            _recovered(server, first)
-        finally:
-            _stopped_cleanly(server)
+        _fill(disk)
+        body = _until(server, lambda r: r.status_code == 503, "health 503").json()
+        assert "the disk is full" in body.get("database", {}).get("error", ""), body
+        # writes go on while the WAL has room it used before (SQLite reuses its file)
+        for _ in range(200):
+            submitted = server.http.post("/workflows", content=QUICK)
+            if submitted.status_code != 202:
+                break
+        assert (submitted.status_code, submitted.text) == (503, UNAVAILABLE)
+        assert server.http.get("/workflows").status_code == 200  # reading works
+        time.sleep(1.5)
+        assert server.proc.poll() is None, "".join(server.output)
+        (disk / "filler").unlink()
+        _recovered(server, first)
     finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
+        _stopped_cleanly(server)
 
 
 # -- PostgreSQL: a server of its own, stopped and started again ---------------------------
@@ -175,15 +166,13 @@ def _free_port() -> int:
             except OSError:
                 continue
             return port
-    pytest.skip("no free port for a PostgreSQL server of its own")
+    unavailable("no free port for a PostgreSQL server of its own")
 
 
 @pytest.fixture
 def private_postgres():
     """A PostgreSQL server of this test (`.ci/postgres' with a data folder and port of its
     own), so that stopping it disturbs no other test; (URL with a password, start, stop)."""
-    if not any(Path("/usr/lib/postgresql").glob("*/bin/initdb")) and not shutil.which("initdb"):
-        pytest.skip("PostgreSQL is not installed")
     folder = Path(tempfile.mkdtemp(prefix="steepy-pg-faults-"))
     folder.rmdir()  # .ci/postgres makes it, for the postgres user
     env = dict(os.environ, STEEPY_PG_DIR=str(folder), STEEPY_PG_PORT=str(_free_port()))
@@ -194,7 +183,12 @@ def private_postgres():
         assert done.returncode == 0, done.stderr
         return done.stdout.strip().splitlines()[-1] if what == "start" else ""
 
-    url = make_url(run("start")).set(password="s3cret-Pa55")  # trust: any password does
+    try:  # .ci/postgres installs PostgreSQL where it is missing
+        first = run("start")
+    except AssertionError as e:
+        shutil.rmtree(folder, ignore_errors=True)
+        unavailable(f"postgresql not available: .ci/postgres start: {str(e).strip()[-200:]}")
+    url = make_url(first).set(password="s3cret-Pa55")  # trust: any password does
     try:
         yield url.render_as_string(hide_password=False), lambda: run("start"), \
             lambda: run("stop")
