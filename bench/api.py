@@ -26,8 +26,8 @@ from sqlalchemy import insert
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from steepy.ids import unique_id  # noqa: E402
-from steepy.loading import parse_workflow  # noqa: E402
+from steepy.model.ids import unique_id  # noqa: E402
+from steepy.documents.loading import parse_workflow  # noqa: E402
 from steepy.registry import open_registry  # noqa: E402
 from steepy.registry.tables import process_chains, runs, submissions  # noqa: E402
 

@@ -25,7 +25,7 @@ from sqlalchemy import insert, text
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from steepy.housekeeping import GcSettings, collect_garbage  # noqa: E402
+from steepy.engine.housekeeping import GcSettings, collect_garbage  # noqa: E402
 from steepy.model.common import utcnow  # noqa: E402
 from steepy.registry import Registry, open_registry  # noqa: E402
 from steepy.registry.tables import (attempts, events, log_chunks, process_chains, runs,  # noqa: E402

@@ -19,7 +19,7 @@ import time
 import tracemalloc
 
 from steepy.generator import ProcessChainGenerator, simulated_results
-from steepy.ids import CounterIds
+from steepy.model.ids import CounterIds
 from steepy.model import Service, Workflow
 
 

@@ -105,7 +105,7 @@ def postgres_url(postgres_server: str):
     import psycopg
     from sqlalchemy.engine import make_url
 
-    from steepy.ids import unique_id
+    from steepy.model.ids import unique_id
 
     server = make_url(postgres_server)
     name = f"t_{unique_id().lower()}"

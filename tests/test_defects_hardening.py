@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from steepy.cli import main
-from steepy.validation import api_problem
+from steepy.documents.validation import api_problem
 from tests.conftest import ROOT
 from tests.test_cli import GOOD
 

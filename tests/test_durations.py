@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from steepy.durations import DurationError, format_duration, model_duration, parse_duration
+from steepy.model.durations import DurationError, format_duration, model_duration, parse_duration
 from steepy.model.policies import RetryPolicy
 from tests.conftest import conformance_params
 

@@ -11,11 +11,11 @@ from click.testing import CliRunner
 
 from steepy.cli import main
 from steepy.generator import ProcessChainGenerator
-from steepy.ids import CounterIds
-from steepy.loading import parse_workflow
-from steepy.loading import read_macros, read_services
-from steepy.macros import expand_includes
-from steepy.validation import validate_workflow
+from steepy.model.ids import CounterIds
+from steepy.documents.loading import parse_workflow
+from steepy.documents.loading import read_macros, read_services
+from steepy.documents.macros import expand_includes
+from steepy.documents.validation import validate_workflow
 from tests.conftest import ROOT
 
 SERVICES = read_services(str(ROOT / "services"))

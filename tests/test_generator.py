@@ -9,8 +9,8 @@ import pytest
 
 from steepy.generator import (GeneratorError, ProcessChainGenerator, common_directory,
                               normalize_path, simulate, simulated_results)
-from steepy.ids import CounterIds
-from steepy.macros import MacroError
+from steepy.model.ids import CounterIds
+from steepy.documents.macros import MacroError
 from steepy.model import Macro, ProcessChain, Service, Workflow
 
 

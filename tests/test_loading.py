@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from steepy.errors import InputError
-from steepy.loading import parse_text, parse_workflow, read_macros, read_services
+from steepy.documents.loading import parse_text, parse_workflow, read_macros, read_services
 
 WORKFLOW = """\
 api: 4.7.0

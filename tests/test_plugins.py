@@ -14,10 +14,10 @@ import pytest
 
 from steepy.agent import AgentConfig, LocalAgent
 from steepy.config import load_config
-from steepy.engine import Engine, EngineSettings
+from steepy.engine.engine import Engine, EngineSettings
 from steepy.errors import InputError
-from steepy.ids import unique_id
-from steepy.loading import parse_workflow, read_services
+from steepy.model.ids import unique_id
+from steepy.documents.loading import parse_workflow, read_services
 from steepy.model import Submission
 from steepy.model.processchain import Argument, ArgumentVariable, Executable, ProcessChain
 from steepy.model.submission import ProcessChainStatus, SubmissionStatus

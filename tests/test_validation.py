@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from steepy.model import Service, Workflow
-from steepy.validation import api_problem, validate_workflow
+from steepy.documents.validation import api_problem, validate_workflow
 
 CP = Service.from_json({
     "id": "cp", "name": "cp", "description": "copy", "path": "cp", "runtime": "other",

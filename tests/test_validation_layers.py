@@ -24,11 +24,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from steepy.errors import InputError
-from steepy.loading import read_file, schema_problems
+from steepy.documents.loading import read_file, schema_problems
 from steepy.model import Macro, Service, Workflow
-from steepy.validation import validate_macro, validate_workflow
-from steepy.validation_definitions import definition_problems
-from steepy.validation_services import service_file_problems
+from steepy.documents.validation import validate_macro, validate_workflow
+from steepy.documents.validation_definitions import definition_problems
+from steepy.documents.validation_services import service_file_problems
 from tests.conftest import conformance_dir, load_conformance
 
 SERVICE = {"id": "cp", "name": "cp", "description": "copy", "path": "cp", "runtime": "other",

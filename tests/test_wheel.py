@@ -34,7 +34,7 @@ def test_an_installed_wheel_validates_and_migrates(tmp_path: Path) -> None:
                       "--disable-pip-version-check", "--target", str(site), str(wheel)])
     assert installed.returncode == 0, installed.stderr
     python = str(venv / "bin" / "python")
-    where = _run([python, "-c", "import steepy.loading as l; print(l.SCHEMA_DIR)"],
+    where = _run([python, "-c", "import steepy.documents.loading as l; print(l.SCHEMA_DIR)"],
                  cwd=tmp_path)
     assert Path(where.stdout.strip()).is_relative_to(site), where.stdout + where.stderr
 

@@ -7,7 +7,7 @@ import logging
 from pathlib import Path
 from typing import Callable, Protocol
 
-from steepy.waiting import wait_event
+from steepy.engine.waiting import wait_event
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ import click
 from steepy.cli.output import EXIT_INVALID, fail, warn  # noqa: F401 (re-exported)
 from steepy.config import DEFAULTS, load_config
 from steepy.errors import InputError, Problem
-from steepy.loading import read_file, read_macros, read_services
+from steepy.documents.loading import read_file, read_macros, read_services
 from steepy.model.submission import SubmissionStatus as SS
 
 EXIT_INTERNAL = 5  # steepy itself failed (a bug)
@@ -108,7 +108,7 @@ def checked_config():
 def engine_settings(agents: int | None, config=None):
     """The engine's and its agents' settings from the (checked) configuration."""
     from steepy.agent import AgentConfig
-    from steepy.engine import EngineSettings
+    from steepy.engine.engine import EngineSettings
     from steepy.notifications.delivery import DeliverySettings
 
     config = checked_config() if config is None else config
@@ -136,18 +136,18 @@ def engine_settings(agents: int | None, config=None):
 
 
 def gc_settings(config):
-    from steepy.housekeeping import GcSettings
+    from steepy.engine.housekeeping import GcSettings
 
     return GcSettings.from_config(config)
 
 
 def prepare(workflow_file: str, services: tuple[str, ...], macros: tuple[str, ...]):
     """Read and check a workflow; exit 2 with every problem before anything is stored."""
-    from steepy.loading import workflow_from_document
+    from steepy.documents.loading import workflow_from_document
     from steepy.model import Submission
     from steepy.model.submission import MissingMacroError, collect_required_capabilities
-    from steepy.validation import validate_workflow
-    from steepy.ids import unique_id
+    from steepy.documents.validation import validate_workflow
+    from steepy.model.ids import unique_id
 
     service_map, macro_map = load_registries(services, macros)
     try:

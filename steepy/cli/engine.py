@@ -13,7 +13,7 @@ from steepy.cli.common import (AGENTS_OPTION, DB_OPTION, EXIT_CODES, MACROS_OPTI
                                open_registry_or_fail, prepare)
 from steepy.model.submission import ACTIVE_SUBMISSION
 from steepy.registry.offload import call
-from steepy.waiting import wait_event
+from steepy.engine.waiting import wait_event
 
 
 def print_events(registry, submission_id: str, after: int) -> int:
@@ -53,7 +53,7 @@ def run(workflow_file: str, services, macros, db, agents, as_json: bool) -> None
     import asyncio
     import signal
 
-    from steepy.engine import Engine
+    from steepy.engine.engine import Engine
 
     settings = engine_settings(agents)  # checks the configuration first: exit 2, nothing stored
     submission, service_map, macro_map = prepare(workflow_file, services, macros)
@@ -116,7 +116,7 @@ def worker(services, macros, db, agents, exit_when_idle: bool) -> None:
     import asyncio
     import signal
 
-    from steepy.engine import Engine
+    from steepy.engine.engine import Engine
 
     settings = engine_settings(agents)  # checks the configuration first
     service_map, macro_map = load_registries(services, macros)

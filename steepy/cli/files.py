@@ -11,9 +11,9 @@ from steepy.cli.group import main
 from steepy.cli.common import (MACROS_OPTION, SERVICES_OPTION, checked_config, fail,
                                load_registries, prepare)
 from steepy.errors import InputError, Problem
-from steepy.loading import expand_paths, read_file, read_services
+from steepy.documents.loading import expand_paths, read_file, read_services
 from steepy.model import ExecuteAction, ForEachAction, IncludeAction, Macro, Service, Workflow
-from steepy.validation_macros import services_reached
+from steepy.documents.validation_macros import services_reached
 
 
 def _kind_of(data: Any) -> str:
@@ -43,9 +43,9 @@ def _summary(workflow: Workflow, macros: dict[str, Macro]) -> str:
 
 def validate_file(path: Path, services: dict[str, Service], macros: dict[str, Macro]) -> str:
     """Check one file of any kind; return a one-line summary or raise InputError."""
-    from steepy.loading import Definitions, check_schema, workflow_from_document
-    from steepy.validation import validate_macro, validate_workflow
-    from steepy.validation_services import service_file_problems
+    from steepy.documents.loading import Definitions, check_schema, workflow_from_document
+    from steepy.documents.validation import validate_macro, validate_workflow
+    from steepy.documents.validation_services import service_file_problems
 
     document = read_file(path)
     kind = _kind_of(document.data)

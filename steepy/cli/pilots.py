@@ -1,4 +1,4 @@
-"""`steepy slurm-workers N`: pilot workers as SLURM jobs (steepy.pilots)."""
+"""`steepy slurm-workers N`: pilot workers as SLURM jobs (steepy.engine.pilots)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def slurm_workers(count: int, db, services, macros, agents: int, sbatch_args: st
     """Submit COUNT SLURM jobs that each run `steepy worker --exit-when-idle` on the shared
     database: they run the chains of every submission there and end when nothing is left.
     The jobs run this Python, in this folder, with this environment (a shared filesystem)."""
-    from steepy.pilots import PilotError, Pilots
+    from steepy.engine.pilots import PilotError, Pilots
 
     url = db_url(db)
     if not url:

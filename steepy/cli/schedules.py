@@ -134,7 +134,7 @@ def gc(db: str | None, dry_run: bool) -> None:
     garbageCollector.retention.submissions, with their chains, runs, attempts, events, logs
     and temporary outputs (results in outPath only with garbageCollector.retention.results)."""
     from steepy.cli.common import gc_settings, open_registry_or_fail
-    from steepy.housekeeping import collect_garbage
+    from steepy.engine.housekeeping import collect_garbage
 
     config = checked_config()
     settings = gc_settings(config)

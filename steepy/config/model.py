@@ -13,7 +13,7 @@ from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fi
 
 from steepy.config.values import (Duration, EventPattern, Int, Names, Paths, Size, Strings,
                                   duration_ms, no_bool, string_list)
-from steepy.durations import format_duration
+from steepy.model.durations import format_duration
 from steepy.errors import Problem
 from steepy.model.common import type_name as _kind
 from steepy.notifications.webhooks import DEFAULT_EVENTS, Webhook
@@ -109,7 +109,7 @@ class SchedulesSettings(Section):
 
 
 def _quartz(value: Any) -> Any:
-    from steepy.triggers import quartz_cron
+    from steepy.model.triggers import quartz_cron
 
     if not isinstance(value, str):
         raise ValueError(f"expected a Quartz cron expression such as `0 0 0 * * ?', "

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from steepy.config.model import (ENV_PREFIXES, FILE_NAME, GROUPS, LEAVES, NOT_YET, STEEP_FILES,
                                  UNIMPLEMENTED, Config, Section, _attribute_names, _strip)
 from steepy.errors import InputError, Problem, json_path
-from steepy.loading import Document, read_file
+from steepy.documents.loading import Document, read_file
 from steepy.model.common import type_name as _kind
 
 

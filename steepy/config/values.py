@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator
 
-from steepy.durations import DurationError, parse_duration
+from steepy.model.durations import DurationError, parse_duration
 from steepy.model.common import type_name as _kind
 from steepy.notifications.webhooks import parse_pattern
 

@@ -30,8 +30,8 @@ from steepy.generator.executables import ExecutableBuilder
 from steepy.generator.loops import ForEachUnrolling
 from steepy.generator.nodes import GeneratorError, node_from_json, node_to_json, nodes_from_actions
 from steepy.generator.state import Loop, copy_values
-from steepy.ids import unique_id
-from steepy.macros import expand_includes, has_includes
+from steepy.model.ids import unique_id
+from steepy.documents.macros import expand_includes, has_includes
 from steepy.model import Macro, ProcessChain, Service, Workflow
 
 __all__ = ["ConsistencyChecker", "ProcessChainGenerator", "STATE_VERSION"]

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from steepy.generator.core import ProcessChainGenerator
 from steepy.generator.nodes import GeneratorError
-from steepy.ids import unique_id
+from steepy.model.ids import unique_id
 from steepy.model import Macro, ProcessChain, Service, Workflow
 from steepy.model.processchain import DATA_TYPE_DIRECTORY
 

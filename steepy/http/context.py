@@ -8,11 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from steepy.feed import Feed
+from steepy.engine.feed import Feed
 from steepy.registry import ReadViews, Registry, Requests
 
 if TYPE_CHECKING:
-    from steepy.engine import Engine
+    from steepy.engine.engine import Engine
 
 DEFAULT_POST_MAX_SIZE = 10 * 1024 * 1024
 

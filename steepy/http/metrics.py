@@ -17,7 +17,7 @@ from prometheus_client.metrics_core import (CounterMetricFamily, GaugeMetricFami
                                             HistogramMetricFamily, Metric)
 from starlette.responses import Response
 
-from steepy.feed import DELAY_BUCKETS, Feed
+from steepy.engine.feed import DELAY_BUCKETS, Feed
 from steepy.http.context import ApiContext
 from steepy.http.responses import context
 from steepy.model.submission import ProcessChainStatus, SubmissionStatus
@@ -59,7 +59,7 @@ def _by(name: str, documentation: str, label: str, values) -> GaugeMetricFamily:
 
 
 class FeedCollector:
-    """The live feed of this server process (steepy/feed.py)."""
+    """The live feed of this server process (steepy/engine/feed.py)."""
 
     def __init__(self, feed: Feed):
         self.feed = feed

@@ -15,11 +15,11 @@ from steepy.errors import InputError, Problem
 from steepy.http.errors import ApiError
 from steepy.http.responses import context, json_body, json_response
 from steepy.http.submit import NAME, build_submission
-from steepy.ids import unique_id
+from steepy.model.ids import unique_id
 from steepy.model.common import utcnow
 from steepy.model.schedule import Schedule
 from steepy.registry.offload import call
-from steepy.triggers import parse_trigger
+from steepy.model.triggers import parse_trigger
 
 router = APIRouter(tags=["steepy"])
 

@@ -1,4 +1,4 @@
-"""Server-sent events over the live feed (steepy/feed.py): `GET /events`, the whole timeline
+"""Server-sent events over the live feed (steepy/engine/feed.py): `GET /events`, the whole timeline
 or one submission's, and a submission's stream, which ends with `event: end` once the
 submission has finished. Every event is sent as `id: <event id>` and `data: <event JSON>`;
 a reconnecting client's `Last-Event-ID` resumes after the last event it saw."""
@@ -12,7 +12,7 @@ from fastapi import APIRouter, Query, Request
 from sse_starlette.event import ServerSentEvent
 from sse_starlette.sse import EventSourceResponse
 
-from steepy.feed import Subscription
+from steepy.engine.feed import Subscription
 from steepy.http.context import ApiContext
 from steepy.http.responses import context
 from steepy.model.submission import FINISHED_SUBMISSION

@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 from steepy.errors import InputError, Problem
-from steepy.ids import unique_id
-from steepy.loading import parse_text, workflow_from_document
+from steepy.model.ids import unique_id
+from steepy.documents.loading import parse_text, workflow_from_document
 from steepy.model import Submission
 from steepy.model.submission import MissingMacroError, collect_required_capabilities
-from steepy.validation import validate_workflow
+from steepy.documents.validation import validate_workflow
 
 NAME = "<request>"  # the "file" problems name
 

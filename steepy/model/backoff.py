@@ -15,7 +15,7 @@ import random
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
-from steepy.durations import INT64_MAX, INT64_MIN, format_duration
+from steepy.model.durations import INT64_MAX, INT64_MIN, format_duration
 
 Rng = random.Random  # or the `random' module itself
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, TypeVar
 
-from steepy.durations import DurationError, model_duration
+from steepy.model.durations import DurationError, model_duration
 from steepy.errors import InputError, Problem, json_path
 
 DURATION_HINT = "a number of milliseconds or a duration such as `500ms', `5s' or `1h 30m'"

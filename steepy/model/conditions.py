@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from steepy.durations import INT64_MAX, INT64_MIN
+from steepy.model.durations import INT64_MAX, INT64_MIN
 from steepy.model.checks import Problems, check_keys, describe, is_int, read_whole
 
 # Timeouts a condition may name; a `deadline` timeout is never retried (reference §5).

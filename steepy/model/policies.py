@@ -16,7 +16,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from steepy.durations import INT64_MAX, INT64_MIN, format_duration
+from steepy.model.durations import INT64_MAX, INT64_MIN, format_duration
 from steepy.model.backoff import JITTERS as NAMED_JITTERS
 from steepy.model.backoff import WAITS, AddJitter, Jitter, NoJitter, RatioJitter, Wait, clamp64
 from steepy.model.checks import (DURATION_HINT, Problems, check_keys, describe, is_int,

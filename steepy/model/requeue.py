@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from steepy.durations import format_duration
+from steepy.model.durations import format_duration
 from steepy.model.checks import Problems, check_keys, read_duration, read_whole
 from steepy.model.conditions import RetryCondition
 

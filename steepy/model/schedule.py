@@ -10,7 +10,7 @@ from typing import Any
 from steepy.model.common import iso_time
 from steepy.model.submission import Submission
 from steepy.model.workflow import Workflow
-from steepy.triggers import TriggerSpec
+from steepy.model.triggers import TriggerSpec
 
 
 @dataclass

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Union
 
-from steepy.ids import unique_id
+from steepy.model.ids import unique_id
 from steepy.model.common import as_list, nested, problem, put, read_policies, write_policies
 from steepy.model.policies import RetryPolicy, TimeoutPolicy
 

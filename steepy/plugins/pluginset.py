@@ -25,7 +25,7 @@ from steepy.plugins.loading import (Plugin, PluginError, builtin_plugins, declar
 
 if TYPE_CHECKING:
     from steepy.config import Config
-    from steepy.engine import Engine
+    from steepy.engine.engine import Engine
 
 __all__ = ["PluginSet", "load_plugins", "active", "use", "builtin_set", "supported_runtimes",
            "serving"]

@@ -11,7 +11,7 @@ from typing import Iterable, Sequence
 
 from sqlalchemy import Connection, case, func, insert, or_, select, update
 
-from steepy.ids import unique_id
+from steepy.model.ids import unique_id
 from steepy.model.common import as_utc, iso_time
 from steepy.notifications.webhooks import Webhook, body, document
 from steepy.registry import documents

@@ -17,7 +17,7 @@ from apscheduler.triggers.base import BaseTrigger
 from sqlalchemy import delete, func, insert, select, update
 
 from steepy.errors import SteepyError
-from steepy.ids import unique_id
+from steepy.model.ids import unique_id
 from steepy.model.common import as_utc, iso_time, utcnow
 from steepy.model.schedule import Schedule
 from steepy.model.workflow import Workflow
@@ -25,7 +25,7 @@ from steepy.registry.connector import Connector
 from steepy.registry.records import add_event, dump, load
 from steepy.registry.requests import insert_submission
 from steepy.registry.tables import schedule_firings, schedules, timers
-from steepy.triggers import TriggerSpec, fire_times, first_at_or_after
+from steepy.model.triggers import TriggerSpec, fire_times, first_at_or_after
 
 _s = schedules.c
 _f = schedule_firings.c

@@ -10,7 +10,7 @@ from __future__ import annotations
 import posixpath
 import re
 
-from steepy.ids import unique_id
+from steepy.model.ids import unique_id
 from steepy.model.processchain import DATA_TYPE_DIRECTORY, Executable
 from steepy.plugins.kinds import Launch, RuntimeContext
 from steepy.runtimes.commands import argument_list, run_quietly

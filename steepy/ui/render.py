@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from steepy import __version__
-from steepy.durations import format_duration
+from steepy.model.durations import format_duration
 
 NO_STORE = {"cache-control": "no-store"}  # pages show live data: never from a cache
 ENV = Environment(loader=PackageLoader("steepy.ui", "templates"),

@@ -20,7 +20,7 @@ import re
 
 import pytest
 
-from steepy.durations import model_duration
+from steepy.model.durations import model_duration
 from steepy.model.submission import ProcessChainStatus
 from tests.agent.harness import attempts_for, replay, uses_docker
 from tests.components import component

@@ -107,7 +107,7 @@ def _write(path: Path, text: str) -> str:
 
 def test_bad_names_and_values_are_located(tmp_path) -> None:
     from steepy.errors import InputError
-    from steepy.loading import read_services
+    from steepy.documents.loading import read_services
 
     path = _write(tmp_path / "s.yaml", """\
 - id: s

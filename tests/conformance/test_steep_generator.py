@@ -16,12 +16,12 @@ import yaml
 
 from steepy.errors import SteepyError
 from steepy.generator import ProcessChainGenerator
-from steepy.ids import CounterIds
+from steepy.model.ids import CounterIds
 from steepy.model import Macro, ProcessChain, Service, Workflow
 from tests.conftest import conformance_dir
 
 try:  # the validator is optional here: replay without it if it is not there
-    from steepy.validation import validate_workflow
+    from steepy.documents.validation import validate_workflow
 except ImportError:  # pragma: no cover
     validate_workflow = None
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from steepy.macros import MacroError, expand_includes
+from steepy.documents.macros import MacroError, expand_includes
 from steepy.model import ExecuteAction, ForEachAction, IncludeAction, Macro, Workflow
 from tests.conftest import conformance_dir, load_conformance
 

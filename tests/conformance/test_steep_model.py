@@ -7,7 +7,7 @@ import re
 import pytest
 
 from steepy.errors import InputError
-from steepy.loading import read_file
+from steepy.documents.loading import read_file
 from steepy.model import Macro, Service, Workflow
 from steepy.model.submission import MissingMacroError, collect_required_capabilities
 from tests.conftest import conformance_dir, load_conformance

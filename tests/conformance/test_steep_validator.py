@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from steepy.loading import read_file
+from steepy.documents.loading import read_file
 from steepy.model import Macro, Workflow
-from steepy.validation import validate_macro, validate_workflow
+from steepy.documents.validation import validate_macro, validate_workflow
 from tests.conftest import conformance_dir, load_conformance
 
 CASES = load_conformance("validator-cases.yaml")

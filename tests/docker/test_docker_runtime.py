@@ -96,8 +96,8 @@ async def test_the_example_workflow_runs_in_a_container(docker, tmp_path, monkey
     """workflows/docker.yaml through the engine, its image swapped for the local one."""
     from dataclasses import replace
 
-    from steepy.engine import Engine, EngineSettings
-    from steepy.loading import read_macros, read_services
+    from steepy.engine.engine import Engine, EngineSettings
+    from steepy.documents.loading import read_macros, read_services
     from steepy.model.submission import SubmissionStatus
     from steepy.registry import open_registry
     from tests.conftest import ROOT

@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from steepy.engine import Engine
+from steepy.engine.engine import Engine
 from steepy.model.submission import ProcessChainStatus as CS, SubmissionStatus as SS
 from steepy.registry import Registry, open_registry
 from tests.conftest import ROOT

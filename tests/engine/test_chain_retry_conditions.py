@@ -11,7 +11,7 @@ from steepy.agent.config import AttemptRecord, ChainOutcome
 from steepy.model import ProcessChain, RetryPolicy
 from steepy.model.submission import ProcessChainStatus as CS
 from steepy.registry import ChainRecord, open_registry
-from steepy.scheduler import after_run
+from steepy.engine.scheduler import after_run
 from tests.conftest import ROOT
 from tests.engine.test_engine import _run, _submit
 

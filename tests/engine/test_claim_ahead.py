@@ -10,9 +10,9 @@ import asyncio
 
 import pytest
 
-from steepy.engine import Engine
+from steepy.engine.engine import Engine
 from steepy.model.submission import ProcessChainStatus as CS, SubmissionStatus as SS
-from steepy.scheduler import AHEAD_BELOW_S
+from steepy.engine.scheduler import AHEAD_BELOW_S
 from steepy.registry import Registry, open_registry
 from tests.conftest import ROOT
 from tests.engine.test_engine import MACROS, SERVICES, _run, _settings, _submit

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import event, exc
 
-from steepy.engine import Engine
+from steepy.engine.engine import Engine
 from steepy.model.service import Service
 from steepy.model.submission import SubmissionStatus as SS
 from steepy.registry import open_registry

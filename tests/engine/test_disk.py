@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from steepy.engine import Engine
+from steepy.engine.engine import Engine
 from steepy.model.submission import SubmissionStatus as SS
 from steepy.registry import open_registry
 from tests.components import unavailable

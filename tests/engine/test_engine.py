@@ -10,9 +10,9 @@ import psutil
 import pytest
 
 from steepy.agent import AgentConfig
-from steepy.engine import Engine, EngineSettings
-from steepy.ids import unique_id
-from steepy.loading import parse_workflow, read_macros, read_services
+from steepy.engine.engine import Engine, EngineSettings
+from steepy.model.ids import unique_id
+from steepy.documents.loading import parse_workflow, read_macros, read_services
 from steepy.model import Submission
 from steepy.model.submission import ProcessChainStatus as CS, SubmissionStatus as SS
 from steepy.registry import Registry, open_registry

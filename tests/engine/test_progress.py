@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import re
 
-from steepy.engine import Engine
+from steepy.engine.engine import Engine
 from steepy.registry import open_registry
 from tests.engine.test_engine import MACROS, SERVICES, _settings, _submit
 

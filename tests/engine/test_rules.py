@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from steepy.agent.config import ChainOutcome
-from steepy.controller import final_status, submission_results
+from steepy.engine.controller import final_status, submission_results
 from steepy.model import ProcessChain, RetryPolicy
 from steepy.model.submission import ProcessChainStatus as CS
 from steepy.registry import ChainRecord
 from steepy.registry.records import utcnow
-from steepy.scheduler import after_run
+from steepy.engine.scheduler import after_run
 from tests.conftest import load_conformance
 
 DATA = load_conformance("submission-status.yaml")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from steepy.engine import Engine
+from steepy.engine.engine import Engine
 from steepy.generator import ProcessChainGenerator
 from steepy.model.submission import SubmissionStatus as SS
 from steepy.registry import open_registry

@@ -151,7 +151,7 @@ async def test_recovery_ends_leftovers_of_a_lost_run_on_this_host(tmp_path: Path
 
     import psutil
 
-    from steepy.engine import Engine
+    from steepy.engine.engine import Engine
     from steepy.generator import ProcessChainGenerator
     from tests.engine.test_engine import SERVICES, SLEEPY, _settings, _submit
 
@@ -240,7 +240,7 @@ async def test_recovery_waits_for_the_dead_engines_executor(tmp_path: Path, capl
 
     import psutil
 
-    from steepy.engine import Engine
+    from steepy.engine.engine import Engine
     from tests.agent.test_executor import running, start_engine
     from tests.engine.test_engine import SERVICES, _settings
 
@@ -261,7 +261,7 @@ async def test_recovery_waits_for_the_dead_engines_executor(tmp_path: Path, capl
         await asyncio.sleep(0.3)  # the ghost's heartbeat is older than the lease now
         engine = Engine(registry, SERVICES, {}, _settings(tmp_path))
         engine.settings.lease_s = 0.2  # (waits up to 0.1 s per round for the executor)
-        with caplog.at_level(logging.WARNING, logger="steepy.engine"):
+        with caplog.at_level(logging.WARNING, logger="steepy.engine.engine"):
             await engine._recover()
             if not executor_too:  # the executor still waits out the grace period
                 assert registry.views.get_chain(chain_id).status == "RUNNING"
@@ -294,7 +294,7 @@ async def test_recovery_finds_an_unrecorded_executor_by_its_command_line(tmp_pat
     engine's pid on its command line, and waited for all the same."""
     import asyncio
 
-    from steepy.engine import Engine
+    from steepy.engine.engine import Engine
     from tests.agent.test_executor import running, start_engine
     from tests.engine.test_engine import SERVICES, _settings
 

@@ -8,8 +8,8 @@ import asyncio
 import dataclasses
 
 from steepy.cli.live import render, take_snapshot
-from steepy.engine import Engine
-from steepy.loading import read_services
+from steepy.engine.engine import Engine
+from steepy.documents.loading import read_services
 from steepy.model.submission import SubmissionStatus as SS
 from steepy.registry import open_registry
 from steepy.registry.documents import submission_document

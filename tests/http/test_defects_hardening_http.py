@@ -14,7 +14,7 @@ with warnings.catch_warnings():  # Starlette would like httpx2; httpx works
 
 from steepy.cli import main
 from steepy.http import ApiContext, create_app
-from steepy.loading import read_macros, read_services
+from steepy.documents.loading import read_macros, read_services
 from steepy.registry import open_registry
 from tests.conftest import ROOT
 from tests.test_defects_hardening import K8S_RUNTIME_AT, K8S_SERVICES, MACRO, USES_A, WORKFLOW

@@ -12,7 +12,7 @@ with warnings.catch_warnings():  # Starlette would like httpx2; httpx works
     from starlette.testclient import TestClient
 
 from steepy.http import ApiContext, create_app
-from steepy.loading import read_macros, read_services
+from steepy.documents.loading import read_macros, read_services
 from steepy.registry import open_registry
 from tests.conftest import ROOT
 from tests.engine.workflows import SLEEPY

@@ -13,7 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from steepy.http import ApiContext, create_app
 from steepy.http.metrics import exposition
-from steepy.loading import read_services
+from steepy.documents.loading import read_services
 from steepy.registry import open_registry
 from tests.conftest import ROOT
 from tests.http.test_feed import Listener

@@ -9,9 +9,9 @@ import warnings
 import pytest
 
 from steepy.agent import AgentConfig
-from steepy.engine import Engine, EngineSettings
+from steepy.engine.engine import Engine, EngineSettings
 from steepy.http import ApiContext, create_app
-from steepy.loading import read_services
+from steepy.documents.loading import read_services
 from steepy.registry import open_registry
 from tests.conftest import ROOT
 from tests.engine.workflows import SLEEPY

@@ -11,7 +11,7 @@ import schemathesis
 from hypothesis import HealthCheck, settings
 
 from steepy.http import ApiContext, create_app
-from steepy.loading import read_services
+from steepy.documents.loading import read_services
 from steepy.registry import open_registry
 from tests.conftest import ROOT
 

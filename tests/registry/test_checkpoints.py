@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 
-from steepy.engine import Engine
+from steepy.engine.engine import Engine
 from steepy.model import ProcessChain, Submission, Workflow
 from steepy.registry import open_registry
 from tests.engine.test_engine import MACROS, SERVICES, _settings

@@ -58,7 +58,7 @@ def _fresh_pg(request) -> str:
     import psycopg
     from sqlalchemy.engine import make_url
 
-    from steepy.ids import unique_id
+    from steepy.model.ids import unique_id
 
     server = make_url(request.getfixturevalue("postgres_server"))
     name = f"t_{unique_id().lower()}"

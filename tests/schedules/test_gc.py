@@ -15,10 +15,10 @@ import pytest
 from sqlalchemy import func, select, update
 
 from steepy.agent import AgentConfig
-from steepy.engine import Engine, EngineSettings
-from steepy.housekeeping import GcSettings, collect_garbage
-from steepy.ids import unique_id
-from steepy.loading import parse_workflow, read_services
+from steepy.engine.engine import Engine, EngineSettings
+from steepy.engine.housekeeping import GcSettings, collect_garbage
+from steepy.model.ids import unique_id
+from steepy.documents.loading import parse_workflow, read_services
 from steepy.model import Submission
 from steepy.model.common import utcnow
 from steepy.registry import Registry, open_registry

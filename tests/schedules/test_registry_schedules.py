@@ -7,13 +7,13 @@ from __future__ import annotations
 import threading
 from datetime import timedelta
 
-from steepy.ids import unique_id
+from steepy.model.ids import unique_id
 from steepy.model.common import utcnow
 from steepy.model.schedule import Schedule
 from steepy.model.submission import Submission
 from steepy.model.workflow import Workflow
 from steepy.registry import open_registry
-from steepy.triggers import parse_trigger, quartz_cron
+from steepy.model.triggers import parse_trigger, quartz_cron
 
 WORKFLOW = {"api": "4.7.0", "name": "nap", "actions": []}
 

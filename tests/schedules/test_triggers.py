@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from steepy.triggers import fire_times, parse_trigger, quartz_cron
+from steepy.model.triggers import fire_times, parse_trigger, quartz_cron
 
 MONDAY = datetime(2026, 11, 23, 10, 0, 1, tzinfo=timezone.utc)
 

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from steepy.cli import main
-from steepy.pilots import JOB_NAME, Pilots
+from steepy.engine.pilots import JOB_NAME, Pilots
 from steepy.registry import open_registry
 from tests.components import component, environment
 from tests.conftest import ROOT

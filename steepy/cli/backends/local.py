@@ -59,7 +59,7 @@ class LocalBackend:
                         self._agent.log_group_by_prefix)
 
     def log(self, chain_id: str, run_number: int, offset: int) -> bytes | None:
-        from steepy.logsource import find_log
+        from steepy.registry.logsource import find_log
 
         found = find_log(self._agent.log_dir, self._agent.log_group_by_prefix,
                          self.registry.logs, chain_id, run_number)
@@ -92,10 +92,10 @@ class LocalBackend:
                      macros: tuple[str, ...], cron: str | None, every: str | None,
                      name: str | None, timezone: str | None) -> dict:
         from steepy.errors import InputError
-        from steepy.ids import unique_id
+        from steepy.model.ids import unique_id
         from steepy.model.common import utcnow
         from steepy.model.schedule import Schedule
-        from steepy.triggers import parse_trigger
+        from steepy.model.triggers import parse_trigger
 
         try:
             trigger = parse_trigger(cron, every, timezone, utcnow())

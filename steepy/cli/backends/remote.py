@@ -27,7 +27,7 @@ class RemoteBackend:
     def submit(self, workflow_file: str, services: tuple[str, ...],
                macros: tuple[str, ...]) -> str:
         """The server checks the workflow against its own services and macros."""
-        from steepy.loading import read_file
+        from steepy.documents.loading import read_file
 
         text = read_file(workflow_file).text or ""
         response = self.api.request("POST", "/workflows", ok=(202, 400),
@@ -109,7 +109,7 @@ class RemoteBackend:
                      macros: tuple[str, ...], cron: str | None, every: str | None,
                      name: str | None, timezone: str | None) -> dict:
         """The server checks the workflow against its own services and macros."""
-        from steepy.loading import read_file
+        from steepy.documents.loading import read_file
 
         body = {"workflow": read_file(workflow_file).text or "", "cron": cron, "every": every,
                 "name": name, "timezone": timezone}

@@ -3,7 +3,7 @@
 Steep publishes on its Vert.x event bus whenever its registries change (NotifyingSubmissionRegistry,
 RemoteAgentRegistry, its agents' busy/idle markers, EventbusAppender for live log lines), and its
 web UI listens to those addresses. steepy writes the same changes as timeline events
-(steepy/feed.py); `translate` turns a batch of them into Steep's messages. Pure: what needs the
+(steepy/engine/feed.py); `translate` turns a batch of them into Steep's messages. Pure: what needs the
 database (a submission's body for `submissionAdded`, chain bodies for `processChainsAdded`, the
 agent of a finished run, a chain's status after a cancel) is put into the event beforehand under
 the keys `submission`, `chain`, `agent` and `chainStatus` (steepy/http/eventbus/lookups.py).

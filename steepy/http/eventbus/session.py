@@ -1,6 +1,6 @@
 """One client of the event bus bridge: what it registers to, and the messages it receives.
 
-Each session follows the live feed (steepy/feed.py) from the moment it opens, translates the
+Each session follows the live feed (steepy/engine/feed.py) from the moment it opens, translates the
 events into Steep's messages (messages.py) and sends those whose address the client has
 registered to. It closes when the client goes, when the client sends no ping for
 `PING_TIMEOUT_S` (as Vert.x's bridge does), when the client sends a broken SockJS frame, or
@@ -15,7 +15,7 @@ import time
 
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
-from steepy.feed import Subscription
+from steepy.engine.feed import Subscription
 from steepy.http.context import ApiContext
 from steepy.http.eventbus import sockjs
 from steepy.http.eventbus.logtail import LogTail

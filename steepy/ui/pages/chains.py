@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from starlette.requests import Request
 from starlette.responses import Response
 
-from steepy.durations import format_duration
+from steepy.model.durations import format_duration
 from steepy.model.processchain import Executable
 from steepy.model.policies import RetryPolicy, TimeoutPolicy
 from steepy.model.submission import ACTIVE_CHAIN, ProcessChainStatus

@@ -13,7 +13,7 @@ from starlette.responses import RedirectResponse, Response
 
 from steepy.ui.render import base_path, page as render
 from steepy.ui.routing import page
-from steepy.validation import MAX_API
+from steepy.documents.validation import MAX_API
 
 EXAMPLE = f"""\
 # A workflow in Steep's format, as YAML (or JSON, starting with `{{`).

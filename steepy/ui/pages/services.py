@@ -9,7 +9,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from steepy.durations import format_duration
+from steepy.model.durations import format_duration
 from steepy.model.conditions import RetryCondition
 from steepy.model.policies import RetryPolicy, TimeoutPolicy
 from steepy.ui.render import not_found

@@ -18,7 +18,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from steepy.durations import format_duration
+from steepy.model.durations import format_duration
 from steepy.ui.render import not_found, parse_time, when
 from steepy.ui.render import page as render
 from steepy.ui.routing import page

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from steepy.durations import format_duration
+from steepy.model.durations import format_duration
 
 HIDDEN = {"chain.progress"}  # stored every few seconds while a chain runs: noise here
 LIMIT = 500  # lines shown; the whole timeline is in the API

@@ -12,13 +12,13 @@ import logging
 from datetime import datetime
 from typing import Callable
 
-from steepy.housekeeping import GC_TIMER, GcSettings, collect_garbage
+from steepy.engine.housekeeping import GC_TIMER, GcSettings, collect_garbage
 from steepy.model.common import utcnow
 from steepy.registry import Registry
 from steepy.registry.failures import describe, is_database_failure
 from steepy.registry.offload import call
-from steepy.triggers import quartz_cron
-from steepy.waiting import in_rounds
+from steepy.model.triggers import quartz_cron
+from steepy.engine.waiting import in_rounds
 
 log = logging.getLogger(__name__)
 LATE_S = 0.002  # wake this much after a due time, so that it is due when looked at

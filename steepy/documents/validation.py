@@ -11,14 +11,14 @@ import re
 from dataclasses import dataclass
 from typing import Iterator
 
-from steepy.cycles import find_cycles
+from steepy.documents.cycles import find_cycles
 from steepy.errors import Problem, json_path
 from steepy.model.macro import MACRO_INPUT, MACRO_OUTPUT, Macro
 from steepy.model.service import Service
 from steepy.model.workflow import (Action, ExecuteAction, ForEachAction, IncludeAction, Variable,
                                    Workflow)
-from steepy.validation_macros import include_cycle_problems, services_reached
-from steepy.validation_services import check_services, known
+from steepy.documents.validation_macros import include_cycle_problems, services_reached
+from steepy.documents.validation_services import check_services, known
 
 MIN_API = (4, 0, 0)
 MAX_API = (4, 7, 0)

@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from steepy.errors import InputError, Problem, json_path
-from steepy.yamlreader import parse_yaml_all as _parse_yaml
+from steepy.documents.yamlreader import parse_yaml_all as _parse_yaml
 
 # package data (the top-level schemas/ links here), so that an installed wheel validates
-SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
+SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
 DOC_SUFFIXES = (".yaml", ".yml", ".json")
 
 
@@ -67,7 +67,7 @@ class Document:
 
 def parse_yaml_all(text: str, name: str) -> list[Document]:
     """Every YAML document of `text`, with positions. Raises InputError (also for a text whose
-    aliases stand for too many values: see steepy.yamlreader)."""
+    aliases stand for too many values: see steepy.documents.yamlreader)."""
     return [Document(data, name, positions) for data, positions in _parse_yaml(text, name)]
 
 
@@ -349,7 +349,7 @@ def _read_many(spec, kind: str, make: Callable[[dict, tuple], Any], what: str,
 def read_services(spec) -> Definitions:
     """Service metadata from a file, directory, glob or list → {id: Service}."""
     from steepy.model.service import Service
-    from steepy.validation_definitions import definition_problems
+    from steepy.documents.validation_definitions import definition_problems
 
     return _read_many(spec, "service", Service.from_json, "service", definition_problems)
 

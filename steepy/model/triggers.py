@@ -14,7 +14,7 @@ from apscheduler.triggers.base import BaseTrigger
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
-from steepy.durations import DurationError, format_duration, parse_duration
+from steepy.model.durations import DurationError, format_duration, parse_duration
 from steepy.errors import InputError, Problem
 
 MIN_INTERVAL_MS = 1000  # shorter intervals would make a schedule a busy loop

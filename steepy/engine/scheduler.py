@@ -21,13 +21,13 @@ from steepy.agent.config import FAILED, REQUEUED, TIMEOUT, AttemptRecord, ChainO
 from steepy.agent.runner import TIMEOUT_WORDS
 from steepy.model.common import iso_time
 from steepy.model.submission import ProcessChainStatus as CS
-from steepy.groupcommit import GroupCommit
+from steepy.engine.groupcommit import GroupCommit
 from steepy.registry import ChainQueue, ChainRecord, ClaimFor, RunEnd
 from steepy.registry.interfaces import Claimed
 from steepy.registry.failures import describe, is_database_failure
 from steepy.registry.offload import call, persist
 from steepy.registry.records import utcnow
-from steepy.waiting import in_rounds
+from steepy.engine.waiting import in_rounds
 
 log = logging.getLogger(__name__)
 PROGRESS_EVERY_S = 1.0  # a chain's estimated progress is stored at most this often

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterator
 
-from steepy.cycles import find_cycles
+from steepy.documents.cycles import find_cycles
 from steepy.errors import Problem
 from steepy.model.macro import Macro
 from steepy.model.workflow import Action, ExecuteAction, ForEachAction, IncludeAction

@@ -1,6 +1,6 @@
 """Checks of a service definition on its own that its schema cannot express, run whenever
-service metadata is read (`steepy.loading.read_services`). What a definition means for a
-workflow that uses it (parameters, runtimes) is `steepy.validation_services`.
+service metadata is read (`steepy.documents.loading.read_services`). What a definition means for a
+workflow that uses it (parameters, runtimes) is `steepy.documents.validation_services`.
 
 Kept apart from that module so that reading files needs nothing of the plugins (which
 validation_services asks for the runtimes steepy has).

@@ -20,9 +20,9 @@ from steepy.model.attempt import AttemptRecord
 from steepy.agent.executor import executor
 from steepy.agent.leftovers import end_groups, end_run_leftovers, is_running, orphaned_executors
 from steepy.model.attempt import RUNNING
-from steepy.controller import Controller
-from steepy.housekeeping import GcSettings
-from steepy.ids import unique_id
+from steepy.engine.controller import Controller
+from steepy.engine.housekeeping import GcSettings
+from steepy.model.ids import unique_id
 from steepy.model.macro import Macro
 from steepy.model.service import Service
 from steepy.model.submission import SubmissionStatus
@@ -30,9 +30,9 @@ from steepy.notifications.delivery import DeliverySettings, Notifier
 from steepy.registry import Registry
 from steepy.registry.failures import MAX_BACKOFF_S, describe, is_database_failure
 from steepy.registry.offload import call
-from steepy.scheduler import Scheduler
-from steepy.timekeeper import Timekeeper
-from steepy.waiting import wait_event
+from steepy.engine.scheduler import Scheduler
+from steepy.engine.timekeeper import Timekeeper
+from steepy.engine.waiting import wait_event
 
 log = logging.getLogger(__name__)
 
