@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from steepy.engine.waiting import wait_event
+from steepy.model.clock import wait_event
 
 
 async def _cancelled_as_the_event_fires(wait) -> bool:
@@ -40,7 +40,7 @@ async def test_in_rounds_waits_out_a_failing_database_and_raises_anything_else(c
     import pytest
     from sqlalchemy.exc import OperationalError
 
-    from steepy.engine.waiting import in_rounds
+    from steepy.registry.outage import in_rounds
 
     wake, stop = asyncio.Event(), asyncio.Event()
     calls: list[float] = []

@@ -7,7 +7,7 @@ import logging
 from pathlib import Path
 from typing import Callable, Protocol
 
-from steepy.engine.waiting import wait_event
+from steepy.model.clock import wait_event
 
 log = logging.getLogger(__name__)
 

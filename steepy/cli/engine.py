@@ -13,7 +13,7 @@ from steepy.cli.common import (AGENTS_OPTION, DB_OPTION, EXIT_CODES, MACROS_OPTI
                                open_registry_or_fail, prepare)
 from steepy.model.submission import ACTIVE_SUBMISSION
 from steepy.registry.offload import call
-from steepy.engine.waiting import wait_event
+from steepy.model.clock import wait_event
 
 
 def print_events(registry, submission_id: str, after: int) -> int:

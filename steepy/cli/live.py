@@ -16,7 +16,7 @@ from steepy.cli.output import event_line
 from steepy.model.submission import ProcessChainStatus as CS
 from steepy.registry import Registry
 from steepy.registry.records import utcnow
-from steepy.engine.waiting import wait_event
+from steepy.model.clock import wait_event
 
 STATUSES = (CS.REGISTERED, CS.RUNNING, CS.PAUSED, CS.SUCCESS, CS.ERROR, CS.CANCELLED)  # columns
 STYLES = {CS.RUNNING: "cyan", CS.PAUSED: "yellow", CS.SUCCESS: "green", CS.ERROR: "red",

@@ -25,7 +25,7 @@ from steepy.model.submission import (ProcessChainStatus as CS, Submission,
 from steepy.registry import ChainRecord, SubmissionStore
 from steepy.registry.failures import MAX_BACKOFF_S, describe, is_database_failure
 from steepy.registry.offload import call
-from steepy.engine.waiting import wait_event
+from steepy.model.clock import wait_event
 
 log = logging.getLogger(__name__)
 

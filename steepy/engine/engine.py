@@ -32,7 +32,7 @@ from steepy.registry.failures import MAX_BACKOFF_S, describe, is_database_failur
 from steepy.registry.offload import call
 from steepy.engine.scheduler import Scheduler
 from steepy.engine.timekeeper import Timekeeper
-from steepy.engine.waiting import wait_event
+from steepy.model.clock import wait_event
 
 log = logging.getLogger(__name__)
 

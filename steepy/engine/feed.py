@@ -22,7 +22,7 @@ from typing import Callable
 from steepy.registry import ReadViews
 from steepy.registry.failures import describe, is_database_failure
 from steepy.registry.offload import call
-from steepy.engine.waiting import wait_event
+from steepy.model.clock import wait_event
 
 log = logging.getLogger(__name__)
 

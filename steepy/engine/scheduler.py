@@ -27,7 +27,7 @@ from steepy.registry.interfaces import Claimed
 from steepy.registry.failures import describe, is_database_failure
 from steepy.registry.offload import call, persist
 from steepy.registry.records import utcnow
-from steepy.engine.waiting import in_rounds
+from steepy.registry.outage import in_rounds
 
 log = logging.getLogger(__name__)
 PROGRESS_EVERY_S = 1.0  # a chain's estimated progress is stored at most this often

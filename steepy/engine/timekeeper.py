@@ -18,7 +18,7 @@ from steepy.registry import Registry
 from steepy.registry.failures import describe, is_database_failure
 from steepy.registry.offload import call
 from steepy.model.triggers import quartz_cron
-from steepy.engine.waiting import in_rounds
+from steepy.registry.outage import in_rounds
 
 log = logging.getLogger(__name__)
 LATE_S = 0.002  # wake this much after a due time, so that it is due when looked at

@@ -29,7 +29,7 @@ from steepy.registry.failures import describe, is_database_failure
 from steepy.registry.interfaces import Outbox
 from steepy.registry.offload import call
 from steepy.registry.records import Delivery
-from steepy.engine.waiting import in_rounds
+from steepy.registry.outage import in_rounds
 
 if TYPE_CHECKING:
     import httpx  # imported when there are webhooks: it takes a tenth of a second

@@ -1,13 +1,6 @@
-"""Waiting for an event with a time limit, without ever losing a cancellation.
-
-Python 3.11's `asyncio.wait_for` can swallow an outside cancellation when the awaited event
-fires at the same moment (fixed in 3.12): a task cancelled at shutdown then runs on forever.
-`asyncio.timeout` tells its own deadline from an outside cancellation, so this is built on it.
-
-`in_rounds` is the loop of the engine's background tasks (scheduler, timekeeper, notifier):
-a round, then sleep until woken or the round's own deadline; a failing database is said and
-waited out with backoff instead of ending the task.
-"""
+"""Living through a database outage: the engine's background tasks (scheduler, timekeeper,
+notifier) run in rounds, and a round that fails because the database does is said and tried
+again with backoff instead of ending the task."""
 
 from __future__ import annotations
 
@@ -15,17 +8,8 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
+from steepy.model.clock import wait_event
 from steepy.registry.failures import MAX_BACKOFF_S, describe, is_database_failure
-
-
-async def wait_event(event: asyncio.Event, timeout_s: float) -> bool:
-    """Wait until `event` is set or `timeout_s` has passed; True if it was set."""
-    try:
-        async with asyncio.timeout(max(timeout_s, 0)):
-            await event.wait()
-    except TimeoutError:
-        return event.is_set()
-    return True
 
 
 async def in_rounds(name: str, one_round: Callable[[], Awaitable[float]], wake: asyncio.Event,
