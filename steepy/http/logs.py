@@ -11,7 +11,7 @@ import re
 from fastapi import APIRouter, Query, Request
 from starlette.responses import Response, StreamingResponse
 
-from steepy.registry.logsource import find_log
+from steepy.agent.logsource import find_log
 from steepy.http.errors import ApiError
 from steepy.http.responses import INT_MAX, context
 from steepy.model.submission import WAITING_CHAIN

@@ -59,7 +59,7 @@ class LocalBackend:
                         self._agent.log_group_by_prefix)
 
     def log(self, chain_id: str, run_number: int, offset: int) -> bytes | None:
-        from steepy.registry.logsource import find_log
+        from steepy.agent.logsource import find_log
 
         found = find_log(self._agent.log_dir, self._agent.log_group_by_prefix,
                          self.registry.logs, chain_id, run_number)

@@ -16,7 +16,7 @@ from starlette.responses import Response
 from starlette.routing import Match, Route
 from starlette.types import Scope
 
-from steepy.registry.logsource import find_log
+from steepy.agent.logsource import find_log
 from steepy.model.submission import FINISHED_CHAIN
 from steepy.ui.render import not_found
 from steepy.ui.render import page as render
