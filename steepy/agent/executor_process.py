@@ -25,7 +25,10 @@ else:  # run as a script: `-I` left this file's directory off sys.path (appended
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
-SIGDEF = (signal.SIGPIPE, signal.SIGXFSZ)  # ignored by Python, default again in a tool
+# every disposition back to default in a tool: Python ignores SIGPIPE and SIGXFSZ, and an
+# engine started under `nohup` (or by anything that ignores signals) passes SIGHUP and the
+# like on as ignored; a tool behaves the same however its engine was started
+SIGDEF = tuple(set(signal.valid_signals()) - {signal.SIGKILL, signal.SIGSTOP})
 
 
 def _prctl(option: int, value: int) -> None:
