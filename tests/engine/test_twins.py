@@ -388,19 +388,21 @@ def test_kill_9_at_random_moments_never_leaves_a_tool_nor_runs_one_twice(tmp_pat
     sid = submitted.stdout.split()[-1]
     seed = random.randrange(1 << 30)
     rnd = random.Random(seed)
-    budget = time.monotonic() + 45
-    kills = 0
+    kills = hits = 0
     registry = open_registry(common[1])
-    while time.monotonic() < budget and kills < 8 and \
-            registry.views.get_submission(sid).status != "SUCCESS":
+    # no wall-clock budget: on a loaded machine a worker takes many seconds to start its tools
+    # (a fresh clone's run at load 10 killed 8 workers in 45 s before any tool started)
+    while kills < 7 and registry.views.get_submission(sid).status != "SUCCESS":
         worker = subprocess.Popen(_steepy("worker", "--agents", str(CHAINS), *common), env=env,
                                   cwd=tmp_path, stdout=subprocess.DEVNULL,
                                   stderr=subprocess.DEVNULL, start_new_session=True)
         try:
             if kills % 3 == 1:  # as soon as a tool appears: inside its chain of execs
-                end = time.monotonic() + 5
+                end = time.monotonic() + 60
                 while not _tools_running(tool) and time.monotonic() < end:
                     time.sleep(0.005)
+                assert _tools_running(tool), f"no tool started within 60 s (seed {seed})"
+                hits += 1
             else:  # the engine starts in about a second; its tools exec for ~0.1 s more
                 time.sleep(rnd.uniform(0.5, 3.0))
             if kills % 2:
@@ -420,9 +422,9 @@ def test_kill_9_at_random_moments_never_leaves_a_tool_nor_runs_one_twice(tmp_pat
         assert all(_lock_free(p) for p in _files(tmp_path, ".lock")), f"seed {seed}"
         assert _files(tmp_path, ".twins") == [], f"seed {seed}"
     assert kills >= 4, f"seed {seed}"  # (the tools take 3 s: no worker finished them)
-    # the kills did hit running tools (each start is one line)
+    # the kills did hit running tools (each start is one line): at least those waited for
     starts = sum(len(p.read_text().split()) for p in _files(tmp_path, ".starts"))
-    assert starts >= CHAINS, f"seed {seed}"
+    assert hits >= 2 and starts >= hits, f"seed {seed}"
     again = subprocess.run(_steepy("worker", "--agents", str(CHAINS), "--exit-when-idle", *common),
                            env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert again.returncode == 0, again.stderr
