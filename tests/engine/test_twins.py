@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -207,19 +208,20 @@ def _lost_run(registry, tmp_path: Path, engine_pid: int | None = None):
 
 
 def _record_attempt(registry, chain_id: str, run: int, executor: tuple[int, float] | None,
-                    pgid: int) -> None:
-    """The row the dead engine wrote when its attempt started."""
+                    pgid: int, started: datetime) -> None:
+    """The row the dead engine wrote when its attempt started: its start time is taken
+    before the tool is spawned, as the agent takes it (a row stamped after the tool had
+    started, late on a loaded machine, was older than the 1 s the leftover search allows)."""
     import socket
 
     from sqlalchemy import insert
 
-    from steepy.model.common import utcnow
     from steepy.registry.tables import attempts
 
     with registry.db.write() as conn:
         conn.execute(insert(attempts).values(
             chain_id=chain_id, run_number=run, executable_id="e", service_id="sleep",
-            attempt=1, ordinal=1, start_time=utcnow(), outcome="RUNNING",
+            attempt=1, ordinal=1, start_time=started, outcome="RUNNING",
             host=socket.gethostname(), executor_pid=None if executor is None else executor[0],
             executor_started=None if executor is None else executor[1], pgid=pgid))
 
@@ -244,7 +246,10 @@ async def test_recovery_waits_for_the_dead_engines_executor(tmp_path: Path, capl
     from tests.agent.test_executor import running, start_engine
     from tests.engine.test_engine import SERVICES, _settings
 
+    from steepy.model.common import utcnow
+
     pgid_file = tmp_path / "pgid"
+    started = utcnow()
     dead, executor_pid = start_engine(tmp_path, [[sys.executable, "-S", "-c", STUBBORN,
                                                   str(pgid_file)]], grace_ms=1500)
     try:
@@ -253,7 +258,7 @@ async def test_recovery_waits_for_the_dead_engines_executor(tmp_path: Path, capl
         executor = (executor_pid, psutil.Process(executor_pid).create_time())
         registry = open_registry(f"sqlite:///{tmp_path / 'steepy.db'}")
         chain_id, run = _lost_run(registry, tmp_path, dead.pid)
-        _record_attempt(registry, chain_id, run, executor, tool)
+        _record_attempt(registry, chain_id, run, executor, tool, started)
         os.kill(dead.pid, signal.SIGKILL)
         dead.wait()
         if executor_too:
