@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 
 PORT ?= 8080
 
-.PHONY: run demo test screenshots clean
+.PHONY: run demo test test-fast screenshots clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,6 +29,13 @@ demo: $(STAMP)
 WORKERS ?= 2
 test: $(STAMP)
 	@$(BIN)/python -m pytest -n $(WORKERS) --dist loadfile
+
+# the inner loop, in seconds: every test but those that start processes (the CLI, servers,
+# tools, executors) or need PostgreSQL, SLURM, dockerd or a browser, or are slow; a test of
+# this selection that starts a process fails (mark it `process`: tests/floor.py)
+FAST := not (process or postgres or slurm or docker or browser or slow)
+test-fast: $(STAMP)
+	@$(BIN)/python -m pytest -n $(WORKERS) -m "$(FAST)"
 
 # docs/screenshots/ui-*.png, made again from a fresh server in Debian's Chromium (.ci/chromium)
 screenshots: $(STAMP)

@@ -8,6 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.floor import (pytest_collection_modifyitems, pytest_configure,  # noqa: F401 - hooks
+                         pytest_runtest_call, pytest_runtest_setup, pytest_runtest_teardown)
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -86,17 +89,14 @@ def conformance() -> Path:
 @pytest.fixture(scope="session")
 def postgres_server() -> str:
     """URL of the test PostgreSQL server: $STEEPY_TEST_PG_URL, else the one `.ci/postgres`
-    installs and starts (a failure there fails the tests, it does not skip them)."""
-    import subprocess
+    installs and starts as a component (tests/components.py: stopped when the last test
+    session that uses it ends; a missing one skips with one line, fails under CI=true)."""
+    from tests.components import component
 
     url = os.environ.get("STEEPY_TEST_PG_URL")
     if url:
         return url
-    result = subprocess.run([str(ROOT / ".ci" / "postgres"), "start"], capture_output=True,
-                            text=True, timeout=600)
-    if result.returncode != 0:
-        pytest.fail(f".ci/postgres start failed:\n{result.stderr}", pytrace=False)
-    return result.stdout.strip().splitlines()[-1]
+    return component("postgres")["STEEPY_TEST_PG_URL"]
 
 
 @pytest.fixture
@@ -124,3 +124,32 @@ def database_url(request, tmp_path) -> str:
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'steepy.db'}"
     return request.getfixturevalue("postgres_url")
+
+
+def open_memory_registry():
+    """A registry in memory (`sqlite://`): the same SQL, schema and migrations as a file, on
+    one connection that every thread shares (SQLAlchemy's StaticPool). For logic that runs
+    one thing at a time: concurrent transactions from several threads would share that
+    connection, and a second open is a second, empty database."""
+    from sqlalchemy.pool import StaticPool
+
+    import steepy.registry.database as database
+    from steepy.registry import Registry
+
+    # open_engine gives `sqlite://' SQLAlchemy's default pool, one connection (and so one
+    # empty database) per thread: the pool is chosen here, for the engine's creation only
+    create_engine = database.create_engine
+    database.create_engine = lambda url, **kw: create_engine(url, poolclass=StaticPool, **kw)
+    try:
+        return Registry(database.open_engine("sqlite://"))
+    finally:
+        database.create_engine = create_engine
+
+
+@pytest.fixture
+def memory_registry():
+    """A new registry in memory (see `open_memory_registry`), closed after the test."""
+    registry = open_memory_registry()
+    yield registry
+    registry.close()
+

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from steepy.cli import main
@@ -122,6 +123,7 @@ def test_plan_refuses_an_invalid_workflow(tmp_path) -> None:
     assert result.exit_code == 2 and "Service `nope' is not defined" in result.output
 
 
+@pytest.mark.process  # the installed entry point in a process of its own is the point
 def test_python_dash_m_steepy_is_the_command() -> None:
     import subprocess
     import sys

@@ -19,7 +19,7 @@ from tests.components import component, environment, unavailable
 
 # The first start of a component may install Debian packages (Chromium: 30 s to 2 min,
 # longer while another apt holds the lock); a warm start takes 0.1-2 s.
-pytestmark = pytest.mark.timeout(900)
+pytestmark = [pytest.mark.timeout(900), pytest.mark.process]
 
 FINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY"}
 
@@ -30,6 +30,7 @@ def _job_fields(job: str, env: dict[str, str]) -> dict[str, str]:
     return dict(f.split("=", 1) for f in out.split() if "=" in f)
 
 
+@pytest.mark.slurm
 def test_slurm_runs_a_batch_job_and_srun(tmp_path: Path) -> None:
     info = component("slurm")
     env = {**os.environ, **environment(info)}
@@ -82,6 +83,7 @@ def _running(mark: str) -> bool:
     return False
 
 
+@pytest.mark.docker
 def test_docker_runs_a_local_image_without_network() -> None:
     info = component("docker")
     env = {**os.environ, **environment(info)}
@@ -101,6 +103,7 @@ class _QuietHandler(SimpleHTTPRequestHandler):
         pass
 
 
+@pytest.mark.browser
 def test_chromium_shows_a_local_page_through_playwright(tmp_path: Path) -> None:
     info = component("chromium")
     try:
@@ -141,6 +144,7 @@ def _ports(spec: str) -> range:
     return range(int(first), int(last or first) + 1)
 
 
+@pytest.mark.slurm
 def test_the_components_listen_below_the_ephemeral_range(postgres_server: str) -> None:
     """A client's TIME_WAIT on a port blocks a listener's bind() there for 60 s, and the suite
     makes thousands of loopback connections: slurmd on 56818 failed to start in CI."""

@@ -14,6 +14,8 @@ from steepy.cli import main
 from steepy.cli.common import engine_settings
 from steepy.config import DEFAULTS, load_config
 from steepy.errors import InputError
+from steepy.plugins.pluginset import load_plugins
+from steepy.runtimes.docker import DockerSettings
 from tests.conftest import ROOT
 
 WORKFLOW = str(ROOT / "workflows" / "linear.yaml")
@@ -62,9 +64,6 @@ def _where(problem) -> tuple:
     ("agent:\n  capabilities: [gpu, [x]]\n", (2, 23, "agent.capabilities[1]"), "string"),
     ("http:\n  port: 70000\n", (2, 9, "http.port"), "at most 65535"),
     ("http.postMaxSize: 10 XB\n", (1, 19, "http.postMaxSize"), "not a size"),
-    ("runtimes:\n  docker:\n    pull: sometimes\n", (3, 11, "runtimes.docker.pull"),
-     "auto, always, missing or never"),
-    ("runtimes.docker.volumes: {a: b}\n", (1, 26, "runtimes.docker.volumes"), "list"),
     ("tmpPath: ''\n", (1, 10, "tmpPath"), "empty"),
     ("services: {a: b}\n", (1, 11, "services"), "file, folder or glob"),
     ("agent: 5\n", (1, 8, "agent"), "expected an object"),
@@ -80,6 +79,46 @@ def test_a_bad_value_is_a_problem_at_its_place(tmp_path, text, where, words) -> 
     assert len(problems) == 1, problems
     assert _where(problems[0]) == ("steepy.yaml", *where)
     assert words in problems[0].message
+
+
+@pytest.mark.parametrize("text, where, words", [
+    ("runtimes:\n  docker:\n    pull: sometimes\n", (3, 11, "runtimes.docker.pull"),
+     "auto, always, missing or never"),
+    ("runtimes.docker.volumes: {a: b}\n", (1, 26, "runtimes.docker.volumes"), "list"),
+    ("runtimes:\n  slurm:\n    timeLimit: 2\n", (3, 16, "runtimes.slurm.timeLimit"),
+     "needs a unit"),
+    ("runtimes:\n  slurm:\n    capabilities:\n      gpu: [--gres=gpu:1, {a: b}]\n",
+     (4, 27, "runtimes.slurm.capabilities.gpu[1]"), "string"),
+    ("runtimes.slurm.partiton: long\n", (1, 26, "runtimes.slurm.partiton"),
+     "runtime `slurm' has no setting `partiton'; did you mean partition?"),
+    ("runtimes:\n  docker: 5\n", (2, 11, "runtimes.docker"), "expected an object"),
+])
+def test_a_bad_runtime_setting_is_a_problem_at_its_place(tmp_path, text, where, words) -> None:
+    """Each runtime's section is checked against the settings class the runtime declares,
+    when the plugins are loaded with the configuration (every command that runs or checks
+    workflows loads them): located like every other key, an unknown key an error."""
+    (tmp_path / "steepy.yaml").write_text(text)
+    with pytest.raises(InputError) as caught:
+        load_plugins(_load(tmp_path))
+    problems = caught.value.problems
+    assert len(problems) == 1, problems
+    assert _where(problems[0]) == ("steepy.yaml", *where)
+    assert words in problems[0].message
+
+
+def test_a_runtime_setting_from_a_variable(tmp_path) -> None:
+    problems = _problems_of_plugins(tmp_path, {"STEEPY_RUNTIMES_DOCKER_PULL": "sometimes"})
+    assert [(p.file, p.line, p.path) for p in problems] == [
+        ("$STEEPY_RUNTIMES_DOCKER_PULL", None, "runtimes.docker.pull")]
+    (tmp_path / "steepy.yaml").write_text("runtimes.slurm.extraArgs: [--exclusive]\n")
+    settings = load_plugins(_load(tmp_path, {"STEEP_RUNTIMES_SLURM_EXTRAARGS": "--qos=low"}))
+    assert settings.runtime_settings("slurm")["extraArgs"] == ["--qos=low"]  # over the file's
+
+
+def _problems_of_plugins(directory: Path, environ: dict) -> list:
+    with pytest.raises(InputError) as caught:
+        load_plugins(_load(directory, environ))
+    return caught.value.problems
 
 
 def test_every_problem_is_reported_at_once(tmp_path) -> None:
@@ -180,7 +219,7 @@ def test_variables_are_read_as_yaml_and_override_the_file(tmp_path) -> None:
     assert config.agent.output_lines_to_collect == 50
     assert config.scheduler.lookup_interval == 90_000
     assert config.http.token == "00123"  # a string key keeps the text, not the number 123
-    assert config.runtimes.docker.volumes == ["/a:/b", "/c:/d"]
+    assert config.runtime_settings("docker", DockerSettings).volumes == ["/a:/b", "/c:/d"]
 
 
 def test_the_process_environment_is_read(tmp_path, monkeypatch) -> None:
@@ -227,9 +266,9 @@ def test_docker_settings_reach_the_agents(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("STEEPY_RUNTIMES_DOCKER_ENV", "C=3")
     settings = engine_settings(None)
     agent = settings.agent
-    assert (agent.docker_pull, agent.docker_env, agent.docker_volumes) == (
-        "never", ["C=3"], ["/data:/data:ro"])
-    assert agent.docker_command == "podman"  # a drop-in client
+    docker = agent.runtime_settings("docker")
+    assert (docker.pull, docker.env, docker.volumes) == ("never", ["C=3"], ["/data:/data:ro"])
+    assert docker.command == "podman"  # a drop-in client
     assert agent.kill_grace_period_ms == 3000 and agent.tmp_path == str(tmp_path / "t")
     assert settings.capabilities == ["docker"] and settings.sweep_s == 2.0
 
@@ -250,7 +289,9 @@ def _stored(tmp_path) -> list[Path]:
 BAD = [pytest.param("agent:\n  instances: many\n", "steepy.yaml:2:14: agent.instances: ",
                     id="instances-many"),
        pytest.param("scheduler.lookupInterval: 2\n", "steepy.yaml:1:27: scheduler.lookupInterval: ",
-                    id="bare-duration")]
+                    id="bare-duration"),
+       pytest.param("runtimes:\n  docker:\n    pull: sometimes\n",
+                    "steepy.yaml:3:11: runtimes.docker.pull: ", id="runtime-setting")]
 GIVEN_DB = ["--db", "sqlite:///given.db"]
 
 

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import ROOT
 
 
@@ -29,27 +31,28 @@ def _type_checking(node: ast.AST) -> bool:
         or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"))
 
 
-def _imports(tree: ast.AST):
+def _imports(tree: ast.AST, type_only: bool = False):
     """Every import statement, at module level or inside functions, but not those only
-    for type checkers."""
+    for type checkers (unless `type_only')."""
     for node in ast.iter_child_nodes(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             yield node
-        if _type_checking(node):
+        if _type_checking(node) and not type_only:
             for child in node.orelse:  # `else:' runs
                 yield from _imports(ast.Module(body=[child], type_ignores=[]))
             continue
-        yield from _imports(node)
+        yield from _imports(node, type_only)
 
 
-def import_graph(root: Path, package: str) -> dict[str, set[str]]:
-    """Module -> the modules of the package it imports. `from a import b' counts as
-    importing a.b when that is a module, else a."""
+def import_graph(root: Path, package: str, type_only: bool = False) -> dict[str, set[str]]:
+    """Module -> the modules of the package it imports (`type_only': also the imports only
+    for type checkers). `from a import b' counts as importing a.b when that is a module,
+    else a."""
     modules = _modules(root, package)
     graph: dict[str, set[str]] = {}
     for name, (path, is_package) in modules.items():
         targets: set[str] = set()
-        for node in _imports(ast.parse(path.read_text(), str(path))):
+        for node in _imports(ast.parse(path.read_text(), str(path)), type_only):
             if isinstance(node, ast.Import):
                 targets.update(alias.name for alias in node.names)
                 continue
@@ -101,6 +104,7 @@ def test_steepy_has_no_import_cycle() -> None:
     assert cycles(graph) == []
 
 
+@pytest.mark.process  # a fresh interpreter shows what importing the package imports
 def test_the_http_package_imports_nothing_from_the_cli() -> None:
     graph = import_graph(ROOT, "steepy")
     http = {name: targets for name, targets in graph.items() if name.startswith("steepy.http")}
@@ -130,3 +134,63 @@ def test_the_checks_find_what_they_look_for(tmp_path) -> None:
     assert graph == {"pkg": {"pkg.sub.b"}, "pkg.sub": set(), "pkg.sub.b": {"pkg.c"},
                      "pkg.c": {"pkg.sub.b"}, "pkg.d": {"pkg.c"}}
     assert cycles(graph) == [["pkg.c", "pkg.sub.b"]]
+
+
+def test_no_cycle_counting_type_only_imports() -> None:
+    """An import only for type checkers still ties two modules together: none closes a
+    circle either."""
+    graph = import_graph(ROOT, "steepy", type_only=True)
+    assert "steepy.config" in graph["steepy.agent.config"]  # (only for type checkers there)
+    assert cycles(graph) == []
+
+
+def _package(module: str) -> str:
+    return ".".join(module.split(".")[:2])
+
+
+def test_plugins_runtimes_documents_and_the_agent_keep_their_places() -> None:
+    """The runtimes' seam lives with the runtimes (they import no plugin machinery), checking
+    documents takes the runtimes as a parameter (no plugins), the plugins know no engine, and
+    the agent gets its plugins handed (not the process's set, pluginset)."""
+    graph = import_graph(ROOT, "steepy", type_only=True)
+    banned = {"steepy.plugins": ("steepy.engine",), "steepy.runtimes": ("steepy.plugins",),
+              "steepy.documents": ("steepy.plugins",), "steepy.config": ("steepy.plugins",
+                                                                         "steepy.runtimes")}
+    found = sorted((name, target) for name, targets in graph.items() for target in targets
+                   if _package(target) in banned.get(_package(name), ())
+                   or (_package(name) == "steepy.agent" and target == "steepy.plugins.pluginset"))
+    assert found == []
+    assert "steepy.runtimes.seam" in graph["steepy.runtimes.docker"]  # the check sees them
+
+
+def package_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Wing -> the wings it imports (`steepy.agent.runner' belongs to `steepy.agent')."""
+    wings: dict[str, set[str]] = {_package(name): set() for name in graph}
+    for name, targets in graph.items():
+        wings[_package(name)] |= {_package(t) for t in targets} - {_package(name)}
+    return wings
+
+
+def test_no_loop_between_packages() -> None:
+    """Wings import one way: no two packages import each other, however indirectly (type-only
+    imports count)."""
+    wings = package_graph(import_graph(ROOT, "steepy", type_only=True))
+    assert {"steepy.engine", "steepy.agent", "steepy.registry"} <= set(wings)
+    assert "steepy.agent" in wings["steepy.engine"]  # (the check sees the edges)
+    assert cycles(wings) == []
+
+
+# what may lie at the top of steepy/: the package's face and what every wing shares
+TOP = {"__init__.py", "__main__.py", "errors.py"}
+
+
+def test_nothing_loose_at_the_top() -> None:
+    """Every module belongs to a wing (a package), except the few every wing shares."""
+    loose = sorted(p.name for p in (ROOT / "steepy").glob("*.py") if p.name not in TOP)
+    assert loose == []
+
+
+def test_the_loop_check_finds_a_loop_between_packages() -> None:
+    graph = {"steepy.a.x": {"steepy.b.y"}, "steepy.b.y": set(), "steepy.b.z": {"steepy.a"},
+             "steepy.a": set()}
+    assert cycles(package_graph(graph)) == [["steepy.a", "steepy.b"]]

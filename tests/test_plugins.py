@@ -4,13 +4,11 @@ for what is missing), and each kind at work where Steep applies it."""
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from steepy.agent import AgentConfig, LocalAgent
 from steepy.config import load_config
@@ -23,11 +21,12 @@ from steepy.model.processchain import Argument, ArgumentVariable, Executable, Pr
 from steepy.model.submission import ProcessChainStatus, SubmissionStatus
 from steepy.plugins.pluginset import PluginSet, load_plugins
 from steepy.registry import open_registry
+from steepy.cli import main
 from tests.conftest import ROOT
 
 MODULE = '''\
 import json, os, pathlib
-from steepy.plugins import Launch
+from steepy.plugins import Launch, RuntimeSettings
 from steepy.model.processchain import Argument, ArgumentVariable
 
 SEEN = pathlib.Path(os.environ.get("PLUGIN_NOTES", "/nonexistent"))
@@ -38,7 +37,23 @@ def note(text):
         f.write(text + "\\n")
 
 
+class LsfSettings(RuntimeSettings):
+    partition: str = "normal"
+    slots: int = 1
+
+
 class Runtime:
+    settings_class = LsfSettings
+
+    def command(self, executable, context):
+        settings = context.settings
+        note(f"{type(settings).__name__}: {settings.slots} slots in {settings['partition']}")
+        return Launch(["true"])
+
+
+class BadSettingsRuntime:
+    settings_class = dict
+
     def command(self, executable, context):
         return Launch(["true"])
 
@@ -177,7 +192,8 @@ def test_declared_plugins_with_steeps_descriptor_fields(tmp_path, plugmod) -> No
     assert found["lsf"]["supportedRuntime"] == "lsf"
     assert [p.name for p in plugins.of("processChainAdapter")] == ["first", "counting"]
     assert plugins.runtime_names() == ["other", "docker", "slurm", "lsf"]
-    assert plugins.runtime_settings("lsf") == {"partition": "big"}
+    assert plugins.runtime_settings("lsf").partition == "big"
+    assert plugins.runtime_settings("lsf")["slots"] == 1  # its default
 
 
 def test_steeps_plugin_files_are_ignored_with_a_warning(tmp_path) -> None:
@@ -207,6 +223,9 @@ def test_steeps_plugin_files_are_ignored_with_a_warning(tmp_path) -> None:
     ("type: runtime\n    object: {mod}:WrongSignature",
      "plugin `p' (runtime): command(executable) of `WrongSignature' cannot be called as "
      "command(executable, context)"),
+    ("type: runtime\n    object: {mod}:BadSettingsRuntime",
+     "plugin `p' (runtime): its `settings_class' must be a subclass of "
+     "steepy.runtimes.RuntimeSettings"),
     ("type: runtime\n    object: {mod}:NeedsArguments",
      "plugin `p' (runtime): cannot make an instance of `NeedsArguments' without arguments: "
      "TypeError:"),
@@ -265,16 +284,15 @@ def test_declarations_are_checked_with_the_configuration(tmp_path, declaration, 
     assert str(caught.value.problems[0]).replace(str(tmp_path) + "/", "").startswith(message)
 
 
-def test_the_commands_say_it_in_one_line_and_exit_2(tmp_path, plugmod) -> None:
+def test_the_commands_say_it_in_one_line_and_exit_2(tmp_path, plugmod, monkeypatch) -> None:
     (tmp_path / "steepy.yaml").write_text(
         f"plugins:\n  - name: broken\n    type: runtime\n    object: {plugmod}:Missing\n")
     (tmp_path / "w.yaml").write_text("api: 4.7.0\nactions: []\n")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(tmp_path)]))
+    monkeypatch.chdir(tmp_path)  # where the commands find steepy.yaml (plugmod is importable)
     for args in (["plugins"], ["run", "w.yaml", "--db", f"sqlite:///{tmp_path / 'db'}"],
                  ["worker", "--db", f"sqlite:///{tmp_path / 'db'}"]):
-        done = subprocess.run([sys.executable, "-m", "steepy.cli", *args], cwd=tmp_path, env=env,
-                              capture_output=True, text=True, timeout=60)
-        assert done.returncode == 2, done.stderr
+        done = CliRunner().invoke(main, args)
+        assert done.exit_code == 2, (done.stderr, done.exception)
         first, summary = done.stderr.splitlines()
         assert first == (f"steepy.yaml:2:5: plugins[0]: plugin `broken' (runtime): `{plugmod}' "
                          "has no attribute `Missing'")
@@ -288,6 +306,7 @@ def _chain(*executables: Executable) -> ProcessChain:
     return ProcessChain(unique_id(), list(executables))
 
 
+@pytest.mark.process  # the agent runs real tools
 async def test_input_adapter_output_adapter_and_progress_estimator_in_the_agent(
         tmp_path, plugmod) -> None:
     plugins = _load(tmp_path, f"""\
@@ -319,7 +338,7 @@ async def test_input_adapter_output_adapter_and_progress_estimator_in_the_agent(
     assert outcome.status == ProcessChainStatus.SUCCESS, outcome.error_message
     assert out.read_text().split() == ["alpha", "beta", "gamma"]  # one argument a word
     assert outcome.results == {"result": [str(out), 1]}
-    progress = [d["progress"] for kind, d in events if kind == "progress"]
+    progress = [d["progress"] for kind, d in events if kind == "chain.progress"]
     assert progress[:3] == [0.25, 0.5, 0.75] and progress[-1] == 1.0
 
 
@@ -335,6 +354,7 @@ async def test_a_failing_runtime_fails_the_attempt_not_the_agent(tmp_path, plugm
                                             "cannot start it: TypeError:")
 
 
+@pytest.mark.process  # the agent runs real tools
 async def test_a_runtime_says_how_a_failed_attempt_ended(tmp_path, plugmod) -> None:
     """`Launch.explain`: what the runtime knows (a cluster's job state) joins the error
     message; a runtime that cannot tell leaves the message as it was."""
@@ -368,6 +388,7 @@ actions:
 """
 
 
+@pytest.mark.process  # the agent runs real tools
 async def test_checker_chain_adapter_and_initializer_in_the_engine(tmp_path, plugmod,
                                                                    monkeypatch) -> None:
     plugins = _load(tmp_path, f"""\
@@ -435,8 +456,60 @@ def test_settings_of_a_runtime_that_is_not_loaded_are_a_warning(tmp_path, plugmo
           lfs:
             partition: small
         """)
-    assert plugins.runtime_settings("lsf") == {"partition": "big"}
+    assert plugins.runtime_settings("lsf").partition == "big"
     (warning,) = plugins.warnings
     assert str(warning).replace(f"{tmp_path}/", "") == (
         "steepy.yaml:6:16: runtimes.lfs.partition: no runtime `lfs' is loaded (did you mean "
         "lsf?); its settings are ignored")
+
+
+def test_a_declared_runtimes_settings_are_checked(tmp_path, plugmod) -> None:
+    """A runtime declared in steepy.yaml has its section checked against its settings class,
+    as steepy's own runtimes have: a bad value and an unknown key are located problems."""
+    with pytest.raises(InputError) as caught:
+        _load(tmp_path, f"""\
+            plugins:
+              - {{name: lsf, type: runtime, object: "{plugmod}:Runtime"}}
+            runtimes:
+              lsf:
+                slots: many
+                partiton: big
+            """)
+    found = sorted(str(p).replace(f"{tmp_path}/", "") for p in caught.value.problems)
+    assert found == [
+        "steepy.yaml:5:12: runtimes.lsf.slots: expected a whole number, got a string `many'",
+        "steepy.yaml:6:15: runtimes.lsf.partiton: runtime `lsf' has no setting `partiton'; "
+        "did you mean partition? (its settings: partition, slots)"]
+
+
+@pytest.mark.process  # the agent runs real tools
+async def test_the_checked_settings_reach_the_runtime(tmp_path, plugmod) -> None:
+    """What `command' gets as `context.settings' is the checked object of its class."""
+    plugins = _load(tmp_path, f"""\
+        plugins:
+          - {{name: lsf, type: runtime, object: "{plugmod}:Runtime"}}
+        runtimes.lsf.slots: "4"
+        """)
+    agent = LocalAgent("a", AgentConfig(log_dir=None, plugins=plugins))
+    outcome = await agent.execute(_chain(Executable("e", "true", "s", runtime="lsf")))
+    assert outcome.status == ProcessChainStatus.SUCCESS, outcome.error_message
+    assert _notes(tmp_path) == ["LsfSettings: 4 slots in normal"]
+
+
+def test_a_runtime_for_one_of_steeps_names_gets_its_settings(tmp_path, plugmod) -> None:
+    """`runtimes.kubernetes' is Steep's; a runtime plugin that takes that name gets its
+    section checked and handed over like any runtime's (no "steepy does not implement")."""
+    config = _config(tmp_path, f"""\
+        plugins:
+          - {{name: k8s, type: runtime, object: "{plugmod}:Runtime",
+              supportedRuntime: kubernetes}}
+        runtimes.kubernetes.partition: pods
+        """)
+    plugins = load_plugins(config)
+    assert plugins.runtime_settings("kubernetes").partition == "pods"
+    assert config.warnings == [] and plugins.warnings == []
+    assert "kubernetes" not in plugins.runtimes().hints  # loaded: nothing to say instead
+    bare = load_plugins(_config(tmp_path, "runtimes.kubernetes.namespace: x\n"))
+    (warning,) = bare.warnings
+    assert warning.message == "no runtime `kubernetes' is loaded; its settings are ignored"
+    assert bare.runtimes().hints["kubernetes"].startswith("which steepy does not support yet")

@@ -1,5 +1,7 @@
 """A runtime and an output adapter added as a separate installed package with entry points:
-steepy lists them, and a workflow whose service has `runtime: tiny' runs through them."""
+steepy lists them, and a workflow whose service has `runtime: tiny' runs through them. The
+runtime is one module and an entry point; its `runtimes.tiny' settings are checked with the
+configuration like those of steepy's own runtimes."""
 
 from __future__ import annotations
 
@@ -13,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+
+pytestmark = [pytest.mark.process, pytest.mark.slow]
 
 PYPROJECT = """\
 [build-system]
@@ -37,16 +41,21 @@ MODULE = '''\
 """A runtime `tiny' (its tool gets `runtimes.tiny.marker' as first argument) and an output
 adapter for the data type `lines' (the result is the file with its number of lines)."""
 
-from steepy.plugins import Launch
-from steepy.runtimes import argument_list
+from steepy.runtimes import Launch, RuntimeSettings, argument_list
+
+
+class TinySettings(RuntimeSettings):
+    marker: str = "no marker"
+    repeat: int = 1
 
 
 class TinyRuntime:
     supported_runtime = "tiny"
+    settings_class = TinySettings
 
     def command(self, executable, context):
-        marker = context.settings.get("marker", "no marker")
-        return Launch([executable.path, marker, *argument_list(executable.arguments)])
+        markers = [context.settings.marker] * context.settings.repeat
+        return Launch([executable.path, *markers, *argument_list(executable.arguments)])
 
 
 def count_lines(output, chain):
@@ -164,3 +173,52 @@ def test_without_the_package_the_runtime_is_unknown(installed, tmp_path) -> None
     assert ran.returncode == 2
     assert "runtime `tiny', which steepy cannot run" in ran.stderr
     assert "Traceback" not in ran.stderr
+
+
+def test_a_runtime_is_one_module_and_an_entry_point(installed) -> None:
+    """What the package holds (besides what building it left): the module with the runtime
+    and its settings class, and the project file with the entry point."""
+    package = installed.parent / "src"
+    assert sorted(p.name for p in package.iterdir() if p.is_file()) == [
+        "pyproject.toml", "tinyplug.py"]
+    assert PYPROJECT.count('"steepy.runtimes"') == 1 and "class TinySettings" in MODULE
+
+
+@pytest.mark.parametrize("settings, problem", [
+    ("    marker: [a, b]\n",
+     "steepy.yaml:6:13: runtimes.tiny.marker: expected a string, got a list"),
+    ("    repeat: often\n",
+     "steepy.yaml:6:13: runtimes.tiny.repeat: expected a whole number, got a string `often'"),
+    ("    markr: x\n",
+     "steepy.yaml:6:12: runtimes.tiny.markr: runtime `tiny' has no setting `markr'; did you mean "
+     "marker? (its settings: marker, repeat)"),
+])
+def test_its_settings_are_checked_with_the_configuration(installed, tmp_path, settings,
+                                                         problem) -> None:
+    """A bad value of an installed runtime's settings stops `validate' and `run' (exit 2, at
+    its file:line:column) before anything is stored, as one of steepy's own runtimes would."""
+    work, env = _work(tmp_path, installed)
+    config = work / "steepy.yaml"
+    config.write_text(config.read_text().replace("    marker: hello from steepy.yaml\n", settings))
+    for args in (["validate", "workflow.yaml", "--services", "services.yaml"],
+                 ["run", "workflow.yaml", "--services", "services.yaml",
+                  "--db", f"sqlite:///{work / 'steepy.db'}"]):
+        done = _run([sys.executable, "-m", "steepy.cli", *args], cwd=work, env=env)
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert done.stderr.splitlines()[0] == problem, done.stderr
+        assert "Traceback" not in done.stderr and "warning" not in done.stderr
+    assert not (work / "steepy.db").exists()
+
+
+def test_a_variable_sets_it_too_and_reaches_the_runtime_checked(installed, tmp_path) -> None:
+    work, env = _work(tmp_path, installed)
+    config = work / "steepy.yaml"
+    config.write_text(config.read_text() + "    repeat: '1'\n")  # a number, as YAML text
+    env["STEEPY_RUNTIMES_TINY_MARKER"] = "from a variable"  # over the file's
+    ran = _run([sys.executable, "-m", "steepy.cli", "run", "workflow.yaml", "--json",
+                "--services", "services.yaml", "--db", f"sqlite:///{work / 'steepy.db'}",
+                "--agents", "1"], cwd=work, env=env)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    (result,) = json.loads(ran.stdout)["results"]["result"]
+    path = result.partition("#")[0]
+    assert Path(path).read_text() == f"from a variable\n{path}\n"

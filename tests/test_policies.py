@@ -380,7 +380,7 @@ def test_describe_delay_rule():
     ({"retryOn": {"output": "(unclosed"}}, "retryOn.output", "not a valid regular expression"),
     ({"retryOn": {"output": 3}}, "retryOn.output", "a regular expression"),
     ({"retryOn": {"timeouts": ["maxRuntime", "deadline"]}}, "retryOn.timeouts[1]", "never retried"),
-    ({"abortOn": {"timeouts": ["soon"]}}, "abortOn.timeouts[0]", "`maxRuntime' or `maxInactivity'"),
+    ({"abortOn": {"timeouts": ["soon"]}}, "abortOn.timeouts[0]", "`maxInactivity' or `maxRuntime'"),
     ({"abortOn": {"timeouts": "maxRuntime"}}, "abortOn.timeouts", "must be a list"),
     ([], "", "a retry policy must be an object"),
     ({"requeue": {"exitCodes": [75], "delay": "5 parsecs"}}, "requeue.delay", "Unknown duration unit"),

@@ -457,3 +457,36 @@ def test_jitter_forms_are_valid(jitter):
                                     {"add": "soon"}, {"ratio": [0, 1], "add": 5}])
 def test_bad_jitter_forms_are_rejected(jitter):
     assert errors_of("workflow", _workflow(retries={"maxAttempts": 3, "jitter": jitter}))
+
+
+def _retry_policies(node) -> list[dict]:
+    """Every object schema of a schema document whose properties include `strategy'."""
+    found = []
+    if isinstance(node, dict):
+        if "strategy" in node.get("properties", {}):
+            found.append(node["properties"])
+        for value in node.values():
+            found += _retry_policies(value)
+    elif isinstance(node, list):
+        for value in node:
+            found += _retry_policies(value)
+    return found
+
+
+@pytest.mark.parametrize("directory", ["schemas", "steepy/schemas"])
+def test_the_schemas_know_exactly_the_wait_strategies_and_jitters_of_backoff(directory):
+    """A wait strategy or a jitter is one class in steepy/model/backoff.py; the schemas (the
+    project's and the package's copy) follow from it: each name there is allowed here and
+    each name allowed here is one there, the jitters with a parameter by their JSON key."""
+    from steepy.model.backoff import JITTERS, WAITS, AddJitter, RatioJitter
+
+    parametric = {next(iter(j.to_json())) for j in (RatioJitter(0.5, 1.0), AddJitter(1))}
+    policies = [p for path in sorted((ROOT / directory).glob("*.schema.json"))
+                for p in _retry_policies(json.loads(path.read_text(encoding="utf-8")))]
+    assert policies, f"no retry policy with `strategy' in {directory}"
+    for properties in policies:
+        assert set(properties["strategy"]["enum"]) == set(WAITS)
+        jitter = properties["jitter"]
+        assert set(jitter["then"]["enum"]) == set(JITTERS)
+        assert set(jitter["else"]["properties"]) == parametric
+    assert {w.name for w in WAITS.values()} == set(WAITS)

@@ -6,6 +6,7 @@ import pytest
 
 from steepy.model import Service, Workflow
 from steepy.documents.validation import api_problem, validate_workflow
+from steepy.documents.validation_services import Runtimes
 
 CP = Service.from_json({
     "id": "cp", "name": "cp", "description": "copy", "path": "cp", "runtime": "other",
@@ -76,3 +77,47 @@ def test_dependency_cycle_through_a_for_each_body() -> None:
          "actions": [{"id": "b", "type": "execute", "service": "cp"}]}]})
     messages = [p.message for p in validate_workflow(wf)]
     assert any("circular dependency between actions `a', `f'" in m for m in messages)
+
+
+# -- the runtimes: a parameter, never the configuration ------------------------------------------
+
+LSF = Service.from_json({"id": "lsfcp", "name": "cp", "description": "copy", "path": "cp",
+                         "runtime": "lsf", "parameters": []})
+LSF_FLOW = _workflow([], [], service="lsfcp")
+
+
+def test_runtimes_are_checked_against_those_given() -> None:
+    (p,) = validate_workflow(LSF_FLOW, services={"lsfcp": LSF}, runtimes=["other", "docker"])
+    assert p.message == ("Service `lsfcp' has runtime `lsf', which steepy cannot run. Supported "
+                         "runtimes: other, docker.")
+    assert validate_workflow(LSF_FLOW, services={"lsfcp": LSF}, runtimes=["other", "lsf"]) == []
+    assert validate_workflow(LSF_FLOW, services={"lsfcp": LSF}) == []  # none given: not checked
+
+
+def test_a_runtime_of_steep_that_steepy_lacks_gets_a_hint() -> None:
+    hinted = Runtimes(("other",), {"lsf": "which only the cluster has."})
+    (p,) = validate_workflow(LSF_FLOW, services={"lsfcp": LSF}, runtimes=hinted)
+    assert p.message == ("Service `lsfcp' has runtime `lsf', which only the cluster has. "
+                         "Supported runtimes: other.")
+
+
+def test_checking_is_the_same_with_or_without_a_configuration(tmp_path, monkeypatch) -> None:
+    """No steepy.yaml, and one that declares the runtime `lsf' (with the process's plugin set
+    forgotten each time): checking a workflow reads neither, only its arguments."""
+    import steepy.plugins.pluginset as pluginset
+
+    configured = tmp_path / "configured"
+    configured.mkdir()
+    (configured / "steepy.yaml").write_text(
+        "plugins:\n  - {name: lsf, type: runtime, object: 'steepy.runtimes.other:OtherRuntime',"
+        " supportedRuntime: lsf}\n")
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    results = []
+    for directory in (bare, configured, bare):
+        monkeypatch.chdir(directory)
+        monkeypatch.setattr(pluginset, "_active", None)
+        results.append([validate_workflow(LSF_FLOW, services={"lsfcp": LSF}, runtimes=names)
+                        for names in (["other"], ["other", "lsf"])])
+    assert results[0] == results[1] == results[2]
+    assert [len(found) for found in results[0]] == [1, 0]

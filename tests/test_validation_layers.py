@@ -29,6 +29,7 @@ from steepy.model import Macro, Service, Workflow
 from steepy.documents.validation import validate_macro, validate_workflow
 from steepy.documents.validation_definitions import definition_problems
 from steepy.documents.validation_services import service_file_problems
+from steepy.plugins.loaded import builtin_set
 from tests.conftest import conformance_dir, load_conformance
 
 SERVICE = {"id": "cp", "name": "cp", "description": "copy", "path": "cp", "runtime": "other",
@@ -46,6 +47,7 @@ MACRO = {"id": "m", "name": "m", "description": "d",
          "actions": [{"type": "execute", "service": "cp", "inputs": [{"id": "input_file", "var": "i"}],
                       "outputs": [{"id": "output_file", "var": "o"}]}]}
 SERVICES = {"cp": Service.from_json(SERVICE)}
+RUNTIMES = builtin_set().runtimes()  # steepy's own
 KINDS = ("workflow", "service", "macro")
 
 
@@ -73,11 +75,13 @@ def layers(kind: str, data: Any, macros: dict | None = None) -> set[str]:
     semantic: list = []
     for obj in objects:
         if kind == "workflow":
-            semantic += validate_workflow(obj, macros=macros or {}, services=SERVICES)
+            semantic += validate_workflow(obj, macros=macros or {}, services=SERVICES,
+                                          runtimes=RUNTIMES)
         elif kind == "macro":
-            semantic += validate_macro(obj, macros={obj.id: obj}, services=SERVICES)
+            semantic += validate_macro(obj, macros={obj.id: obj}, services=SERVICES,
+                                       runtimes=RUNTIMES)
         else:
-            semantic += definition_problems(obj) + service_file_problems({obj.id: obj})
+            semantic += definition_problems(obj) + service_file_problems({obj.id: obj}, RUNTIMES)
     if semantic:
         found.add("validation")
     return found

@@ -10,6 +10,9 @@ import sysconfig
 from pathlib import Path
 
 from tests.conftest import ROOT
+import pytest
+
+pytestmark = [pytest.mark.process, pytest.mark.slow]
 
 
 def _run(args: list, **kw) -> subprocess.CompletedProcess:

@@ -7,6 +7,7 @@ import threading
 from typing import Callable
 
 from steepy.errors import SteepyError
+from steepy.model.clock import SYSTEM, Clock
 
 
 class Cancelled(SteepyError):
@@ -53,24 +54,17 @@ class CancelToken:
         except ValueError:
             pass
 
-    async def sleep(self, seconds: float) -> None:
-        """Sleep, but raise `Cancelled` as soon as the token is cancelled."""
+    async def sleep(self, seconds: float, clock: Clock = SYSTEM) -> None:
+        """Sleep on `clock`, but raise `Cancelled` as soon as the token is cancelled."""
         if self._cancelled:
             raise Cancelled()
         if seconds <= 0:
             return
-        woken = self._loop.create_future()
-
-        def wake() -> None:
-            if not woken.done():
-                woken.set_result(None)
-
-        self.add_callback(wake)
-        timer = self._loop.call_later(seconds, wake)
+        woken = asyncio.Event()
+        self.add_callback(woken.set)
         try:
-            await woken
+            await clock.wait(woken, seconds)
         finally:
-            timer.cancel()
-            self.remove_callback(wake)
+            self.remove_callback(woken.set)
         if self._cancelled:
             raise Cancelled()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -10,7 +11,9 @@ from typing import TYPE_CHECKING, Any
 from steepy.model.attempt import (CANCELLED, FAILED, REQUEUED, SKIPPED, SUCCESS,  # noqa: F401
                                   TIMEOUT, AttemptRecord)
 from steepy.model.submission import ProcessChainStatus
-from steepy.plugins.pluginset import PluginSet, builtin_set, load_plugins, use
+from steepy.plugins.loaded import PluginSet, builtin_set
+from steepy.runtimes import AGENT_KEYWORDS
+from steepy.runtimes.seam import DIRECT, RuntimeSettings
 
 if TYPE_CHECKING:
     from steepy.config import Config
@@ -18,7 +21,8 @@ if TYPE_CHECKING:
 
 @dataclass
 class AgentConfig:
-    """The `agent.*` (and `runtimes.docker.*`, `logs.processChains.*`) settings one agent uses."""
+    """The `agent.*` (and `logs.processChains.*`, `runtimes.default`) settings one agent uses;
+    each runtime's own settings come checked with the plugins."""
 
     kill_grace_period_ms: int = 5000  # SIGTERM -> SIGKILL
     output_lines_to_collect: int = 100  # kept for error messages, retryOn and progress
@@ -26,45 +30,58 @@ class AgentConfig:
     log_group_by_prefix: int = 0  # first N characters of the chain id as a subdirectory
     workdir: Path | None = None  # None: the agent's own working directory
     env: dict[str, str] = field(default_factory=dict)  # on top of the agent's environment
-    docker_env: list[str] = field(default_factory=list)  # `-e` entries of docker run
-    docker_volumes: list[str] = field(default_factory=list)  # `-v` entries of docker run
-    docker_pull: str = "auto"  # auto | always | missing | never
-    docker_command: str = "docker"  # the client (`runtimes.docker.command': docker, podman)
     tmp_path: str = "/tmp"  # steep.tmpPath, mounted into every container
-    slurm: dict[str, Any] = field(default_factory=dict)  # `runtimes.slurm.*' by Steep's names
-    default_runtime: str = "other"  # runs the services whose runtime is `other
-    # runtimes, adapters and progress estimators (default: steepy's own runtimes only)
+    default_runtime: str | None = None  # runs the services of runtime `other' (None: itself)
+    # runtimes, adapters and progress estimators, each runtime with its checked settings
+    # (default: steepy's own runtimes only, with their defaults)
     plugins: PluginSet = field(default_factory=builtin_set)
+    # settings given in code, by runtime and key (Steep's names), over the plugins' (unchecked)
+    runtimes: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @classmethod
-    def from_config(cls, config: "Config") -> "AgentConfig":
-        """The settings of the (checked) configuration; tmpPath made absolute. Loads the
-        plugins (a PluginError when one cannot be used) and makes them the process's."""
-        docker = config.runtimes.docker
+    def from_config(cls, config: "Config", plugins: PluginSet) -> "AgentConfig":
+        """The settings of the (checked) configuration, with the plugins loaded with it
+        (`steepy.plugins.pluginset.load_plugins'); tmpPath made absolute."""
         logs = config.logs.process_chains
-        plugins = load_plugins(config)
-        use(plugins)
         return cls(kill_grace_period_ms=config.agent.kill_grace_period,
                    output_lines_to_collect=config.agent.output_lines_to_collect,
                    log_dir=Path(logs.path), log_group_by_prefix=logs.group_by_prefix,
-                   docker_env=list(docker.env), docker_volumes=list(docker.volumes),
-                   docker_pull=docker.pull, docker_command=docker.command,
                    tmp_path=str(Path(config.tmp_path).absolute()),
-                   slurm=config.runtimes.slurm.model_dump(by_alias=True),
                    default_runtime=config.runtimes.default, plugins=plugins)
 
     def runtime_of(self, exe_runtime: str) -> str:
         """The runtime that runs a service of runtime `exe_runtime' (`runtimes.default')."""
-        return self.default_runtime if exe_runtime == "other" else exe_runtime
+        return (self.default_runtime or exe_runtime) if exe_runtime == DIRECT else exe_runtime
 
-    def runtime_settings(self, runtime: str) -> dict[str, Any]:
-        """What the runtime `runtime' is told of its settings (`runtimes.<name>.*')."""
-        if runtime == "docker":
-            return {"command": self.docker_command, "pull": self.docker_pull,
-                    "env": list(self.docker_env), "volumes": list(self.docker_volumes)}
-        if runtime == "slurm":
-            return dict(self.slurm)
-        return self.plugins.runtime_settings(runtime)
+    def runtime_settings(self, runtime: str) -> RuntimeSettings:
+        """What the runtime `runtime' is told of its settings (`runtimes.<name>')."""
+        settings = self.plugins.runtime_settings(runtime)
+        given = self.runtimes.get(runtime)
+        return settings.replaced(given) if given else settings
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in AGENT_KEYWORDS:  # e.g. `docker_command': runtimes["docker"]["command"]
+            runtime, key = AGENT_KEYWORDS[name]
+            given = dict(value) if key is None else {key: value}
+            self.runtimes = {**self.runtimes, runtime: {**self.runtimes.get(runtime, {}), **given}}
+            return
+        super().__setattr__(name, value)
+
+
+def _taking_keywords(init: Any) -> Any:
+    """AgentConfig(...) also takes `AGENT_KEYWORDS' (settings of steepy's runtimes by the
+    keywords of earlier versions), into `runtimes'."""
+    @functools.wraps(init)
+    def __init__(self: AgentConfig, *args: Any, **kwargs: Any) -> None:
+        given = {k: kwargs.pop(k) for k in list(kwargs) if k in AGENT_KEYWORDS}
+        init(self, *args, **kwargs)
+        for keyword, value in given.items():
+            setattr(self, keyword, value)
+
+    return __init__
+
+
+AgentConfig.__init__ = _taking_keywords(AgentConfig.__init__)  # type: ignore[method-assign]
 
 
 @dataclass

@@ -6,7 +6,7 @@ password, all the settings of steepy.yaml given as variables), plus what its ser
 `passEnvironment' (names whose values are taken from the engine's environment, also ones the
 filter drops, so a user can pass one deliberately) and `environment' (a mapping of names to
 values). The agent adds the attempt's `STEEPY_*' variables (STEEPY_SUBMISSION_ID, ...,
-STEEPY_LAST_EXIT_CODE; steepy.agent.runner), a fallback's STEEPY_FAILED_* ones and, where it
+STEEPY_LAST_EXIT_CODE; steepy.agent.attempt), a fallback's STEEPY_FAILED_* ones and, where it
 marks a tool's processes so, STEEPY_TREE_TOKEN on top of that.
 
 Reading `os.environ' decodes every variable each time: the decoded copy and its filtered part

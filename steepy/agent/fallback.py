@@ -13,8 +13,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from steepy.agent.config import FAILED, TIMEOUT
-from steepy.agent.runner import ExecContext, ExecOutcome, run_executable
+from steepy.agent.context import ExecContext, ExecOutcome
+from steepy.agent.runner import run_executable
 from steepy.errors import SteepyError
+from steepy.events import EventKind
 from steepy.model.processchain import Executable
 
 FAILED_SERVICE = "STEEPY_FAILED_SERVICE"
@@ -58,7 +60,7 @@ async def run_step(step: Step, ctx: ExecContext) -> ExecOutcome:
         return outcome
     exit_code = _last_exit_code(exe, ctx)
     message = outcome.message or ""
-    ctx.emit("fallback-started", {
+    ctx.emit(EventKind.CHAIN_FALLBACK_STARTED, {
         "chainId": ctx.chain_id, "executableId": exe.id, "serviceId": exe.service_id,
         "fallbackId": fallback.id, "fallbackServiceId": fallback.service_id,
         "exitCode": exit_code, "message": message})

@@ -16,9 +16,11 @@ from steepy.agent.config import AgentConfig, AttemptRecord, ChainOutcome
 from steepy.agent.environment import engine_environment, environment  # noqa: F401 (re-exported)
 from steepy.agent.logs import ChainLog, LogSink, log_path
 from steepy.agent.fallback import AdapterFailed, adapted, run_step, steps
-from steepy.agent.runner import ExecContext
+from steepy.events import EventKind
+from steepy.agent.context import ExecContext
 from steepy.agent.outputs import collect_results, output_dirs
 from steepy.errors import SteepyError
+from steepy.model.clock import SYSTEM, Clock
 from steepy.model.processchain import DATA_TYPE_DIRECTORY, Executable, ProcessChain
 from steepy.model.submission import ProcessChainStatus
 
@@ -26,7 +28,7 @@ log = logging.getLogger(__name__)
 
 # (executable, its most recent output lines) -> progress of that executable in 0..1, or None
 ProgressEstimator = Callable[[Executable, list[str]], "float | None"]
-EventCallback = Callable[[str, dict], None]
+EventCallback = Callable[[EventKind, dict], None]
 # (chain id, run number, the attempt as it is now, wait until it is committed) -> stored; raises
 # `Cancelled` when it cannot be stored (the engine stops): the attempt must not start then
 AttemptStore = Callable[[str, int, AttemptRecord, bool], Awaitable[None]]
@@ -38,15 +40,16 @@ class LocalAgent:
     """Executes process chains (one at a time) as supervised subprocesses.
 
     `cancel` may be called from any thread or task, also before `execute` starts the chain.
-    `on_event(kind, data)` hears "attempt-failed", "retry-scheduled", "attempt-requeued", "fallback-started" and "progress" as they
-    happen.
+    `on_event(kind, data)` hears the events of a run (steepy/events/: attempts failed, retries
+    scheduled, attempts re-queued, fallbacks started, progress) as they happen: `data` holds
+    the kind's fields and `chainId`.
     """
 
     def __init__(self, agent_id: str, config: AgentConfig | None = None,
                  capabilities: Sequence[str] = (), progress_estimator: ProgressEstimator | None = None,
                  on_event: EventCallback | None = None, rng: random.Random | None = None,
                  log_sink: LogSink | None = None,
-                 store_attempt: AttemptStore | None = None) -> None:
+                 store_attempt: AttemptStore | None = None, clock: Clock = SYSTEM) -> None:
         self.id = agent_id
         self.config = config if config is not None else AgentConfig()
         self.capabilities = tuple(capabilities)
@@ -58,6 +61,7 @@ class LocalAgent:
         self.rng = rng
         self.log_sink = log_sink  # where logs go besides their files (read on other machines)
         self.store_attempt = store_attempt  # attempts are stored as they happen (registry)
+        self.clock = clock  # stamps attempts, waits their pauses
         self._lock = threading.Lock()
         self._chain_id: str | None = None
         self._token: CancelToken | None = None
@@ -161,7 +165,8 @@ class LocalAgent:
         save = None if store is None else functools.partial(store, chain.id, run_number)
         ctx = ExecContext(self.config, token, chain.id, submission_id, run_number, env, on_lines,
                           self._emit, records, self.rng, on_attempt,
-                          tuple(chain.required_capabilities), tuple(history), save)
+                          tuple(chain.required_capabilities), tuple(history), save,
+                          self.clock)
         plugins = self.config.plugins
         for step in steps(chain.executables):
             index = step.index
@@ -222,9 +227,9 @@ class LocalAgent:
 
     def _set_progress(self, chain_id: str, value: float) -> None:
         self._progress = round(value, 2)
-        self._emit("progress", {"chainId": chain_id, "progress": self._progress})
+        self._emit(EventKind.CHAIN_PROGRESS, {"chainId": chain_id, "progress": self._progress})
 
-    def _emit(self, kind: str, data: dict) -> None:
+    def _emit(self, kind: EventKind, data: dict) -> None:
         if self.on_event is None:
             return
         try:

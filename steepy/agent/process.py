@@ -25,12 +25,9 @@ from steepy.agent import executor
 from steepy.agent.cancel import CancelToken
 from steepy.agent.executor import LOST, Attempt, ExecutorLost, SpawnError
 from steepy.agent.tree import POLL_S, group_exists, signal_group
+from steepy.model.timeouts import TimeoutKind
 
-__all__ = ["Limits", "RunResult", "run_process", "RUNTIME", "INACTIVITY", "DEADLINE"]
-
-RUNTIME = "maxRuntime"
-INACTIVITY = "maxInactivity"
-DEADLINE = "deadline"
+__all__ = ["Limits", "RunResult", "run_process"]
 
 MAX_LINE = 1 << 20  # a longer line without newline is cut into pieces
 PIPE_LINGER_S = 0.2  # after the tool exited, how long someone else may keep its output open
@@ -47,7 +44,7 @@ class Limits:
 class RunResult:
     exit_code: int | None = None
     signal: int | None = None
-    timeout_kind: str | None = None  # RUNTIME | INACTIVITY | DEADLINE
+    timeout_kind: TimeoutKind | None = None  # the timeout that ended it
     cancelled: bool = False
     spawn_error: str | None = None  # the tool could not be started at all
     last_lines: list[str] = field(default_factory=list)
@@ -146,16 +143,16 @@ class _Watch:
     def on_cancel(self) -> None:
         self._decide("cancel")
 
-    def _expiries(self) -> list[tuple[float, int, str]]:
+    def _expiries(self) -> list[tuple[float, int, TimeoutKind]]:
         # rank breaks ties from the outside in: deadline, maximum runtime, maximum inactivity
-        limits, out = self.limits, []
+        limits, due = self.limits, []
         if limits.deadline_at is not None:
-            out.append((limits.deadline_at, 0, DEADLINE))
+            due.append((limits.deadline_at, TimeoutKind.DEADLINE))
         if limits.runtime_ms is not None:
-            out.append((self.started + limits.runtime_ms / 1000, 1, RUNTIME))
+            due.append((self.started + limits.runtime_ms / 1000, TimeoutKind.MAX_RUNTIME))
         if limits.inactivity_ms is not None:
-            out.append((self.last_line + limits.inactivity_ms / 1000, 2, INACTIVITY))
-        return out
+            due.append((self.last_line + limits.inactivity_ms / 1000, TimeoutKind.MAX_INACTIVITY))
+        return [(when, kind.rank, kind) for when, kind in due]
 
     def arm(self) -> None:
         expiries = self._expiries()
@@ -262,35 +259,60 @@ async def run_process(argv: list[str], *, env: dict[str, str], cwd: str | os.Pat
     as soon as it runs. Should the executor die meanwhile, the tool's group is ended from here
     and the attempt fails (`spawn_error`, `executor_lost`).
     """
-    loop = asyncio.get_running_loop()
     result = RunResult()
     if token.cancelled:
         result.cancelled = True
         return result
-    watch = _Watch(loop, limits, keep_lines, on_lines)
-    grace_s = max(grace_ms, 0) / 1000
+    # the timers count from here, before the spawn
+    watch = _Watch(asyncio.get_running_loop(), limits, keep_lines, on_lines)
+    attempt = await _spawn(argv, env, cwd, grace_ms, watch, result)
+    if attempt is None:
+        return result
+    watch.arm()
+    token.add_callback(watch.on_cancel)
+    await _supervise(attempt, watch, token, result, grace_ms, on_kill, on_started)
+    code = attempt.returncode
+    if code is not None:
+        if code < 0:
+            result.signal = -code
+        else:
+            result.exit_code = code
+    result.last_lines = list(watch.lines)
+    return result
+
+
+async def _spawn(argv: list[str], env: dict[str, str], cwd: str | os.PathLike | None,
+                 grace_ms: int, watch: _Watch, result: RunResult) -> Attempt | None:
+    """The tool started by the executor, its output read by `watch`; None when it could not
+    be started (`result` says why)."""
     read_fd, write_fd = os.pipe()  # not inheritable: only this tool gets the write end
     try:
-        attempt = executor.start(loop, argv, env, cwd, grace_ms, write_fd)
+        attempt = executor.start(watch.loop, argv, env, cwd, grace_ms, write_fd)
         await attempt.spawned  # cancelled: the tool is ended as soon as its pid arrives
     except (SpawnError, ExecutorLost) as e:
         os.close(read_fd)
         result.spawn_error = str(e)
         result.executor_lost = isinstance(e, ExecutorLost)
-        return result
+        return None
     except BaseException:
         os.close(read_fd)
         raise
     finally:
         os.close(write_fd)
-    pid = attempt.pid
     watch.attach(attempt, read_fd)
-    watch.arm()
-    token.add_callback(watch.on_cancel)
+    return attempt
+
+
+async def _supervise(attempt: Attempt, watch: _Watch, token: CancelToken, result: RunResult,
+                     grace_ms: int, on_kill: Callable[[], Awaitable[None]] | None,
+                     on_started: Callable[[int], None] | None) -> None:
+    """Act on what ends the attempt first (its exit, a timeout, a cancel, the executor's
+    death), then let go of it."""
+    grace_s = max(grace_ms, 0) / 1000
     release_grace = grace_ms
     try:
         if on_started is not None:
-            on_started(pid)
+            on_started(attempt.pid)
         decision = await watch.decided
         if decision == "exit":
             await _clean_up_after_exit(attempt, watch, grace_s)
@@ -303,7 +325,7 @@ async def run_process(argv: list[str], *, env: dict[str, str], cwd: str | os.Pat
                 result.timeout_kind, result.late_ms = decision
             await _terminate(attempt, watch, grace_s, on_kill)
     except ExecutorLost:
-        await _end_group(pid, watch, grace_s)
+        await _end_group(attempt.pid, watch, grace_s)
         if attempt.returncode is None:
             result.spawn_error = f"{LOST} while the tool ran (it was ended)"
             result.executor_lost = True
@@ -319,12 +341,3 @@ async def run_process(argv: list[str], *, env: dict[str, str], cwd: str | os.Pat
             await asyncio.wait([attempt.exited, attempt.lost], timeout=1.0,
                                return_when=asyncio.FIRST_COMPLETED)
         attempt.release(release_grace)
-    code = attempt.returncode
-    if code is not None:
-        if code < 0:
-            result.signal = -code
-        else:
-            result.exit_code = code
-    result.last_lines = list(watch.lines)
-    return result
-

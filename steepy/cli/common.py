@@ -105,6 +105,31 @@ def checked_config():
     return config
 
 
+_PLUGINS_KEY = "steepy.plugins"  # where a command keeps its loaded plugins
+
+
+def checked_plugins():
+    """The plugins (steepy.plugins.PluginSet: steepy's runtimes, the installed ones, steepy.yaml's)
+    with each runtime's `runtimes.<name>' settings, loaded and checked once per command: a
+    plugin that cannot be used or a bad setting stops it with exit code 2; its warnings are
+    printed once. They become the process's (what `GET /plugins' shows)."""
+    from steepy.plugins.pluginset import load_plugins, use
+
+    context = click.get_current_context(silent=True)
+    if context is not None and _PLUGINS_KEY in context.meta:
+        return context.meta[_PLUGINS_KEY]
+    config = checked_config()
+    try:
+        plugins = load_plugins(config)
+    except InputError as e:  # one located line naming the plugin, or the bad settings
+        fail(e.problems)
+    warn(plugins.warnings)
+    use(plugins)
+    if context is not None:
+        context.meta[_PLUGINS_KEY] = plugins
+    return plugins
+
+
 def engine_settings(agents: int | None, config=None):
     """The engine's and its agents' settings from the (checked) configuration."""
     from steepy.agent import AgentConfig
@@ -112,11 +137,7 @@ def engine_settings(agents: int | None, config=None):
     from steepy.notifications.delivery import DeliverySettings
 
     config = checked_config() if config is None else config
-    try:
-        agent = AgentConfig.from_config(config)  # loads the plugins
-    except InputError as e:  # a plugin that cannot be used: one located line, exit 2
-        fail(e.problems)
-    warn(agent.plugins.warnings)
+    agent = AgentConfig.from_config(config, checked_plugins())
     notifications = config.notifications
     return EngineSettings(tmp_path=config.tmp_path, out_path=config.out_path,
                           agents=agents or config.agent.instances or 0,
@@ -143,25 +164,13 @@ def gc_settings(config):
 
 def prepare(workflow_file: str, services: tuple[str, ...], macros: tuple[str, ...]):
     """Read and check a workflow; exit 2 with every problem before anything is stored."""
-    from steepy.documents.loading import workflow_from_document
-    from steepy.model import Submission
-    from steepy.model.submission import MissingMacroError, collect_required_capabilities
-    from steepy.documents.validation import validate_workflow
-    from steepy.model.ids import unique_id
+    from steepy.documents.submissions import submission_from
 
     service_map, macro_map = load_registries(services, macros)
     try:
-        workflow, document = workflow_from_document(read_file(workflow_file))
+        submission = submission_from(read_file(workflow_file), service_map, macro_map,
+                                     checked_plugins().runtimes())
     except InputError as e:
         fail(e.problems)
-    problems = validate_workflow(workflow, macros=macro_map, services=service_map)
-    if problems:
-        fail(document.fail(problems).problems)
-    try:
-        caps = collect_required_capabilities(workflow, service_map, macro_map)
-    except MissingMacroError as e:
-        fail([Problem(str(e), file=workflow_file)])
-    submission = Submission(id=unique_id(), workflow=workflow, name=workflow.name,
-                            priority=workflow.priority, required_capabilities=caps, source=document.text)
     return submission, service_map, macro_map
 

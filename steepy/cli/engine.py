@@ -70,7 +70,7 @@ def run(workflow_file: str, services, macros, db, agents, as_json: bool) -> None
         def interrupt() -> None:  # Ctrl-C: cancel the submission, let the engine finish it
             click.echo("cancelling ...", err=True)
             registry.requests.cancel_submission(submission.id)
-            engine.scheduler.wake()
+            engine.changed("chains")
 
         loop.add_signal_handler(signal.SIGINT, interrupt)
         loop.add_signal_handler(signal.SIGTERM, interrupt)
@@ -132,12 +132,11 @@ def worker(services, macros, db, agents, exit_when_idle: bool) -> None:
             async def watch() -> None:
                 while not engine.stop.is_set():
                     await asyncio.sleep(0.5)
-                    idle = not engine.controller.tasks and not engine.scheduler.busy
-                    if idle and not any([await call(registry.views.submission_ids, status)
+                    if engine.idle and not any([await call(registry.views.submission_ids, status)
                                          for status in ACTIVE_SUBMISSION]):
                         engine.stop.set()
             asyncio.create_task(watch())
-        click.echo(f"worker {engine.owner} with {len(engine.agents)} agent(s)", err=True)
+        click.echo(f"worker {engine.owner} with {engine.agent_count} agent(s)", err=True)
         await engine.run()
 
     asyncio.run(main_loop())

@@ -8,8 +8,8 @@ from typing import Any
 import click
 
 from steepy.cli.group import main
-from steepy.cli.common import (MACROS_OPTION, SERVICES_OPTION, checked_config, fail,
-                               load_registries, prepare)
+from steepy.cli.common import (MACROS_OPTION, SERVICES_OPTION, checked_config, checked_plugins,
+                               fail, load_registries, prepare)
 from steepy.errors import InputError, Problem
 from steepy.documents.loading import expand_paths, read_file, read_services
 from steepy.model import ExecuteAction, ForEachAction, IncludeAction, Macro, Service, Workflow
@@ -41,8 +41,11 @@ def _summary(workflow: Workflow, macros: dict[str, Macro]) -> str:
             f"services: {', '.join(services) or 'none'}")
 
 
-def validate_file(path: Path, services: dict[str, Service], macros: dict[str, Macro]) -> str:
-    """Check one file of any kind; return a one-line summary or raise InputError."""
+def validate_file(path: Path, services: dict[str, Service], macros: dict[str, Macro],
+                  runtimes: Any = None) -> str:
+    """Check one file of any kind against the services, macros and runtimes (steepy's
+    documents.validation_services.Runtimes; None: not checked); return a one-line summary or
+    raise InputError."""
     from steepy.documents.loading import Definitions, check_schema, workflow_from_document
     from steepy.documents.validation import validate_macro, validate_workflow
     from steepy.documents.validation_services import service_file_problems
@@ -51,7 +54,7 @@ def validate_file(path: Path, services: dict[str, Service], macros: dict[str, Ma
     kind = _kind_of(document.data)
     if kind == "service":
         found = read_services(str(path))
-        problems = service_file_problems(found)
+        problems = service_file_problems(found, runtimes)
         if problems:
             raise InputError(problems)
         return f"{len(found)} service(s): {', '.join(found)}"
@@ -66,12 +69,13 @@ def validate_file(path: Path, services: dict[str, Service], macros: dict[str, Ma
             known.sources = dict(getattr(macros, "sources", {}))
             known.define(macro, document, base)  # this file's version of the macro
             problems += [document.locate(p, base) for p in
-                         validate_macro(macro, macros=known, services=services)]
+                         validate_macro(macro, macros=known, services=services,
+                                        runtimes=runtimes)]
         if problems:
             raise InputError(problems)
         return f"{len(macro_list)} macro(s): {', '.join(str(m.get('id')) for m in macro_list)}"
     workflow, document = workflow_from_document(document)
-    problems = validate_workflow(workflow, macros=macros, services=services)
+    problems = validate_workflow(workflow, macros=macros, services=services, runtimes=runtimes)
     if problems:
         raise document.fail(problems)
     return _summary(workflow, macros)
@@ -85,11 +89,12 @@ def validate_file(path: Path, services: dict[str, Service], macros: dict[str, Ma
 def validate(files: tuple[str, ...], services: tuple[str, ...], macros: tuple[str, ...]) -> None:
     """Check workflows (and service or macro files) and report every problem."""
     service_map, macro_map = load_registries(services, macros)
+    runtimes = checked_plugins().runtimes()
     problems: list[Problem] = []
     paths = expand_paths(files) or [Path(f) for f in files]
     for path in paths:
         try:
-            summary = validate_file(path, service_map, macro_map)
+            summary = validate_file(path, service_map, macro_map, runtimes)
             click.echo(f"{click.style(str(path), bold=True)}: {click.style('valid', fg='green')}: {summary}")
         except InputError as e:
             problems += e.problems
@@ -141,7 +146,7 @@ def plan(workflow_file: str, services, macros, whole: bool, as_json: bool) -> No
     import json as jsonlib
     import shlex
 
-    from steepy.runtimes import argument_list
+    from steepy.runtimes import DIRECT, argument_list
     from steepy.runtimes.other import other_argv
     from steepy.errors import SteepyError
     from steepy.generator import ProcessChainGenerator, simulate
@@ -169,7 +174,7 @@ def plan(workflow_file: str, services, macros, whole: bool, as_json: bool) -> No
                 extra.append("requires " + ", ".join(chain.required_capabilities))
             click.echo(f"  chain {chain.id}" + (f" ({'; '.join(extra)})" if extra else ""))
             for exe in chain.executables:
-                line = (shlex.join(other_argv(exe)) if exe.runtime == "other" else
+                line = (shlex.join(other_argv(exe)) if exe.runtime == DIRECT else
                         f"[{exe.runtime}] {exe.path} {shlex.join(argument_list(exe.arguments))}")
                 click.echo(f"    {exe.id}: {line}")
     if finished is False:

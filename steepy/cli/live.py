@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from steepy.cli.output import event_line
+from steepy.events import EventKind
 from steepy.model.submission import ProcessChainStatus as CS
 from steepy.registry import Registry
 from steepy.registry.records import utcnow
@@ -56,9 +57,9 @@ def take_snapshot(registry: Registry, submission_id: str, events: list[dict]) ->
     still_running = {chain_id for chain_id, _, _ in snap.running}
     latest: dict[str, dict] = {}
     for e in events:
-        if e["kind"] == "chain.retryScheduled" and e.get("chainId") in still_running:
+        if e["kind"] == EventKind.CHAIN_RETRY_SCHEDULED and e.get("chainId") in still_running:
             latest[e["chainId"]] = e
-        elif e["kind"] == "chain.finished":
+        elif e["kind"] == EventKind.CHAIN_FINISHED:
             latest.pop(e.get("chainId"), None)
     for chain_id, e in latest.items():
         at = datetime.fromisoformat(e["at"]) if e.get("at") else None

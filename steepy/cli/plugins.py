@@ -8,8 +8,7 @@ import json
 import click
 
 from steepy.cli.group import main
-from steepy.cli.common import checked_config, fail, warn
-from steepy.errors import InputError
+from steepy.cli.common import checked_plugins
 
 
 def _applies_to(descriptor: dict) -> str:
@@ -27,15 +26,7 @@ def _applies_to(descriptor: dict) -> str:
               help="Print Steep's plugin descriptors as JSON (what GET /plugins returns).")
 def list_plugins(as_json: bool) -> None:
     """List the plugins: runtimes, adapters, checkers, progress estimators, initializers."""
-    from steepy.plugins.pluginset import load_plugins
-
-    config = checked_config()
-    try:
-        plugins = load_plugins(config)
-    except InputError as e:  # one located line naming the plugin and what is missing
-        fail(e.problems)
-    warn(plugins.warnings)
-    descriptors = plugins.descriptors()
+    descriptors = checked_plugins().descriptors()  # exit 2: a plugin that cannot be used
     if as_json:
         click.echo(json.dumps(descriptors, indent=2))
         return

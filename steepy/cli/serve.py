@@ -9,8 +9,9 @@ import click
 
 from steepy.cli.group import main
 from steepy.cli.common import (AGENTS_OPTION, DB_OPTION, EXIT_INVALID, MACROS_OPTION,
-                               SERVICES_OPTION, checked_config, engine_settings,
-                               exit_if_engine_failed, load_registries, open_registry_or_fail)
+                               SERVICES_OPTION, checked_config, checked_plugins,
+                               engine_settings, exit_if_engine_failed, load_registries,
+                               open_registry_or_fail)
 from steepy.errors import Problem
 
 
@@ -40,6 +41,7 @@ def serve(host: str | None, port: int | None, db, agents, no_agents: bool, servi
     from steepy.http.server import is_loopback, listen, serve as serve_api
 
     config = checked_config()
+    checked_plugins()  # the plugins and runtime settings too: exit 2 before anything is opened
     host = host or str(config.get("http.host") or "127.0.0.1")
     port = int(config.get("http.port") or 8080) if port is None else port
     token = config.get("http.token")
@@ -79,7 +81,7 @@ def serve(host: str | None, port: int | None, db, agents, no_agents: bool, servi
         address = sock.getsockname()
         shown = f"[{address[0]}]" if ":" in address[0] else address[0]
         what = ("API only" if engine is None
-                else f"engine {engine.owner} with {len(engine.agents)} agent(s)")
+                else f"engine {engine.owner} with {engine.agent_count} agent(s)")
         click.echo(f"serving on http://{shown}:{address[1]}{ctx.base_path} ({what})", err=True)
         for submission in to_submit:  # stored only once the server could start
             registry.requests.add_submission(submission)

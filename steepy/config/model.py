@@ -6,17 +6,17 @@ from __future__ import annotations
 
 import re
 from types import NoneType, UnionType
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Mapping, Self, TypeVar, Union, get_args, get_origin
 
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field,
                       PrivateAttr, ValidationInfo, field_validator, model_validator)
 
-from steepy.config.values import (Duration, EventPattern, Int, Names, Paths, Size, Strings,
+from steepy.config.values import (Duration, EventPattern, Int, Names, Paths, Size,
                                   duration_ms, no_bool, string_list)
 from steepy.model.durations import format_duration
 from steepy.errors import Problem
 from steepy.model.common import type_name as _kind
-from steepy.notifications.webhooks import DEFAULT_EVENTS, Webhook
+from steepy.events.webhooks import DEFAULT_EVENTS, Webhook
 
 FILE_NAME = "steepy.yaml"
 STEEP_FILES = ("steep.yaml", "conf/steep.yaml")  # read only when there is no steepy.yaml
@@ -58,6 +58,15 @@ class Section(BaseModel):
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and self.get(key, _MISSING) is not _MISSING
+
+    def replaced(self, values: Mapping[str, Any]) -> Self:
+        """A copy with these keys (Steep's names, this group's own) set as given, unchecked:
+        for settings made in code rather than read (KeyError for a key it does not have)."""
+        names = _attribute_names(type(self))
+        return self.model_copy(update={names[key]: value for key, value in values.items()})
+
+
+S = TypeVar("S", bound=Section)
 
 
 class AgentSettings(Section):
@@ -155,32 +164,13 @@ class HttpSettings(Section):
     base_path: str = Field("", alias="basePath")  # every route below this prefix (a proxy's)
 
 
-class DockerSettings(Section):
-    command: str = Field("docker", min_length=1)  # the client: docker, or podman as a drop-in
-    pull: Literal["auto", "always", "missing", "never"] = "auto"
-    env: Strings = Field(default_factory=list)  # `-e' entries of docker run
-    volumes: Strings = Field(default_factory=list)  # `-v' entries of docker run
-
-
-class SlurmSettings(Section):
-    """`runtimes.slurm.*': where and how the `slurm' runtime runs each attempt (`srun')."""
-
-    command: str = Field("srun", min_length=1)  # the client
-    partition: str | None = None
-    account: str | None = None
-    qos: str | None = None
-    extra_args: Strings = Field(default_factory=list, alias="extraArgs")  # more srun options
-    # a chain's required capability -> srun options (e.g. gpu: [--partition=gpu, --gres=gpu:1])
-    capabilities: dict[str, Strings] = Field(default_factory=dict)
-    # the job's --time when no maxRuntime or deadline bounds it (SLURM's own limit otherwise)
-    time_limit: Duration | None = Field(None, alias="timeLimit")
-
-
 class RuntimesSettings(Section):
-    # the runtime of services whose runtime is `other' (e.g. `slurm': every tool a SLURM job)
-    default: str = Field("other", min_length=1)
-    docker: DockerSettings = Field(default_factory=DockerSettings)
-    slurm: SlurmSettings = Field(default_factory=SlurmSettings)
+    """`runtimes.default'; each runtime's own `runtimes.<name>' section is read generically
+    (`Config.runtime_settings') against the settings class the runtime declares."""
+
+    # the runtime that runs services whose runtime is Steep's `other' (e.g. `slurm': every
+    # tool a SLURM job); None: `other' itself
+    default: str | None = Field(None, min_length=1)
 
 
 def _webhook_url(value: str) -> str:
@@ -282,8 +272,7 @@ class Config(Section):
     _source: str | None = PrivateAttr(None)
     _warnings: list[Problem] = PrivateAttr(default_factory=list)
     _plugin_places: list[Problem] = PrivateAttr(default_factory=list)
-    _runtime_settings: dict[str, dict[str, Any]] = PrivateAttr(default_factory=dict)
-    _runtime_places: dict[str, Problem] = PrivateAttr(default_factory=dict)
+    _runtime_sections: Any = PrivateAttr(None)  # steepy.config.reading.RuntimeSections
 
     @property
     def source(self) -> str | None:  # the file read (None: none)
@@ -301,22 +290,19 @@ class Config(Section):
             return places[index]
         return Problem("", path=f"plugins[{index}]", file=self._source or FILE_NAME)
 
-    def runtime_settings(self, runtime: str) -> dict[str, Any]:
-        """`runtimes.<runtime>.*' for a runtime plugin (dotted keys below it, Steep's names)."""
-        return dict(self._runtime_settings.get(runtime, {}))
+    def runtime_settings(self, runtime: str, model: type[S]) -> S:
+        """`runtimes.<runtime>' checked against `model', the runtime's settings class (its
+        fields are the keys); InputError with every problem at its file:line:column (or
+        variable), an unknown key included."""
+        if self._runtime_sections is None:  # not read by load_config: the defaults
+            return model()
+        return self._runtime_sections.settings(runtime, model)
 
     def runtime_setting_problems(self, runtimes: list[str]) -> list[Problem]:
-        """Warnings for `runtimes.<name>.*' settings of a runtime none of `runtimes' is."""
-        import difflib
-
-        out = []
-        for name, place in self._runtime_places.items():
-            if name not in runtimes:
-                close = difflib.get_close_matches(name, runtimes, n=1)
-                hint = f" (did you mean {close[0]}?)" if close else ""
-                out.append(Problem(f"no runtime `{name}' is loaded{hint}; its settings are "
-                                   "ignored", place.path, place.file, place.line, place.column))
-        return out
+        """Warnings for `runtimes.<name>' sections of a runtime none of `runtimes' is."""
+        if self._runtime_sections is None:
+            return []
+        return self._runtime_sections.unused(runtimes)
 
     def flat(self) -> dict[str, Any]:
         """Every key (dotted, Steep's names) and its value."""
@@ -353,7 +339,7 @@ UNIMPLEMENTED = (
     "controller.lookupOrphansInterval", "controller.lookupOrphansInitialDelay",
     "scheduler.enabled", "scheduler.lookupOrphansInterval", "scheduler.lookupOrphansInitialDelay",
     "agent.enabled", "agent.id", "agent.autoShutdownTimeout", "agent.busyTimeout",
-    "runtimes.kubernetes", "db.driver", "db.username", "db.password", "db.connectionPool",
+    "db.driver", "db.username", "db.password", "db.connectionPool",
     "cluster", "logs.level", "logs.main", "logs.processChains.enabled", "garbageCollector.retention.vms",
     "cloud", "cache",
 )

@@ -11,7 +11,7 @@ from pydantic import AfterValidator, BeforeValidator
 
 from steepy.model.durations import DurationError, parse_duration
 from steepy.model.common import type_name as _kind
-from steepy.notifications.webhooks import parse_pattern
+from steepy.events.webhooks import parse_pattern
 
 def no_bool(value: Any) -> Any:
     if isinstance(value, bool):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Iterable, Iterator
 
 from steepy.documents.cycles import find_cycles
 from steepy.errors import Problem, json_path
@@ -18,7 +18,7 @@ from steepy.model.service import Service
 from steepy.model.workflow import (Action, ExecuteAction, ForEachAction, IncludeAction, Variable,
                                    Workflow)
 from steepy.documents.validation_macros import include_cycle_problems, services_reached
-from steepy.documents.validation_services import check_services, known
+from steepy.documents.validation_services import Runtimes, check_services, known
 
 MIN_API = (4, 0, 0)
 MAX_API = (4, 7, 0)
@@ -86,12 +86,13 @@ def _refs(sites: list[Site]) -> list[Ref]:
 class _Checker:
     def __init__(self, root: str, actions: list[Action], declared: list[Variable],
                  macros: dict[str, Macro] | None, services: dict[str, Service] | None,
-                 macro_id: str | None = None):
+                 macro_id: str | None = None, runtimes: Runtimes | None = None):
         self.root = root
         self.actions = actions
         self.macro_id = macro_id  # the macro being validated; None for a workflow
         self.macros = macros
         self.services = services
+        self.runtimes = runtimes  # None: the services' runtimes are not checked
         self.sites = list(_sites(actions, (), [root], ()))
         self.refs = _refs(self.sites)
         self.declared = declared
@@ -318,20 +319,26 @@ def _run(checker: _Checker) -> list[Problem]:
 
 
 def validate_workflow(workflow: Workflow, macros: dict[str, Macro] | None = None,
-                      services: dict[str, Service] | None = None) -> list[Problem]:
-    """All problems of a workflow; an empty list means it is valid.
+                      services: dict[str, Service] | None = None,
+                      runtimes: Runtimes | Iterable[str] | None = None) -> list[Problem]:
+    """All problems of a workflow; an empty list means it is valid. A pure function of its
+    arguments: nothing else (no configuration, no plugin loaded elsewhere) counts.
 
-    Macros and services are checked only when given (Steep itself checks neither).
+    Macros and services are checked only when given (Steep itself checks neither), the
+    services' runtimes only when `runtimes' (those steepy can run) are given too.
     """
-    checker = _Checker("workflow", workflow.actions, workflow.vars, macros, services)
+    checker = _Checker("workflow", workflow.actions, workflow.vars, macros, services,
+                       runtimes=Runtimes.of(runtimes))
     api = api_problem(workflow.api)
     return ([api] if api else []) + _run(checker)
 
 
 def validate_macro(macro: Macro, macros: dict[str, Macro] | None = None,
-                   services: dict[str, Service] | None = None) -> list[Problem]:
+                   services: dict[str, Service] | None = None,
+                   runtimes: Runtimes | Iterable[str] | None = None) -> list[Problem]:
     """All problems of a macro (Steep's macro rules first, then the workflow rules)."""
-    checker = _Checker("macro", macro.actions, macro.vars, macros, services, macro.id)
+    checker = _Checker("macro", macro.actions, macro.vars, macros, services, macro.id,
+                       Runtimes.of(runtimes))
     inputs = {p.id for p in macro.parameters if p.type == MACRO_INPUT}
     outputs = {p.id for p in macro.parameters if p.type == MACRO_OUTPUT}
     seen: set[str] = set()

@@ -2,8 +2,8 @@
 service metadata is read (`steepy.documents.loading.read_services`). What a definition means for a
 workflow that uses it (parameters, runtimes) is `steepy.documents.validation_services`.
 
-Kept apart from that module so that reading files needs nothing of the plugins (which
-validation_services asks for the runtimes steepy has).
+Kept apart from that module: reading files checks definitions alone, while what a definition
+means for a workflow depends on the runtimes steepy has (a parameter of that check).
 """
 
 from __future__ import annotations

@@ -1,43 +1,55 @@
 """Checks of the services a workflow executes (steepy's own rules; Steep checks neither):
 the service exists, its parameters match, and steepy has a runtime that can run it.
 
-A service whose runtime steepy does not have (say `kubernetes') is fine to define: it is a
-problem only for a workflow that executes it, and is reported at the service's `runtime'
-(file:line:column when the services were read from files).
+Which runtimes steepy has is a parameter (`Runtimes', what the configured plugins offer):
+checking reads no configuration and no process-wide state. A service whose runtime steepy
+does not have (say `kubernetes') is fine to define: it is a problem only for a workflow that
+executes it, and is reported at the service's `runtime' (file:line:column when the services
+were read from files).
 """
 
 from __future__ import annotations
 
 import difflib
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
 
 from steepy.errors import Problem
 from steepy.model.service import INPUT, OUTPUT, Service
 from steepy.model.workflow import ExecuteAction, Fallback
 
 
-def supported_runtimes() -> tuple[str, ...]:
-    """The runtimes steepy can run services with (the one place that asks)."""
-    from steepy.plugins.pluginset import supported_runtimes as runtimes
+@dataclass(frozen=True)
+class Runtimes:
+    """What checking services needs to know of the runtimes: the names steepy can run
+    services with, and for a runtime it lacks what to say instead of "cannot run" (e.g. for
+    Steep's `kubernetes')."""
 
-    return runtimes()
+    names: tuple[str, ...]
+    hints: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, runtimes: "Runtimes | Iterable[str] | None") -> "Runtimes | None":
+        """`runtimes' as Runtimes (names alone: no hints); None stays None."""
+        if runtimes is None or isinstance(runtimes, Runtimes):
+            return runtimes
+        return cls(tuple(runtimes))
 
 
-def runtime_message(service: Service) -> str | None:
-    supported = supported_runtimes()
-    if service.runtime in supported:
+def runtime_message(service: Service, runtimes: Runtimes) -> str | None:
+    supported = ", ".join(runtimes.names)
+    if service.runtime in runtimes.names:
         return None
-    if service.runtime == "kubernetes":  # Steep has it; no API server can run where we test
-        return (f"Service `{service.id}' has runtime `kubernetes', which steepy does not "
-                f"support yet (Steep does). Run it with `docker' or `slurm', or install a "
-                f"runtime plugin for Kubernetes. Supported runtimes: {', '.join(supported)}.")
-    return (f"Service `{service.id}' has runtime `{service.runtime}', which steepy cannot run. "
-            f"Supported runtimes: {', '.join(supported)}.")
+    said = runtimes.hints.get(service.runtime, "which steepy cannot run.")
+    return (f"Service `{service.id}' has runtime `{service.runtime}', {said} "
+            f"Supported runtimes: {supported}.")
 
 
-def runtime_problem(service: Service, services: dict[str, Service]) -> Problem | None:
-    """The problem of an unsupported runtime, at the service's `runtime' if known."""
-    message = runtime_message(service)
+def runtime_problem(service: Service, services: dict[str, Service],
+                    runtimes: Runtimes | None) -> Problem | None:
+    """The problem of an unsupported runtime, at the service's `runtime' if known (None:
+    runtimes are not checked)."""
+    message = None if runtimes is None else runtime_message(service, runtimes)
     if message is None:
         return None
     problem = Problem(message)
@@ -45,23 +57,26 @@ def runtime_problem(service: Service, services: dict[str, Service]) -> Problem |
     return (locate(service.id, problem, ("runtime",)) if locate else None) or problem
 
 
-def service_file_problems(services: dict[str, Service]) -> list[Problem]:
+def service_file_problems(services: dict[str, Service],
+                          runtimes: Runtimes | Iterable[str] | None) -> list[Problem]:
     """Problems of service definitions themselves (for validating a service file)."""
-    found = [runtime_problem(s, services) for s in services.values()]
+    runtimes = Runtimes.of(runtimes)
+    found = [runtime_problem(s, services, runtimes) for s in services.values()]
     return [p for p in found if p is not None]
 
 
 def check_services(checker: Any, reached: list[str]) -> None:
     """Problems of the execute actions of `checker` with its services, and of the runtimes of
-    the services in `reached` (those its includes execute, too)."""
+    the services in `reached` (those its includes execute, too) when it has `runtimes'."""
     services = checker.services
     if services is None:
         return
+    runtimes = checker.runtimes
     runtime_reported: set[str] = set()
 
     def check(site: Any, a: Any, service: Service, base: tuple) -> None:
         _parameters(checker, site, a, service, base)
-        problem = runtime_problem(service, services)
+        problem = runtime_problem(service, services, runtimes)
         if problem is not None and service.id not in runtime_reported:
             runtime_reported.add(service.id)
             if problem.line is None:  # not read from a file: say it at the action
@@ -86,7 +101,7 @@ def check_services(checker: Any, reached: list[str]) -> None:
         if service is None or name in runtime_reported:
             continue
         runtime_reported.add(name)
-        problem = runtime_problem(service, services)
+        problem = runtime_problem(service, services, runtimes)
         if problem is not None:
             checker.problems.append(problem)
 

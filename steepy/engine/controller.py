@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -23,9 +22,10 @@ from steepy.model.service import Service
 from steepy.model.submission import (ProcessChainStatus as CS, Submission,
                                      SubmissionStatus as SS)
 from steepy.registry import ChainRecord, SubmissionStore
-from steepy.registry.failures import MAX_BACKOFF_S, describe, is_database_failure
+from steepy.registry.interfaces import RoundView, RoundWrite
 from steepy.registry.offload import call
-from steepy.model.clock import wait_event
+from steepy.registry.outage import outlasting
+from steepy.model.clock import SYSTEM, Clock
 
 log = logging.getLogger(__name__)
 
@@ -71,8 +71,9 @@ class Controller:
     def __init__(self, store: SubmissionStore, services: dict[str, Service], macros: dict[str, Macro],
                  tmp_path: str, out_path: str, wake_scheduler: Callable[[], None],
                  stop_chains: Callable[[list[str]], None], sweep_s: float = 2.0,
-                 plugins: PluginSet | None = None):
+                 plugins: PluginSet | None = None, clock: Clock = SYSTEM):
         self.store = store
+        self.clock = clock
         self.services = services
         self.macros = macros
         self.tmp_path = str(Path(tmp_path).absolute())
@@ -118,17 +119,8 @@ class Controller:
     async def _run(self, submission: Submission) -> None:
         """Drive the submission to its end. While the database fails, wait and start again
         from the stored state, as a controller that takes over after a crash does."""
-        delay = 1.0
-        while True:
-            try:
-                return await self._run_once(submission)
-            except Exception as e:
-                if not is_database_failure(e):
-                    raise
-                log.error("submission %s: %s; resuming from its stored state in %.0f s",
-                          submission.id, describe(e), delay)
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, MAX_BACKOFF_S)
+        await outlasting(f"submission {submission.id}", lambda: self._run_once(submission), log,
+                         clock=self.clock, then="resuming from its stored state")
 
     async def _run_once(self, submission: Submission) -> None:
         try:
@@ -154,7 +146,11 @@ class Controller:
         return generator
 
     async def _drive(self, submission: Submission) -> tuple[SS, str | None]:
-        store = self.store
+        """Rounds until nothing is left to run or feed. Each round is one registry call
+        (`controller_round`: store what the last round learnt, read what this one needs) and
+        one generator step. New chains are stored at once; outcomes fed are stored with the
+        next round (a crash in between feeds them again)."""
+        store, clock = self.store, self.clock
         generator = self._generator(submission)
         state, round_number = await call(store.saved_state, submission.id)
         if state is not None:
@@ -162,54 +158,60 @@ class Controller:
         # resuming: outcomes fed in rounds after the stored state are fed again
         after_round: int | None = round_number if state is not None else None
         event = self._changed[submission.id]
+        write: RoundWrite | None = None
         first = True
-        last_save = time.monotonic()
+        last_save = clock.monotonic()
         save_cost = 0.0  # how long storing the state took last time
-        batch_s = self.batch_s
+        began: float | None = None
         while True:
             event.clear()
-            began = time.monotonic()
-            new = []
-            done = await call(store.unfed_finished_chains, submission.id,
-                              after_round)
+            began = clock.monotonic() if began is None else began
+            calling = clock.monotonic()
+            view = await call(store.controller_round, submission.id, write, after_round)
             after_round = None
-            cancel = await call(store.cancel_requested, submission.id)
-            if first or done:
+            made_new = write is not None and bool(write.chains)
+            if write is not None and write.save_state:
+                last_save = clock.monotonic()
+                save_cost = last_save - calling
+            if made_new:
+                self.wake_scheduler()
+            if not first and view.settled:
+                break
+            write = None
+            if first or view.finished:
                 round_number += 1
-                # the priority may have been changed (HTTP API) since the last round
-                priority = await call(store.submission_priority, submission.id)
-                generator.default_priority = submission.priority if priority is None else priority
-                new = [] if cancel else generator.generate(*_outcomes(done))
-                fed = [c.chain.id for c in done]
                 # The state must be stored with the chains it produced. Otherwise storing it
                 # now and then is enough (a crash re-feeds the later rounds): it can be large
                 # (a for-each over 100,000 items), so it is stored at most 5% of the time
-                if first or new or (time.monotonic() - last_save
-                                    >= max(self.save_every_s, 20 * save_cost)):
-                    saving = time.monotonic()
-                    await call(store.add_chains, submission.id, new,
-                               generator.persist_state(), fed, round_number)
-                    last_save = time.monotonic()
-                    save_cost = last_save - saving
-                else:
-                    await call(store.mark_fed, fed, round_number)
-                if new:
-                    self.wake_scheduler()
+                save_due = clock.monotonic() - last_save >= max(self.save_every_s, 20 * save_cost)
+                write = self._step(generator, submission, view, round_number, first or save_due)
             first = False
-            if (not await call(store.has_active_chains, submission.id)
-                    and not await call(store.unfed_finished_chains, submission.id)):
-                break
+            if write is not None and (write.chains or not view.active):
+                continue  # stored now: the chains wait for it, or the submission may be over
             # a round that took long is followed by a longer pause, so that bookkeeping
             # stays a bounded share of the time however many chains finish; a round that
             # made nothing new can wait longer: no chain waits for what it learnt
-            batch_s = max(self.batch_s if new else self.quiet_batch_s, time.monotonic() - began)
-            await wait_event(event, self.sweep_s)
+            batch_s = max(self.batch_s if made_new else self.quiet_batch_s,
+                          clock.monotonic() - began)
+            began = None
+            await clock.wait(event, self.sweep_s)
             # many chains finishing close together are handed over in one round
-            await asyncio.sleep(batch_s)
+            await clock.sleep(batch_s)
         counts = await call(store.chain_counts, submission.id)
         return final_status(generator.is_finished(), sum(counts.values()), counts.get(CS.ERROR, 0),
                             counts.get(CS.CANCELLED, 0),
                             await call(store.cancel_requested, submission.id))
+
+    @staticmethod
+    def _step(generator: ProcessChainGenerator, submission: Submission, view: RoundView,
+              round_number: int, save: bool) -> RoundWrite:
+        """One generator step on the outcomes read (none after a cancel): what to store."""
+        # the priority may have been changed (HTTP API) since the last round
+        generator.default_priority = submission.priority if view.priority is None else view.priority
+        new = [] if view.cancel_requested else generator.generate(*_outcomes(view.finished))
+        save = save or bool(new)
+        return RoundWrite(round_number, [c.chain.id for c in view.finished], new, save,
+                          generator.persist_state() if save else None)
 
 
 def _outcomes(done: list[ChainRecord]) -> tuple[dict[str, list], set[str]]:

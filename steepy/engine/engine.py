@@ -4,6 +4,21 @@
 On start the engine takes over what a dead engine left behind: RUNNING chains whose agent
 stopped sending heartbeats go back to REGISTERED, and RUNNING submissions whose lease ran
 out are resumed from their stored generator state.
+
+The engine's face, all its callers (the CLI, the HTTP API, the plugins) may use; its parts
+(agents, scheduler, controller, timekeeper, notifier) are its own:
+
+- `Engine(registry, services, macros, settings, clock)`, then `await run(until_submission)`:
+  work until `stop` is set (with `until_submission`: that submission only, until it ends).
+- `stop`: the event that stops it; `failure`: why it stopped by itself (None: it did not).
+- `changed(what)`: something changed in the database that this process knows of (a
+  `Changed`: "submissions" stored or retried, "chains" cancelled, retried or reprioritised,
+  "schedules" added, paused or removed; "anything" for all): whoever cares looks now.
+  Commits of other processes need no call: the process's change watcher (changes.py) wakes
+  the engine. Call it in the engine's event loop.
+- `idle`: no submission is being driven and no chain runs here.
+- `recover()`: one round of taking over what dead engines left (`run` does one per heartbeat).
+- `owner` (its id), `agent_count`, `plugins` (its agents' plugin set), `settings`.
 """
 
 from __future__ import annotations
@@ -14,12 +29,14 @@ import os
 import socket
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from steepy.agent import AgentConfig, LocalAgent
 from steepy.model.attempt import AttemptRecord
 from steepy.agent.executor import executor
 from steepy.agent.leftovers import end_groups, end_run_leftovers, is_running, orphaned_executors
 from steepy.model.attempt import RUNNING
+from steepy.engine.changes import Change, watcher_of
 from steepy.engine.controller import Controller
 from steepy.engine.housekeeping import GcSettings
 from steepy.model.ids import unique_id
@@ -28,13 +45,18 @@ from steepy.model.service import Service
 from steepy.model.submission import SubmissionStatus
 from steepy.notifications.delivery import DeliverySettings, Notifier
 from steepy.registry import Registry
-from steepy.registry.failures import MAX_BACKOFF_S, describe, is_database_failure
 from steepy.registry.offload import call
+from steepy.registry.outage import Outage, database_failure_said
 from steepy.engine.scheduler import Scheduler
 from steepy.engine.timekeeper import Timekeeper
-from steepy.model.clock import wait_event
+from steepy.events import EventKind
+from steepy.model.clock import SYSTEM, Clock, wait_event
+from steepy.plugins.pluginset import PluginSet
 
 log = logging.getLogger(__name__)
+
+Changed = Literal["submissions", "chains", "schedules", "anything"]
+BUSY_WAKE_S = 0.25  # a busy engine is woken by commits that may be its own at most this often
 
 
 @dataclass
@@ -55,7 +77,8 @@ class EngineSettings:
 
 class Engine:
     def __init__(self, registry: Registry, services: dict[str, Service],
-                 macros: dict[str, Macro], settings: EngineSettings | None = None):
+                 macros: dict[str, Macro], settings: EngineSettings | None = None,
+                 clock: Clock = SYSTEM):
         self.registry = registry
         self.settings = settings = settings or EngineSettings()
         self.owner = unique_id()
@@ -63,27 +86,58 @@ class Engine:
         shared = settings.logs_in_database
         if shared is None:
             shared = registry.db.dialect.postgres
-        self.agents = [LocalAgent(f"{self.owner}[{i + 1}]" if i else self.owner, settings.agent,
+        self._agents = [LocalAgent(f"{self.owner}[{i + 1}]" if i else self.owner, settings.agent,
                                   settings.capabilities, on_event=self._agent_event,
                                   log_sink=registry.logs if shared else None,
                                   store_attempt=self._store_attempt)
                        for i in range(count)]
-        self.scheduler = Scheduler(registry.queue, self.agents, self._chain_finished, settings.sweep_s)
-        self.controller = Controller(registry.submissions, services, macros, settings.tmp_path,
-                                     settings.out_path, self.scheduler.wake,
-                                     self.scheduler.stop_chains, settings.sweep_s,
-                                     settings.agent.plugins)
-        self.timekeeper = Timekeeper(registry, self.owner, settings.schedule_grace_s,
-                                     settings.sweep_s, self.submitted, settings.gc)
-        self.notifier = Notifier(registry.outbox, self.owner, settings.notifications)
+        self._scheduler = Scheduler(registry.queue, self._agents, self._chain_finished,
+                                    settings.sweep_s, clock)
+        self._controller = Controller(registry.submissions, services, macros, settings.tmp_path,
+                                      settings.out_path, self._scheduler.wake,
+                                      self._scheduler.stop_chains, settings.sweep_s,
+                                      settings.agent.plugins, clock)
+        self._timekeeper = Timekeeper(registry, self.owner, settings.schedule_grace_s,
+                                      settings.sweep_s, self._submitted_here, settings.gc, clock)
+        self._notifier = Notifier(registry.outbox, self.owner, settings.notifications, clock)
         self.stop = asyncio.Event()
         self._submitted = asyncio.Event()
+        self._woken = 0.0  # when commits last woke the parts (the loop's time)
+        self._wake_later: asyncio.TimerHandle | None = None
         self.failure: BaseException | None = None  # why the engine stopped by itself
         # executors of lost engines waited for, per lost run (kept: the lost agent's row, which
         # names its engine's pid, is forgotten after a while), and those said in the log
         self._executors_waited_for: dict[tuple[str, int], set] = {}
         self._executors_logged: set = set()
-        self.scheduler.on_crash = self.controller.on_crash = self.crash
+        self._scheduler.on_crash = self._controller.on_crash = self.crash
+
+    # -- the face ------------------------------------------------------------------------------
+
+    def changed(self, what: Changed = "anything") -> None:
+        """Something changed in the database (this process knows): whoever cares looks now."""
+        if what in ("submissions", "anything"):
+            self._submitted.set()
+        if what in ("chains", "anything"):
+            self._scheduler.wake()
+            self._controller.poke()
+        if what in ("schedules", "anything"):
+            self._timekeeper.wake()
+        if what == "anything":
+            self._notifier.wake()
+
+    @property
+    def idle(self) -> bool:
+        """No submission is being driven and no chain runs here."""
+        return not self._controller.tasks and not self._scheduler.busy
+
+    @property
+    def agent_count(self) -> int:
+        return len(self._agents)
+
+    @property
+    def plugins(self) -> PluginSet:
+        """The plugins this engine's agents and controllers use."""
+        return self.settings.agent.plugins
 
     def crash(self, error: BaseException) -> None:
         """A task of this engine died of a bug: stop the whole engine, so that its leases
@@ -93,61 +147,39 @@ class Engine:
             log.critical("steepy failed, stopping this engine: %s", error, exc_info=error)
         self.stop.set()
 
-    def _agent_event(self, kind: str, data: dict) -> None:
-        self.scheduler.agent_event(kind, data)
+    def _agent_event(self, kind: EventKind, data: dict) -> None:
+        self._scheduler.agent_event(kind, data)
 
     async def _store_attempt(self, chain_id: str, run_number: int, record: AttemptRecord,
                              durable: bool) -> None:
-        await self.scheduler.store_attempt(chain_id, run_number, record, durable)
+        await self._scheduler.store_attempt(chain_id, run_number, record, durable)
 
     def _chain_finished(self, submission_id: str) -> None:
-        self.controller.chain_finished(submission_id)
+        self._controller.chain_finished(submission_id)
 
-    def submitted(self) -> None:
-        """Work appeared (e.g. a submission was stored by this process): look now."""
-        self._submitted.set()
+    def _submitted_here(self) -> None:
+        self.changed("submissions")
 
-    def cancel_everything(self) -> None:
-        for agent in self.agents:
-            agent.cancel()
+    def _on_commit(self, change: Change) -> None:
+        """The process's change watcher saw a commit (changes.py): wake the parts. An idle
+        engine looks at once (its own heartbeat may have hidden a submission), and so does
+        one that wrote nothing meanwhile; a busy one's change may be its own (whose parts it
+        woke already), so it is woken at most every BUSY_WAKE_S."""
+        if not change.known or self.stop.is_set():
+            return  # without a marker the sweeps look
+        now = asyncio.get_running_loop().time()
+        if change.surely_other or self.idle or now - self._woken >= BUSY_WAKE_S:
+            self._wake_for_commits()
+        elif self._wake_later is None:
+            self._wake_later = asyncio.get_running_loop().call_at(
+                self._woken + BUSY_WAKE_S, self._wake_for_commits)
 
-    async def _watch_database(self, last: int | None, interval_s: float = 0.02,
-                              busy_s: float = 0.25) -> None:
-        """Notice commits of other processes (a new submission, a cancel) without waiting
-        for the next sweep. `last' was read before the engine first looked for work, so a
-        commit in between is seen. While this process works and writes too, a change may be
-        its own, so the components are woken at most every `busy_s'."""
-        if last is None:
-            return
-        own = self.registry.db.commits
-        changed = False
-        woken = 0.0
-        clock = asyncio.get_running_loop().time
-        while not self.stop.is_set():
-            await asyncio.sleep(interval_s)
-            try:
-                marker = self.registry.db.change_marker()
-            except Exception as e:  # the sweeps go on meanwhile; look again in a second
-                if not is_database_failure(e):
-                    raise
-                self.registry.db.forget_watch()
-                await asyncio.sleep(1.0)
-                continue
-            surely_other = False
-            if marker != last:
-                changed = True
-                surely_other = self.registry.db.commits == own  # we wrote nothing meanwhile
-                last, own = marker, self.registry.db.commits
-            # an idle engine looks at once (its own heartbeat may have hidden a submission)
-            idle = not self.controller.tasks and not self.scheduler.busy
-            if changed and (surely_other or idle or clock() - woken >= busy_s):
-                changed = False
-                woken = clock()
-                self._submitted.set()
-                self.scheduler.wake()
-                self.controller.poke()
-                self.timekeeper.wake()
-                self.notifier.wake()
+    def _wake_for_commits(self) -> None:
+        if self._wake_later is not None:
+            self._wake_later.cancel()
+            self._wake_later = None
+        self._woken = asyncio.get_running_loop().time()
+        self.changed("anything")
 
     async def _checkpoints(self, every_s: float = 0.5) -> None:
         """SQLite: this engine checkpoints the WAL from a thread, at most every `every_s'
@@ -156,7 +188,7 @@ class Engine:
         if not db.take_over_checkpoints():
             return
         done = -1
-        backoff = every_s
+        outage = Outage("checkpoint of the database", log, level=logging.WARNING)
         try:
             while not self.stop.is_set():
                 wait_s = every_s
@@ -164,24 +196,19 @@ class Engine:
                     done = db.commits
                     try:
                         await call(db.checkpoint)
-                        backoff = every_s
+                        outage.over()
                     except Exception as e:  # the database fails (its disk is full, ...):
-                        if not is_database_failure(e):  # the WAL keeps what commits wrote
-                            raise
-                        backoff = min(backoff * 2, MAX_BACKOFF_S)
-                        log.warning("checkpoint of the database: %s; trying again in %.0f s",
-                                    describe(e), backoff)
-                        wait_s, done = backoff, -1
+                        wait_s, done = outage.wait_after(e), -1  # the WAL keeps what commits wrote
                 await wait_event(self.stop, wait_s)
         finally:
             db.hand_back_checkpoints()
 
     async def _heartbeat(self) -> None:
         rows = [{"id": a.id, "capabilities": list(a.capabilities), "chain_id": a.current_chain_id,
-                 "host": socket.gethostname(), "pid": os.getpid()} for a in self.agents]
+                 "host": socket.gethostname(), "pid": os.getpid()} for a in self._agents]
         await call(self.registry.leases.heartbeat, self.owner, rows, self.settings.lease_s)
 
-    async def _recover(self) -> None:
+    async def recover(self) -> None:
         """Release chains of dead agents (their submissions are adopted by `_accept'). Runs
         of this machine are released only once none of their processes is left, so a chain
         never runs beside a copy of itself (`_ended_here`)."""
@@ -199,10 +226,10 @@ class Engine:
         released = await call(self.registry.leases.release_orphans, live + held)
         if released:
             log.warning("process chains of lost agents registered again: %s", ", ".join(released))
-            self.scheduler.wake()
+            self._scheduler.wake()
         # agents of engines that died leave the list (and say so on the timeline)
         await call(self.registry.leases.forget_lost_agents, 3 * self.settings.lease_s)
-        if not self.scheduler.busy_agents_only():
+        if not self._scheduler.busy_agents_only():
             # an agent of ours is idle: chains left REGISTERED may be waiting for an agent
             # that nobody runs; say so (every view shows it, the timeline once)
             for sid, reason, count in await call(
@@ -260,40 +287,30 @@ class Engine:
         """Start new submissions, and take over RUNNING ones without a controller: its
         lease ran out (it died), or a retry made the submission RUNNING again. An engine of
         `steepy run` only takes its own."""
-        only = self.scheduler.only_submission
+        only = self._scheduler.only_submission
         while (submission := await call(
                 self.registry.leases.fetch_next_submission, self.owner, self.settings.lease_s,
                 only)) is not None:
-            self.controller.start(submission)
+            self._controller.start(submission)
         for submission in await call(self.registry.leases.adopt_submissions, self.owner,
                                      self.settings.lease_s, only):
             log.warning("resuming submission %s", submission.id)
-            self.controller.start(submission)
+            self._controller.start(submission)
 
     async def run(self, until_submission: str | None = None) -> None:
         """Work until `stop` is set; with `until_submission` (`steepy run`), on that submission
         only, until it has finished: other submissions are left to workers."""
-        self.scheduler.only_submission = until_submission
+        self._scheduler.only_submission = until_submission
         Path(self.settings.tmp_path).mkdir(parents=True, exist_ok=True)
         Path(self.settings.out_path).mkdir(parents=True, exist_ok=True)
         await self.settings.agent.plugins.initialize()  # initializer plugins, once
-        # read before anything looks for work: every commit from here on wakes the engine
-        marker = self.registry.db.change_marker()
         await self._heartbeat()
-        await self._recover()
-        scheduler = asyncio.create_task(self.scheduler.run(self.stop), name="scheduler")
-        watcher = asyncio.create_task(self._watch_database(marker), name="database watcher")
-        notifier = asyncio.create_task(self.notifier.run(self.stop), name="notifier")
-        checkpoints = asyncio.create_task(self._checkpoints(), name="checkpoints")
-        finishing = [scheduler, notifier, checkpoints]  # they end by themselves on `stop'
-        cancelled = [watcher]  # they are cancelled then
-        if until_submission is None:  # schedules and the collector: workers and servers only
-            cancelled.append(asyncio.create_task(self.timekeeper.run(self.stop),
-                                                 name="timekeeper"))
-        for task in finishing + cancelled:
-            task.add_done_callback(self._supervise)
+        await self.recover()
+        finishing, cancelled = self._start_parts(timekeeper=until_submission is None)
+        # before anything looks for work: every commit from here on wakes the engine
+        unsubscribe = watcher_of(self.registry.db).subscribe(self._on_commit, self.crash)
         last_beat = asyncio.get_running_loop().time()
-        backoff = 1.0
+        outage = Outage(f"engine {self.owner}", log)
         try:
             while not self.stop.is_set():
                 self._submitted.clear()
@@ -303,22 +320,18 @@ class Engine:
                     now = asyncio.get_running_loop().time()
                     if now - last_beat >= self.settings.heartbeat_s:
                         await self._heartbeat()
-                        await self._recover()
+                        await self.recover()
                         last_beat = now
                     if until_submission is not None and await self._finished(until_submission):
-                        await self.notifier.flush()  # its notification, if it can go now
+                        await self._notifier.flush()  # its notification, if it can go now
                         break
-                    backoff = 1.0
+                    outage.over()
                 except Exception as e:  # the database fails: keep going, say so, back off
-                    if not is_database_failure(e):
-                        raise
-                    log.error("engine %s: %s; trying again in %.0f s", self.owner, describe(e),
-                              backoff)
-                    wait_s, backoff = backoff, min(backoff * 2, MAX_BACKOFF_S)
+                    wait_s = outage.wait_after(e)
                 waiters = [asyncio.ensure_future(self._submitted.wait()),
                            asyncio.ensure_future(self.stop.wait())]
                 waiters += [asyncio.ensure_future(asyncio.shield(t))
-                            for t in self.controller.tasks.values()]
+                            for t in self._controller.tasks.values()]
                 _done, pending = await asyncio.wait(waiters, timeout=wait_s,
                                                     return_when=asyncio.FIRST_COMPLETED)
                 for w in pending:
@@ -326,24 +339,38 @@ class Engine:
         except Exception as e:  # a bug in the engine's own loop
             self.crash(e)
         finally:
+            unsubscribe()
+            if self._wake_later is not None:
+                self._wake_later.cancel()
             self.stop.set()
-            self.scheduler.wake()
-            self.notifier.wake()
+            self._scheduler.wake()
+            self._notifier.wake()
             await asyncio.gather(*finishing, return_exceptions=True)
             for task in cancelled:
                 task.cancel()
             await self._cancel_controllers()
-            try:  # our agents are gone and our leases end now: others take over at once
+            # our agents are gone and our leases end now: others take over at once
+            with database_failure_said(log, "engine %s: %s; its leases end by themselves",
+                                       self.owner):
                 await call(self.registry.leases.forget_agents, self.owner)
-            except Exception as e:
-                if not is_database_failure(e):
-                    raise
-                log.error("engine %s: %s; its leases end by themselves", self.owner, describe(e))
+
+    def _start_parts(self, timekeeper: bool) -> tuple[list[asyncio.Task], list[asyncio.Task]]:
+        """The parts' tasks: those that end by themselves on `stop`, those cancelled then."""
+        finishing = [asyncio.create_task(self._scheduler.run(self.stop), name="scheduler"),
+                     asyncio.create_task(self._notifier.run(self.stop), name="notifier"),
+                     asyncio.create_task(self._checkpoints(), name="checkpoints")]
+        cancelled: list[asyncio.Task] = []
+        if timekeeper:  # schedules and the collector: workers and servers only
+            cancelled.append(asyncio.create_task(self._timekeeper.run(self.stop),
+                                                 name="timekeeper"))
+        for task in finishing + cancelled:
+            task.add_done_callback(self._supervise)
+        return finishing, cancelled
 
     async def _cancel_controllers(self) -> None:
         """Cancel the submissions' controllers and wait until they are gone; a cancellation
         that a task swallowed (a library's bug, or a task's) is sent again."""
-        while tasks := [t for t in self.controller.tasks.values() if not t.done()]:
+        while tasks := [t for t in self._controller.tasks.values() if not t.done()]:
             for task in tasks:
                 task.cancel()
             await asyncio.wait(tasks, timeout=1.0)

@@ -1,8 +1,8 @@
 """The live feed: the timeline as it is committed, for every consumer in this process.
 
-One reader per process follows the database: it wakes when the database says something was
-committed (SQLite's data_version, PostgreSQL's notifications: `change_marker`), reads the new
-events once and hands them to every subscriber, so a hundred open streams cost one query per
+One reader per process follows the database: it wakes when the process's change watcher
+(changes.py, shared with the engine) says something was committed, reads the new events once
+and hands them to every subscriber, so a hundred open streams cost one query per
 commit, not a hundred polls. Events come from the database only, so those of other processes
 (remote workers, another server) arrive like this process's own. Event ids follow the order of
 commits (the registry writes a transaction's events under a lock at its end), so a subscriber
@@ -19,9 +19,10 @@ from datetime import datetime
 from itertools import islice
 from typing import Callable
 
+from steepy.engine.changes import Change, ChangeWatcher
 from steepy.registry import ReadViews
-from steepy.registry.failures import describe, is_database_failure
 from steepy.registry.offload import call
+from steepy.registry.outage import Outage
 from steepy.model.clock import wait_event
 
 log = logging.getLogger(__name__)
@@ -94,14 +95,10 @@ class Subscription:
 
 
 class Feed:
-    def __init__(self, views: ReadViews, change_marker: Callable[[], int | None],
-                 forget_watch: Callable[[], None] = lambda: None, poll_s: float = 0.05,
-                 idle_poll_s: float = 1.0):
+    def __init__(self, views: ReadViews, watcher: ChangeWatcher, poll_s: float = 0.05):
         self.views = views
-        self.change_marker = change_marker
-        self.forget_watch = forget_watch
-        self.poll_s = poll_s  # how often the commit marker is looked at
-        self.idle_poll_s = idle_poll_s  # reading anyway, where the database gives no marker
+        self.watcher = watcher  # the process's one (changes.py)
+        self.poll_s = poll_s  # the database is read at most this often
         self.subscribers: set[Subscription] = set()
         self.last_id = 0  # the newest event handed out
         self.delivered = 0  # events handed to subscribers (for /metrics)
@@ -114,6 +111,7 @@ class Feed:
         self._encoded: dict[int, bytes] = {}  # event id -> its server-sent event
         self._task: asyncio.Task | None = None
         self._started = asyncio.Event()
+        self._changed = asyncio.Event()  # the watcher saw a commit (or `stop` was set)
 
     async def subscribe(self, after: int | None, submission_id: str | None = None,
                         stop: asyncio.Event | None = None) -> Subscription:
@@ -164,26 +162,34 @@ class Feed:
             self._task = asyncio.get_running_loop().create_task(
                 self.run(stop or asyncio.Event()), name="feed")
 
+    def _on_change(self, _change: Change) -> None:
+        self._changed.set()
+
     async def run(self, stop: asyncio.Event) -> None:
-        self.last_id = await call(self.views.last_event_id)
-        self._started.set()
-        seen: int | None = None
-        read_at = time.monotonic()
-        while not stop.is_set():
-            try:
-                marker = self.change_marker()
-                if marker != seen or (marker is None
-                                      and time.monotonic() - read_at >= self.idle_poll_s):
-                    seen, read_at = marker, time.monotonic()
+        self._changed.clear()
+        unsubscribe = self.watcher.subscribe(self._on_change)  # before the last id is read
+        stopping = asyncio.ensure_future(stop.wait())
+        stopping.add_done_callback(lambda _: self._changed.set())
+        outage = Outage("live feed", log)
+        try:
+            self.last_id = await call(self.views.last_event_id)
+            self._started.set()
+            while not stop.is_set():
+                await self._changed.wait()
+                self._changed.clear()
+                if stop.is_set():
+                    break
+                try:
                     await self._hand_out()
-            except Exception as e:  # the database fails: the subscribers wait; look again
-                if not is_database_failure(e):
-                    raise
-                log.error("live feed: %s; trying again in 1 s", describe(e))
-                self.forget_watch()
-                seen = None
-                await wait_event(stop, 1.0)
-            await wait_event(stop, self.poll_s)
+                    outage.over()
+                except Exception as e:  # the database fails: the subscribers wait; look again
+                    wait_s = outage.wait_after(e)
+                    self._changed.set()
+                    await wait_event(stop, wait_s)
+                await wait_event(stop, self.poll_s)  # commits meanwhile: read together
+        finally:
+            unsubscribe()
+            stopping.cancel()
 
     async def _hand_out(self) -> None:
         while True:

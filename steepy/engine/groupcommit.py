@@ -20,10 +20,10 @@ import logging
 from typing import Awaitable, Callable
 
 from steepy.registry import ChainQueue, ClaimFor, RunEnd
-from steepy.registry.failures import describe, is_database_failure
 from steepy.model.attempt import AttemptRecord
 from steepy.registry.interfaces import AttemptWrite, Claimed
 from steepy.registry.offload import persist
+from steepy.registry.outage import database_failure_said
 
 log = logging.getLogger(__name__)
 LAZY_S = 0.25  # how long an attempt's row may wait for a transaction to go with
@@ -128,10 +128,6 @@ class GroupCommit:
                 await self.give_back(claimed)
 
     async def _write_lazy(self, attempts: list[AttemptWrite]) -> None:
-        try:
+        with database_failure_said(log, "%d attempt(s) not stored as they happened (%s); their "
+                                   "run's end stores them", len(attempts)):
             await persist("storing attempts", self.give_up, self.queue.record, [], [], attempts)
-        except Exception as e:
-            if not is_database_failure(e):
-                raise
-            log.error("%d attempt(s) not stored as they happened (%s); their run's end "
-                      "stores them", len(attempts), describe(e))

@@ -10,75 +10,53 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import time
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any, Callable, Coroutine
 
 from steepy.agent.cancel import Cancelled
 from steepy.agent.interface import Agent
 from steepy.agent.config import FAILED, REQUEUED, TIMEOUT, AttemptRecord, ChainOutcome
-from steepy.agent.runner import TIMEOUT_WORDS
-from steepy.model.common import iso_time
+from steepy.events import EventKind
+from steepy.model.chainretry import Action, RetryDecision, RunFailure, decide
+from steepy.model.clock import SYSTEM, Clock
 from steepy.model.submission import ProcessChainStatus as CS
+from steepy.model.timeouts import TimeoutKind
 from steepy.engine.groupcommit import GroupCommit
 from steepy.registry import ChainQueue, ChainRecord, ClaimFor, RunEnd
 from steepy.registry.interfaces import Claimed
-from steepy.registry.failures import describe, is_database_failure
 from steepy.registry.offload import call, persist
-from steepy.registry.records import utcnow
-from steepy.registry.outage import in_rounds
+from steepy.registry.outage import database_failure_said, in_rounds
 
 log = logging.getLogger(__name__)
 PROGRESS_EVERY_S = 1.0  # a chain's estimated progress is stored at most this often
 AHEAD_BELOW_S = 0.5  # after a chain that ran shorter than this, its agent claims ahead
-# what an agent reports during a run -> the kind of event on the timeline
-AGENT_EVENTS = {"attempt-failed": "chain.attemptFailed", "retry-scheduled": "chain.retryScheduled",
-                "attempt-requeued": "chain.attemptRequeued", "fallback-started": "chain.fallbackStarted"}
 
 
-def requeue_of(record: ChainRecord, outcome: ChainOutcome) -> str | None:
-    """Why a chain-level `requeue' (extensions 11) takes this failed run back, or None."""
-    policy = record.chain.retries
-    if outcome.status != CS.ERROR or policy is None:
-        return None
-    return policy.requeue_reason(*_failure_of(outcome))
+def after_run(record: ChainRecord, run_number: int, outcome: ChainOutcome,
+              now: datetime) -> RetryDecision:
+    """What becomes of the chain after this run (steepy/model/chainretry.py decides; runs a
+    `requeue' took back do not count as attempts)."""
+    return decide(record.chain.retries, run_number - record.requeued_runs, outcome.status,
+                  failure_of(outcome), now)
 
 
-def after_run(record: ChainRecord, run_number: int, outcome: ChainOutcome):
-    """The chain's next status and, when it pauses, when it is due again. With `retryOn' or
-    `abortOn' (extensions 9) the failure that ended the run decides whether it is retried. A
-    run a `requeue' takes back pauses the chain for the rule's delay and does not count."""
-    policy = record.chain.retries
-    if policy is not None and policy.requeue is not None and requeue_of(record, outcome):
-        return CS.PAUSED, utcnow() + timedelta(milliseconds=policy.requeue.delay)
-    counted = run_number - record.requeued_runs
-    if outcome.status == CS.ERROR and policy is not None and policy.attempts_left(counted):
-        if policy.retry_on is not None or policy.abort_on is not None:
-            allowed, reason = policy.should_retry(*_failure_of(outcome), cancelled=False)
-            if not allowed:
-                log.info("process chain %s is not retried: %s", record.chain.id, reason)
-                return outcome.status, None
-        return CS.PAUSED, utcnow() + timedelta(milliseconds=policy.retry_delay(counted))
-    return outcome.status, None
-
-
-_TIMEOUT_KINDS = {words: kind for kind, words in TIMEOUT_WORDS.items()}
-
-
-def _failure_of(outcome: ChainOutcome) -> tuple[int | None, list[str], str | None]:
+def failure_of(outcome: ChainOutcome) -> RunFailure:
     """Exit code, last output lines and timeout kind of the attempt that failed the run."""
     failed = [a for a in outcome.attempts if a.outcome in (FAILED, TIMEOUT)]
     if not failed:
-        return None, [], None
+        return RunFailure()
     last = failed[-1]
-    return last.exit_code, list(last.last_lines), _TIMEOUT_KINDS.get(last.timeout_kind)
+    return RunFailure(last.exit_code, tuple(last.last_lines),
+                      TimeoutKind.from_words(last.timeout_kind))
 
 
 class Scheduler:
     def __init__(self, queue: ChainQueue, agents: list[Agent],
-                 on_chain_finished: Callable[[str], None], sweep_s: float = 2.0):
+                 on_chain_finished: Callable[[str], None], sweep_s: float = 2.0,
+                 clock: Clock = SYSTEM):
         self.queue = queue
+        self.clock = clock
         self.agents = agents
         self.on_chain_finished = on_chain_finished
         self.sweep_s = sweep_s
@@ -100,29 +78,26 @@ class Scheduler:
     def wake(self) -> None:
         self._wake.set()
 
-    def agent_event(self, kind: str, data: dict) -> None:
-        """Attempt failures and retries reported by an agent go on the submission's timeline;
-        a chain's estimated progress is stored (at most every PROGRESS_EVERY_S seconds)."""
+    def agent_event(self, kind: EventKind, data: dict) -> None:
+        """What an agent reports (attempt failures, retries, ...: `data` is the event's fields
+        and `chainId`) goes on the submission's timeline as it is; a chain's estimated progress
+        is stored at most every PROGRESS_EVERY_S seconds. A field the kind does not declare
+        raises TypeError."""
         chain_id = data.get("chainId")
         submission_id = self._submission_of.get(chain_id)
         if submission_id is None:
             return
-        if kind == "progress":
+        if kind == EventKind.CHAIN_PROGRESS:
             if data["progress"] >= 1.0:
                 return  # the chain is about to finish: its end says so, in the same breath
-            now = time.monotonic()
+            now = self.clock.monotonic()
             if now - self._progress_written.get(chain_id, -PROGRESS_EVERY_S) < PROGRESS_EVERY_S:
                 return
             self._progress_written[chain_id] = now
             self._write(self.queue.set_progress, submission_id, chain_id, data["progress"])
             return
-        if kind not in AGENT_EVENTS:
-            return
-        fields = {k: (iso_time(v) if isinstance(v, datetime) else v)
-                  for k, v in data.items() if k != "chainId"}
-        kind = AGENT_EVENTS[kind]
-        self._write(functools.partial(self.queue.add_event, submission_id, kind, chain_id,
-                                      **fields))
+        event = EventKind(kind).build({k: v for k, v in data.items() if k != "chainId"})
+        self._write(functools.partial(self.queue.add_event, submission_id, event, chain_id))
 
     def _write(self, call_: Callable, *args) -> None:
         """One writer thread keeps what agents report in the order they reported it."""
@@ -133,27 +108,21 @@ class Scheduler:
 
     @staticmethod
     def _quietly(call_: Callable, *args) -> None:
-        try:
+        with database_failure_said(log, "an agent's report (%s) was not stored: %s",
+                                   getattr(call_, "args", "")):
             call_(*args)
-        except Exception as e:
-            if not is_database_failure(e):
-                raise
-            log.error("an agent's report (%s) was not stored: %s", getattr(call_, "args", ""),
-                      describe(e))
 
     async def store_attempt(self, chain_id: str, run_number: int, record: AttemptRecord,
                             durable: bool) -> None:
         """An agent's attempt as it is now goes to the registry with the next transaction
         (`durable`: before this returns). One that cannot be stored before the engine stops
         raises `Cancelled`: its tool must not start."""
-        try:
+        with database_failure_said(log, "process chain %s: attempt %d of %s could not be stored "
+                                   "(%s); it does not start", chain_id, record.attempt,
+                                   record.executable_id) as dropped:
             await self.commits.store_attempt(chain_id, run_number, record, durable)
-        except Exception as e:
-            if not is_database_failure(e):
-                raise
-            log.error("process chain %s: attempt %d of %s could not be stored (%s); it does "
-                      "not start", chain_id, record.attempt, record.executable_id, describe(e))
-            raise Cancelled() from e
+        if dropped.error is not None:
+            raise Cancelled() from dropped.error
 
     def stop_chains(self, chain_ids: list[str]) -> None:
         """Cancel chains claimed by this engine's agents, also those not started yet (the
@@ -173,7 +142,8 @@ class Scheduler:
 
     async def run(self, stop: asyncio.Event) -> None:
         self._stop = stop
-        await in_rounds("scheduler", lambda: self._round(stop), self._wake, stop, log)
+        await in_rounds("scheduler", lambda: self._round(stop), self._wake, stop, log,
+                        self.clock)
         # give running chains back instead of finishing them as cancelled
         self.shutting_down = True
         for agent in self.agents:
@@ -182,7 +152,7 @@ class Scheduler:
 
     async def _round(self, stop: asyncio.Event) -> float:
         """Resume due chains, hand out work, stop cancelled chains; how long to sleep."""
-        await call(self.queue.resume_due_chains)
+        await call(self.queue.resume_due_chains, self.clock.now())
         if stop.is_set():
             return 0
         await self._dispatch()
@@ -190,7 +160,7 @@ class Scheduler:
         timeout = self.sweep_s
         due = await call(self.queue.next_wake_up)
         if due is not None:
-            timeout = max(0.01, min(timeout, (due - utcnow()).total_seconds() + 0.005))
+            timeout = max(0.01, min(timeout, (due - self.clock.now()).total_seconds() + 0.005))
         return timeout
 
     def _stopping(self) -> bool:
@@ -263,11 +233,12 @@ class Scheduler:
         chain = record.chain
         self._submission_of[chain.id] = record.submission_id
         self._agent_of[chain.id] = agent
-        started = time.monotonic()
+        started = self.clock.monotonic()
         outcome = await self._outcome(agent, record, run_number)
-        short = time.monotonic() - started < AHEAD_BELOW_S
-        status, resume_at = after_run(record, run_number, outcome)
-        requeued = requeue_of(record, outcome)
+        short = self.clock.monotonic() - started < AHEAD_BELOW_S
+        decision = after_run(record, run_number, outcome, self.clock.now())
+        if decision.action is Action.GIVE_UP and decision.reason is not None:
+            log.info("process chain %s is not retried: %s", chain.id, decision.reason)
         if self._pending_events:  # the run's attempt events go on the timeline before its end
             await asyncio.gather(*list(self._pending_events), return_exceptions=True)
         try:
@@ -275,10 +246,11 @@ class Scheduler:
                 await self._give_back(record, run_number)
                 return None, ahead
             end = RunEnd(chain.id, run_number,
-                         REQUEUED if requeued is not None else str(outcome.status), status,
+                         REQUEUED if decision.requeued is not None else str(outcome.status),
+                         decision.status,
                          results=outcome.results if outcome.status == CS.SUCCESS else None,
                          error_message=outcome.error_message, attempts=outcome.attempts,
-                         auto_resume_after=resume_at, requeued=requeued,
+                         auto_resume_after=decision.resume_at, requeued=decision.requeued,
                          submission_id=record.submission_id)
             claim = None if self.shutting_down else self._claim_for(agent)
             following = await ahead if ahead is not None else None
@@ -313,13 +285,11 @@ class Scheduler:
                               claim: ClaimFor | None) -> Claimed | None:
         """Record the end (and claim, for `agent'); a database that fails until the engine
         stops leaves the run open, and the chain is run again by whoever takes it over."""
-        try:
+        with database_failure_said(log, "process chain %s: its end could not be recorded (%s); "
+                                   "the engine that takes it over runs it again",
+                                   end.chain_id) as dropped:
             claimed = await self.commits.submit(end, claim)
-        except Exception as e:
-            if not is_database_failure(e):
-                raise
-            log.error("process chain %s: its end could not be recorded (%s); the engine that "
-                      "takes it over runs it again", end.chain_id, describe(e))
+        if dropped.error is not None:
             return None
         self.on_chain_finished(end.submission_id or "")
         if end.chain_status == CS.PAUSED:
@@ -327,13 +297,9 @@ class Scheduler:
         return self._assign(claimed, agent)
 
     async def _claim_quietly(self, agent: Agent) -> Claimed | None:
-        try:
+        with database_failure_said(log, "agent %s: no chain claimed ahead (%s)", agent.id):
             return self._assign(await self.commits.submit(None, self._claim_for(agent)), agent)
-        except Exception as e:
-            if not is_database_failure(e):
-                raise
-            log.error("agent %s: no chain claimed ahead (%s)", agent.id, describe(e))
-            return None
+        return None
 
     def _spawn(self, work: Coroutine[Any, Any, Claimed | None]) -> asyncio.Task:
         """A background write of the hot path; a bug in it stops the engine."""
@@ -352,14 +318,10 @@ class Scheduler:
         """A chain this engine will not run: REGISTERED again for whoever runs next."""
         self._agent_of.pop(record.chain.id, None)
         self._submission_of.pop(record.chain.id, None)
-        try:
+        with database_failure_said(log, "process chain %s could not be given back (%s); the "
+                                   "engine that takes it over runs it", record.chain.id):
             await persist(f"giving process chain {record.chain.id} back", lambda: True,
                           self.queue.requeue_run, record.chain.id, run_number, reason)
-        except Exception as e:
-            if not is_database_failure(e):
-                raise
-            log.error("process chain %s could not be given back (%s); the engine that takes "
-                      "it over runs it", record.chain.id, describe(e))
 
 
 def _reraise(error: BaseException) -> None:

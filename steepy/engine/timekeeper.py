@@ -13,12 +13,11 @@ from datetime import datetime
 from typing import Callable
 
 from steepy.engine.housekeeping import GC_TIMER, GcSettings, collect_garbage
-from steepy.model.common import utcnow
+from steepy.model.clock import SYSTEM, Clock
 from steepy.registry import Registry
-from steepy.registry.failures import describe, is_database_failure
 from steepy.registry.offload import call
 from steepy.model.triggers import quartz_cron
-from steepy.registry.outage import in_rounds
+from steepy.registry.outage import database_failure_said, in_rounds
 
 log = logging.getLogger(__name__)
 LATE_S = 0.002  # wake this much after a due time, so that it is due when looked at
@@ -26,8 +25,10 @@ LATE_S = 0.002  # wake this much after a due time, so that it is due when looked
 
 class Timekeeper:
     def __init__(self, registry: Registry, owner: str, grace_s: float, lookup_s: float,
-                 on_fired: Callable[[], None], gc: GcSettings | None = None):
+                 on_fired: Callable[[], None], gc: GcSettings | None = None,
+                 clock: Clock = SYSTEM):
         self.registry = registry
+        self.clock = clock
         self.owner = owner
         self.grace_s = grace_s
         self.lookup_s = lookup_s
@@ -43,7 +44,7 @@ class Timekeeper:
 
     async def run(self, stop: asyncio.Event) -> None:
         try:  # the engine cancels this task to stop
-            await in_rounds("schedules", self._tick, self._wake, stop, log)
+            await in_rounds("schedules", self._tick, self._wake, stop, log, self.clock)
         finally:
             if self._gc_task is not None:
                 self._gc_task.cancel()
@@ -51,7 +52,7 @@ class Timekeeper:
     async def _tick(self) -> float:
         """Fire what is due; how long to sleep until something may be due again."""
         schedules = self.registry.schedules
-        fired = await call(schedules.fire_due, self.grace_s)
+        fired = await call(schedules.fire_due, self.grace_s, self.clock.now())
         if fired:
             log.info("schedules fired: %s", ", ".join(fired))
             self.on_fired()
@@ -62,11 +63,12 @@ class Timekeeper:
             if error is not None:
                 raise error  # a bug: the engine stops (database failures were said already)
         if self._gc_trigger is not None and (self._gc_task is None or self._gc_task.done()):
-            due = await call(schedules.claim_timer, GC_TIMER, self._gc_trigger, self.owner)
+            due = await call(schedules.claim_timer, GC_TIMER, self._gc_trigger, self.owner,
+                             self.clock.now())
             if due is not None:
                 self._gc_task = asyncio.create_task(self._collect(), name="garbage collector")
             times.append(await call(schedules.timer_due, GC_TIMER))
-        now = utcnow()
+        now = self.clock.now()
         wait_s = self.lookup_s
         for when in times:
             if when is not None:
@@ -75,10 +77,7 @@ class Timekeeper:
 
     async def _collect(self) -> None:
         assert self.gc is not None
-        try:
+        # the next firing tries again
+        with database_failure_said(log, "garbage collector: %s; it runs again at its next time"):
             report = await call(collect_garbage, self.registry, self.gc)
             log.info("garbage collector: %s", report.summary())
-        except Exception as e:  # the next firing tries again
-            if not is_database_failure(e):
-                raise
-            log.error("garbage collector: %s; it runs again at its next time", describe(e))

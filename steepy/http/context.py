@@ -8,11 +8,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from steepy.engine.changes import watcher_of
 from steepy.engine.feed import Feed
 from steepy.registry import ReadViews, Registry, Requests
 
 if TYPE_CHECKING:
-    from steepy.engine.engine import Engine
+    from steepy.engine.engine import Changed, Engine
 
 DEFAULT_POST_MAX_SIZE = 10 * 1024 * 1024
 
@@ -41,38 +42,33 @@ class ApiContext:
     def __post_init__(self) -> None:
         self.views = self.registry.views
         self.requests = self.registry.requests
-        self.feed = Feed(self.views, self.registry.db.change_marker, self.registry.db.forget_watch)
+        self.feed = Feed(self.views, watcher_of(self.registry.db))  # the engine's watcher too
 
-    def _in_loop(self, callback: Any) -> None:
-        # endpoints run in worker threads; the engine's events belong to its loop
-        if self.engine is None:
-            return
-        loop = self.loop
-        if loop is None or loop.is_closed():
+    def _tell_engine(self, what: "Changed") -> None:
+        """`Engine.changed(what)` in the engine's loop (endpoints run in worker threads)."""
+        engine, loop = self.engine, self.loop
+        if engine is None or loop is None or loop.is_closed():
             return
         try:
             running = asyncio.get_running_loop()
         except RuntimeError:
             running = None
         if running is loop:
-            callback()
+            engine.changed(what)
         else:
-            loop.call_soon_threadsafe(callback)
+            loop.call_soon_threadsafe(engine.changed, what)
 
     def submitted(self) -> None:
-        """A submission was stored here: let the engine's controller look now."""
-        if self.engine is not None:
-            self._in_loop(self.engine.submitted)
+        """A submission was stored here: let the engine look for work now."""
+        self._tell_engine("submissions")
 
     def wake_scheduler(self) -> None:
         """Chains changed (cancelled, retried, reprioritised): let the scheduler look now."""
-        if self.engine is not None:
-            self._in_loop(self.engine.scheduler.wake)
+        self._tell_engine("chains")
 
     def schedules_changed(self) -> None:
         """A schedule was added, paused, resumed or removed: the engine looks again now."""
-        if self.engine is not None:
-            self._in_loop(self.engine.timekeeper.wake)
+        self._tell_engine("schedules")
 
     def retried(self) -> None:
         """A finished submission is RUNNING again without a controller: the engine adopts

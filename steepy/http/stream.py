@@ -13,6 +13,7 @@ from sse_starlette.event import ServerSentEvent
 from sse_starlette.sse import EventSourceResponse
 
 from steepy.engine.feed import Subscription
+from steepy.events import EventKind
 from steepy.http.context import ApiContext
 from steepy.http.responses import context
 from steepy.model.submission import FINISHED_SUBMISSION
@@ -39,7 +40,7 @@ def _encode(event: dict) -> bytes:
 
 
 def _finished(events: list[dict]) -> bool:
-    return any(e["kind"] == "submission.status" and e.get("status") in FINISHED_SUBMISSION
+    return any(e["kind"] == EventKind.SUBMISSION_STATUS and e.get("status") in FINISHED_SUBMISSION
                for e in events)
 
 

@@ -37,7 +37,7 @@ class AttemptRecord:
     outcome: str = FAILED
     exit_code: int | None = None
     signal: int | None = None
-    timeout_kind: str | None = None  # "maximum inactivity" | "maximum runtime" | "deadline"
+    timeout_kind: str | None = None  # the timeout that fired, in its words (TimeoutKind.words)
     delay_ms: int | None = None  # pause chosen before the next attempt
     delay_rule: str | None = None  # how that pause was chosen
     last_lines: list[str] = field(default_factory=list)

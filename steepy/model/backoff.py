@@ -6,7 +6,8 @@ the policy caps it (`maxDelay`); the jitter randomises the capped delay d. Each 
 small class with its maths, its words for attempt records (`describe`) and its JSON, so a new
 form is one class added to `WAITS` or `JITTERS` (tenacity's `wait.py` is the model).
 
-All delays are whole milliseconds, as Steep computes them.
+All delays are whole milliseconds, as Steep computes them. At the end, `DATABASE_OUTAGE`: the
+one policy (in seconds) by which every part of steepy waits out a database that cannot be used.
 """
 
 from __future__ import annotations
@@ -179,3 +180,23 @@ class AddJitter:
 
 # the jitters written as a plain word; `ratio' and `add' are objects with a parameter
 JITTERS: dict[str, Jitter] = {j.describe(): j for j in (NoJitter(), FullJitter(), EqualJitter())}
+
+
+# -- waiting out something outside that fails (the database) --------------------------------------
+
+
+@dataclass(frozen=True)
+class Doubling:
+    """Seconds to wait before trying again after the n-th failure in a row: `first_s`, doubling
+    with each failure, never more than `cap_s`."""
+
+    first_s: float
+    cap_s: float
+
+    def wait_s(self, failures: int) -> float:
+        doublings = min(max(failures - 1, 0), 64)  # beyond the cap more doublings change nothing
+        return min(self.first_s * 2.0 ** doublings, self.cap_s)
+
+
+# while the database cannot be used: 1 s, 2 s, 4 s, ... at most 30 s between tries
+DATABASE_OUTAGE = Doubling(first_s=1.0, cap_s=30.0)

@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from steepy.errors import InputError, Problem, json_path
+from steepy.model.timeouts import TimeoutKind
 
 
 def scalar_text(value: Any) -> str:
@@ -63,8 +64,8 @@ def nested(reader, value: Any, path: tuple):
 
 # The retry and timeout policies a service, execute action or executable may carry:
 # (JSON key, attribute)
-POLICY_FIELDS = (("retries", "retries"), ("maxInactivity", "max_inactivity"),
-                 ("maxRuntime", "max_runtime"), ("deadline", "deadline"))
+POLICY_FIELDS = (("retries", "retries"),
+                 *((kind.value, kind.attribute) for kind in TimeoutKind))
 
 
 def read_retries(data: dict, path: tuple):
@@ -109,3 +110,8 @@ def as_utc(value: datetime | None) -> datetime | None:
 def utcnow() -> datetime:
     """Now, in UTC (every stored and reported time is)."""
     return datetime.now(timezone.utc)
+
+
+# Steep's runtime of a service that names none: its path is run as it is (`runtimes.default'
+# may choose another runtime for these services)
+DIRECT_RUNTIME = "other"

@@ -10,9 +10,10 @@ from typing import Any
 
 from steepy.model.durations import INT64_MAX, INT64_MIN
 from steepy.model.checks import Problems, check_keys, describe, is_int, read_whole
+from steepy.model.timeouts import RETRYABLE, TimeoutKind
 
 # Timeouts a condition may name; a `deadline` timeout is never retried (reference §5).
-TIMEOUT_KINDS = ("maxRuntime", "maxInactivity")
+TIMEOUT_KINDS = RETRYABLE
 
 _RANGE = re.compile(r"\s*(-?[0-9]{1,10})\s*\.\.\s*(-?[0-9]{1,10})\s*")
 _DURATION_HINT = "a number of milliseconds or a duration such as `500ms', `5s' or `1h 30m'"
@@ -41,7 +42,7 @@ class RetryCondition:
 
     exit_codes: list[ExitCode] = field(default_factory=list)
     output: str | None = None  # regular expression searched in the last output lines
-    timeouts: list[str] = field(default_factory=list)  # maxRuntime, maxInactivity
+    timeouts: list[TimeoutKind] = field(default_factory=list)  # of TIMEOUT_KINDS
     # How each range was written ("3 .. 5"), so to_json gives back the user's spelling.
     range_spellings: dict[tuple[int, int], str] = field(default_factory=dict, repr=False, compare=False)
 
@@ -84,8 +85,8 @@ class RetryCondition:
             else:
                 for i, kind in enumerate(timeouts):
                     if kind in TIMEOUT_KINDS:
-                        cond.timeouts.append(kind)
-                    elif kind == "deadline":
+                        cond.timeouts.append(TimeoutKind(kind))
+                    elif kind == TimeoutKind.DEADLINE:
                         problems.add(path + ("timeouts", i), "a `deadline' timeout is never retried and "
                                      f"cannot be listed; allowed: {allowed}")
                     else:
@@ -118,7 +119,7 @@ class RetryCondition:
         if self.output is not None:
             out["output"] = self.output
         if self.timeouts:
-            out["timeouts"] = list(self.timeouts)
+            out["timeouts"] = [TimeoutKind(kind).value for kind in self.timeouts]
         return out
 
     def match_reason(self, exit_code: int | None, output_lines: list[str],

@@ -23,8 +23,10 @@ from steepy.model.checks import (DURATION_HINT, Problems, check_keys, describe, 
                                  read_duration)
 from steepy.model.conditions import TIMEOUT_KINDS, RetryCondition
 from steepy.model.requeue import Requeue
+from steepy.model.timeouts import TimeoutKind
 
-__all__ = ["RetryCondition", "RetryPolicy", "TimeoutPolicy", "STRATEGIES", "JITTERS", "TIMEOUT_KINDS"]
+__all__ = ["RetryCondition", "RetryPolicy", "TimeoutKind", "TimeoutPolicy", "STRATEGIES", "JITTERS",
+           "TIMEOUT_KINDS"]
 
 STRATEGIES = tuple(WAITS)
 JITTERS = tuple(NAMED_JITTERS) + ("{ratio: [a, b]}", "{add: DURATION}")
@@ -176,7 +178,7 @@ class RetryPolicy:
         """
         if cancelled:
             return False, "cancellations are never retried"
-        if timeout_kind == "deadline":
+        if timeout_kind == TimeoutKind.DEADLINE:
             return False, "a deadline timeout is never retried"
         if self.abort_on is not None:
             reason = self.abort_on.match_reason(exit_code, output_lines, timeout_kind)
@@ -225,7 +227,7 @@ def _failure_words(exit_code: int | None, timeout_kind: str | None) -> str:
 
 @dataclass
 class TimeoutPolicy:
-    """maxInactivity / maxRuntime / deadline of an executable (reference §5)."""
+    """A timeout of an executable (reference §5); which one, a `TimeoutKind` says."""
 
     timeout: int  # ms
     error_on_timeout: bool = False  # True: chain ends in ERROR; False: CANCELLED

@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from steepy.model.common import put, read_policies, read_retries, scalar_text, write_policies
+from steepy.model.common import (DIRECT_RUNTIME, put, read_policies, read_retries, scalar_text,
+                                 write_policies)
 from steepy.model.policies import RetryPolicy, TimeoutPolicy
 
 # Built-in data types (reference 3.1)
@@ -64,7 +65,7 @@ class Executable:
     path: str
     service_id: str
     arguments: list[Argument] = field(default_factory=list)
-    runtime: str = "other"
+    runtime: str = DIRECT_RUNTIME
     runtime_args: list[Argument] = field(default_factory=list)
     retries: RetryPolicy | None = None
     max_inactivity: TimeoutPolicy | None = None
@@ -85,7 +86,7 @@ class Executable:
             path=scalar_text(data["path"]),
             service_id=scalar_text(data["serviceId"]),
             arguments=[Argument.from_json(a) for a in data.get("arguments") or []],
-            runtime=str(data.get("runtime") or "other"),
+            runtime=str(data.get("runtime") or DIRECT_RUNTIME),
             runtime_args=[Argument.from_json(a) for a in data.get("runtimeArgs") or []],
             **read_policies(data, path),
             fallback_for=None if data.get("fallbackFor") is None else scalar_text(data["fallbackFor"]),

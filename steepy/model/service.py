@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from steepy.model.common import put, read_policies, scalar_text, write_policies
+from steepy.model.common import DIRECT_RUNTIME, put, read_policies, scalar_text, write_policies
 from steepy.model.policies import RetryPolicy, TimeoutPolicy
 
 INPUT = "input"
@@ -129,7 +129,7 @@ class Service:
             name=str(data.get("name") or ""),
             description=str(data.get("description") or ""),
             path=data["path"],
-            runtime=str(data.get("runtime") or "other"),
+            runtime=str(data.get("runtime") or DIRECT_RUNTIME),
             parameters=[ServiceParameter.from_json(p) for p in data.get("parameters") or []],
             runtime_args=[RuntimeArgument.from_json(a) for a in data.get("runtimeArgs") or []],
             required_capabilities=[str(c) for c in data.get("requiredCapabilities") or []],

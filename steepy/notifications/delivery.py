@@ -23,13 +23,12 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from steepy.model.backoff import EqualJitter, Exponential
-from steepy.model.common import utcnow
-from steepy.notifications.webhooks import Webhook, headers
-from steepy.registry.failures import describe, is_database_failure
+from steepy.model.clock import SYSTEM, Clock
+from steepy.events.webhooks import Webhook, headers
 from steepy.registry.interfaces import Outbox
 from steepy.registry.offload import call
 from steepy.registry.records import Delivery
-from steepy.registry.outage import in_rounds
+from steepy.registry.outage import database_failure_said, in_rounds
 
 if TYPE_CHECKING:
     import httpx  # imported when there are webhooks: it takes a tenth of a second
@@ -73,8 +72,10 @@ def _refusal(response: httpx.Response) -> str:
 
 
 class Notifier:
-    def __init__(self, outbox: Outbox, owner: str, settings: DeliverySettings):
+    def __init__(self, outbox: Outbox, owner: str, settings: DeliverySettings,
+                 clock: Clock = SYSTEM):
         self.outbox = outbox
+        self.clock = clock
         self.owner = owner
         self.settings = settings
         self.webhooks = {w.url: w for w in settings.webhooks}
@@ -94,7 +95,8 @@ class Notifier:
         import httpx
 
         async with httpx.AsyncClient(timeout=self.settings.timeout_s) as client:
-            await in_rounds("notifications", lambda: self._round(client), self._wake, stop, log)
+            await in_rounds("notifications", lambda: self._round(client), self._wake, stop, log,
+                            self.clock)
             await self._finish_sending()
 
     async def flush(self) -> None:
@@ -104,12 +106,8 @@ class Notifier:
         import httpx
 
         async with httpx.AsyncClient(timeout=self.settings.timeout_s) as client:
-            try:
+            with database_failure_said(log, "notifications: %s; a worker delivers them"):
                 await self._round(client)
-            except Exception as e:
-                if not is_database_failure(e):
-                    raise
-                log.error("notifications: %s; a worker delivers them", describe(e))
             await self._finish_sending()
 
     async def _finish_sending(self) -> None:
@@ -132,7 +130,8 @@ class Notifier:
         due = await call(self.outbox.next_delivery_due, list(self.webhooks))
         if due is None:
             return self.settings.sweep_s
-        return min(max((due - utcnow()).total_seconds(), 0.0) + 0.01, self.settings.sweep_s)
+        return min(max((due - self.clock.now()).total_seconds(), 0.0) + 0.01,
+                   self.settings.sweep_s)
 
     def _sent(self, task: asyncio.Task) -> None:
         self._sending.discard(task)
@@ -156,19 +155,16 @@ class Notifier:
                 error = _refusal(response)
         except (httpx.HTTPError, TimeoutError) as e:
             error = _error(e, self.settings.timeout_s)
-        try:
+        # a failure to record: its lease runs out and it is sent again (at least once)
+        with database_failure_said(log, "notification %s: cannot record the outcome: %s",
+                                   delivery.key):
             if error is None:
                 await call(self.outbox.delivered, delivery.id)
                 return
             give_up = delivery.attempts >= self.settings.max_attempts
-            next_try = None if give_up else utcnow() + timedelta(
+            next_try = None if give_up else self.clock.now() + timedelta(
                 milliseconds=self.settings.retry_delay_ms(delivery.attempts))
             (log.error if give_up else log.warning)(
                 "notification %s to %s, try %d: %s%s", delivery.key, delivery.url,
                 delivery.attempts, error, "; giving up" if give_up else "")
             await call(self.outbox.delivery_failed, delivery.id, self.owner, error, next_try)
-        except Exception as e:  # its lease runs out and it is sent again: at least once
-            if not is_database_failure(e):
-                raise
-            log.error("notification %s: cannot record the outcome: %s", delivery.key,
-                      describe(e))

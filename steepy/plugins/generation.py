@@ -9,7 +9,7 @@ from collections.abc import Collection
 
 from steepy.generator import ProcessChainGenerator
 from steepy.model import Macro, ProcessChain, Service, Workflow
-from steepy.plugins.pluginset import PluginSet
+from steepy.plugins.loaded import PluginSet
 
 
 class PluginGenerator(ProcessChainGenerator):

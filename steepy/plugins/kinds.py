@@ -11,57 +11,23 @@ with no arguments when loaded), or, for brevity, a plain function (it becomes th
     progressEstimator               estimate(executable, recent_lines) -> float | None
     initializer                     initialize() -> None (may be a coroutine)
 
-Retries and timeouts are not a runtime's business: the agent wraps every attempt a runtime
-starts in them, so each runtime gets them for free (as Snakemake's executor plugins get
-job scheduling from Snakemake).
+A runtime's side of the seam (`Runtime', `RuntimeContext', `Launch', and `RuntimeSettings'
+for its `runtimes.<name>' keys) lives with the runtimes, `steepy.runtimes.seam'; it is
+re-exported here and from `steepy.plugins' for plugin authors.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Awaitable, Callable, Mapping, Protocol, runtime_checkable
+from typing import Awaitable, Protocol, runtime_checkable
 
 from steepy.model import ExecuteAction, Executable, ProcessChain, Workflow
 from steepy.model.processchain import Argument
+from steepy.runtimes.seam import Launch, Runtime, RuntimeContext, RuntimeSettings
 
-__all__ = ["KINDS", "Kind", "Launch", "RuntimeContext", "Runtime", "OutputAdapter",
-           "InputAdapter", "ProcessChainAdapter", "ProcessChainConsistencyChecker",
-           "ProgressEstimator", "Initializer"]
-
-
-@dataclass
-class RuntimeContext:
-    """What a runtime knows about one attempt besides the executable."""
-
-    tmp_path: str  # steep.tmpPath (absolute): where outputs go; containers mount it
-    env: Mapping[str, str]  # the attempt's whole environment (the tool gets exactly this)
-    steepy_env: list[str]  # names of the STEEPY_* variables of this attempt (extensions 3)
-    settings: Mapping[str, Any]  # `runtimes.<name>.*' of steepy.yaml
-    kill_grace_period_ms: int  # agent.killGracePeriod
-    workdir: str | None = None  # the tool's working directory (None: the agent's)
-    capabilities: tuple[str, ...] = ()  # the chain's required capabilities
-
-
-@dataclass
-class Launch:
-    """How to start and stop one attempt: the agent runs `argv` (never through a shell) in a
-    session of its own, reads its output, and ends its process tree on a timeout or cancel."""
-
-    argv: list[str]
-    # runs beside SIGTERM when a timeout or cancel ends the attempt (e.g. `docker kill NAME')
-    stop: Callable[[], Awaitable[None]] | None = None
-    # runs after the attempt, however it ended (e.g. remove a job script)
-    clean_up: Callable[[], Awaitable[None]] | None = None
-    # runs before `argv' starts (e.g. end what a dead engine left of this chain on a cluster)
-    prepare: Callable[[], Awaitable[None]] | None = None
-    # after `argv' failed: what the runtime knows of how it ended, for the error message
-    # (e.g. `SLURM: job 12 CANCELLED'), or None
-    explain: Callable[[], Awaitable[str | None]] | None = None
-
-
-@runtime_checkable
-class Runtime(Protocol):
-    def command(self, executable: Executable, context: RuntimeContext) -> Launch: ...
+__all__ = ["KINDS", "Kind", "Launch", "RuntimeContext", "Runtime", "RuntimeSettings",
+           "OutputAdapter", "InputAdapter", "ProcessChainAdapter",
+           "ProcessChainConsistencyChecker", "ProgressEstimator", "Initializer"]
 
 
 @runtime_checkable

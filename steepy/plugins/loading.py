@@ -1,7 +1,7 @@
 """Finding plugins and checking them as they are loaded.
 
 Three sources, in this order (a later one may take over a runtime or data type of an earlier):
-steepy's own runtimes (`other`, `docker`), the entry points of installed packages (one group
+steepy's own runtimes (`steepy.runtimes.BUILTIN`), the entry points of installed packages (one group
 per kind, e.g. `steepy.runtimes`, the entry point's name is the plugin's name), and the
 `plugins` list of steepy.yaml (Steep's descriptor with `object: module:attribute`).
 
@@ -16,15 +16,12 @@ import importlib
 import inspect
 from dataclasses import dataclass, field
 from importlib import metadata
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable, Protocol, Sequence
 
 from steepy.errors import InputError, Problem
 from steepy.plugins.kinds import KINDS, Kind
 from steepy.runtimes import BUILTIN
-
-if TYPE_CHECKING:
-    from steepy.config import Config
-    from steepy.config.model import PluginDeclaration
+from steepy.runtimes.seam import settings_class
 
 __all__ = ["Plugin", "PluginError", "builtin_plugins", "entry_point_plugins", "declared_plugins",
            "load_object", "order_by_dependencies"]
@@ -32,6 +29,28 @@ __all__ = ["Plugin", "PluginError", "builtin_plugins", "entry_point_plugins", "d
 
 class PluginError(InputError):
     """A plugin cannot be used: what is wrong, where it was declared."""
+
+
+class Declaration(Protocol):
+    """One entry of steepy.yaml's `plugins' (`steepy.config.model.PluginDeclaration')."""
+
+    name: str
+    type: str
+    object: str | None
+    version: str | None
+    supported_runtime: str | None
+    supported_data_type: str | None
+    supported_service_ids: list[str] | None
+    depends_on: list[str]
+
+
+class Declarations(Protocol):
+    """What loading reads of the configuration (`steepy.config.Config' is one)."""
+
+    @property
+    def plugins(self) -> Sequence[Declaration]: ...
+
+    def plugin_place(self, index: int) -> Problem: ...
 
 
 @dataclass
@@ -86,7 +105,7 @@ class _Function:
         self.__wrapped__ = function
         setattr(self, method, function)
         for attribute in ("version", "supported_runtime", "supported_data_type",
-                          "supported_service_ids", "depends_on"):
+                          "supported_service_ids", "depends_on", "settings_class"):
             if hasattr(function, attribute):
                 setattr(self, attribute, getattr(function, attribute))
 
@@ -135,6 +154,8 @@ def _implementation(target: Any, kind: Kind) -> Any:
                          f"be called as {wanted}") from None
     except ValueError:  # no signature to inspect (a builtin): trust it
         pass
+    if kind.type == "runtime":
+        settings_class(target)  # ValueError: one that is no RuntimeSettings
     return target
 
 
@@ -203,7 +224,7 @@ def entry_point_plugins() -> list[Plugin]:
     return found
 
 
-def declared_plugins(config: "Config") -> list[Plugin]:
+def declared_plugins(config: Declarations) -> list[Plugin]:
     """The plugins of steepy.yaml's `plugins' list."""
     found: list[Plugin] = []
     for index, declaration in enumerate(config.plugins):
@@ -211,7 +232,7 @@ def declared_plugins(config: "Config") -> list[Plugin]:
     return found
 
 
-def _declared(declaration: "PluginDeclaration", place: Problem) -> Plugin:
+def _declared(declaration: Declaration, place: Problem) -> Plugin:
     kind = KINDS[declaration.type]
     selector = {"runtime": declaration.supported_runtime,
                 "progressEstimator": declaration.supported_service_ids}.get(

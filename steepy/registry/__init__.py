@@ -10,7 +10,8 @@ from typing import Sequence
 
 from sqlalchemy import Engine
 
-from steepy.notifications.webhooks import Webhook
+from steepy.model.clock import SYSTEM, Clock
+from steepy.events.webhooks import Webhook
 from steepy.registry.connector import Connector
 from steepy.registry.database import DEFAULT_URL, open_engine
 from steepy.registry.housekeeping import SqlHousekeeping
@@ -30,11 +31,11 @@ from steepy.registry.views import SqlReadViews
 
 
 class Registry:
-    def __init__(self, engine: Engine, webhooks: Sequence[Webhook] = ()):
+    def __init__(self, engine: Engine, webhooks: Sequence[Webhook] = (), clock: Clock = SYSTEM):
         self.db = Connector(engine)
         self.queue: ChainQueue = SqlChainQueue(self.db)
         self.submissions: SubmissionStore = SqlSubmissionStore(self.db)
-        self.leases: Leases = SqlLeases(self.db)
+        self.leases: Leases = SqlLeases(self.db, clock)
         self.requests: Requests = SqlRequests(self.db)
         self.views: ReadViews = SqlReadViews(self.db)
         self.logs: LogStore = SqlLogStore(self.db)
@@ -53,10 +54,12 @@ class Registry:
         self.db.close()
 
 
-def open_registry(url: str | None = None, webhooks: Sequence[Webhook] = ()) -> Registry:
+def open_registry(url: str | None = None, webhooks: Sequence[Webhook] = (),
+                  clock: Clock = SYSTEM) -> Registry:
     """The registry at `url` (default: SQLite .steepy/steepy.db), created or upgraded; with
-    `webhooks`, the events they want get their deliveries in the outbox."""
-    return Registry(open_engine(url), webhooks)
+    `webhooks`, the events they want get their deliveries in the outbox; leases run out on
+    `clock`."""
+    return Registry(open_engine(url), webhooks, clock)
 
 
 __all__ = ["DEFAULT_URL", "ChainQueue", "ChainRecord", "ClaimFor", "Housekeeping", "Leases",

@@ -2,8 +2,8 @@
 
 A full or read-only disk, a lost server or a file that cannot be opened are not bugs of
 steepy: commands say so in one line and exit with EXIT_DATABASE; the engine's components
-keep what they hold in memory, wait and try again (`persist`), so the stored state stays
-consistent and nothing is lost once the database can be written again.
+keep what they hold in memory, wait and try again (registry/outage.py), so the stored state
+stays consistent and nothing is lost once the database can be written again.
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ import os
 import sys
 
 from steepy.errors import SteepyError
+from steepy.model.backoff import DATABASE_OUTAGE
 
 EXIT_DATABASE = 4  # the command could not use the database
-MAX_BACKOFF_S = 30.0
+MAX_BACKOFF_S = DATABASE_OUTAGE.cap_s  # the longest wait between two tries (registry/outage.py)
 _opened: list[str] = []  # database URLs this process opened, newest last
 
 

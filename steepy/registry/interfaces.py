@@ -28,6 +28,7 @@ from typing import Any, Iterable, Protocol, Sequence
 
 from apscheduler.triggers.base import BaseTrigger
 
+from steepy.events import Event
 from steepy.model.attempt import AttemptRecord
 from steepy.model.processchain import ProcessChain
 from steepy.model.schedule import Schedule
@@ -69,6 +70,36 @@ class AttemptWrite:
     @classmethod
     def of(cls, chain_id: str, run_number: int, record: AttemptRecord) -> "AttemptWrite":
         return cls(chain_id, run_number, record.to_row())
+
+
+@dataclass(frozen=True)
+class RoundWrite:
+    """What a controller's round learnt, to be stored: the finished chains it fed to the
+    generator in round `round_number`, the new chains that produced, and (when `save_state`,
+    always with new chains) the generator state after the round."""
+
+    round_number: int
+    fed: Sequence[str] = ()
+    chains: Sequence[ProcessChain] = ()
+    save_state: bool = False
+    state: dict | None = None
+
+
+@dataclass(frozen=True)
+class RoundView:
+    """What a controller's round reads: the finished chains whose outcome it has not fed yet
+    (oldest first), whether a cancel was requested, the submission's priority, and whether a
+    chain of it is still to run or running."""
+
+    finished: list[ChainRecord]
+    cancel_requested: bool
+    priority: int | None
+    active: bool
+
+    @property
+    def settled(self) -> bool:
+        """Nothing is left to run nor to feed: the submission can end."""
+        return not self.active and not self.finished
 
 
 @dataclass(frozen=True)
@@ -114,12 +145,19 @@ class ChainQueue(Protocol):
 
     def set_progress(self, submission_id: str, chain_id: str, progress: float) -> None: ...
 
-    def add_event(self, submission_id: str, kind: str, chain_id: str | None = None,
-                  **data: Any) -> None: ...
+    def add_event(self, submission_id: str | None, event: Event,
+                  chain_id: str | None = None) -> None: ...
 
 
 class SubmissionStore(Protocol):
     def saved_state(self, submission_id: str) -> tuple[dict | None, int]: ...
+
+    def controller_round(self, submission_id: str, write: RoundWrite | None = None,
+                         after_round: int | None = None) -> RoundView:
+        """A controller's round in one transaction: store what its last round learnt
+        (`write`), then read what its next round needs. With `after_round` (resuming from a
+        state of that round) chains fed in later rounds are read as not fed."""
+        ...
 
     def add_chains(self, submission_id: str, chains: list[ProcessChain],
                    generator_state: dict | None, fed: Iterable[str] = (),

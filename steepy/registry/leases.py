@@ -9,7 +9,9 @@ from typing import Iterable
 
 from sqlalchemy import and_, func, insert, select, update
 
+from steepy import events as ev
 from steepy.model.attempt import AGENT_LOST
+from steepy.model.clock import SYSTEM, Clock
 from steepy.model.common import as_utc, iso_time
 from steepy.registry.attempts import close_cut_attempts
 from steepy.model.submission import Submission
@@ -23,7 +25,6 @@ from steepy.registry.records import (
     event_row,
     load,
     submission_record,
-    utcnow,
 )
 from steepy.registry.tables import agents, process_chains, runs, submissions
 
@@ -45,12 +46,13 @@ def waiting_reason(required: Iterable[str], offers: list[set[str]]) -> str | Non
 
 
 class SqlLeases:
-    def __init__(self, db: Connector):
+    def __init__(self, db: Connector, clock: Clock = SYSTEM):
         self.db = db
+        self.clock = clock  # heartbeats, leases and their ends are times on it
 
     def heartbeat(self, owner: str, agent_rows: list[dict], lease_s: float) -> None:
         """This engine is alive: refresh its agents and extend its submissions' leases."""
-        now = utcnow()
+        now = self.clock.now()
         with self.db.write() as conn:
             for a in agent_rows:
                 values = {"capabilities": dump(sorted(a.get("capabilities", []))), "last_seen": now,
@@ -60,13 +62,14 @@ class SqlLeases:
                 if changed.rowcount == 0:
                     conn.execute(insert(agents).values(id=a["id"], start_time=now,
                                                        state_changed_time=now, **values))
-                    add_event(conn, None, "agent.arrived", agent=a["id"], host=a.get("host"),
-                              capabilities=sorted(a.get("capabilities", [])))
+                    add_event(conn, None, ev.AgentArrived(
+                        agent=a["id"], host=a.get("host"),
+                        capabilities=sorted(a.get("capabilities", []))))
             conn.execute(update(submissions).where(_sc.owner == owner, _sc.status == SS.RUNNING)
                          .values(lease_until=now + timedelta(seconds=lease_s)))
 
     def live_agents(self, max_age_s: float) -> list[dict]:
-        since = utcnow() - timedelta(seconds=max_age_s)
+        since = self.clock.now() - timedelta(seconds=max_age_s)
         with self.db.read() as conn:
             rows = conn.execute(select(agents).where(agents.c.last_seen >= since)
                                 .order_by(agents.c.id)).all()
@@ -80,13 +83,13 @@ class SqlLeases:
             gone = conn.execute(agents.delete().where(agents.c.owner == owner)
                                 .returning(agents.c.id)).scalars().all()
             for agent_id in sorted(gone):
-                add_event(conn, None, "agent.left", agent=agent_id, reason="stopped")
+                add_event(conn, None, ev.AgentLeft(agent=agent_id, reason="stopped"))
             conn.execute(update(submissions).where(_sc.owner == owner, _sc.status == SS.RUNNING)
-                         .values(lease_until=utcnow()))
+                         .values(lease_until=self.clock.now()))
 
     def forget_lost_agents(self, max_age_s: float) -> list[str]:
         """Agents silent for longer than `max_age_s` (their engine died) are gone."""
-        before = utcnow() - timedelta(seconds=max_age_s)
+        before = self.clock.now() - timedelta(seconds=max_age_s)
         with self.db.read() as conn:  # usually none: don't take the write lock
             if conn.execute(select(agents.c.id).where(agents.c.last_seen < before)
                             .limit(1)).first() is None:
@@ -95,7 +98,7 @@ class SqlLeases:
             gone = conn.execute(agents.delete().where(agents.c.last_seen < before)
                                 .returning(agents.c.id)).scalars().all()
             for agent_id in sorted(gone):
-                add_event(conn, None, "agent.left", agent=agent_id, reason="lost")
+                add_event(conn, None, ev.AgentLeft(agent=agent_id, reason="lost"))
         return sorted(gone)
 
     def fetch_next_submission(self, owner: str = "", lease_s: float = 30,
@@ -114,11 +117,11 @@ class SqlLeases:
                 .limit(1))).first()
             if row is None:
                 return None
-            now = utcnow()
+            now = self.clock.now()
             conn.execute(update(submissions).where(_sc.id == row.id).values(
                 status=SS.RUNNING, start_time=now, owner=owner,
                 lease_until=now + timedelta(seconds=lease_s)))
-            add_event(conn, row.id, "submission.status", status=str(SS.RUNNING))
+            add_event(conn, row.id, ev.SubmissionStatusChanged(status=str(SS.RUNNING)))
             row = conn.execute(select(submissions).where(_sc.id == row.id)).first()
         return submission_record(row)
 
@@ -126,7 +129,7 @@ class SqlLeases:
                           only: str | None = None) -> list[Submission]:
         """RUNNING submissions (with `only', that one) without a live controller (its lease
         ran out, or a retry made them RUNNING again) are taken over."""
-        now = utcnow()
+        now = self.clock.now()
         orphaned = select(_sc.id).where(
             _sc.status == SS.RUNNING, (_sc.lease_until.is_(None)) | (_sc.lease_until < now))
         if only is not None:
@@ -141,7 +144,7 @@ class SqlLeases:
             conn.execute(update(submissions).where(_sc.id.in_(ids)).values(
                 owner=owner, lease_until=now + timedelta(seconds=lease_s)))
             for sid in ids:
-                add_event(conn, sid, "submission.resumed", owner=owner)
+                add_event(conn, sid, ev.SubmissionResumed(owner=owner))
             found = conn.execute(select(submissions).where(_sc.id.in_(ids))
                                  .order_by(_sc.seq)).all()
         return [submission_record(r) for r in found]
@@ -195,14 +198,14 @@ class SqlLeases:
             for r in lost:
                 conn.execute(update(runs).where(and_(runs.c.chain_id == r.chain_id,
                                                      runs.c.run_number == r.run_number))
-                             .values(end_time=utcnow(), status=AGENT_LOST,
+                             .values(end_time=self.clock.now(), status=AGENT_LOST,
                                      error_message=f"Agent `{r.agent_id}' was lost"))
                 close_cut_attempts(conn, r.chain_id, r.run_number, AGENT_LOST,
                                    f"cut: agent `{r.agent_id}' was lost with its engine")
                 conn.execute(update(process_chains).where(_pc.id == r.chain_id)
                              .values(status=CS.REGISTERED))
-                add_event(conn, r.submission_id, "chain.agentLost", r.chain_id,
-                          run=r.run_number, agent=r.agent_id)
+                add_event(conn, r.submission_id,
+                          ev.ChainAgentLost(run=r.run_number, agent=r.agent_id), r.chain_id)
         return [r.chain_id for r in lost]
 
     def flag_waiting_chains(self, offers: list[Iterable[str]]) -> list[tuple[str, str, int]]:
@@ -222,7 +225,7 @@ class SqlLeases:
             return []
         announced = []
         with self.db.write() as conn:
-            now = utcnow()
+            now = self.clock.now()
             for kind, reason in reasons.items():
                 same = [registered, _pc.required_capabilities == kind]
                 if reason is None:
@@ -233,7 +236,7 @@ class SqlLeases:
                 for sid, count in conn.execute(select(_pc.submission_id, func.count())
                                                .where(*new).group_by(_pc.submission_id)).all():
                     announced.append((sid, reason, count))
-                    add_events(conn, [event_row(sid, "chain.waiting", None, now,
-                                                reason=reason, chains=count)])
+                    add_events(conn, [event_row(sid, ev.ChainWaiting(reason=reason, chains=count),
+                                                None, now)])
                 conn.execute(update(process_chains).where(*new).values(waiting=reason))
         return announced

@@ -8,7 +8,7 @@ import asyncio
 import logging
 from typing import Callable, ParamSpec, TypeVar
 
-from steepy.registry.failures import MAX_BACKOFF_S, describe, is_database_failure
+from steepy.registry.outage import outlasting
 
 log = logging.getLogger(__name__)
 P = ParamSpec("P")
@@ -23,14 +23,5 @@ async def call(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
 async def persist(what: str, give_up: Callable[[], bool], fn: Callable[P, T],
                   *args: P.args, **kwargs: P.kwargs) -> T:
     """Like `call`; while the database fails, say so (`what` failed), wait (1 s, 2 s, ... up
-    to 30 s) and try again, until `give_up()` is true."""
-    delay = 1.0
-    while True:
-        try:
-            return await call(fn, *args, **kwargs)
-        except Exception as e:
-            if not is_database_failure(e) or give_up():
-                raise
-            log.error("%s: %s; trying again in %.0f s", what, describe(e), delay)
-        await asyncio.sleep(delay)
-        delay = min(delay * 2, MAX_BACKOFF_S)
+    to 30 s) and try again, until `give_up()` is true (registry/outage.py)."""
+    return await outlasting(what, lambda: call(fn, *args, **kwargs), log, give_up=give_up)

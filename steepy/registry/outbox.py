@@ -13,7 +13,7 @@ from sqlalchemy import Connection, case, func, insert, or_, select, update
 
 from steepy.model.ids import unique_id
 from steepy.model.common import as_utc, iso_time
-from steepy.notifications.webhooks import Webhook, body, document
+from steepy.events.webhooks import Webhook, body, document
 from steepy.registry import documents
 from steepy.registry.connector import Connector
 from steepy.registry.records import Delivery, load, utcnow

@@ -8,8 +8,10 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from sqlalchemy import Connection, bindparam, func, select, update
 
+from steepy import events as ev
+from steepy.events import Event
 from steepy.model.attempt import INTERRUPTED, AttemptRecord
-from steepy.model.common import as_utc, iso_time
+from steepy.model.common import as_utc
 from steepy.model.processchain import ProcessChain
 from steepy.model.submission import ProcessChainStatus
 from steepy.registry.connector import Connector
@@ -91,11 +93,9 @@ class SqlChainQueue:
             self.hot.end(cur, ends, now)
         finally:
             cur.close()
-        add_events(conn, [event_row(
-            e.submission_id, "chain.finished", e.chain_id, now, run=e.run_number,
-            status=str(e.chain_status), errorMessage=e.error_message,
-            resumeAt=iso_time(e.auto_resume_after),
-            **({} if e.requeued is None else {"requeued": e.requeued})) for e in ends])
+        add_events(conn, [event_row(e.submission_id, ev.ChainFinished(
+            run=e.run_number, status=str(e.chain_status), error_message=e.error_message,
+            resume_at=e.auto_resume_after, requeued=e.requeued), e.chain_id, now) for e in ends])
 
     def _claim(self, conn: Connection, claims: Sequence[ClaimFor]) -> list[Claimed | None]:
         """Each agent gets the first candidate it can run that no agent before it took."""
@@ -126,8 +126,8 @@ class SqlChainQueue:
         finally:
             for cursor in cursors:
                 cursor.close()
-        add_events(conn, [event_row(rows[cid][0], "chain.started", cid, now,
-                                    run=numbers[cid], agent=agent)
+        add_events(conn, [event_row(rows[cid][0], ev.ChainStarted(run=numbers[cid], agent=agent),
+                                    cid, now)
                           for cid, agent in taken.items()])
         histories = {cid: cut_history(conn, cid, numbers[cid] - 1) for cid in ids
                      if so_far.get(cid, (0, 0, 0))[2]}
@@ -163,8 +163,9 @@ class SqlChainQueue:
                                f"cut: {reason}")
             conn.execute(update(process_chains).where(_pc.id == chain_id)
                          .values(status=CS.CANCELLED if cancelled else CS.REGISTERED))
-            add_event(conn, row.submission_id, "chain.requeued", chain_id, run=run_number,
-                      reason=reason, status=str(CS.CANCELLED if cancelled else CS.REGISTERED))
+            add_event(conn, row.submission_id, ev.ChainRequeued(
+                run=run_number, reason=reason,
+                status=str(CS.CANCELLED if cancelled else CS.REGISTERED)), chain_id)
 
     def resume_due_chains(self, now: datetime | None = None) -> list[str]:
         """PAUSED chains whose wake-up time has passed (strictly) become REGISTERED."""
@@ -179,7 +180,7 @@ class SqlChainQueue:
             for chain_id, submission_id in rows:
                 conn.execute(update(process_chains).where(_pc.id == chain_id)
                              .values(status=CS.REGISTERED, next_run_at=None))
-                add_event(conn, submission_id, "chain.resumed", chain_id)
+                add_event(conn, submission_id, ev.ChainResumed(), chain_id)
         return [r[0] for r in rows]
 
     def next_wake_up(self) -> datetime | None:
@@ -205,10 +206,10 @@ class SqlChainQueue:
             changed = conn.execute(update(process_chains).where(
                 _pc.id == chain_id, _pc.status == CS.RUNNING).values(progress=progress))
             if changed.rowcount:
-                add_event(conn, submission_id, "chain.progress", chain_id, progress=progress)
+                add_event(conn, submission_id, ev.ChainProgress(progress=progress), chain_id)
 
-    def add_event(self, submission_id: str, kind: str, chain_id: str | None = None,
-                  **data: Any) -> None:
+    def add_event(self, submission_id: str | None, event: Event,
+                  chain_id: str | None = None) -> None:
         with self.db.write() as conn:
-            add_event(conn, submission_id, kind, chain_id, **data)
+            add_event(conn, submission_id, event, chain_id)
 

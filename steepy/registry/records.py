@@ -10,6 +10,7 @@ from typing import Any
 
 from sqlalchemy import Connection, insert
 
+from steepy.events import Event
 from steepy.model.attempt import AttemptRecord
 from steepy.model.common import as_utc, utcnow
 from steepy.model.processchain import ProcessChain
@@ -33,11 +34,11 @@ def load(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
 
-def event_row(submission_id: str | None, kind: str, chain_id: str | None, time: datetime,
-              **data: Any) -> dict:
-    """A row of the timeline; data without None values."""
-    return {"submission_id": submission_id, "chain_id": chain_id, "time": time, "kind": kind,
-            "data": dump({k: v for k, v in data.items() if v is not None})}
+def event_row(submission_id: str | None, event: Event, chain_id: str | None,
+              time: datetime) -> dict:
+    """A row of the timeline: an event of the catalogue (steepy/events/) and what it is about."""
+    return {"submission_id": submission_id, "chain_id": chain_id, "time": time,
+            "kind": event.kind.value, "data": dump(event.data())}
 
 
 def add_events(conn: Connection, rows: list[dict]) -> None:
@@ -47,9 +48,9 @@ def add_events(conn: Connection, rows: list[dict]) -> None:
     conn.info[PENDING_EVENTS].extend(rows)
 
 
-def add_event(conn: Connection, submission_id: str | None, kind: str, chain_id: str | None = None,
-              **data: Any) -> None:
-    add_events(conn, [event_row(submission_id, kind, chain_id, utcnow(), **data)])
+def add_event(conn: Connection, submission_id: str | None, event: Event,
+              chain_id: str | None = None) -> None:
+    add_events(conn, [event_row(submission_id, event, chain_id, utcnow())])
 
 
 @dataclass

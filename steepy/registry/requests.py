@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from sqlalchemy import Connection, insert, select, update
 
+from steepy import events as ev
 from steepy.model.submission import (
     ACTIVE_CHAIN,
     ACTIVE_SUBMISSION,
@@ -29,7 +30,7 @@ def insert_submission(conn: Connection, submission: Submission) -> None:
         workflow=dump(submission.workflow.to_json()), source=submission.source,
         required_capabilities=dump(list(submission.required_capabilities)),
         created_time=utcnow(), cancel_requested=False))
-    add_event(conn, submission.id, "submission.status", status=str(submission.status))
+    add_event(conn, submission.id, ev.SubmissionStatusChanged(status=str(submission.status)))
 
 
 class SqlRequests:
@@ -48,7 +49,7 @@ class SqlRequests:
             if status == SS.ACCEPTED:
                 conn.execute(update(submissions).where(_sc.id == submission_id).values(
                     status=SS.CANCELLED, cancel_requested=True, end_time=utcnow()))
-                add_event(conn, submission_id, "submission.status", status=str(SS.CANCELLED))
+                add_event(conn, submission_id, ev.SubmissionStatusChanged(status=str(SS.CANCELLED)))
                 return status, []
             if status != SS.RUNNING:
                 return status, []
@@ -67,8 +68,8 @@ class SqlRequests:
             conn.execute(update(submissions).where(_sc.id == submission_id).values(
                 status=SS.RUNNING, end_time=None, error_message=None, results=None,
                 cancel_requested=False, owner=None, lease_until=None))
-            add_event(conn, submission_id, "submission.retried", previous=str(status))
-            add_event(conn, submission_id, "submission.status", status=str(SS.RUNNING))
+            add_event(conn, submission_id, ev.SubmissionRetried(previous=str(status)))
+            add_event(conn, submission_id, ev.SubmissionStatusChanged(status=str(SS.RUNNING)))
             return status
 
     def cancel_chain(self, chain_id: str) -> str | None:
@@ -85,9 +86,9 @@ class SqlRequests:
             elif row.status == CS.RUNNING:
                 conn.execute(update(process_chains).where(_pc.id == chain_id)
                              .values(cancel_requested=True))
-            add_event(conn, row.submission_id, "chain.cancelRequested", chain_id,
-                      previous=str(row.status),
-                      status=str(CS.CANCELLED if row.status in WAITING_CHAIN else row.status))
+            add_event(conn, row.submission_id, ev.ChainCancelRequested(
+                previous=str(row.status),
+                status=str(CS.CANCELLED if row.status in WAITING_CHAIN else row.status)), chain_id)
             return row.status
 
     def set_submission_priority(self, submission_id: str, priority: int) -> str | None:
@@ -103,7 +104,7 @@ class SqlRequests:
             conn.execute(update(process_chains).where(
                 _pc.submission_id == submission_id, _pc.status.in_(sorted(ACTIVE_CHAIN)))
                 .values(priority=priority))
-            add_event(conn, submission_id, "submission.priority", priority=priority)
+            add_event(conn, submission_id, ev.SubmissionPriority(priority=priority))
             return status
 
     def set_chain_priority(self, chain_id: str, priority: int) -> str | None:
@@ -116,5 +117,5 @@ class SqlRequests:
                 return None if row is None else row.status
             conn.execute(update(process_chains).where(_pc.id == chain_id)
                          .values(priority=priority))
-            add_event(conn, row.submission_id, "chain.priority", chain_id, priority=priority)
+            add_event(conn, row.submission_id, ev.ChainPriority(priority=priority), chain_id)
             return row.status

@@ -16,6 +16,7 @@ from typing import Any
 from apscheduler.triggers.base import BaseTrigger
 from sqlalchemy import delete, func, insert, select, update
 
+from steepy import events as ev
 from steepy.errors import SteepyError
 from steepy.model.ids import unique_id
 from steepy.model.common import as_utc, iso_time, utcnow
@@ -156,9 +157,10 @@ class SqlSchedules:
                 schedule_id=schedule.id, due_time=_utc(missed.first_skipped),
                 last_due_time=_utc(missed.last_skipped), time=now, outcome="skipped",
                 count=missed.skipped))
-            add_event(conn, None, "schedule.skipped", schedule=schedule.id,
-                      count=missed.skipped, firstDueTime=iso_time(_utc(missed.first_skipped)),
-                      lastDueTime=iso_time(_utc(missed.last_skipped)))
+            add_event(conn, None, ev.ScheduleSkipped(
+                schedule=schedule.id, count=missed.skipped,
+                first_due_time=_utc(missed.first_skipped),
+                last_due_time=_utc(missed.last_skipped)))
         submission_id = None
         values: dict[str, Any] = {"next_fire_time": _utc(missed.next_time)}
         if missed.fire_at is not None:
@@ -168,8 +170,9 @@ class SqlSchedules:
             conn.execute(insert(schedule_firings).values(
                 schedule_id=schedule.id, due_time=fire_at, time=now, outcome="fired",
                 count=missed.coalesced, submission_id=submission_id))
-            add_event(conn, submission_id, "schedule.fired", schedule=schedule.id,
-                      name=schedule.name, dueTime=iso_time(fire_at), coalesced=missed.coalesced)
+            add_event(conn, submission_id, ev.ScheduleFired(
+                schedule=schedule.id, name=schedule.name, due_time=fire_at,
+                coalesced=missed.coalesced))
             values.update(last_fire_time=fire_at, last_submission_id=submission_id)
         moved = conn.execute(update(schedules).where(_s.id == schedule.id,
                                                      _s.next_fire_time == row.next_fire_time)

@@ -7,9 +7,11 @@ from typing import Iterable
 
 from sqlalchemy import Connection, func, insert, select, update
 
+from steepy import events as ev
 from steepy.model.processchain import ProcessChain
 from steepy.model.submission import ACTIVE_CHAIN, FINISHED_CHAIN, WAITING_CHAIN, SubmissionStatus
 from steepy.registry.connector import Connector
+from steepy.registry.interfaces import RoundView, RoundWrite
 from steepy.registry.records import (
     CS,
     ChainRecord,
@@ -48,7 +50,7 @@ def cancel_waiting_chains(conn: Connection, submission_id: str) -> list[str]:
     if waiting:
         conn.execute(update(process_chains).where(_pc.id.in_(waiting))
                      .values(status=CS.CANCELLED, next_run_at=None))
-    add_event(conn, submission_id, "submission.cancelRequested", cancelled=len(waiting))
+    add_event(conn, submission_id, ev.SubmissionCancelRequested(cancelled=len(waiting)))
     return list(conn.execute(select(_pc.id).where(
         _pc.submission_id == submission_id, _pc.status == CS.RUNNING)).scalars())
 
@@ -70,19 +72,25 @@ class SqlSubmissionStore:
         """Store new REGISTERED chains and the generator state that produced them, together.
         `fed' are the finished chains handed to the generator in round `round_number', which
         the stored state now includes."""
-        now = utcnow()
         with self.db.write() as conn:
-            _mark_fed(conn, fed, round_number)
-            if chains:
-                conn.execute(insert(process_chains), [
-                    {"id": c.id, "submission_id": submission_id, "status": CS.REGISTERED,
-                     "priority": c.priority, "required_capabilities": dump(c.required_capabilities),
-                     "chain": dump(c.to_json()), "created_time": now, "cancel_requested": False}
-                    for c in chains])
-                add_events(conn, [event_row(submission_id, "chain.registered", c.id, now,
-                                            executables=len(c.executables)) for c in chains])
-            conn.execute(update(submissions).where(submissions.c.id == submission_id)
-                         .values(generator_state=dump(generator_state), state_round=round_number))
+            _store_round(conn, submission_id, RoundWrite(round_number, list(fed), chains, True,
+                                                         generator_state))
+
+    def controller_round(self, submission_id: str, write: RoundWrite | None = None,
+                         after_round: int | None = None) -> RoundView:
+        """Store what a controller's last round learnt, then read what its next one needs,
+        in one transaction (a read-only one when there is nothing to store)."""
+        storing = write is not None and bool(write.fed or write.chains or write.save_state)
+        with (self.db.write() if storing else self.db.read()) as conn:
+            if storing:
+                assert write is not None
+                _store_round(conn, submission_id, write)
+            row = conn.execute(select(submissions.c.cancel_requested, submissions.c.priority)
+                               .where(submissions.c.id == submission_id)).first()
+            return RoundView(_unfed(conn, submission_id, after_round),
+                             bool(row and row.cancel_requested),
+                             None if row is None else row.priority,
+                             _has_active(conn, submission_id))
 
     def mark_fed(self, chain_ids: Iterable[str], round_number: int) -> None:
         """Finished chains handed to the generator in a round whose state is not stored (yet):
@@ -94,15 +102,8 @@ class SqlSubmissionStore:
                               after_round: int | None = None) -> list[ChainRecord]:
         """Finished chains whose outcome the generator has not seen yet, oldest first. With
         `after_round' (resuming from a state of that round) also those fed in later rounds."""
-        not_fed = _pc.fed_round.is_(None)
-        if after_round is not None:
-            not_fed = not_fed | (_pc.fed_round > after_round)
         with self.db.read() as conn:
-            rows = conn.execute(select(process_chains).where(
-                _pc.submission_id == submission_id, not_fed,
-                _pc.status.in_(sorted(FINISHED_CHAIN)))).all()
-        # sorted here: ORDER BY would lead SQLite to walk all the submission's chains
-        return [chain_record(r) for r in sorted(rows, key=lambda r: r.seq)]
+            return _unfed(conn, submission_id, after_round)
 
     def chain_counts(self, submission_id: str) -> dict[str, int]:
         with self.db.read() as conn:
@@ -112,9 +113,7 @@ class SqlSubmissionStore:
         """Whether a chain of the submission is still to run or running: an index lookup,
         where counting would read every chain of a large submission each round."""
         with self.db.read() as conn:
-            return conn.execute(select(_pc.id).where(
-                _pc.submission_id == submission_id,
-                _pc.status.in_(sorted(ACTIVE_CHAIN))).limit(1)).first() is not None
+            return _has_active(conn, submission_id)
 
     def cancel_requested(self, submission_id: str) -> bool:
         with self.db.read() as conn:
@@ -143,8 +142,44 @@ class SqlSubmissionStore:
             conn.execute(update(submissions).where(submissions.c.id == submission_id).values(
                 status=status, error_message=error_message, results=dump(results or None),
                 end_time=utcnow()))
-            add_event(conn, submission_id, "submission.status", status=str(status),
-                      errorMessage=error_message)
+            add_event(conn, submission_id, ev.SubmissionStatusChanged(
+                status=str(status), error_message=error_message))
+
+
+def _store_round(conn: Connection, submission_id: str, write: RoundWrite) -> None:
+    """Mark the fed chains; with `save_state`, also store the new chains (REGISTERED) and the
+    generator state that produced them."""
+    _mark_fed(conn, write.fed, write.round_number)
+    if not (write.save_state or write.chains):
+        return
+    now = utcnow()
+    if write.chains:
+        conn.execute(insert(process_chains), [
+            {"id": c.id, "submission_id": submission_id, "status": CS.REGISTERED,
+             "priority": c.priority, "required_capabilities": dump(c.required_capabilities),
+             "chain": dump(c.to_json()), "created_time": now, "cancel_requested": False}
+            for c in write.chains])
+        add_events(conn, [event_row(submission_id, ev.ChainRegistered(
+            executables=len(c.executables)), c.id, now) for c in write.chains])
+    conn.execute(update(submissions).where(submissions.c.id == submission_id)
+                 .values(generator_state=dump(write.state), state_round=write.round_number))
+
+
+def _unfed(conn: Connection, submission_id: str, after_round: int | None) -> list[ChainRecord]:
+    not_fed = _pc.fed_round.is_(None)
+    if after_round is not None:
+        not_fed = not_fed | (_pc.fed_round > after_round)
+    rows = conn.execute(select(process_chains).where(
+        _pc.submission_id == submission_id, not_fed,
+        _pc.status.in_(sorted(FINISHED_CHAIN)))).all()
+    # sorted here: ORDER BY would lead SQLite to walk all the submission's chains
+    return [chain_record(r) for r in sorted(rows, key=lambda r: r.seq)]
+
+
+def _has_active(conn: Connection, submission_id: str) -> bool:
+    return conn.execute(select(_pc.id).where(
+        _pc.submission_id == submission_id,
+        _pc.status.in_(sorted(ACTIVE_CHAIN))).limit(1)).first() is not None
 
 
 def _mark_fed(conn: Connection, chain_ids: Iterable[str], round_number: int) -> None:

@@ -1,24 +1,39 @@
 """The `docker` runtime: `docker run` of the executable's image; a timeout or cancel also
 `docker kill`s the container (the client's SIGTERM alone may leave it running).
 
-Settings (`runtimes.docker.*`): `pull` (auto | always | missing | never), `env` and `volumes`
-(lists of `-e`/`-v` entries), and `command`, the client (`podman' works as a drop-in).
+Settings (`runtimes.docker.*`, `DockerSettings`): `pull` (auto | always | missing | never),
+`env` and `volumes` (lists of `-e`/`-v` entries), and `command`, the client (`podman' works as
+a drop-in).
 """
 
 from __future__ import annotations
 
 import posixpath
 import re
+from typing import Literal
 
+from pydantic import Field
+
+from steepy.config.values import Strings
 from steepy.model.ids import unique_id
 from steepy.model.processchain import DATA_TYPE_DIRECTORY, Executable
-from steepy.plugins.kinds import Launch, RuntimeContext
 from steepy.runtimes.commands import argument_list, run_quietly
+from steepy.runtimes.seam import Launch, RuntimeContext, RuntimeSettings
 
-__all__ = ["DockerRuntime", "container_name", "docker_argv", "pull_policy", "PULL_POLICIES",
-           "service_env_names"]
+__all__ = ["DockerRuntime", "DockerSettings", "container_name", "docker_argv", "pull_policy",
+           "PULL_POLICIES", "service_env_names"]
 
 PULL_POLICIES = ("auto", "always", "missing", "never")
+
+
+class DockerSettings(RuntimeSettings):
+    """`runtimes.docker.*'."""
+
+    command: str = Field("docker", min_length=1)  # the client: docker, or podman as a drop-in
+    pull: Literal[PULL_POLICIES] = "auto"  # type: ignore[valid-type]
+    env: Strings = Field(default_factory=list)  # `-e' entries of docker run
+    volumes: Strings = Field(default_factory=list)  # `-v' entries of docker run
+
 _NAME_CHARS = re.compile(r"[^a-zA-Z0-9_.-]")
 
 
@@ -89,6 +104,7 @@ def service_env_names(exe: Executable, steepy_env=()) -> list[str]:
 
 class DockerRuntime:
     supported_runtime = "docker"
+    settings_class = DockerSettings
 
     def command(self, executable: Executable, context: RuntimeContext) -> Launch:
         settings = context.settings

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from steepy.model.processchain import Executable
-from steepy.plugins.kinds import Launch, RuntimeContext
+from steepy.runtimes.seam import DIRECT, Launch, RuntimeContext
 from steepy.runtimes.commands import argument_list
 
 
@@ -12,7 +12,7 @@ def other_argv(exe: Executable) -> list[str]:
 
 
 class OtherRuntime:
-    supported_runtime = "other"
+    supported_runtime = DIRECT
 
     def command(self, executable: Executable, context: RuntimeContext) -> Launch:
         return Launch(other_argv(executable))

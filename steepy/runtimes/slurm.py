@@ -18,8 +18,8 @@ CANCELLED AT ...'), but not always: `srun' may see its task end first and say on
 `task 0: Terminated'. So after a failed attempt SLURM is asked (`squeue', `scontrol'), and the
 error message says how the job ended (`SLURM: job 12 CANCELLED').
 
-Settings (`runtimes.slurm.*'): `command' (srun), `partition', `account', `qos', `extraArgs'
-(more srun options), `capabilities' (a chain's required capability -> srun options, e.g.
+Settings (`runtimes.slurm.*', `SlurmSettings'): `command' (srun), `partition', `account',
+`qos', `extraArgs' (more srun options), `capabilities' (a chain's required capability -> srun options, e.g.
 `gpu: [--partition=gpu, --gres=gpu:1]') and `timeLimit' (the job's `--time' when neither
 `maxRuntime' nor `deadline' bounds it). A service's `runtimeArgs' are srun options too
 (label and value, e.g. `--cpus-per-task 4', `--mem 8G', `--gres gpu:1', `--time 2:00:00').
@@ -35,17 +35,35 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from steepy.model.processchain import Executable
-from steepy.plugins.kinds import Launch, RuntimeContext
-from steepy.runtimes.commands import argument_list, read_quietly, run_quietly
+from pydantic import Field
 
-__all__ = ["FINAL_STATES", "SlurmRuntime", "final_state", "job_name", "srun_argv"]
+from steepy.config.values import Duration, Strings
+from steepy.model.processchain import Executable
+from steepy.runtimes.commands import argument_list, read_quietly, run_quietly
+from steepy.runtimes.seam import Launch, RuntimeContext, RuntimeSettings
+
+__all__ = ["FINAL_STATES", "SlurmRuntime", "SlurmSettings", "final_state", "job_name",
+           "srun_argv"]
 
 TIME_MARGIN_MIN = 2  # minutes added to steepy's own limit: SLURM never ends a job first
 LEFTOVER_WAIT_S = 120.0  # how long a new attempt waits for a leftover job to be gone
 ENDING_WAIT_S = 15.0  # how long a failed attempt waits for its job to show a final state
 FINAL_STATES = {"BOOT_FAIL", "CANCELLED", "COMPLETED", "DEADLINE", "FAILED", "NODE_FAIL",
                 "OUT_OF_MEMORY", "PREEMPTED", "TIMEOUT"}
+
+
+class SlurmSettings(RuntimeSettings):
+    """`runtimes.slurm.*': where and how each attempt runs (`srun')."""
+
+    command: str = Field("srun", min_length=1)  # the client
+    partition: str | None = None
+    account: str | None = None
+    qos: str | None = None
+    extra_args: Strings = Field(default_factory=list, alias="extraArgs")  # more srun options
+    # a chain's required capability -> srun options (e.g. gpu: [--partition=gpu, --gres=gpu:1])
+    capabilities: dict[str, Strings] = Field(default_factory=dict)
+    # the job's --time when no maxRuntime or deadline bounds it (SLURM's own limit otherwise)
+    time_limit: Duration | None = Field(None, alias="timeLimit")
 
 
 def job_name(env: Mapping[str, str]) -> str:
@@ -130,6 +148,7 @@ async def final_state(job: str, env: dict[str, str], *, scontrol: str = "scontro
 
 class SlurmRuntime:
     supported_runtime = "slurm"
+    settings_class = SlurmSettings
 
     def command(self, executable: Executable, context: RuntimeContext) -> Launch:
         settings = context.settings

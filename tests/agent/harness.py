@@ -13,9 +13,9 @@ from unittest import mock
 
 import psutil
 
-import steepy.agent.runner
+import steepy.agent.attempt
 from steepy.agent import AgentConfig, ChainOutcome, LocalAgent
-from steepy.model.policies import RetryPolicy, TimeoutPolicy
+from steepy.model.policies import RetryPolicy, TimeoutKind, TimeoutPolicy
 from steepy.model.processchain import Argument, ArgumentVariable, Executable, ProcessChain
 
 HERE = Path(__file__).resolve().parent
@@ -68,10 +68,9 @@ def _policies(spec: dict) -> dict:
     out = {}
     if spec.get("retries") is not None:
         out["retries"] = RetryPolicy.from_json(spec["retries"])
-    for key, attr in (("maxInactivity", "max_inactivity"), ("maxRuntime", "max_runtime"),
-                      ("deadline", "deadline")):
-        if spec.get(key) is not None:
-            out[attr] = TimeoutPolicy.from_json(spec[key])
+    for kind in TimeoutKind:
+        if spec.get(kind) is not None:
+            out[kind.attribute] = TimeoutPolicy.from_json(spec[kind])
     return out
 
 
@@ -164,7 +163,7 @@ async def replay(scenario: dict, directory: Path, config: AgentConfig | None = N
 
         timer = loop.call_later(cancel["after_ms"] / 1000, action)
     timer_late: list[float] = []
-    real_run_process = steepy.agent.runner.run_process
+    real_run_process = steepy.agent.attempt.run_process
 
     async def recording_run_process(*args, **kwargs):
         result = await real_run_process(*args, **kwargs)
@@ -175,7 +174,7 @@ async def replay(scenario: dict, directory: Path, config: AgentConfig | None = N
     probe_late = [0.0]
     probe = asyncio.ensure_future(_probe(loop, probe_late))
     try:
-        with mock.patch.object(steepy.agent.runner, "run_process", recording_run_process):
+        with mock.patch.object(steepy.agent.attempt, "run_process", recording_run_process):
             outcome = await agent.execute(chain, submission_id="submission-1")
     finally:
         probe.cancel()
@@ -183,7 +182,7 @@ async def replay(scenario: dict, directory: Path, config: AgentConfig | None = N
             timer.cancel()
     elapsed = (time.monotonic() - start) * 1000
     return Replay(outcome, [read_count(c) for c in counters], elapsed, estimator_calls[0],
-                  [d["progress"] for k, d in events if k == "progress"], events,
+                  [d["progress"] for k, d in events if k == "chain.progress"], events,
                   recorded_docker_calls(record), timer_late, probe_late[0],
                   cancelled_at[0] if cancelled_at else None)
 

@@ -18,6 +18,8 @@ from steepy.model.processchain import Argument, ArgumentVariable, Executable, Pr
 from steepy.model.submission import ProcessChainStatus
 from tests.agent.harness import inputs, tool_executable
 
+pytestmark = [pytest.mark.process]
+
 
 def agent(tmp_path, **kw) -> LocalAgent:
     settings = {"log_dir": tmp_path / "logs", "kill_grace_period_ms": 2000}
@@ -89,7 +91,7 @@ async def test_cancel_during_a_retry_pause(tmp_path):
     exe, counter = tool_executable("e", "s", [{"fail": {"exit_code": 1}}], tmp_path,
                                    retries=RetryPolicy(max_attempts=3, delay=60000))
     task = asyncio.ensure_future(a.execute(ProcessChain("c", [exe])))
-    await wait_until(lambda: "retry-scheduled" in events)  # the 60 s pause has begun
+    await wait_until(lambda: "chain.retryScheduled" in events)  # the 60 s pause has begun
     start = time.monotonic()
     a.cancel()
     outcome = await task
@@ -136,12 +138,13 @@ async def test_events_as_they_happen(tmp_path):
     outcome = await a.execute(ProcessChain("c", [exe, sleeper(0)]))
     assert outcome.status == ProcessChainStatus.SUCCESS
     kinds = [k for k, _ in events]
-    assert kinds == ["attempt-failed", "retry-scheduled", "progress", "progress"]
+    assert kinds == ["chain.attemptFailed", "chain.retryScheduled", "chain.progress",
+                     "chain.progress"]
     failed, scheduled = events[0][1], events[1][1]
     assert failed["serviceId"] == "flaky" and failed["exitCode"] == 1 and failed["attempt"] == 1
     assert failed["message"].endswith("Last output:\noops")
     assert scheduled["attempt"] == 2 and scheduled["delayMs"] == 50
-    assert [d["progress"] for k, d in events if k == "progress"] == [0.5, 1.0]
+    assert [d["progress"] for k, d in events if k == "chain.progress"] == [0.5, 1.0]
     first = outcome.attempts[0]
     assert first.delay_ms == 50 and first.delay_rule.startswith("exponential 50ms")
     assert first.to_json()["outcome"] == "FAILED"

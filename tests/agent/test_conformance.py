@@ -27,6 +27,8 @@ from tests.components import component
 from tests.docker.containers import container_gone
 from tests.conftest import conformance_params
 
+pytestmark = [pytest.mark.process]
+
 # read lazily: without the corpus only these are skipped (test_scenarios imports check)
 SCENARIOS = conformance_params("agent-timeouts.yaml", "scenarios", id=lambda s: s["name"])
 TIME_SCALE = 3

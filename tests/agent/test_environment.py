@@ -22,6 +22,8 @@ from steepy.model.service import Service
 from steepy.model.submission import ProcessChainStatus
 from tests.conftest import ROOT
 
+pytestmark = [pytest.mark.process]
+
 TOKEN = "tok-4f9a1c2e-never-in-a-tool"
 PASSWORD = "pw-7d3b-never-shown"
 DB_URL = f"postgresql+psycopg://steepy:{PASSWORD}@db.invalid:5432/steepy"

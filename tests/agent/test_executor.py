@@ -24,6 +24,8 @@ from steepy.agent.process import Limits, run_process
 from tests.agent.harness import running
 from tests.conftest import ROOT
 
+pytestmark = [pytest.mark.process]
+
 PY = sys.executable
 
 # forks a child in a new session (`setsid`, stays below the tool) and a double-forked daemon

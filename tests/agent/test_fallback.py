@@ -14,6 +14,9 @@ from steepy.model.policies import RetryPolicy, TimeoutPolicy
 from steepy.model.processchain import ProcessChain
 from steepy.model.submission import ProcessChainStatus
 from tests.agent.harness import read_count, tool_executable
+import pytest
+
+pytestmark = [pytest.mark.process]
 
 
 def agent(tmp_path, events: list) -> LocalAgent:
@@ -48,7 +51,7 @@ async def test_the_fallback_stands_in_after_all_attempts_failed(tmp_path):
     assert "exited with code 3" in env["STEEPY_FAILED_MESSAGE"]
     assert "no data today" in env["STEEPY_FAILED_MESSAGE"]
     assert env["STEEPY_EXECUTABLE_ID"] == "act.fallback"
-    started = [d for k, d in events if k == "fallback-started"]
+    started = [d for k, d in events if k == "chain.fallbackStarted"]
     assert len(started) == 1
     assert (started[0]["executableId"], started[0]["fallbackServiceId"], started[0]["exitCode"]) \
         == ("act", "stand-in", 3)
@@ -61,7 +64,7 @@ async def test_no_fallback_after_success(tmp_path):
     assert outcome.status == ProcessChainStatus.SUCCESS
     assert (read_count(main_count), read_count(fallback_count)) == (1, 0)
     assert [r.executable_id for r in outcome.attempts] == ["act"]
-    assert not [k for k, _ in events if k == "fallback-started"]
+    assert not [k for k, _ in events if k == "chain.fallbackStarted"]
 
 
 async def test_when_the_fallback_fails_too_the_chain_fails_with_both_errors(tmp_path):

@@ -16,6 +16,8 @@ from steepy.model.processchain import Argument, ArgumentVariable, Executable, Pr
 from steepy.model.submission import ProcessChainStatus
 from tests.agent.harness import inputs, running, tool_executable
 
+pytestmark = [pytest.mark.process]
+
 PY = sys.executable
 
 

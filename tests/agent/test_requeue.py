@@ -14,6 +14,9 @@ from steepy.model.policies import RetryPolicy, TimeoutPolicy
 from steepy.model.processchain import ProcessChain
 from steepy.model.submission import ProcessChainStatus
 from tests.agent.harness import read_count, tool_executable
+import pytest
+
+pytestmark = [pytest.mark.process]
 
 
 def agent(tmp_path, events: list) -> LocalAgent:
@@ -38,9 +41,9 @@ async def test_requeued_exit_codes_spend_no_attempt(tmp_path):
     first = outcome.attempts[0]
     assert first.delay_ms == 100
     assert first.delay_rule == "requeue after 100ms; requeue matched exit code 75"
-    requeued = [d for k, d in events if k == "attempt-requeued"]
+    requeued = [d for k, d in events if k == "chain.attemptRequeued"]
     assert [(d["attempt"], d["exitCode"], d["delayMs"]) for d in requeued] == [(1, 75, 100)] * 2
-    assert not [k for k, _ in events if k in ("attempt-failed", "retry-scheduled")]
+    assert not [k for k, _ in events if k in ("chain.attemptFailed", "chain.retryScheduled")]
 
 
 async def test_requeue_by_output_and_the_attempt_number_the_tool_sees(tmp_path):
@@ -57,8 +60,8 @@ async def test_requeue_by_output_and_the_attempt_number_the_tool_sees(tmp_path):
         (1, REQUEUED), (1, FAILED), (2, SUCCESS)]
     assert outcome.attempts[0].delay_rule.endswith("requeue matched output /^429 too many/")
     assert json.loads(env_file.read_text())["STEEPY_ATTEMPT"] == "2"
-    assert [k for k, _ in events if k != "progress"] == [
-        "attempt-requeued", "attempt-failed", "retry-scheduled"]
+    assert [k for k, _ in events if k != "chain.progress"] == [
+        "chain.attemptRequeued", "chain.attemptFailed", "chain.retryScheduled"]
 
 
 async def test_a_failure_that_does_not_match_is_a_normal_attempt(tmp_path):

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from steepy.agent.cancel import Cancelled
-from steepy.agent.retry import SKIPPED, with_retries
+from steepy.agent.retry import SKIPPED, Retrying
 from steepy.model.policies import RetryPolicy
 from tests.conftest import conformance_params
 
@@ -39,7 +39,7 @@ async def test_retry_loop(case: dict) -> None:
         finally:
             ends.append(time.monotonic())
 
-    task = asyncio.ensure_future(with_retries(operation, policy))
+    task = asyncio.ensure_future(Retrying(policy)(operation))
     probe_late = [0.0]
     probe = asyncio.ensure_future(_probe(probe_late))
     begin = time.monotonic()

@@ -12,6 +12,8 @@ from steepy.agent import AgentConfig
 from tests.agent.harness import attempts_for, replay
 from tests.agent.test_conformance import check, check_timers
 
+pytestmark = [pytest.mark.process]
+
 SCENARIO_DIR = Path(__file__).resolve().parent / "scenarios"
 SCENARIOS = [s for f in sorted(SCENARIO_DIR.glob("*.yaml"))
              for s in yaml.safe_load(f.read_text())["scenarios"]]

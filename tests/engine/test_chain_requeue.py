@@ -14,6 +14,8 @@ from steepy.registry import Registry, open_registry
 from tests.conftest import ROOT
 from tests.engine.test_engine import MACROS, SERVICES, _run, _settings, _submit
 
+pytestmark = [pytest.mark.process]
+
 WORKFLOW = """
 api: 4.7.0
 retries:

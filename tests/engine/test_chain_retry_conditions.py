@@ -15,6 +15,8 @@ from steepy.engine.scheduler import after_run
 from tests.conftest import ROOT
 from tests.engine.test_engine import _run, _submit
 
+pytestmark = [pytest.mark.process]
+
 NOW = datetime.now(timezone.utc)
 
 
@@ -41,8 +43,8 @@ def test_conditions_decide(policy: dict, outcome: ChainOutcome, retried: bool) -
     chain = ProcessChain(id="c", retries=RetryPolicy.from_json({"maxAttempts": 3, **policy}))
     record = ChainRecord(chain=chain, submission_id="s", status=CS.RUNNING, results=None,
                          next_run_at=None, seq=1)
-    status, _ = after_run(record, 1, outcome)
-    assert status == (CS.PAUSED if retried else CS.ERROR)
+    decision = after_run(record, 1, outcome, NOW)
+    assert decision.status == (CS.PAUSED if retried else CS.ERROR)
 
 
 WORKFLOW = """

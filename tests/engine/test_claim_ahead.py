@@ -17,6 +17,8 @@ from steepy.registry import Registry, open_registry
 from tests.conftest import ROOT
 from tests.engine.test_engine import MACROS, SERVICES, _run, _settings, _submit
 
+pytestmark = [pytest.mark.process]
+
 
 @pytest.fixture
 def registry(database_url) -> Registry:

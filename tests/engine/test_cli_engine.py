@@ -16,6 +16,8 @@ import pytest
 from tests.conftest import ROOT
 from tests.engine.workflows import FAILS_ONCE, SLEEPY
 
+pytestmark = [pytest.mark.process]
+
 
 
 

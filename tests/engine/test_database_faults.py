@@ -28,6 +28,8 @@ from tests.conftest import ROOT
 from tests.engine.test_disk import _fill, disk  # noqa: F401 - a fixture: a 4-MB tmpfs
 from tests.engine.test_engine import MACROS, SERVICES, _settings, _submit
 
+pytestmark = [pytest.mark.process]
+
 TOOLS = 12
 
 

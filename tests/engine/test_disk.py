@@ -24,6 +24,8 @@ from tests.components import unavailable
 from tests.conftest import ROOT
 from tests.engine.test_engine import MACROS, SERVICES, SLEEPY, _settings, _submit
 
+pytestmark = [pytest.mark.process]
+
 FAN_OUT = """
 api: 4.7.0
 name: four naps

@@ -22,6 +22,9 @@ from steepy.model.submission import SubmissionStatus as SS
 from steepy.registry import open_registry
 from tests.conftest import ROOT
 from tests.engine.test_recovery import _env
+import pytest
+
+pytestmark = [pytest.mark.process]
 
 TOOL = """#!/bin/sh
 # ranlog LOG: one line per real run; the first attempt sleeps $SLEEP_FIRST s, then every

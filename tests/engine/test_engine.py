@@ -19,6 +19,8 @@ from steepy.registry import Registry, open_registry
 from tests.conftest import ROOT
 from tests.engine.workflows import FAILS_ONCE, SLEEPY
 
+pytestmark = [pytest.mark.process]
+
 SERVICES = read_services(str(ROOT / "services"))
 MACROS = read_macros(str(ROOT / "workflows" / "macros"))
 
@@ -129,7 +131,7 @@ async def test_cancel_running_submission_stops_the_tool(registry, tmp_path) -> N
                     if _name(p) == "sleep"]
     assert sleepers and registry.views.chain_counts(sid).get(CS.RUNNING)
     registry.requests.cancel_submission(sid)
-    engine.scheduler.wake()
+    engine.changed("chains")
     await asyncio.wait_for(task, 20)
     assert registry.views.get_submission(sid).status == SS.CANCELLED
     assert not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in sleepers)
@@ -230,32 +232,31 @@ actions:
   - {{id: join, type: execute, service: cat, inputs: [{{id: input_files, var: copies}}],
      outputs: [{{id: output_file, var: joined, store: true}}]}}
 """)
-    fed_rounds: list[int] = []
-    mark_fed, add_chains = registry.submissions.mark_fed, registry.submissions.add_chains
+    fed_rounds: list[int] = []  # rounds whose outcomes were stored without the state
+    controller_round = registry.submissions.controller_round
 
-    def record_mark_fed(chain_ids, round_number):
-        fed_rounds.append(round_number)
-        mark_fed(chain_ids, round_number)
+    def crash_before_the_join(submission_id, write=None, after_round=None):
+        if write is not None:
+            if any(e.service_id == "cat" for c in write.chains for e in c.executables):
+                raise RuntimeError("the controller died here")
+            if write.fed and not write.save_state:
+                fed_rounds.append(write.round_number)
+        return controller_round(submission_id, write, after_round)
 
-    def crash_before_the_join(submission_id, chains, *args, **kwargs):
-        if any(e.service_id == "cat" for c in chains for e in c.executables):
-            raise RuntimeError("the controller died here")
-        add_chains(submission_id, chains, *args, **kwargs)
-
-    registry.submissions.mark_fed, registry.submissions.add_chains = record_mark_fed, crash_before_the_join
+    registry.submissions.controller_round = crash_before_the_join
     engine = Engine(registry, services, MACROS, _settings(tmp_path, agents=1))
     run = asyncio.create_task(engine.run())
     end = asyncio.get_running_loop().time() + 30
     while asyncio.get_running_loop().time() < end:
         await asyncio.sleep(0.05)
-        if engine.controller.tasks == {} and fed_rounds:
+        if engine.idle and fed_rounds:
             break
     engine.stop.set()
     await asyncio.wait_for(run, 30)
     assert fed_rounds, "no copy was fed in a round of its own: the test proves nothing"
     assert registry.views.get_submission(sid).status == SS.RUNNING
 
-    del registry.submissions.mark_fed, registry.submissions.add_chains  # a healthy engine takes over
+    del registry.submissions.controller_round  # a healthy engine takes over
     engine = Engine(registry, services, MACROS, _settings(tmp_path, agents=1))
     await asyncio.wait_for(engine.run(until_submission=sid), 30)
     submission = registry.views.get_submission(sid)
@@ -266,14 +267,16 @@ actions:
 async def test_chains_generated_after_a_priority_change_get_the_new_priority(registry, tmp_path) -> None:
 
     sid = _submit(registry, _example("fan-out.yaml"))
-    add_chains = registry.submissions.add_chains
+    controller_round = registry.submissions.controller_round
 
-    def change_after_the_first_step(submission_id, chains, *args, **kwargs):
-        add_chains(submission_id, chains, *args, **kwargs)
-        if any(e.service_id == "split" for c in chains for e in c.executables):
+    def change_after_the_first_step(submission_id, write=None, after_round=None):
+        view = controller_round(submission_id, write, after_round)
+        if write is not None and any(e.service_id == "split"
+                                     for c in write.chains for e in c.executables):
             registry.requests.set_submission_priority(submission_id, 7)
+        return view
 
-    registry.submissions.add_chains = change_after_the_first_step
+    registry.submissions.controller_round = change_after_the_first_step
     await _run(registry, tmp_path, sid)
     assert registry.views.get_submission(sid).status == SS.SUCCESS
     chains, _ = registry.views.list_chains(sid)

@@ -20,6 +20,8 @@ from tests.conftest import ROOT
 from tests.engine.test_engine import _example, _run, _submit
 from tests.engine.test_recovery import _env, _steepy
 
+pytestmark = [pytest.mark.process]
+
 
 @pytest.fixture
 def registry(database_url) -> Registry:

@@ -13,12 +13,16 @@ from datetime import timedelta
 from rich.console import Console
 
 from steepy.cli.live import event_line, render, take_snapshot
+from steepy.events import ChainRetryScheduled
 from steepy.model import ProcessChain, Submission, Workflow
 from steepy.model.processchain import Executable
 from steepy.model.submission import ProcessChainStatus as CS
 from steepy.registry import open_registry
 from steepy.registry.records import utcnow
 from tests.conftest import ROOT
+import pytest
+
+pytestmark = [pytest.mark.process]
 
 
 def _chain(cid: str, service: str) -> ProcessChain:
@@ -35,8 +39,9 @@ def test_view_shows_counts_running_chains_and_pending_retries(tmp_path) -> None:
     for _ in range(3):
         registry.queue.claim_chain("agent-1")
     registry.queue.finish_run("b", 1, "ERROR", CS.PAUSED, auto_resume_after=utcnow() + timedelta(seconds=30))
-    registry.queue.add_event("s", "chain.retryScheduled", "c", executableId="c-e", serviceId="cat",
-                       attempt=2, at=(utcnow() + timedelta(seconds=5)).isoformat())
+    registry.queue.add_event("s", ChainRetryScheduled(
+        executable_id="c-e", service_id="cat", attempt=2, delay_ms=5000,
+        at=utcnow() + timedelta(seconds=5)), "c")
     events = registry.views.events("s")
     snap = take_snapshot(registry, "s", events)
     assert snap.counts == {"REGISTERED": 1, "RUNNING": 2, "PAUSED": 1}

@@ -7,8 +7,14 @@ import asyncio
 import re
 
 from steepy.engine.engine import Engine
+from steepy.plugins.kinds import KINDS
+from steepy.plugins.loading import Plugin
+from steepy.plugins.pluginset import PluginSet, builtin_set
 from steepy.registry import open_registry
 from tests.engine.test_engine import MACROS, SERVICES, _settings, _submit
+import pytest
+
+pytestmark = [pytest.mark.process]
 
 WORKFLOW = """
 api: 4.7.0
@@ -18,16 +24,26 @@ actions:
 LINE = re.compile(r"line (\d+) of (\d+)")
 
 
-def _estimate(executable, lines: list[str]) -> float | None:
-    found = LINE.search(lines[-1]) if lines else None
-    return None if found is None else int(found[1]) / int(found[2])
+class _LineCounter:
+    """A progress estimator plugin of `slowprint`: "line N of M" says N/M."""
+
+    def estimate(self, executable, recent_lines: list[str]) -> float | None:
+        found = LINE.search(recent_lines[-1]) if recent_lines else None
+        return None if found is None else int(found[1]) / int(found[2])
+
+
+def _with_estimator() -> PluginSet:
+    estimator = Plugin("lines", KINDS["progressEstimator"], _LineCounter(), "test",
+                       selector=["slowprint"])
+    return PluginSet([*builtin_set().plugins, estimator])
 
 
 async def test_estimated_progress_while_a_chain_runs(tmp_path, database_url: str) -> None:
     registry = open_registry(database_url)
     sid = _submit(registry, WORKFLOW)
-    engine = Engine(registry, SERVICES, MACROS, _settings(tmp_path, agents=1))
-    engine.agents[0].progress_estimator = _estimate
+    settings = _settings(tmp_path, agents=1)
+    settings.agent.plugins = _with_estimator()
+    engine = Engine(registry, SERVICES, MACROS, settings)
     began = asyncio.get_running_loop().time()
     run = asyncio.create_task(engine.run(until_submission=sid))
     seen: list[float] = []

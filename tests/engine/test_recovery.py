@@ -13,6 +13,9 @@ from pathlib import Path
 
 from steepy.registry import open_registry
 from tests.conftest import ROOT
+import pytest
+
+pytestmark = [pytest.mark.process]
 
 WORKFLOW = """
 api: 4.7.0

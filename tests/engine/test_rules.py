@@ -70,7 +70,8 @@ def test_process_chain_retry_decisions(scenario: dict) -> None:
         chain_outcome = ChainOutcome({"error": CS.ERROR, "success": CS.SUCCESS,
                                       "cancelled": CS.CANCELLED}[kind])
         before = utcnow()
-        status, resume_at = after_run(record, runs, chain_outcome)
+        decision = after_run(record, runs, chain_outcome, before)
+        status, resume_at = decision.status, decision.resume_at
         if status == CS.PAUSED:
             pauses += 1
             delays.append((resume_at - before).total_seconds() * 1000)

@@ -11,6 +11,9 @@ from steepy.generator import ProcessChainGenerator
 from steepy.model.submission import SubmissionStatus as SS
 from steepy.registry import open_registry
 from tests.engine.test_engine import MACROS, SERVICES, _example, _settings, _submit
+import pytest
+
+pytestmark = [pytest.mark.process]
 
 
 def _orphan(registry, tmp_path, text: str) -> str:

@@ -4,6 +4,9 @@ comes before that run's `chain.finished`."""
 from __future__ import annotations
 
 from tests.engine.test_engine import _run, _submit
+import pytest
+
+pytestmark = [pytest.mark.process]
 
 CHAINS = 24
 WORKFLOW = """

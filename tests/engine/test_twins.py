@@ -23,6 +23,8 @@ import pytest
 
 from steepy.registry import open_registry
 
+pytestmark = [pytest.mark.process]
+
 CHAINS = 4
 TOOL = """#!/bin/sh
 # twin: hold a lock beside the output while working; a twin finds it taken
@@ -174,7 +176,7 @@ async def test_recovery_ends_leftovers_of_a_lost_run_on_this_host(tmp_path: Path
         await asyncio.sleep(0.3)  # the ghost's heartbeat is older than the lease now
         engine = Engine(registry, SERVICES, {}, _settings(tmp_path))
         engine.settings.lease_s = 0.2
-        await engine._recover()
+        await engine.recover()
         assert leftover.wait(5) is not None  # ended ...
         assert registry.views.get_chain(chain_id).status == "REGISTERED"  # ... before released
         assert registry.views.runs(chain_id)[-1].status == "AGENT_LOST"
@@ -267,7 +269,7 @@ async def test_recovery_waits_for_the_dead_engines_executor(tmp_path: Path, capl
         engine = Engine(registry, SERVICES, {}, _settings(tmp_path))
         engine.settings.lease_s = 0.2  # (waits up to 0.1 s per round for the executor)
         with caplog.at_level(logging.WARNING, logger="steepy.engine.engine"):
-            await engine._recover()
+            await engine.recover()
             if not executor_too:  # the executor still waits out the grace period
                 assert registry.views.get_chain(chain_id).status == "RUNNING"
                 assert running(tool)
@@ -275,7 +277,7 @@ async def test_recovery_waits_for_the_dead_engines_executor(tmp_path: Path, capl
                 end = time.monotonic() + 10
                 while registry.views.get_chain(chain_id).status == "RUNNING" \
                         and time.monotonic() < end:
-                    await engine._recover()
+                    await engine.recover()
                     await asyncio.sleep(0.1)
         assert not running(tool)
         assert not running(executor_pid)
@@ -316,12 +318,12 @@ async def test_recovery_finds_an_unrecorded_executor_by_its_command_line(tmp_pat
         await asyncio.sleep(0.3)
         engine = Engine(registry, SERVICES, {}, _settings(tmp_path))
         engine.settings.lease_s = 0.2
-        await engine._recover()  # at once: the executor waits out the grace period (1 s)
+        await engine.recover()  # at once: the executor waits out the grace period (1 s)
         assert registry.views.get_chain(chain_id).status == "RUNNING" and running(tool)
         end = time.monotonic() + 10
         while registry.views.get_chain(chain_id).status == "RUNNING" and time.monotonic() < end:
             await asyncio.sleep(0.1)
-            await engine._recover()
+            await engine.recover()
         # released only once both were gone (neither comes back)
         assert registry.views.get_chain(chain_id).status == "REGISTERED"
         assert not running(tool) and not running(executor_pid)

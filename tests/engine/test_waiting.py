@@ -14,6 +14,9 @@ from steepy.model.submission import SubmissionStatus as SS
 from steepy.registry import open_registry
 from steepy.registry.documents import submission_document
 from tests.engine.test_engine import _settings, _submit
+import pytest
+
+pytestmark = [pytest.mark.process]
 
 SERVICES = """
 - id: gpu-echo

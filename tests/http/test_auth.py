@@ -14,6 +14,8 @@ from tests.conftest import ROOT
 from tests.engine.workflows import SLEEPY
 from tests.http.conftest import Server
 
+pytestmark = [pytest.mark.process]
+
 
 @pytest.fixture(scope="module")
 def guarded(tmp_path_factory) -> Server:

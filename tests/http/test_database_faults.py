@@ -23,6 +23,8 @@ from tests.conftest import ROOT
 from tests.engine.test_disk import _fill, disk  # noqa: F401 - a fixture: a 4-MB tmpfs
 from tests.http.conftest import Server
 
+pytestmark = [pytest.mark.process]
+
 QUICK = """
 api: 4.7.0
 name: quick

@@ -20,6 +20,8 @@ from steepy.http.eventbus import sockjs
 from tests.conftest import ROOT
 from tests.http.conftest import Server
 
+pytestmark = [pytest.mark.process]
+
 FAN_OUT = (ROOT / "workflows" / "fan-out.yaml").read_text()  # 6 chains: split, 4 sorts, cat
 SR = "steep.submissionRegistry."
 AGENT_BUSY, AGENT_IDLE = "steep.remoteAgentRegistry.agentBusy", "steep.remoteAgentRegistry.agentIdle"

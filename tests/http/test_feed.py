@@ -16,6 +16,9 @@ import httpx
 
 from tests.conftest import ROOT
 from tests.http.conftest import Server
+import pytest
+
+pytestmark = [pytest.mark.process]
 
 WORKFLOW = (ROOT / "workflows" / "fan-out.yaml").read_text()
 

@@ -11,6 +11,7 @@ import warnings
 import prometheus_client
 from prometheus_client.parser import text_string_to_metric_families
 
+from steepy.events import AgentLeft
 from steepy.http import ApiContext, create_app
 from steepy.http.metrics import exposition
 from steepy.documents.loading import read_services
@@ -76,9 +77,9 @@ async def test_feed_figures_count_deliveries_and_their_delay(tmp_path) -> None:
     registry = open_registry(f"sqlite:///{tmp_path / 'feed.db'}")
     ctx = ApiContext(registry, log_dir=None)
     live = await ctx.feed.subscribe(None, stop=ctx.stopping)
-    registry.queue.add_event(None, "test.event")
+    registry.queue.add_event(None, AgentLeft(agent="a1", reason="lost"))
     await asyncio.sleep(0.6)  # the client reads late: the event waits for it
-    assert [e["kind"] for e in await live.next_batch(10)] == ["test.event"]
+    assert [e["kind"] for e in await live.next_batch(10)] == ["agent.left"]
     text = exposition(ctx, None)[0].decode()
     assert _value(text, "steepy_feed_subscribers") == 1
     assert _value(text, "steepy_feed_events_delivered_total") == 1
@@ -90,7 +91,7 @@ async def test_feed_figures_count_deliveries_and_their_delay(tmp_path) -> None:
     # a client resuming from the start gets it too: its delay counts from the client's
     # arrival (how long it was away is not the feed's delay)
     resumed = await ctx.feed.subscribe(0, stop=ctx.stopping)
-    assert [e["kind"] for e in await resumed.next_batch(10)] == ["test.event"]
+    assert [e["kind"] for e in await resumed.next_batch(10)] == ["agent.left"]
     text = exposition(ctx, None)[0].decode()
     assert _value(text, "steepy_feed_subscribers") == 2
     assert _value(text, "steepy_feed_events_delivered_total") == 2

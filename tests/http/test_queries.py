@@ -16,6 +16,8 @@ from steepy.registry import open_registry
 from tests.conftest import ROOT
 from tests.engine.workflows import SLEEPY
 
+pytestmark = [pytest.mark.process]
+
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient

@@ -8,6 +8,9 @@ import sys
 
 from tests.conftest import ROOT
 from tests.http.conftest import Server
+import pytest
+
+pytestmark = [pytest.mark.process]
 
 
 def test_serve_submits_the_given_workflow_and_runs_it(tmp_path) -> None:

@@ -10,6 +10,9 @@ import psutil
 
 from tests.engine.workflows import SLEEPY
 from tests.http.conftest import Server
+import pytest
+
+pytestmark = [pytest.mark.process]
 
 
 def test_sigterm_stops_server_engine_and_streams(tmp_path) -> None:

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = [pytest.mark.process]
+
 with warnings.catch_warnings():  # Starlette would like httpx2; httpx works
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient

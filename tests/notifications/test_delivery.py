@@ -24,6 +24,9 @@ from steepy.registry import open_registry
 from tests.conftest import ROOT
 from tests.http.conftest import Server
 from tests.notifications.receiver import Receiver, free_port
+import pytest
+
+pytestmark = [pytest.mark.process]
 
 NAP = """
 api: 4.7.0

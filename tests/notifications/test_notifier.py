@@ -9,7 +9,7 @@ import asyncio
 import time
 
 from steepy.notifications.delivery import DeliverySettings, Notifier
-from steepy.notifications.webhooks import Webhook
+from steepy.events.webhooks import Webhook
 from steepy.registry import Registry, open_registry
 from steepy.registry.offload import call
 from tests.notifications.receiver import Receiver, free_port

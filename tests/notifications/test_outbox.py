@@ -11,9 +11,10 @@ from datetime import timedelta
 
 import pytest
 
+from steepy.events import ChainFinished, ChainStarted, SubmissionStatusChanged
 from steepy.model import Submission, Workflow
 from steepy.model.submission import SubmissionStatus as SS
-from steepy.notifications.webhooks import Webhook
+from steepy.events.webhooks import Webhook
 from steepy.registry import Registry, open_registry
 from steepy.registry.records import add_event, utcnow
 
@@ -43,8 +44,8 @@ def test_a_final_status_writes_one_delivery_per_webhook_that_wants_it(registry) 
     assert document["event"] == {**event, "submissionId": "s1"}
     assert document["submission"] == {"id": "s1", "name": "s1", "status": "ERROR"}
     # chain.* with status ERROR for the other webhook
-    registry.queue.add_event("s1", "chain.finished", "c1", status="ERROR")
-    registry.queue.add_event("s1", "chain.finished", "c2", status="SUCCESS")
+    registry.queue.add_event("s1", ChainFinished(run=1, status="ERROR"), "c1")
+    registry.queue.add_event("s1", ChainFinished(run=1, status="SUCCESS"), "c2")
     found, total = registry.outbox.deliveries()
     assert total == 2 and found[0]["url"] == B and found[0]["event"] == "chain.finished"
 
@@ -53,15 +54,15 @@ def test_a_transaction_that_fails_leaves_neither_event_nor_delivery(registry) ->
     _submit(registry, "s1")
     with pytest.raises(RuntimeError):
         with registry.db.write() as conn:
-            add_event(conn, "s1", "submission.status", status="SUCCESS")
+            add_event(conn, "s1", SubmissionStatusChanged(status="SUCCESS"))
             raise RuntimeError("the change fails after its event was added")
     assert [e["status"] for e in registry.views.events("s1")] == ["ACCEPTED"]
     assert registry.outbox.deliveries()[1] == 0
     # events of a commit keep their ids in order, deliveries or not
     with registry.db.write() as conn:
-        add_event(conn, "s1", "chain.started", "c")
-        add_event(conn, "s1", "submission.status", status="CANCELLED")
-        add_event(conn, "s1", "chain.finished", "c", status="ERROR")
+        add_event(conn, "s1", ChainStarted(run=1, agent="a"), "c")
+        add_event(conn, "s1", SubmissionStatusChanged(status="CANCELLED"))
+        add_event(conn, "s1", ChainFinished(run=1, status="ERROR"), "c")
     ids = [e["id"] for e in registry.views.events("s1")]
     assert ids == sorted(ids)
     assert sorted(d["eventId"] for d in registry.outbox.deliveries()[0]) == ids[-2:]

@@ -11,6 +11,9 @@ from steepy.engine.engine import Engine
 from steepy.model import ProcessChain, Submission, Workflow
 from steepy.registry import open_registry
 from tests.engine.test_engine import MACROS, SERVICES, _settings
+import pytest
+
+pytestmark = [pytest.mark.process]
 
 
 def _autocheckpoint(registry) -> int:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 
+from steepy.events import SubmissionPriority
 from steepy.model import Submission, Workflow
 from steepy.registry import open_registry
 from steepy.registry.records import add_event
@@ -19,20 +20,20 @@ def test_a_slow_transactions_event_comes_after_a_faster_ones(postgres_url: str) 
 
     def slow_transaction() -> None:
         with slow.db.write() as conn:
-            add_event(conn, "s", "test.slow")
+            add_event(conn, "s", SubmissionPriority(priority=1))  # the slow one
             inside.set()
             assert release.wait(30)
 
     thread = threading.Thread(target=slow_transaction)
     thread.start()
     assert inside.wait(30)
-    fast.queue.add_event("s", "test.fast")  # commits while the slow one is still open
+    fast.queue.add_event("s", SubmissionPriority(priority=2))  # commits while the slow one is open
     seen = fast.views.feed(start)
-    assert [e["kind"] for e in seen] == ["test.fast"]
+    assert [e["priority"] for e in seen] == [2]
     release.set()
     thread.join(30)
     later = fast.views.feed(seen[-1]["id"])  # a reader resuming where it was
-    assert [e["kind"] for e in later] == ["test.slow"]
+    assert [e["priority"] for e in later] == [1]
 
 
 def test_the_feed_holds_agents_arriving_and_leaving(database_url: str) -> None:

@@ -10,6 +10,9 @@ import threading
 from sqlalchemy import text
 
 from steepy.registry.database import head_revisions, open_engine
+import pytest
+
+pytestmark = [pytest.mark.process]
 
 OPENERS = 4
 

@@ -14,6 +14,8 @@ from steepy.registry import open_registry
 from tests.http.conftest import Server
 from tests.schedules.processes import NAP, cli, env, wait_for
 
+pytestmark = [pytest.mark.process]
+
 BAD = "api: 4.7.0\nactions:\n  - type: execute\n    service: nope\n"
 
 

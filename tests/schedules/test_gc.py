@@ -27,6 +27,8 @@ from steepy.registry.tables import (attempts, events, log_chunks, process_chains
 from tests.conftest import ROOT
 from tests.schedules.processes import env, steepy
 
+pytestmark = [pytest.mark.process]
+
 SERVICES = read_services(str(ROOT / "services"))
 LINEAR = """
 api: 4.7.0

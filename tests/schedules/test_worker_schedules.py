@@ -12,6 +12,9 @@ from pathlib import Path
 from steepy.registry import open_registry
 from tests.schedules.processes import (NAP, add, assert_each_due_time_once, cli, due_times,
                                        env, stop, wait_for, worker)
+import pytest
+
+pytestmark = [pytest.mark.process]
 
 
 def _fired(db: str, schedule_id: str) -> list:

@@ -19,7 +19,7 @@ from tests.conftest import ROOT
 from tests.engine.workflows import slowprint_fan_out
 from tests.slurm.cluster import ended, job_state
 
-pytestmark = pytest.mark.timeout(900)
+pytestmark = [pytest.mark.timeout(900), pytest.mark.slurm, pytest.mark.process]
 
 FAN_OUT = slowprint_fan_out(6, lines=2, interval=0.3)
 

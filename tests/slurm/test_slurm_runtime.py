@@ -21,7 +21,7 @@ from steepy.runtimes.slurm import final_state, srun_argv
 from tests.components import component, environment
 from tests.slurm.cluster import ended, jobs_named, processes_with
 
-pytestmark = pytest.mark.timeout(900)  # a cold start may install SLURM first
+pytestmark = [pytest.mark.timeout(900), pytest.mark.process]  # a cold start may install SLURM first
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,9 @@ from playwright.sync_api import expect
 
 from tests.http.conftest import Server
 from tests.ui.conftest import PHONE
+import pytest
+
+pytestmark = [pytest.mark.process]
 
 HTML = {"accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
 NAP = "api: 4.7.0\nactions:\n  - {type: execute, service: sleep, inputs: [{id: seconds, value: 0}]}\n"

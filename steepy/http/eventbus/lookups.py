@@ -3,6 +3,7 @@ for the events whose messages someone listens to (messages.LOOKUPS)."""
 
 from __future__ import annotations
 
+from steepy.events import EventKind
 from steepy.http.eventbus.messages import LOOKUPS, Memory
 from steepy.registry import ReadViews
 from steepy.registry.offload import call
@@ -41,13 +42,13 @@ async def enrich(views: ReadViews, events: list[dict], wanted: set[str],
             out.append(event)
             continue
         event = dict(event)
-        if kind == "submission.status" and event.get("status") == "ACCEPTED":
+        if kind == EventKind.SUBMISSION_STATUS and event.get("status") == "ACCEPTED":
             event["submission"] = await call(submission_body, views, event["submissionId"])
-        elif kind == "chain.registered":
+        elif kind == EventKind.CHAIN_REGISTERED:
             event["chain"] = await call(chain_body, views, event["chainId"])
-        elif kind == "chain.finished" and event["chainId"] not in memory.agents:
+        elif kind == EventKind.CHAIN_FINISHED and event["chainId"] not in memory.agents:
             event["agent"] = await call(run_agent, views, event["chainId"], event.get("run", 1))
-        elif kind in ("chain.cancelRequested", "chain.requeued"):
+        elif kind in (EventKind.CHAIN_CANCEL_REQUESTED, EventKind.CHAIN_REQUEUED):
             event["chainStatus"] = await call(chain_status, views, event["chainId"])
         out.append(event)
     return out

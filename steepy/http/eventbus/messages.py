@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any
 
+from steepy.events import EventKind as K
+
 _SR = "steep.submissionRegistry."
 SUBMISSION_ADDED = _SR + "submissionAdded"
 SUBMISSION_START_TIME_CHANGED = _SR + "submissionStartTimeChanged"
@@ -81,11 +83,11 @@ class Memory:
 
 # the events whose messages need something from the database, and the addresses that need it
 LOOKUPS: dict[str, frozenset[str]] = {
-    "submission.status": frozenset({SUBMISSION_ADDED}),
-    "chain.registered": frozenset({PROCESS_CHAINS_ADDED}),
-    "chain.finished": frozenset({AGENT_IDLE}),
-    "chain.cancelRequested": frozenset({PROCESS_CHAIN_STATUS_CHANGED}),
-    "chain.requeued": frozenset({PROCESS_CHAIN_STATUS_CHANGED}),
+    K.SUBMISSION_STATUS: frozenset({SUBMISSION_ADDED}),
+    K.CHAIN_REGISTERED: frozenset({PROCESS_CHAINS_ADDED}),
+    K.CHAIN_FINISHED: frozenset({AGENT_IDLE}),
+    K.CHAIN_CANCEL_REQUESTED: frozenset({PROCESS_CHAIN_STATUS_CHANGED}),
+    K.CHAIN_REQUEUED: frozenset({PROCESS_CHAIN_STATUS_CHANGED}),
 }
 
 
@@ -108,7 +110,7 @@ def translate(events: list[dict], memory: Memory) -> list[Message]:
 
 
 def _registered_together(event: dict) -> tuple[bool, str | None]:
-    return event["kind"] == "chain.registered", event.get("submissionId")
+    return event["kind"] == K.CHAIN_REGISTERED, event.get("submissionId")
 
 
 def _one(event: dict, memory: Memory) -> list[Message]:
@@ -225,7 +227,7 @@ def _chain_back(e: dict, memory: Memory) -> list[Message]:
     if status not in ("REGISTERED", "CANCELLED"):
         status = "REGISTERED"  # it has moved on since: its next event says where
     out = [_chain_status(e, status, "RUNNING")]
-    if _idle(agent, memory) and e["kind"] == "chain.requeued":
+    if _idle(agent, memory) and e["kind"] == K.CHAIN_REQUEUED:
         out.append(Message(AGENT_IDLE, {"id": agent, "available": True,
                                         "stateChangedTime": e["time"]}))
     return out
@@ -239,7 +241,7 @@ def _chain_cancel(e: dict, memory: Memory) -> list[Message]:
     """A waiting chain is cancelled at once; a running one later, when its run ends."""
     if e["chainId"] in memory.agents or e.get("chainStatus") != "CANCELLED":
         return []
-    return [_chain_status(e, "CANCELLED", e.get("previousStatus") or "REGISTERED")]
+    return [_chain_status(e, "CANCELLED", e.get("previous") or "REGISTERED")]
 
 
 def _chain_priority(e: dict, memory: Memory) -> list[Message]:
@@ -260,19 +262,19 @@ def _agent_left(e: dict, memory: Memory) -> list[Message]:
     return [Message(AGENT_LEFT, e["agent"])]
 
 
-_HANDLERS = {
-    "submission.status": _submission_status,
-    "submission.retried": _submission_retried,
-    "submission.priority": _submission_priority,
-    "submission.cancelRequested": _submission_cancel,
-    "chain.started": _chain_started,
-    "chain.finished": _chain_finished,
-    "chain.requeued": _chain_back,
-    "chain.agentLost": _chain_back,
-    "chain.resumed": _chain_resumed,
-    "chain.cancelRequested": _chain_cancel,
-    "chain.priority": _chain_priority,
-    "chain.progress": _chain_progress,
-    "agent.arrived": _agent_arrived,
-    "agent.left": _agent_left,
+_HANDLERS = {  # the other kinds have no message in Steep
+    K.SUBMISSION_STATUS: _submission_status,
+    K.SUBMISSION_RETRIED: _submission_retried,
+    K.SUBMISSION_PRIORITY: _submission_priority,
+    K.SUBMISSION_CANCEL_REQUESTED: _submission_cancel,
+    K.CHAIN_STARTED: _chain_started,
+    K.CHAIN_FINISHED: _chain_finished,
+    K.CHAIN_REQUEUED: _chain_back,
+    K.CHAIN_AGENT_LOST: _chain_back,
+    K.CHAIN_RESUMED: _chain_resumed,
+    K.CHAIN_CANCEL_REQUESTED: _chain_cancel,
+    K.CHAIN_PRIORITY: _chain_priority,
+    K.CHAIN_PROGRESS: _chain_progress,
+    K.AGENT_ARRIVED: _agent_arrived,
+    K.AGENT_LEFT: _agent_left,
 }

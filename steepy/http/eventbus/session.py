@@ -16,13 +16,14 @@ import time
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 from steepy.engine.feed import Subscription
+from steepy.events import EventKind
 from steepy.http.context import ApiContext
 from steepy.http.eventbus import sockjs
 from steepy.http.eventbus.logtail import LogTail
 from steepy.http.eventbus.lookups import enrich
 from steepy.http.eventbus.messages import LOGS_PROCESSCHAINS_PREFIX, Memory, permitted, translate
-from steepy.registry.failures import describe, is_database_failure
 from steepy.registry.offload import call
+from steepy.registry.outage import database_failure_said
 
 log = logging.getLogger(__name__)
 
@@ -44,25 +45,23 @@ class Session:
 
     async def run(self) -> None:
         subscription = await self.ctx.feed.subscribe(None, None, self.ctx.stopping)
-        try:
-            await self.websocket.accept()
-            if self.framed:
-                await self._send_raw(sockjs.OPEN)
-            reader = asyncio.create_task(self._read(), name="eventbus-read")
+        # the database fails: the client reconnects later
+        with database_failure_said(log, "event bus session ended: %s", level=logging.WARNING):
             try:
-                await self._deliver(subscription, reader)
-                await self.close()
+                await self.websocket.accept()
+                if self.framed:
+                    await self._send_raw(sockjs.OPEN)
+                reader = asyncio.create_task(self._read(), name="eventbus-read")
+                try:
+                    await self._deliver(subscription, reader)
+                    await self.close()
+                finally:
+                    reader.cancel()
+                    await asyncio.gather(reader, return_exceptions=True)
+            except (WebSocketDisconnect, OSError, RuntimeError):
+                pass  # the client went away while we were sending
             finally:
-                reader.cancel()
-                await asyncio.gather(reader, return_exceptions=True)
-        except (WebSocketDisconnect, OSError, RuntimeError):
-            pass  # the client went away while we were sending
-        except Exception as e:  # the database fails: the client reconnects later
-            if not is_database_failure(e):
-                raise
-            log.warning("event bus session ended: %s", describe(e))
-        finally:
-            subscription.close()
+                subscription.close()
 
     async def _deliver(self, subscription: Subscription, reader: asyncio.Task) -> None:
         while not reader.done():
@@ -73,7 +72,7 @@ class Session:
                 await self._send_raw(sockjs.HEARTBEAT)
             events = await subscription.next_batch(TAIL_S if self.tails else WAKE_S)
             for event in events:  # a new run writes a new log
-                if event["kind"] == "chain.started" and event.get("chainId") in self.tails:
+                if event["kind"] == EventKind.CHAIN_STARTED and event.get("chainId") in self.tails:
                     self.tails[event["chainId"]].follow(event.get("run", 1))
             if events and self.registered:
                 wanted = set(self.registered)

@@ -9,12 +9,15 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from steepy.events import EventKind as K, kinds
 from steepy.ui.render import not_found
 from steepy.ui.render import page as render
 from steepy.ui.routing import page
 
 RUNNING = "RUNNING"
 RUNNING_PAGE = 500  # running chains looked at (each agent runs one at most)
+LIVE_KINDS = ",".join([*kinds("agent"), K.CHAIN_STARTED, K.CHAIN_FINISHED, K.CHAIN_REQUEUED,
+                       K.CHAIN_AGENT_LOST])
 
 
 @dataclass
@@ -75,7 +78,8 @@ def agents(request: Request) -> Response:
     ctx = request.app.state.ctx
     found = live_agents(ctx)
     return render(request, "agents.html", agents=found, busy=sum(a.busy for a in found),
-                  engine=ctx.engine is not None, max_age=ctx.agent_max_age_s)
+                  engine=ctx.engine is not None, max_age=ctx.agent_max_age_s,
+                  live_kinds=LIVE_KINDS)
 
 
 def agent(request: Request) -> Response:
@@ -85,7 +89,7 @@ def agent(request: Request) -> Response:
     if found is None:
         return not_found(request, f"There is no live agent with ID `{agent_id}' (agents silent "
                                   f"for more than {ctx.agent_max_age_s:g} s are not listed).")
-    return render(request, "agent.html", agent=found)
+    return render(request, "agent.html", agent=found, live_kinds=LIVE_KINDS)
 
 
 ROUTES = [page("/agents", agents), page("/agents/{id}", agent)]

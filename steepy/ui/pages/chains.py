@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from starlette.requests import Request
 from starlette.responses import Response
 
+from steepy.events import EventKind as K, kinds
+from steepy.model.common import DIRECT_RUNTIME
 from steepy.model.durations import format_duration
 from steepy.model.processchain import Executable
-from steepy.model.policies import RetryPolicy, TimeoutPolicy
+from steepy.model.policies import RetryPolicy, TimeoutKind, TimeoutPolicy
 from steepy.model.submission import ACTIVE_CHAIN, ProcessChainStatus
 from steepy.runtimes.commands import argument_list
 from steepy.ui.paging import MAX_OFFSET, Listing, query_int
@@ -26,12 +28,11 @@ from steepy.ui.routing import page
 STATUSES = [str(s) for s in (ProcessChainStatus.REGISTERED, ProcessChainStatus.PAUSED,
                              ProcessChainStatus.RUNNING, ProcessChainStatus.SUCCESS,
                              ProcessChainStatus.ERROR, ProcessChainStatus.CANCELLED)]
-LIVE_KINDS = ("chain.registered,chain.started,chain.finished,chain.requeued,chain.resumed,"
-              "chain.progress,chain.priority,chain.cancelRequested,chain.agentLost,"
-              "chain.attemptFailed,chain.retryScheduled")
-# how the agent names a timeout in an attempt record -> the policy's name
-TIMEOUT_POLICIES = {"maximum inactivity": "maxInactivity", "maximum runtime": "maxRuntime",
-                    "deadline": "deadline"}
+LIVE_KINDS = ",".join([K.CHAIN_REGISTERED, K.CHAIN_STARTED, K.CHAIN_FINISHED, K.CHAIN_REQUEUED,
+                       K.CHAIN_RESUMED, K.CHAIN_PROGRESS, K.CHAIN_PRIORITY,
+                       K.CHAIN_CANCEL_REQUESTED, K.CHAIN_AGENT_LOST, K.CHAIN_ATTEMPT_FAILED,
+                       K.CHAIN_RETRY_SCHEDULED])
+CHAIN_KINDS = ",".join(kinds("chain"))  # a chain's page
 
 
 # ---------------------------------------------------------------------------------- list
@@ -75,7 +76,7 @@ def command_line(exe: Executable) -> str:
     """The argv as one shell-quoted line (what the `other` runtime runs); other runtimes get
     their name first, then the path (e.g. an image) and the arguments."""
     argv = shlex.join([exe.path, *argument_list(exe.arguments)])
-    if exe.runtime == "other":
+    if exe.runtime == DIRECT_RUNTIME:
         return argv
     extra = argument_list(exe.runtime_args)
     return f"[{exe.runtime}{' ' + shlex.join(extra) if extra else ''}] {argv}"
@@ -112,11 +113,10 @@ def executable_view(exe: Executable) -> ExecutableView:
     policies = []
     if exe.retries is not None:
         policies.append(("retries", describe_retries(exe.retries)))
-    for name in ("max_inactivity", "max_runtime", "deadline"):
-        policy = getattr(exe, name)
+    for kind in TimeoutKind:
+        policy = kind.policy(exe)
         if policy is not None:
-            label = {"max_inactivity": "maxInactivity", "max_runtime": "maxRuntime"}.get(name, name)
-            policies.append((label, describe_timeout(policy)))
+            policies.append((kind.value, describe_timeout(policy)))
     if exe.fallback_for is not None:
         policies.insert(0, ("fallback", f"runs only if `{exe.fallback_for}' fails after all its "
                                         "attempts, and writes its outputs instead"))
@@ -139,8 +139,9 @@ def attempt_outcome(a: dict) -> str:
     if outcome == "SKIPPED":
         return "skipped (maxAttempts is 0)"
     if outcome == "TIMEOUT":
-        kind = a.get("timeoutKind") or ""
-        return f"timeout: {TIMEOUT_POLICIES.get(kind, kind)} fired ({kind})"
+        words = a.get("timeoutKind") or ""  # an attempt record names it in words
+        kind = TimeoutKind.from_words(words)
+        return f"timeout: {words if kind is None else kind.value} fired ({words})"
     if outcome == "CANCELLED":
         return "cancelled"
     if outcome == "RUNNING":
@@ -192,7 +193,7 @@ def chain_page(request: Request) -> Response:
                   chain_retries=None if chain_retries is None else describe_retries(chain_retries),
                   active=doc["status"] in ACTIVE_CHAIN and run_number is None,
                   latest=runs[-1].run_number if runs else None,
-                  live_kinds="chain.")
+                  live_kinds=CHAIN_KINDS)
 
 
 ROUTES = [page("/processchains", chain_list),

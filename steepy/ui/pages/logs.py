@@ -17,13 +17,15 @@ from starlette.routing import Match, Route
 from starlette.types import Scope
 
 from steepy.agent.logsource import find_log
+from steepy.events import EventKind as K
 from steepy.model.submission import FINISHED_CHAIN
 from steepy.ui.render import not_found
 from steepy.ui.render import page as render
 from steepy.ui.routing import page
 
 TAIL_BYTES = 64 * 1024  # what the page shows first: the last ~64 KB
-LIVE_KINDS = "chain.started,chain.finished,chain.requeued,chain.resumed,chain.cancelRequested"
+LIVE_KINDS = ",".join([K.CHAIN_STARTED, K.CHAIN_FINISHED, K.CHAIN_REQUEUED, K.CHAIN_RESUMED,
+                       K.CHAIN_CANCEL_REQUESTED])
 
 
 @dataclass

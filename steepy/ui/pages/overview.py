@@ -5,6 +5,7 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import Response
 
+from steepy.events import EventKind as K, kinds
 from steepy.model.submission import SubmissionStatus
 from steepy.ui.render import page as render
 from steepy.ui.routing import page
@@ -12,6 +13,8 @@ from steepy.ui.routing import page
 SUBMISSION_ORDER = ["ACCEPTED", "RUNNING", "SUCCESS", "PARTIAL_SUCCESS", "ERROR", "CANCELLED"]
 CHAIN_ORDER = ["REGISTERED", "PAUSED", "RUNNING", "SUCCESS", "ERROR", "CANCELLED"]
 RECENT = 5
+LIVE_KINDS = ",".join([*kinds("submission", "agent"), K.CHAIN_STARTED, K.CHAIN_FINISHED,
+                       K.CHAIN_REGISTERED])
 
 
 def _ordered(counts: dict[str, int], order: list[str]) -> list[tuple[str, int]]:
@@ -32,7 +35,7 @@ def overview(request: Request) -> Response:
                   chains=_ordered(counts["chains"], CHAIN_ORDER),
                   agents=counts["agents"], busy=counts["busy_agents"],
                   failures=recent_failures, latest=latest, total=total,
-                  engine=ctx.engine is not None)
+                  engine=ctx.engine is not None, live_kinds=LIVE_KINDS)
 
 
 ROUTES = [page("/", overview)]

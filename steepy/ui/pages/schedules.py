@@ -10,12 +10,13 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from steepy.events import kinds
 from steepy.ui.paging import Listing
 from steepy.ui.render import not_found
 from steepy.ui.render import page as render
 from steepy.ui.routing import page
 
-LIVE_KINDS = "schedule."
+LIVE_KINDS = ",".join(kinds("schedule"))
 README_EXAMPLE = """notifications:
   webhooks:
     - url: https://hooks.example.org/steepy

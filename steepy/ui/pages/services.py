@@ -11,16 +11,13 @@ from starlette.responses import Response
 
 from steepy.model.durations import format_duration
 from steepy.model.conditions import RetryCondition
-from steepy.model.policies import RetryPolicy, TimeoutPolicy
+from steepy.model.common import POLICY_FIELDS
+from steepy.model.policies import RetryPolicy, TimeoutKind, TimeoutPolicy
 from steepy.ui.render import not_found
 from steepy.ui.render import page as render
 from steepy.ui.routing import page
 
 SHOWN_DELAYS = 5  # the first pauses of a retry policy, spelled out
-
-TIMEOUTS = (("max_inactivity", "maxInactivity", "no output line for"),
-            ("max_runtime", "maxRuntime", "one attempt runs longer than"),
-            ("deadline", "deadline", "all attempts and pauses together take longer than"))
 
 
 @dataclass
@@ -86,11 +83,11 @@ def retry_facts(policy: RetryPolicy | None) -> list[Fact]:
 
 def timeout_facts(owner: Any) -> list[Fact]:
     facts = []
-    for attr, key, words in TIMEOUTS:
-        policy: TimeoutPolicy | None = getattr(owner, attr)
+    for kind in TimeoutKind:
+        policy: TimeoutPolicy | None = kind.policy(owner)
         if policy is not None:
             end = "ERROR" if policy.error_on_timeout else "CANCELLED"
-            facts.append(Fact(key, f"{format_duration(policy.timeout)}: when {words} "
+            facts.append(Fact(kind.value, f"{format_duration(policy.timeout)}: when {kind.meaning} "
                                    f"{format_duration(policy.timeout)}, the attempt is stopped "
                                    f"and the chain ends {end}"))
     return facts
@@ -99,7 +96,9 @@ def timeout_facts(owner: Any) -> list[Fact]:
 def services(request: Request) -> Response:
     ctx = request.app.state.ctx
     found = sorted(ctx.services.values(), key=lambda s: s.id)
-    return render(request, "services.html", services=found)
+    policies = {s.id: [key for key, attr in POLICY_FIELDS if getattr(s, attr) is not None]
+                for s in found}
+    return render(request, "services.html", services=found, policies=policies)
 
 
 def service(request: Request) -> Response:

@@ -18,6 +18,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from steepy.events import EventKind, kinds
 from steepy.model.durations import format_duration
 from steepy.ui.render import not_found, parse_time, when
 from steepy.ui.render import page as render
@@ -25,6 +26,7 @@ from steepy.ui.routing import page
 
 MIN_SPAN_MS = 1000  # a chart shorter than this is drawn over one second
 MAX_TICKS = 8
+LIVE_KINDS = ",".join(kinds("chain", "submission"))
 TICK_STEPS_MS = [100, 200, 250, 500] + [s * 1000 for s in (
     1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400,
     172800, 604800)]
@@ -174,14 +176,14 @@ def _reported_parts(bar: RunBar, events: list[dict], now: datetime) -> list[Span
         at = _time(e.get("time"))
         if at is None or at < bar.start:
             continue
-        if e["kind"] == "chain.attemptFailed":
+        if e["kind"] == EventKind.CHAIN_ATTEMPT_FAILED:
             bar.attempts += 1
             parts.append(Span(inner.at(at), 0, "mark",
                               f"{e.get('serviceId')} ({e.get('executableId')}), attempt "
                               f"{e.get('attempt')}: {e.get('outcome')}"
                               + (f", exit code {e['exitCode']}" if e.get("exitCode") is not None
                                  else "")))
-        elif e["kind"] == "chain.retryScheduled":
+        elif e["kind"] == EventKind.CHAIN_RETRY_SCHEDULED:
             due = _time(e.get("at")) or at
             parts.append(inner.span(at, min(due, now), "delay",
                                     f"pause {format_duration(int(e.get('delayMs') or 0))} "
@@ -266,7 +268,8 @@ def timeline(request: Request) -> Response:
     if submission is None:
         return not_found(request, f"There is no submission with ID `{submission_id}'.")
     chart = build_chart(ctx, submission)
-    return render(request, "timeline.html", submission=submission, chart=chart)
+    return render(request, "timeline.html", submission=submission, chart=chart,
+                  live_kinds=LIVE_KINDS)
 
 
 ROUTES = [page("/workflows/{id}/timeline", timeline, negotiated=False)]

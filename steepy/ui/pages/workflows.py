@@ -15,6 +15,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from steepy.events import EventKind as K, kinds
 from steepy.model.submission import (ACTIVE_SUBMISSION, RETRYABLE_SUBMISSION,
                                      ProcessChainStatus, SubmissionStatus)
 from steepy.ui.pages.workflows_events import timeline
@@ -28,8 +29,9 @@ CHAIN_GROUPS = ["RUNNING", "REGISTERED", "PAUSED", "ERROR", "CANCELLED", "SUCCES
 MAX_SIZE = 500  # a workflow list may show larger pages than the others
 CHAIN_LIMIT = 200  # chains listed on a submission's page (the newest)
 # events that change what the list shows: statuses and chain counters
-LIST_KINDS = ("submission.,chain.registered,chain.started,chain.finished,chain.requeued,"
-              "chain.resumed,chain.cancelRequested")
+LIST_KINDS = ",".join([*kinds("submission"), K.CHAIN_REGISTERED, K.CHAIN_STARTED,
+                       K.CHAIN_FINISHED, K.CHAIN_REQUEUED, K.CHAIN_RESUMED,
+                       K.CHAIN_CANCEL_REQUESTED])
 
 
 def _done(s: dict) -> int:

@@ -1,19 +1,22 @@
 """A submission's timeline (GET /workflows/{id}/events) as lines people read: what happened,
 to which process chain, why (exit code, timeout, signal, message) and what comes next (a retry
-due at a time, a paused chain resuming). The event kinds and their data are those the registry
-(steepy/registry/*.py) and the scheduler (agents' reports) store; a kind this module does not
-know is shown with its fields, so nothing on the timeline is hidden."""
+due at a time, a paused chain resuming). The event kinds and their data are those of the
+catalogue (steepy/events/); a kind it does not have (one a newer steepy wrote) is shown with its
+fields, so nothing on the timeline is hidden."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
+from steepy.events import EventKind
 from steepy.model.durations import format_duration
 
-HIDDEN = {"chain.progress"}  # stored every few seconds while a chain runs: noise here
+K = EventKind
+HIDDEN = {K.CHAIN_PROGRESS}  # stored every few seconds while a chain runs: noise here
 LIMIT = 500  # lines shown; the whole timeline is in the API
 BAD = {"ERROR", "CANCELLED", "PARTIAL_SUCCESS"}
+Made = tuple[str, str, "str | None"]  # a line's text, tone and detail
 
 
 @dataclass
@@ -88,39 +91,6 @@ def _generic(e: dict) -> tuple[str, str, str | None]:
     return word + (f" ({fields})" if fields else ""), tone, None
 
 
-def _simple(e: dict) -> tuple[str, str, str | None] | None:
-    kind = e["kind"]
-    if kind == "submission.retried":
-        return f"Retried (was {e.get('previous')}): failed and cancelled chains run again", \
-            "status-running", None
-    if kind == "submission.resumed":
-        return f"Taken over by engine {e.get('owner')} (its engine was lost)", "", None
-    if kind == "submission.cancelRequested":
-        return (f"Cancel requested: {_plural(e.get('cancelled', 0), 'waiting process chain')} "
-                "cancelled, running ones stopped", "status-cancelled", None)
-    if kind in ("submission.priority", "chain.priority"):
-        return f"Priority changed to {e.get('priority')}", "", None
-    if kind == "chain.registered":
-        return (f"Process chain registered ({_plural(e.get('executables', 0), 'executable')})",
-                "", None)
-    if kind == "chain.started":
-        return f"Run {e.get('run', '?')} started on agent {e.get('agent')}", "status-running", None
-    if kind == "chain.requeued":
-        return (f"Run {e.get('run', '?')} requeued ({e.get('reason')}); now {e.get('status')}",
-                "status-waiting", None)
-    if kind == "chain.resumed":
-        return "Resumed after its pause: waits for an agent again", "status-registered", None
-    if kind == "chain.agentLost":
-        return (f"Agent {e.get('agent')} lost during run {e.get('run', '?')}", "status-error",
-                None)
-    if kind == "chain.waiting":
-        return (f"{_plural(e.get('chains', 0), 'process chain')} {e.get('reason')}",
-                "status-waiting", None)
-    if kind == "chain.cancelRequested":
-        return f"Cancel requested (was {e.get('previous')})", "status-cancelled", None
-    return None
-
-
 def _requeued(e: dict) -> tuple[str, str, str | None]:
     delay = e.get("delayMs")
     after = f" after {format_duration(int(delay))}" if isinstance(delay, int) else ""
@@ -135,21 +105,62 @@ def _fallback(e: dict) -> tuple[str, str, str | None]:
             f"{e.get('fallbackServiceId', '?')} runs instead", "status-waiting", e.get("message"))
 
 
-DESCRIBE = {"chain.attemptFailed": _attempt_failed, "chain.retryScheduled": _retry,
-            "chain.attemptRequeued": _requeued, "chain.fallbackStarted": _fallback,
-            "submission.status": _submission_status, "chain.finished": _chain_finished}
+def _priority(e: dict) -> Made:
+    return f"Priority changed to {e.get('priority')}", "", None
+
+
+# the words for each kind of the catalogue (tests/test_events.py checks that none lacks them)
+DESCRIBE: dict[str, Callable[[dict], Made]] = {
+    K.CHAIN_ATTEMPT_FAILED: _attempt_failed, K.CHAIN_RETRY_SCHEDULED: _retry,
+    K.CHAIN_ATTEMPT_REQUEUED: _requeued, K.CHAIN_FALLBACK_STARTED: _fallback,
+    K.SUBMISSION_STATUS: _submission_status, K.CHAIN_FINISHED: _chain_finished,
+    K.SUBMISSION_PRIORITY: _priority, K.CHAIN_PRIORITY: _priority,
+    K.SUBMISSION_RETRIED: lambda e: (
+        f"Retried (was {e.get('previous')}): failed and cancelled chains run again",
+        "status-running", None),
+    K.SUBMISSION_RESUMED: lambda e: (
+        f"Taken over by engine {e.get('owner')} (its engine was lost)", "", None),
+    K.SUBMISSION_CANCEL_REQUESTED: lambda e: (
+        f"Cancel requested: {_plural(e.get('cancelled', 0), 'waiting process chain')} "
+        "cancelled, running ones stopped", "status-cancelled", None),
+    K.CHAIN_REGISTERED: lambda e: (
+        f"Process chain registered ({_plural(e.get('executables', 0), 'executable')})", "", None),
+    K.CHAIN_STARTED: lambda e: (
+        f"Run {e.get('run', '?')} started on agent {e.get('agent')}", "status-running", None),
+    K.CHAIN_REQUEUED: lambda e: (
+        f"Run {e.get('run', '?')} requeued ({e.get('reason')}); now {e.get('status')}",
+        "status-waiting", None),
+    K.CHAIN_RESUMED: lambda e: (
+        "Resumed after its pause: waits for an agent again", "status-registered", None),
+    K.CHAIN_AGENT_LOST: lambda e: (
+        f"Agent {e.get('agent')} lost during run {e.get('run', '?')}", "status-error", None),
+    K.CHAIN_WAITING: lambda e: (
+        f"{_plural(e.get('chains', 0), 'process chain')} {e.get('reason')}", "status-waiting",
+        None),
+    K.CHAIN_CANCEL_REQUESTED: lambda e: (
+        f"Cancel requested (was {e.get('previous')})", "status-cancelled", None),
+    K.CHAIN_PROGRESS: lambda e: (f"Progress {round(100 * (e.get('progress') or 0))}%", "", None),
+    K.SCHEDULE_FIRED: lambda e: (
+        f"Submitted by schedule {e.get('name') or e.get('schedule')} (due {e.get('dueTime')})",
+        "", None),
+    K.SCHEDULE_SKIPPED: lambda e: (
+        f"Schedule {e.get('schedule')} skipped {_plural(e.get('count', 0), 'due time')}",
+        "status-waiting", None),
+    K.AGENT_ARRIVED: lambda e: (f"Agent {e.get('agent')} arrived", "", None),
+    K.AGENT_LEFT: lambda e: (f"Agent {e.get('agent')} left ({e.get('reason')})", "", None),
+}
 
 
 def describe(e: dict) -> Line:
     """One event as a line."""
     kind = e.get("kind", "")
-    made = DESCRIBE[kind](e) if kind in DESCRIBE else (_simple(e) or _generic(e))
+    made = DESCRIBE[kind](e) if kind in DESCRIBE else _generic(e)  # a kind of another version
     text, tone, detail = made
     line = Line(id=int(e.get("id", 0)), time=str(e.get("time") or ""), kind=kind, text=text,
                 chain=e.get("chainId"), tone=tone, detail=detail)
-    if kind == "chain.retryScheduled" and e.get("at"):
+    if kind == K.CHAIN_RETRY_SCHEDULED and e.get("at"):
         line.due, line.due_label = str(e["at"]), "due"
-    elif kind == "chain.finished" and e.get("resumeAt"):
+    elif kind == K.CHAIN_FINISHED and e.get("resumeAt"):
         line.due, line.due_label = str(e["resumeAt"]), "resumes"
     return line
 
@@ -162,8 +173,8 @@ def timeline(events: list[dict], limit: int = LIMIT) -> tuple[list[Line], int]:
         if e.get("kind") in HIDDEN:
             continue
         last = lines[-1] if lines else None
-        if (e.get("kind") == "chain.registered" and last is not None
-                and last.kind == "chain.registered" and last.time[:19] == str(e.get("time"))[:19]):
+        if (e.get("kind") == K.CHAIN_REGISTERED and last is not None
+                and last.kind == K.CHAIN_REGISTERED and last.time[:19] == str(e.get("time"))[:19]):
             last.count += 1
             last.chain = None
             last.text = f"{last.count} process chains registered"

@@ -1,10 +1,12 @@
-"""What a webhook wants, what it is sent and how it is signed.
+"""What a webhook wants, what it is sent and how it is signed (pure: the registry's outbox
+and the configuration use it; steepy/notifications/delivery.py sends).
 
 A webhook names the timeline events it wants as patterns: a kind (`chain.finished`), a glob
 over kinds (`chain.*`, `*`), either followed by `:STATUS[,STATUS...]` to want only events
 of those statuses (`chain.finished:ERROR`), or `submission.finished`, short for
 `submission.status:SUCCESS,PARTIAL_SUCCESS,ERROR,CANCELLED` (a submission reached its final
-status; the default).
+status; the default). The kinds are those of the catalogue (steepy/events/): a pattern that
+matches none of them is refused.
 """
 
 from __future__ import annotations
@@ -18,20 +20,9 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from steepy import __version__
+from steepy.events import EventKind
 from steepy.model.submission import FINISHED_SUBMISSION, ProcessChainStatus, SubmissionStatus
 
-# every kind of event on the timeline (tests/notifications/test_config.py checks that the
-# code writes no other)
-EVENT_KINDS = (
-    "agent.arrived", "agent.left",
-    "chain.agentLost", "chain.attemptFailed", "chain.attemptRequeued", "chain.cancelRequested",
-    "chain.fallbackStarted", "chain.finished",
-    "chain.priority", "chain.progress", "chain.registered", "chain.requeued", "chain.resumed",
-    "chain.retryScheduled", "chain.started", "chain.waiting",
-    "schedule.fired", "schedule.skipped",
-    "submission.cancelRequested", "submission.priority", "submission.resumed",
-    "submission.retried", "submission.status",
-)
 FINISHED = "submission.finished"  # the alias of a submission's final status
 FINAL_STATUSES = tuple(str(s) for s in SubmissionStatus if s in FINISHED_SUBMISSION)
 DEFAULT_EVENTS = (FINISHED,)
@@ -62,12 +53,12 @@ def parse_pattern(text: str) -> Pattern:
                          f"`{FINISHED}' or `chain.*'")
     text = text.strip()
     if text == FINISHED:
-        return Pattern("submission.status", frozenset(FINAL_STATUSES))
+        return Pattern(EventKind.SUBMISSION_STATUS, frozenset(FINAL_STATUSES))
     kinds, _, statuses = text.partition(":")
-    if not any(fnmatchcase(k, kinds) for k in EVENT_KINDS):
-        close = difflib.get_close_matches(kinds, [*EVENT_KINDS, FINISHED], n=1)
+    if not any(fnmatchcase(k, kinds) for k in EventKind):
+        close = difflib.get_close_matches(kinds, [*EventKind, FINISHED], n=1)
         hint = (f"did you mean `{close[0]}'?" if close else
-                f"the kinds are {FINISHED}, {', '.join(EVENT_KINDS)}, and globs such as `chain.*'")
+                f"the kinds are {FINISHED}, {', '.join(EventKind)}, and globs such as `chain.*'")
         raise ValueError(f"`{kinds}' matches no kind of event; {hint}")
     if not _:
         return Pattern(kinds)

@@ -1,0 +1,252 @@
+"""One attempt of one executable: it runs one try of the tool through its runtime, records it
+(with a retry policy the record is stored before the tool starts: the attempt is spent then),
+and reports how it ended: the tool's `RunResult` when it succeeded, else it raises `Failure`,
+`Requeued` (its policy's `requeue` takes it back, uncounted) or `Cancelled`.
+
+The retry loop around it is steepy/agent/retry.py; steepy/agent/runner.py puts them together.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+from dataclasses import dataclass
+from typing import Any
+
+from steepy.agent.cancel import Cancelled
+from steepy.agent.config import CANCELLED, FAILED, REQUEUED, SUCCESS, TIMEOUT, AttemptRecord
+from steepy.agent.context import ExecContext
+from steepy.agent.environment import attempt_environment
+from steepy.agent.executor import identity as executor_identity
+from steepy.agent.messages import failure_message
+from steepy.agent.process import Limits, RunResult, run_process
+from steepy.errors import SteepyError
+from steepy.events import EventKind
+from steepy.model.attempt import RUNNING
+from steepy.model.policies import TimeoutKind, TimeoutPolicy
+from steepy.model.processchain import Executable
+from steepy.runtimes.seam import Launch, RuntimeContext
+
+log = logging.getLogger(__name__)
+HOST = socket.gethostname()
+
+
+class Failure(SteepyError):
+    """An attempt (or the deadline during a pause) ended the executable unsuccessfully."""
+
+    def __init__(self, message: str, timeout_kind: TimeoutKind | None = None,
+                 result: RunResult | None = None, record: AttemptRecord | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.timeout_kind = timeout_kind
+        self.result = result
+        self.record = record
+
+
+class Requeued(Failure):
+    """The attempt failed in a way its policy's `requeue' takes: it does not count."""
+
+    def __init__(self, message: str, reason: str, result: RunResult, record: AttemptRecord) -> None:
+        super().__init__(message, None, result, record)
+        self.reason = reason
+
+
+def timeout_message(exe: Executable, kind: TimeoutKind, policy: TimeoutPolicy) -> str:
+    return (f"Execution of service `{exe.service_id}' timed out after {policy.timeout} ms "
+            f"({kind.words})")
+
+
+@dataclass
+class Executing:
+    """What the attempts of one executable share: its runtime, its limits (the deadline on
+    the loop's clock for the tool's timers, and on the context's clock for the pauses) and
+    the exit code of the attempt before."""
+
+    exe: Executable
+    ctx: ExecContext
+    runtime_name: str
+    runtime: Any
+    limits: Limits
+    deadline_at: float | None  # ctx.clock.monotonic() when the deadline passes
+    last_exit: int | None = None
+
+    @property
+    def counted(self) -> bool:
+        """Does a retry policy count the attempts (so each is stored before its tool runs)?"""
+        return self.exe.retries is not None
+
+    def deadline_passes_within(self, delay_ms: float) -> bool:
+        return (self.deadline_at is not None
+                and self.ctx.clock.monotonic() + delay_ms / 1000 >= self.deadline_at)
+
+    def deadline_failure(self) -> Failure:
+        kind = TimeoutKind.DEADLINE
+        return Failure(timeout_message(self.exe, kind, kind.policy(self.exe)), kind)
+
+
+class Attempt:
+    """Attempt `number` of an executable: `run()` runs it once; `record` is what it left
+    (from the moment it starts)."""
+
+    record: AttemptRecord
+
+    def __init__(self, shared: Executing, number: int) -> None:
+        self.shared, self.number = shared, number
+
+    async def run(self) -> RunResult:
+        shared = self.shared
+        exe, ctx = shared.exe, shared.ctx
+        env, steepy_env = self._environment()
+        launch, problem = _launch(shared, env, steepy_env)
+        if ctx.on_attempt is not None:
+            ctx.on_attempt(exe, self.number)
+        record = self.record = AttemptRecord(
+            exe.id, exe.service_id, self.number, start_time=ctx.clock.now(), outcome=RUNNING,
+            fallback_for=exe.fallback_for, ordinal=len(ctx.records), host=HOST)
+        _where(record)
+        ctx.records.append(record)
+        # with a retry policy, the attempt is spent once it is stored: before its tool runs
+        try:
+            await ctx.store(record, shared.counted)
+        except Cancelled:  # it could not be stored (the engine stops): it does not start
+            record.outcome, record.end_time = CANCELLED, ctx.clock.now()
+            record.message = "not started: its record could not be stored"
+            raise
+        try:
+            return await self._try(launch, problem, env)
+        finally:  # a failure of a counted attempt is stored before anything goes on
+            await ctx.store(record, shared.counted and record.outcome not in (SUCCESS, RUNNING))
+
+    def _environment(self) -> tuple[dict[str, str], list[str]]:
+        """The tool's environment (the service's declarations included) and the names of
+        steepy's own variables in it."""
+        shared, ctx = self.shared, self.shared.ctx
+        env = attempt_environment(ctx.base_env, shared.exe)
+        steepy_env = {
+            "STEEPY_SUBMISSION_ID": ctx.submission_id, "STEEPY_PROCESS_CHAIN_ID": ctx.chain_id,
+            "STEEPY_RUN_NUMBER": str(ctx.run_number), "STEEPY_EXECUTABLE_ID": shared.exe.id,
+            "STEEPY_ATTEMPT": str(self.number),
+            "STEEPY_LAST_EXIT_CODE": "" if shared.last_exit is None else str(shared.last_exit),
+        }
+        env.update(steepy_env)
+        return env, list(steepy_env)
+
+    async def _try(self, launch: Launch, problem: str | None, env: dict[str, str]) -> RunResult:
+        shared, ctx = self.shared, self.shared.ctx
+        if problem is None and launch.prepare is not None:
+            try:
+                await launch.prepare()
+            except Exception as e:
+                log.exception("runtime `%s' could not prepare service `%s'", shared.runtime_name,
+                              shared.exe.service_id)
+                problem = (f"runtime `{shared.runtime_name}' cannot start it: "
+                           f"{type(e).__name__}: {e}")
+        if problem is not None:
+            return await self._ended(RunResult(spawn_error=problem), launch)
+        try:
+            result = await run_process(
+                launch.argv, env=env, cwd=ctx.config.workdir, limits=shared.limits,
+                token=ctx.token, on_lines=lambda lines: ctx.on_lines(shared.exe, lines),
+                keep_lines=ctx.config.output_lines_to_collect,
+                grace_ms=ctx.config.kill_grace_period_ms, on_kill=launch.stop,
+                on_started=self._placed)
+        finally:
+            await _clean_up(shared.exe, launch)
+        return await self._ended(result, launch)
+
+    def _placed(self, pgid: int) -> None:
+        """The tool runs: its process group goes with the next transaction (a counted
+        attempt's row was stored before it started; others' are stored soon anyway)."""
+        _where(self.record, pgid)
+        if self.shared.counted:
+            asyncio.get_running_loop().create_task(self.shared.ctx.store(self.record, False))
+
+    async def _ended(self, result: RunResult, launch: Launch) -> RunResult:
+        """Record how the tool ended; its result if it succeeded, else raise how it failed."""
+        shared, record = self.shared, self.record
+        record.end_time = shared.ctx.clock.now()
+        record.exit_code, record.signal = result.exit_code, result.signal
+        record.last_lines = result.last_lines
+        if result.ok:
+            record.outcome = SUCCESS
+            return result
+        if result.cancelled:
+            record.outcome, record.message = CANCELLED, "cancelled"
+            raise Cancelled()
+        if result.timeout_kind is not None:
+            kind = result.timeout_kind
+            record.outcome, record.timeout_kind = TIMEOUT, kind.words
+            message = timeout_message(shared.exe, kind, kind.policy(shared.exe))
+        else:
+            record.outcome = FAILED
+            message = failure_message(shared.exe, launch.argv, result,
+                                      await _explain(launch, shared.runtime_name))
+        record.message = message
+        shared.last_exit = result.exit_code
+        raise self._failure(result, message)
+
+    def _failure(self, result: RunResult, message: str) -> Failure:
+        """How the attempt failed: `Requeued` when the policy takes it back, else `Failure`
+        (said as it happens)."""
+        shared, record = self.shared, self.record
+        exe, ctx = shared.exe, shared.ctx
+        reason = None if exe.retries is None else exe.retries.requeue_reason(
+            result.exit_code, result.last_lines, result.timeout_kind)
+        if reason is not None:
+            record.outcome = REQUEUED
+            return Requeued(message, reason, result, record)
+        ctx.emit(EventKind.CHAIN_ATTEMPT_FAILED, {
+            "chainId": ctx.chain_id, "executableId": exe.id, "serviceId": exe.service_id,
+            "attempt": self.number, "outcome": record.outcome, "exitCode": result.exit_code,
+            "signal": result.signal, "timeoutKind": record.timeout_kind, "message": message})
+        return Failure(message, result.timeout_kind, result, record)
+
+
+def _launch(shared: Executing, env: dict[str, str],
+            steepy_env: list[str]) -> tuple[Launch, str | None]:
+    """How the runtime starts this attempt; a runtime that fails says why as a failed start."""
+    exe, name, config = shared.exe, shared.runtime_name, shared.ctx.config
+    context = RuntimeContext(config.tmp_path, env, steepy_env, config.runtime_settings(name),
+                             config.kill_grace_period_ms,
+                             None if config.workdir is None else str(config.workdir),
+                             shared.ctx.capabilities)
+    try:
+        launch = shared.runtime.command(exe, context)
+        if not isinstance(launch, Launch) or not launch.argv:
+            raise TypeError(f"command() gave {launch!r}, not a Launch with a command line")
+        return launch, None
+    except Exception as e:
+        log.exception("runtime `%s' failed for service `%s'", name, exe.service_id)
+        return Launch([exe.path]), f"runtime `{name}' cannot start it: {type(e).__name__}: {e}"
+
+
+async def _explain(launch: Launch, runtime_name: str) -> str | None:
+    """What the runtime knows of how a failed attempt ended (a failing runtime says nothing)."""
+    if launch.explain is None:
+        return None
+    try:
+        return await launch.explain()
+    except Exception:
+        log.exception("runtime `%s' could not say how an attempt ended", runtime_name)
+        return None
+
+
+async def _clean_up(exe: Executable, launch: Launch) -> None:
+    if launch.clean_up is None:
+        return
+    try:
+        await launch.clean_up()
+    except Exception:
+        log.exception("clean-up of runtime `%s' failed for service `%s'", exe.runtime,
+                      exe.service_id)
+
+
+def _where(record: AttemptRecord, pgid: int | None = None) -> None:
+    """Where the attempt's processes run: the executor that spawns them (an engine that
+    takes a dead engine's run over waits for it to be gone) and the tool's process group."""
+    known = executor_identity()
+    if known is not None:
+        record.executor_pid, record.executor_started = known
+    if pgid is not None:
+        record.pgid = pgid

@@ -1,0 +1,151 @@
+"""The process's one watcher of database commits: the wake-up bus of the engine and the feed.
+
+A commit of another process (a submission stored by another server, a cancel, a chain that a
+remote worker finished) should wake whoever here cares at once, not at its next sweep. One
+`ChangeWatcher` per database (per `Connector`) follows `change_marker` (SQLite's
+data_version, PostgreSQL's notifications) in one task and tells every subscriber: the engine
+(which wakes its parts, engine.py) and the live feed (which reads the new events, feed.py)
+both subscribe, so a process looks at the marker once however many parts listen.
+
+Each subscriber is told a `Change`: whether this process committed nothing since the last
+look (`surely_other`: the commit was another's), and whether the database says at all
+(`known`; where it offers no marker, subscribers are told every `blind_every_s` that
+something may have changed). The watcher runs while it has subscribers, in the event loop of
+the first one, and stops when the last one leaves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import weakref
+from dataclasses import dataclass
+from typing import Callable, Protocol
+
+from steepy.registry.failures import describe, is_database_failure
+
+log = logging.getLogger(__name__)
+
+TASK_NAME = "database change watcher"
+
+
+class Watched(Protocol):
+    """What the watcher needs of a database (the registry's `Connector`)."""
+
+    commits: int  # write transactions this process committed through it
+
+    def change_marker(self) -> int | None: ...
+
+    def forget_watch(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Change:
+    surely_other: bool  # this process committed nothing meanwhile: another process did
+    known: bool = True  # False: the database cannot tell; something may have changed
+
+
+Listener = Callable[[Change], None]
+Crash = Callable[[BaseException], None]
+
+
+class ChangeWatcher:
+    def __init__(self, db: Watched, interval_s: float = 0.02, blind_every_s: float = 1.0):
+        self.db = db
+        self.interval_s = interval_s  # how often the marker is looked at
+        self.blind_every_s = blind_every_s  # a database without a marker: "maybe" this often
+        self._listeners: dict[int, tuple[Listener, Crash | None]] = {}
+        self._next_key = 0
+        self._task: asyncio.Task | None = None
+        self._last: int | None = None  # the marker last read
+        self._own = 0  # this process's commits when it was read
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    def subscribe(self, listener: Listener, on_crash: Crash | None = None) -> Callable[[], None]:
+        """Tell `listener` of every commit from now on (called in the event loop, never from
+        a thread); `on_crash` is told should the watcher die of a bug. Returns the call that
+        unsubscribes. The marker is read now when the watcher starts, so a commit between
+        this call and the subscriber's first look at the database is seen."""
+        loop = asyncio.get_running_loop()
+        if self.running:
+            assert self._task is not None
+            if self._task.get_loop() is not loop and not self._task.get_loop().is_closed():
+                raise RuntimeError("a database's change watcher serves one event loop")
+        key = self._next_key
+        self._next_key += 1
+        self._listeners[key] = (listener, on_crash)
+        if not self.running:
+            self._last, self._own = self._read(), self.db.commits
+            self._task = loop.create_task(self._run(), name=TASK_NAME)
+            self._task.add_done_callback(self._ended)
+
+        def unsubscribe() -> None:
+            self._listeners.pop(key, None)
+
+        return unsubscribe
+
+    def _read(self) -> int | None:
+        """The marker, or None while the database fails (the next look tries again)."""
+        try:
+            return self.db.change_marker()
+        except Exception as e:
+            if not is_database_failure(e):
+                raise
+            self.db.forget_watch()
+            return None
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        told = loop.time()  # a database without a marker: when subscribers were last told
+        while self._listeners:
+            await asyncio.sleep(self.interval_s)
+            try:
+                marker = self.db.change_marker()
+            except Exception as e:  # the subscribers' own sweeps go on; look again in 1 s
+                if not is_database_failure(e):
+                    raise
+                log.debug("change watcher: %s", describe(e))
+                self.db.forget_watch()
+                await asyncio.sleep(1.0)
+                continue
+            if marker is None:
+                if loop.time() - told >= self.blind_every_s:
+                    told = loop.time()
+                    self._tell(Change(surely_other=False, known=False))
+                continue
+            if marker != self._last:
+                surely_other = self.db.commits == self._own  # we wrote nothing meanwhile
+                self._last, self._own = marker, self.db.commits
+                self._tell(Change(surely_other))
+
+    def _tell(self, change: Change) -> None:
+        for listener, _ in list(self._listeners.values()):
+            listener(change)
+
+    def _ended(self, task: asyncio.Task) -> None:
+        if task.cancelled() or task.exception() is None:
+            return
+        error = task.exception()
+        log.error("change watcher failed: %s", error, exc_info=error)
+        for _, on_crash in list(self._listeners.values()):
+            if on_crash is not None:
+                on_crash(error)
+
+
+_WATCHERS: "weakref.WeakKeyDictionary[object, ChangeWatcher]" = weakref.WeakKeyDictionary()
+
+
+def watcher_of(db: Watched) -> ChangeWatcher:
+    """The one change watcher of this database in this process."""
+    watcher = _WATCHERS.get(db)
+    if watcher is None:
+        watcher = _WATCHERS[db] = ChangeWatcher(db)
+    return watcher
+
+
+def watching_tasks() -> int:
+    """How many change watchers run in this event loop (one per database)."""
+    return sum(1 for t in asyncio.all_tasks() if t.get_name() == TASK_NAME and not t.done())

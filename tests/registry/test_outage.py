@@ -1,0 +1,156 @@
+"""Waiting out a database that cannot be used, written once (registry/outage.py): the policy
+(1 s, doubling, at most 30 s), what is said, what is raised, and errors classified alike whether
+SQLAlchemy wrapped them or a driver raised them itself (the hot path's cursors)."""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import logging
+import sqlite3
+from pathlib import Path
+
+import psycopg
+import pytest
+from sqlalchemy.exc import OperationalError
+
+from steepy.model.backoff import DATABASE_OUTAGE
+from steepy.registry.failures import MAX_BACKOFF_S
+from steepy.registry.offload import persist
+from steepy.registry.outage import Outage, database_failure_said, in_rounds, outlasting
+from tests.clocks import RecordingClock
+
+log = logging.getLogger("test.outage")
+RAW = [sqlite3.OperationalError("database is locked"), sqlite3.OperationalError("disk I/O error"),
+       psycopg.OperationalError("connection refused"),
+       OperationalError("SELECT 1", {}, Exception("disk I/O error"))]
+BUGS = [sqlite3.IntegrityError("UNIQUE constraint failed"), ValueError("a bug"),
+        sqlite3.ProgrammingError("syntax error")]
+
+
+def test_the_policy_doubles_from_one_second_up_to_the_cap() -> None:
+    assert [DATABASE_OUTAGE.wait_s(n) for n in range(1, 9)] == [1, 2, 4, 8, 16, 30, 30, 30]
+    assert DATABASE_OUTAGE.wait_s(10_000) == MAX_BACKOFF_S == 30
+
+
+@pytest.mark.parametrize("error", RAW, ids=lambda e: f"{type(e).__module__}.{type(e).__name__}")
+def test_a_failure_of_the_database_is_said_and_waited_out(error, caplog) -> None:
+    outage = Outage("tester", log)
+    with caplog.at_level(logging.ERROR, logger=log.name):
+        waits = [outage.wait_after(error) for _ in range(3)]
+        outage.over()
+        waits.append(outage.wait_after(error))
+    assert waits == [1, 2, 4, 1]
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 4 and lines[0].startswith("tester: ")
+    assert [line.rsplit("; ", 1)[1] for line in lines] == [
+        "trying again in 1 s", "trying again in 2 s", "trying again in 4 s", "trying again in 1 s"]
+
+
+@pytest.mark.parametrize("error", BUGS, ids=lambda e: type(e).__name__)
+def test_anything_else_is_raised_and_not_said(error, caplog) -> None:
+    with caplog.at_level(logging.DEBUG, logger=log.name):
+        with pytest.raises(type(error)):
+            try:
+                raise error
+            except Exception as e:
+                Outage("tester", log).wait_after(e)
+        with pytest.raises(type(error)):
+            with database_failure_said(log, "tester: %s"):
+                raise error
+    assert caplog.records == []
+
+
+async def test_outlasting_repeats_a_call_on_the_clock_until_it_succeeds(caplog) -> None:
+    clock, calls = RecordingClock(), []
+
+    async def flaky() -> str:
+        calls.append(clock.monotonic())
+        if len(calls) <= 6:
+            raise sqlite3.OperationalError("database is locked")  # raw, as the hot path's
+        return "stored"
+
+    with caplog.at_level(logging.ERROR, logger=log.name):
+        assert await outlasting("storing", flaky, log, clock=clock,
+                                then="resuming") == "stored"
+    assert clock.sleeps == [1, 2, 4, 8, 16, 30]
+    assert calls == [0, 1, 3, 7, 15, 31, 61]
+    assert "storing: " in caplog.text and "; resuming in 30 s" in caplog.text
+
+
+async def test_outlasting_gives_up_when_told_and_raises_a_bug_at_once() -> None:
+    clock = RecordingClock()
+
+    async def failing() -> None:
+        raise psycopg.OperationalError("server closed the connection unexpectedly")
+
+    with pytest.raises(psycopg.OperationalError):
+        await outlasting("storing", failing, log, clock=clock, give_up=lambda: True)
+
+    async def buggy() -> None:
+        raise sqlite3.IntegrityError("NOT NULL constraint failed")
+
+    with pytest.raises(sqlite3.IntegrityError):
+        await outlasting("storing", buggy, log, clock=clock)
+    assert clock.sleeps == []
+
+
+async def test_persist_goes_through_it() -> None:
+    tries: list[int] = []
+
+    def locked_once() -> str:
+        tries.append(1)
+        if len(tries) == 1:
+            raise sqlite3.OperationalError("database is locked")
+        return "done"
+
+    assert await persist("storing", lambda: False, locked_once) == "done"
+    assert len(tries) == 2
+    with pytest.raises(sqlite3.OperationalError):
+        await persist("storing", lambda: True, lambda: (_ for _ in ()).throw(
+            sqlite3.OperationalError("database is locked")))
+
+
+def test_a_place_that_gives_up_says_the_failure_and_goes_on(caplog) -> None:
+    with caplog.at_level(logging.ERROR, logger=log.name):
+        with database_failure_said(log, "chain %s: not recorded (%s); it runs again",
+                                   "c1") as dropped:
+            raise sqlite3.OperationalError("database or disk is full")
+        with database_failure_said(log, "never said: %s") as fine:
+            pass
+    assert isinstance(dropped.error, sqlite3.OperationalError) and fine.error is None
+    assert len(caplog.records) == 1
+    message = caplog.records[0].getMessage()
+    assert message.startswith("chain c1: not recorded (database ") and message.endswith(
+        "); it runs again") and "disk is full" in message
+
+
+async def test_in_rounds_waits_by_the_policy_on_the_clock(caplog) -> None:
+    clock, stop, rounds = RecordingClock(), asyncio.Event(), []
+
+    async def one_round() -> float:
+        rounds.append(clock.monotonic())
+        if len(rounds) in (1, 2, 4):
+            raise sqlite3.OperationalError("disk I/O error")
+        if len(rounds) == 5:
+            stop.set()
+        return 5.0
+
+    await in_rounds("rounds", one_round, asyncio.Event(), stop, log, clock)
+    assert clock.sleeps == [1, 2, 5, 1]  # a round that works starts the policy over
+
+
+def test_no_other_module_writes_its_own_backoff() -> None:
+    """The policy's numbers have one home: no module but failures.py (which names the cap)
+    and outage.py uses MAX_BACKOFF_S or doubles a wait by hand."""
+    root = Path(__file__).resolve().parents[2] / "steepy"
+    offenders = []
+    for path in root.rglob("*.py"):
+        if path.name in ("failures.py", "outage.py") and path.parent.name == "registry":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Name) and node.id == "MAX_BACKOFF_S":
+                offenders.append(f"{path.relative_to(root)}:{node.lineno}")
+            if isinstance(node, ast.alias) and node.name == "MAX_BACKOFF_S":
+                offenders.append(f"{path.relative_to(root)} imports MAX_BACKOFF_S")
+    assert offenders == []
