@@ -21,9 +21,9 @@ FIXTURE_MARKS = {  # "module.fixture" -> the markers of every test that uses it
     "tests.schedules.test_api_schedules.server": ("process",),
     "tests.ui.conftest.ui": ("process",),
     "tests.ui.conftest.chromium": ("browser", "process"),
-    "tests.slurm.test_slurm_runtime.slurm": ("slurm", "process"),
-    "tests.slurm.test_slurm_engine.slurm": ("slurm", "process"),
-    "tests.docker.test_docker_runtime.docker": ("docker", "process"),
+    "tests.runtimes.slurm.test_slurm_runtime.slurm": ("slurm", "process"),
+    "tests.runtimes.slurm.test_slurm_engine.slurm": ("slurm", "process"),
+    "tests.runtimes.docker.test_docker_runtime.docker": ("docker", "process"),
 }
 PARAM_MARKS = {("database_url", "sqlite"): ("database",),
                ("database_url", "postgresql"): ("postgres", "database")}

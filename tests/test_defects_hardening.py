@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from steepy.cli import main
 from steepy.documents.validation import api_problem
 from tests.conftest import ROOT
-from tests.test_cli import GOOD
+from tests.cli.test_cli import GOOD
 
 WORKFLOW = GOOD  # a valid workflow that copies a file with the `cp` service
 

@@ -4,7 +4,7 @@ Every value is read together with its line and column, so that any later problem
 model or validation) can name `file:line:column` and the JSON path. Duplicate keys are an
 error. Nothing here raises anything but `InputError` on bad input.
 
-Each rule about a document lives in one layer (tests/test_validation_layers.py checks it):
+Each rule about a document lives in one layer (tests/documents/test_validation_layers.py checks it):
 the JSON Schema (steepy/schemas) holds the structure (types, required keys, enums, patterns,
 unknown keys); the model's `from_json` converts what the schema let through and raises only
 for what it cannot convert (a variable defined twice, policy values such as durations); the

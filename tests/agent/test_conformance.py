@@ -24,7 +24,7 @@ from steepy.model.durations import model_duration
 from steepy.model.submission import ProcessChainStatus
 from tests.agent.harness import attempts_for, replay, uses_docker
 from tests.components import component
-from tests.docker.containers import container_gone
+from tests.runtimes.docker.containers import container_gone
 from tests.conftest import conformance_params
 
 pytestmark = [pytest.mark.process]

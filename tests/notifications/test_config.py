@@ -91,7 +91,7 @@ def test_patterns(pattern: str, kind: str, data: dict, wanted: bool) -> None:
 
 
 def test_every_kind_of_the_catalogue_can_be_named_and_no_other() -> None:
-    """Patterns are checked against the catalogue (tests/test_events.py checks that the
+    """Patterns are checked against the catalogue (tests/events/test_events.py checks that the
     code writes no kind it does not have)."""
     for kind in EventKind:
         assert parse_pattern(str(kind)).matches(kind, {}), kind

@@ -109,7 +109,7 @@ def _priority(e: dict) -> Made:
     return f"Priority changed to {e.get('priority')}", "", None
 
 
-# the words for each kind of the catalogue (tests/test_events.py checks that none lacks them)
+# the words for each kind of the catalogue (tests/events/test_events.py checks that none lacks them)
 DESCRIBE: dict[str, Callable[[dict], Made]] = {
     K.CHAIN_ATTEMPT_FAILED: _attempt_failed, K.CHAIN_RETRY_SCHEDULED: _retry,
     K.CHAIN_ATTEMPT_REQUEUED: _requeued, K.CHAIN_FALLBACK_STARTED: _fallback,

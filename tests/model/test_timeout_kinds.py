@@ -12,7 +12,7 @@ from steepy.model.common import POLICY_FIELDS
 from steepy.model.policies import RetryPolicy, TimeoutKind, TimeoutPolicy
 from steepy.model.processchain import Executable
 
-STEEPY = Path(__file__).resolve().parents[1] / "steepy"
+STEEPY = Path(__file__).resolve().parents[2] / "steepy"
 HOME = STEEPY / "model" / "timeouts.py"
 # every name of every kind, in every vocabulary
 NAMES = {name for kind in TimeoutKind for name in (kind.value, kind.words, kind.attribute)}

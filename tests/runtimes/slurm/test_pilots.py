@@ -17,7 +17,7 @@ from steepy.registry import open_registry
 from tests.components import component, environment
 from tests.conftest import ROOT
 from tests.engine.workflows import slowprint_fan_out
-from tests.slurm.cluster import ended, job_state
+from tests.runtimes.slurm.cluster import ended, job_state
 
 pytestmark = [pytest.mark.timeout(900), pytest.mark.slurm, pytest.mark.process]
 

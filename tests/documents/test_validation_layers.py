@@ -190,7 +190,7 @@ def test_valid_documents_pass_every_layer() -> None:
 
 def test_policy_shapes_are_still_checked_twice() -> None:
     """Known and left: a retry or timeout policy is read by steepy.model.policies, which is also
-    a standalone parser (tests/test_policies.py pins its messages for bad shapes), so its shape
+    a standalone parser (tests/model/test_policies.py pins its messages for bad shapes), so its shape
     checks repeat the schema's. When they go, this test says so: move these into CASES."""
     retry = _changed(WORKFLOW, lambda d: _action(d).update(retries={"maxAtempts": 3}))
     assert layers("workflow", retry) == {"schema", "model"}

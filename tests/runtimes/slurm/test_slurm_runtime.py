@@ -19,7 +19,7 @@ from steepy.model.processchain import Argument, ArgumentVariable, Executable, Pr
 from steepy.model.submission import ProcessChainStatus
 from steepy.runtimes.slurm import final_state, srun_argv
 from tests.components import component, environment
-from tests.slurm.cluster import ended, jobs_named, processes_with
+from tests.runtimes.slurm.cluster import ended, jobs_named, processes_with
 
 pytestmark = [pytest.mark.timeout(900), pytest.mark.process]  # a cold start may install SLURM first
 

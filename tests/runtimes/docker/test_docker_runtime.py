@@ -16,7 +16,7 @@ from steepy.model.policies import TimeoutPolicy
 from steepy.model.processchain import Argument, ArgumentVariable, Executable, ProcessChain
 from steepy.model.submission import ProcessChainStatus
 from tests.components import component, environment
-from tests.docker.containers import container_gone, containers
+from tests.runtimes.docker.containers import container_gone, containers
 
 pytestmark = pytest.mark.timeout(900)  # a cold start may install dockerd first
 

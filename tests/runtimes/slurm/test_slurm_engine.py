@@ -20,7 +20,7 @@ from tests.components import component, environment
 from tests.conftest import ROOT
 from tests.engine.test_recovery import _env
 from tests.engine.workflows import slowprint_fan_out
-from tests.slurm.cluster import ended, run
+from tests.runtimes.slurm.cluster import ended, run
 
 pytestmark = pytest.mark.timeout(900)
 
