@@ -87,10 +87,14 @@ class SqlSubmissionStore:
                 _store_round(conn, submission_id, write)
             row = conn.execute(select(submissions.c.cancel_requested, submissions.c.priority)
                                .where(submissions.c.id == submission_id)).first()
+            # whether chains are active BEFORE which finished ones are unfed: on PostgreSQL
+            # (READ COMMITTED) each statement sees what was committed when it ran, so a chain
+            # that finishes between the two is then seen active, never neither active nor
+            # finished (the round would be settled and the submission ended without it)
+            active = _has_active(conn, submission_id)
             return RoundView(_unfed(conn, submission_id, after_round),
                              bool(row and row.cancel_requested),
-                             None if row is None else row.priority,
-                             _has_active(conn, submission_id))
+                             None if row is None else row.priority, active)
 
     def mark_fed(self, chain_ids: Iterable[str], round_number: int) -> None:
         """Finished chains handed to the generator in a round whose state is not stored (yet):
