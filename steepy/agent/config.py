@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -12,7 +11,6 @@ from steepy.model.attempt import (CANCELLED, FAILED, REQUEUED, SKIPPED, SUCCESS,
                                   TIMEOUT, AttemptRecord)
 from steepy.model.submission import ProcessChainStatus
 from steepy.plugins.loaded import PluginSet, builtin_set
-from steepy.runtimes import AGENT_KEYWORDS
 from steepy.runtimes.seam import DIRECT, RuntimeSettings
 
 if TYPE_CHECKING:
@@ -35,7 +33,8 @@ class AgentConfig:
     # runtimes, adapters and progress estimators, each runtime with its checked settings
     # (default: steepy's own runtimes only, with their defaults)
     plugins: PluginSet = field(default_factory=builtin_set)
-    # settings given in code, by runtime and key (Steep's names), over the plugins' (unchecked)
+    # settings given in code, by runtime and key (Steep's names), over the plugins' (unchecked),
+    # e.g. {"docker": {"pull": "never"}, "slurm": {"extraArgs": ["--exclusive"]}}
     runtimes: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @classmethod
@@ -58,30 +57,6 @@ class AgentConfig:
         settings = self.plugins.runtime_settings(runtime)
         given = self.runtimes.get(runtime)
         return settings.replaced(given) if given else settings
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in AGENT_KEYWORDS:  # e.g. `docker_command': runtimes["docker"]["command"]
-            runtime, key = AGENT_KEYWORDS[name]
-            given = dict(value) if key is None else {key: value}
-            self.runtimes = {**self.runtimes, runtime: {**self.runtimes.get(runtime, {}), **given}}
-            return
-        super().__setattr__(name, value)
-
-
-def _taking_keywords(init: Any) -> Any:
-    """AgentConfig(...) also takes `AGENT_KEYWORDS' (settings of steepy's runtimes by the
-    keywords of earlier versions), into `runtimes'."""
-    @functools.wraps(init)
-    def __init__(self: AgentConfig, *args: Any, **kwargs: Any) -> None:
-        given = {k: kwargs.pop(k) for k in list(kwargs) if k in AGENT_KEYWORDS}
-        init(self, *args, **kwargs)
-        for keyword, value in given.items():
-            setattr(self, keyword, value)
-
-    return __init__
-
-
-AgentConfig.__init__ = _taking_keywords(AgentConfig.__init__)  # type: ignore[method-assign]
 
 
 @dataclass

@@ -132,7 +132,10 @@ class LocalAgent:
         finally:
             if shipping is not None:  # the rest, before the run is recorded as ended
                 ended.set()
-                await asyncio.gather(shipping, return_exceptions=True)
+                (failed,) = await asyncio.gather(shipping, return_exceptions=True)
+                if isinstance(failed, Exception):  # a bug: said, but the run's outcome stands
+                    log.error("shipping the log of process chain %s failed", chain.id,
+                              exc_info=failed)
             chain_log.close()
             with self._lock:
                 self._chain_id, self._token, self._progress = None, None, None

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Callable, Protocol
 
 from steepy.model.clock import wait_event
+from steepy.registry.outage import database_failure_said
 
 log = logging.getLogger(__name__)
 
@@ -83,16 +84,17 @@ class ChainLog:
 
     async def ship(self) -> None:
         """Hand the output written since the last call to the sink (in a worker thread); if
-        the sink fails, it is kept for the next call."""
+        the database fails, it is kept for the next call (the chain runs on; the file has
+        everything). Anything else the sink raises is a bug and raised."""
         if self.sink is None or not self._pending:
             return
         data = bytes(self._pending)
         del self._pending[:]
-        try:
+        with database_failure_said(log, "log of process chain %s not stored (%s); kept for the "
+                                   "next try", self.chain_id, level=logging.WARNING) as dropped:
             await asyncio.to_thread(self.sink.append, self.chain_id, self.run_number,
                                     self._shipped, data)
-        except Exception as e:  # noqa: BLE001 - the chain runs on; the file has everything
-            log.warning("log of process chain %s not stored: %s", self.chain_id, e)
+        if dropped.error is not None:
             self._pending[:0] = data
             return
         self._shipped += len(data)

@@ -98,11 +98,26 @@ def checked_config():
         config = load_config()
     except InputError as e:
         warn(getattr(e, "warnings", []))
-        fail(e.problems)
+        fail(e.problems + _plugin_problems(getattr(e, "partial", None)))
     warn(config.warnings)
     if context is not None:
         context.meta[_CONFIG_KEY] = config
     return config
+
+
+def _plugin_problems(config) -> list[Problem]:
+    """The problems of the plugins and of the runtimes' `runtimes.<name>' sections of a
+    configuration that has problems of its own (`partial' of load_config's InputError; None:
+    none), so that every problem comes out at once."""
+    from steepy.plugins.pluginset import load_plugins
+
+    if config is None:
+        return []
+    try:
+        load_plugins(config)
+    except InputError as e:  # a PluginError too
+        return e.problems
+    return []
 
 
 _PLUGINS_KEY = "steepy.plugins"  # where a command keeps its loaded plugins

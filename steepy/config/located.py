@@ -23,6 +23,7 @@ class Origin:
     document: Document | None = None
     path: str = ""
     variable: str | None = None
+    keys: tuple[str, ...] = ()  # the document's keys on `path', as written (one may hold dots)
 
     def problem(self, message: str, key: str) -> Problem:
         """A problem about `key` (maybe with a tail such as `[1]') located here."""
@@ -59,10 +60,12 @@ def environment(environ: Mapping[str, str], raw: dict, origins: dict,
             break
 
 
-def nest(flat: dict[str, Any]) -> dict[str, Any]:
+def nest(flat: Mapping[str, Any] | Mapping[tuple[str, ...], Any]) -> dict[str, Any]:
+    """Objects of objects from dotted keys (`agent.instances'), or from tuples of keys when
+    a key may hold a dot; no key may be above another."""
     out: dict[str, Any] = {}
     for key, value in flat.items():
-        *parents, last = key.split(".")
+        *parents, last = key.split(".") if isinstance(key, str) else key
         node = out
         for part in parents:
             node = node.setdefault(part, {})
@@ -113,7 +116,8 @@ def problem_of(error: Any, origins: dict[str, Origin], fallback: str,
                                   allowed=allowed, **context)
     else:
         message = re.sub(r"^Value error, ", "", error["msg"])
-    origin = origins.get(base(key))
+    # the value's own place, else that of the setting it is in (a variable's whole mapping)
+    origin = origins.get(base(key)) or origins.get(prefix + ".".join(map(str, loc[:cut])))
     if origin is None:  # a default that clashes with a value given next to it
         section = key.rsplit(".", 1)[0] + "."
         origin = next((o for k, o in origins.items() if k in leaves and k.startswith(section)),

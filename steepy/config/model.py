@@ -9,12 +9,13 @@ from types import NoneType, UnionType
 from typing import Annotated, Any, Literal, Mapping, Self, TypeVar, Union, get_args, get_origin
 
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field,
-                      PrivateAttr, ValidationInfo, field_validator, model_validator)
+                      PrivateAttr, ValidationError, ValidationInfo, field_validator,
+                      model_validator)
 
 from steepy.config.values import (Duration, EventPattern, Int, Names, Paths, Size,
                                   duration_ms, no_bool, string_list)
 from steepy.model.durations import format_duration
-from steepy.errors import Problem
+from steepy.errors import InputError, Problem
 from steepy.model.common import type_name as _kind
 from steepy.events.webhooks import DEFAULT_EVENTS, Webhook
 
@@ -60,10 +61,14 @@ class Section(BaseModel):
         return isinstance(key, str) and self.get(key, _MISSING) is not _MISSING
 
     def replaced(self, values: Mapping[str, Any]) -> Self:
-        """A copy with these keys (Steep's names, this group's own) set as given, unchecked:
-        for settings made in code rather than read (KeyError for a key it does not have)."""
+        """A copy with these keys (Steep's names, this group's own) set as given and checked
+        as if read (`timeLimit: 1h` becomes milliseconds; a bad value raises pydantic's
+        ValidationError): for settings made in code rather than read (KeyError for a key it
+        does not have)."""
         names = _attribute_names(type(self))
-        return self.model_copy(update={names[key]: value for key, value in values.items()})
+        fields = {names[key]: key for key in values}
+        checked = type(self).model_validate(dict(values))
+        return self.model_copy(update={name: getattr(checked, name) for name in fields})
 
 
 S = TypeVar("S", bound=Section)
@@ -295,7 +300,7 @@ class Config(Section):
         fields are the keys); InputError with every problem at its file:line:column (or
         variable), an unknown key included."""
         if self._runtime_sections is None:  # not read by load_config: the defaults
-            return model()
+            return runtime_defaults(runtime, model)
         return self._runtime_sections.settings(runtime, model)
 
     def runtime_setting_problems(self, runtimes: list[str]) -> list[Problem]:
@@ -307,6 +312,22 @@ class Config(Section):
     def flat(self) -> dict[str, Any]:
         """Every key (dotted, Steep's names) and its value."""
         return {key: self[key] for key in LEAVES}
+
+
+def runtime_defaults(runtime: str, model: type[S]) -> S:
+    """A runtime's settings where no configuration was read (a Config made in code, plugins
+    loaded without one): the defaults of its class; InputError with a line per key the class
+    requires (or whose default it refuses itself)."""
+    try:
+        return model()
+    except ValidationError as e:
+        aliases = {name: info.alias or name for name, info in model.model_fields.items()}
+        raise InputError([Problem(
+            f"is required (runtime `{runtime}' has no default for it)"
+            if error["type"] == "missing" else f"its default is refused: {error['msg']}",
+            path=".".join(["runtimes", runtime, *(str(aliases.get(part, part))
+                                                  for part in error["loc"])]),
+            file=FILE_NAME) for error in e.errors()]) from None
 
 
 def _attribute_names(model: type[Section]) -> dict[str, str]:

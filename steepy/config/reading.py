@@ -39,23 +39,27 @@ def _read(path: Path) -> Document | None:
     return document
 
 
-def _collect(document: Document, data: dict, prefix: str, raw: dict, origins: dict,
+def _collect(document: Document, data: dict, keys: tuple[str, ...], raw: dict, origins: dict,
              problems: list[Problem]) -> None:
-    """Flatten nested and dotted keys (leaves keep their value, even an object or a list)."""
+    """Flatten nested and dotted keys (leaves keep their value, even an object or a list);
+    each origin keeps the keys as written, so that a runtime's section is nested again along
+    its settings class (`capabilities: {cuda11.8: ...}' names the capability `cuda11.8')."""
     for name, value in data.items():
-        path = f"{prefix}{name}"
+        written = (*keys, str(name))
+        path = ".".join(written)
         key = _strip(path)
+        origin = Origin(document, path, keys=written)
         if isinstance(value, dict) and value and key not in LEAVES:
-            origins.setdefault(key, Origin(document, path))  # a runtime's leaf may be an object
-            _collect(document, value, path + ".", raw, origins, problems)
+            origins.setdefault(key, origin)  # a runtime's setting may be an object
+            _collect(document, value, written, raw, origins, problems)
             continue
         if key in raw:
             first = origins[key].problem("", key)
-            problems.append(Origin(document, path).problem(
-                f"set a second time (first at {first.location()})", key))
+            problems.append(origin.problem(f"set a second time (first at {first.location()})",
+                                           key))
             continue
         raw[key] = value
-        origins[key] = Origin(document, path)
+        origins[key] = origin
 
 
 def _ignored(raw: dict, origins: dict, problems: list[Problem]) -> list[Problem]:
@@ -106,7 +110,9 @@ def _steep_plugin_files(raw: dict, origins: dict) -> list[Problem]:
 
 def load_config(directory: str | os.PathLike = ".",
                 environ: Mapping[str, str] | None = None) -> Config:
-    """The checked configuration of `directory`; InputError with every problem located."""
+    """The checked configuration of `directory`; InputError with every problem located (its
+    `partial' is a Config of the defaults, the plugin declarations and the runtime sections,
+    with which the runtimes' problems can be found too)."""
     environ = os.environ if environ is None else environ
     path = config_file(directory)
     document = _read(path) if path is not None else None
@@ -114,7 +120,7 @@ def load_config(directory: str | os.PathLike = ".",
     origins: dict[str, Origin] = {}
     problems: list[Problem] = []
     if document is not None and document.data:
-        _collect(document, document.data, "", raw, origins, problems)
+        _collect(document, document.data, (), raw, origins, problems)
     environment(environ, raw, origins)
     runtimes = RuntimeSections.taken_from(raw, origins, environ, str(path or FILE_NAME), problems)
     warnings = _steep_plugin_files(raw, origins) + _ignored(raw, origins, problems)
@@ -126,8 +132,27 @@ def load_config(directory: str | os.PathLike = ".",
     if problems:
         error = InputError(problems)
         error.warnings = warnings  # type: ignore[attr-defined]  # shown with the problems
+        # what can still be checked, so that every problem comes out at once: the runtime
+        # sections, against the runtimes steepy and the plugins declared here bring
+        error.partial = _read_config(  # type: ignore[attr-defined]
+            _declared_only(raw), path, warnings, runtimes, origins)
         raise error
     assert config is not None
+    return _read_config(config, path, warnings, runtimes, origins)
+
+
+def _declared_only(raw: dict) -> Config:
+    """Of a configuration with problems, the defaults with its plugin declarations (none
+    when they have a problem of their own)."""
+    try:
+        return Config.model_validate({"plugins": raw.get("plugins") or []})
+    except ValidationError:
+        return Config()
+
+
+def _read_config(config: Config, path: Path | None, warnings: list[Problem],
+                 runtimes: RuntimeSections, origins: dict[str, Origin]) -> Config:
+    """`config' with what reading it found besides its values."""
     config._source = None if path is None else str(path)
     config._warnings = warnings
     config._runtime_sections = runtimes

@@ -22,7 +22,10 @@ import weakref
 from dataclasses import dataclass
 from typing import Callable, Protocol
 
-from steepy.registry.failures import describe, is_database_failure
+from steepy.model.backoff import LIVE_OUTAGE
+from steepy.model.clock import SYSTEM, Clock
+from steepy.registry.failures import is_database_failure
+from steepy.registry.outage import Outage
 
 log = logging.getLogger(__name__)
 
@@ -50,8 +53,10 @@ Crash = Callable[[BaseException], None]
 
 
 class ChangeWatcher:
-    def __init__(self, db: Watched, interval_s: float = 0.02, blind_every_s: float = 1.0):
+    def __init__(self, db: Watched, interval_s: float = 0.02, blind_every_s: float = 1.0,
+                 clock: Clock = SYSTEM):
         self.db = db
+        self.clock = clock  # its looks and its waits while the database fails
         self.interval_s = interval_s  # how often the marker is looked at
         self.blind_every_s = blind_every_s  # a database without a marker: "maybe" this often
         self._listeners: dict[int, tuple[Listener, Crash | None]] = {}
@@ -97,23 +102,31 @@ class ChangeWatcher:
             self.db.forget_watch()
             return None
 
+    def distrust(self) -> None:
+        """A subscriber's read of the database failed: the watching connection may be dead
+        without raising (a PostgreSQL server that went away without closing it sends no more
+        notifications, and looking for them raises nothing), so the next look opens another."""
+        self.db.forget_watch()
+
     async def _run(self) -> None:
-        loop = asyncio.get_running_loop()
-        told = loop.time()  # a database without a marker: when subscribers were last told
+        clock = self.clock
+        told = clock.monotonic()  # a database without a marker: when subscribers were last told
+        # the subscribers' own sweeps go on while the database fails; the live feed waits for
+        # this watcher, so it looks again by the live policy (a second at most)
+        outage = Outage(TASK_NAME, log, then="looking again", policy=LIVE_OUTAGE)
         while self._listeners:
-            await asyncio.sleep(self.interval_s)
+            await clock.sleep(self.interval_s)
             try:
                 marker = self.db.change_marker()
-            except Exception as e:  # the subscribers' own sweeps go on; look again in 1 s
-                if not is_database_failure(e):
-                    raise
-                log.debug("change watcher: %s", describe(e))
+                outage.over()
+            except Exception as e:
+                wait_s = outage.wait_after(e)  # anything but the database failing: raised
                 self.db.forget_watch()
-                await asyncio.sleep(1.0)
+                await clock.sleep(wait_s)
                 continue
             if marker is None:
-                if loop.time() - told >= self.blind_every_s:
-                    told = loop.time()
+                if clock.monotonic() - told >= self.blind_every_s:
+                    told = clock.monotonic()
                     self._tell(Change(surely_other=False, known=False))
                 continue
             if marker != self._last:
@@ -144,8 +157,3 @@ def watcher_of(db: Watched) -> ChangeWatcher:
     if watcher is None:
         watcher = _WATCHERS[db] = ChangeWatcher(db)
     return watcher
-
-
-def watching_tasks() -> int:
-    """How many change watchers run in this event loop (one per database)."""
-    return sum(1 for t in asyncio.all_tasks() if t.get_name() == TASK_NAME and not t.done())

@@ -89,7 +89,7 @@ class Engine:
         self._agents = [LocalAgent(f"{self.owner}[{i + 1}]" if i else self.owner, settings.agent,
                                   settings.capabilities, on_event=self._agent_event,
                                   log_sink=registry.logs if shared else None,
-                                  store_attempt=self._store_attempt)
+                                  store_attempt=self._store_attempt, clock=clock)
                        for i in range(count)]
         self._scheduler = Scheduler(registry.queue, self._agents, self._chain_finished,
                                     settings.sweep_s, clock)

@@ -21,6 +21,7 @@ from typing import Awaitable, Callable
 
 from steepy.registry import ChainQueue, ClaimFor, RunEnd
 from steepy.model.attempt import AttemptRecord
+from steepy.model.clock import SYSTEM, Clock
 from steepy.registry.interfaces import AttemptWrite, Claimed
 from steepy.registry.offload import persist
 from steepy.registry.outage import database_failure_said
@@ -33,8 +34,9 @@ _Key = tuple[str, int, "int | None"]  # chain, run, the attempt's place in it
 
 class GroupCommit:
     def __init__(self, queue: ChainQueue, give_up: Callable[[], bool],
-                 give_back: Callable[[Claimed], Awaitable[None]]):
+                 give_back: Callable[[Claimed], Awaitable[None]], clock: Clock = SYSTEM):
         self.queue = queue
+        self.clock = clock  # the waits while the database fails
         self.give_up = give_up  # while the database fails, when to stop trying
         self.give_back = give_back  # a chain claimed for a waiter that is gone
         self._waiting: list[_Waiting] = []
@@ -107,7 +109,7 @@ class GroupCommit:
                     else "claiming process chains" if claims else "storing attempts")
             try:
                 got = iter(await persist(what, self.give_up, self.queue.record, ends, claims,
-                                         attempts))
+                                         attempts, clock=self.clock))
             except asyncio.CancelledError:
                 for _, _, _, future in batch:
                     future.cancel()
@@ -130,4 +132,5 @@ class GroupCommit:
     async def _write_lazy(self, attempts: list[AttemptWrite]) -> None:
         with database_failure_said(log, "%d attempt(s) not stored as they happened (%s); their "
                                    "run's end stores them", len(attempts)):
-            await persist("storing attempts", self.give_up, self.queue.record, [], [], attempts)
+            await persist("storing attempts", self.give_up, self.queue.record, [], [], attempts,
+                          clock=self.clock)

@@ -72,7 +72,7 @@ class Scheduler:
         self.on_crash: Callable[[BaseException], None] = _reraise  # a task of ours died
         self._stop: asyncio.Event | None = None
         self.commits = GroupCommit(queue, self._stopping, lambda claimed: self._give_back(
-            *claimed, reason="the agent that claimed it was stopped"))
+            *claimed, reason="the agent that claimed it was stopped"), clock)
         self._pending_ends: set[asyncio.Task] = set()  # ends recorded while the next runs
 
     def wake(self) -> None:
@@ -321,7 +321,8 @@ class Scheduler:
         with database_failure_said(log, "process chain %s could not be given back (%s); the "
                                    "engine that takes it over runs it", record.chain.id):
             await persist(f"giving process chain {record.chain.id} back", lambda: True,
-                          self.queue.requeue_run, record.chain.id, run_number, reason)
+                          self.queue.requeue_run, record.chain.id, run_number, reason,
+                          clock=self.clock)
 
 
 def _reraise(error: BaseException) -> None:

@@ -79,5 +79,5 @@ class Timekeeper:
         assert self.gc is not None
         # the next firing tries again
         with database_failure_said(log, "garbage collector: %s; it runs again at its next time"):
-            report = await call(collect_garbage, self.registry, self.gc)
+            report = await call(collect_garbage, self.registry, self.gc, self.clock.now())
             log.info("garbage collector: %s", report.summary())

@@ -187,7 +187,7 @@ class ChainStarted(Event):
 
 @_kind(EventKind.CHAIN_PROGRESS)
 class ChainProgress(Event):
-    """A running chain's agent estimates how far it is (written every few seconds)."""
+    """A running chain's agent estimates how far it is (written at most once a second)."""
     progress: float = _field("from 0 to 1")
 
 

@@ -13,6 +13,7 @@ from steepy.engine.feed import Feed
 from steepy.registry import ReadViews, Registry, Requests
 
 if TYPE_CHECKING:
+    from steepy.documents.validation_services import Runtimes
     from steepy.engine.engine import Changed, Engine
 
 DEFAULT_POST_MAX_SIZE = 10 * 1024 * 1024
@@ -43,6 +44,13 @@ class ApiContext:
         self.views = self.registry.views
         self.requests = self.registry.requests
         self.feed = Feed(self.views, watcher_of(self.registry.db))  # the engine's watcher too
+
+    def runtimes(self) -> "Runtimes":
+        """The runtimes a posted workflow's services may use: those of this server's engine,
+        else (an API-only server) of the plugins `steepy serve' loaded."""
+        from steepy.plugins.pluginset import serving
+
+        return serving(self.engine).runtimes()
 
     def _tell_engine(self, what: "Changed") -> None:
         """`Engine.changed(what)` in the engine's loop (endpoints run in worker threads)."""

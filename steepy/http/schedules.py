@@ -14,6 +14,7 @@ from starlette.responses import Response
 from steepy.errors import InputError, Problem
 from steepy.http.errors import ApiError
 from steepy.http.responses import context, json_body, json_response
+from steepy.documents.validation_services import Runtimes
 from steepy.http.submit import NAME, build_submission
 from steepy.model.ids import unique_id
 from steepy.model.common import utcnow
@@ -49,7 +50,7 @@ def _text(body: dict, key: str, problems: list[Problem]) -> str | None:
     return value
 
 
-def _new_schedule(body: Any, services: dict, macros: dict) -> Schedule:
+def _new_schedule(body: Any, services: dict, macros: dict, runtimes: Runtimes) -> Schedule:
     """The schedule of a request body; InputError with every problem otherwise."""
     if not isinstance(body, dict):
         raise InputError(Problem("the body must be a JSON object", file=NAME))
@@ -72,7 +73,7 @@ def _new_schedule(body: Any, services: dict, macros: dict) -> Schedule:
     submission = None
     if isinstance(workflow, str) and workflow.strip():
         try:
-            submission = build_submission(workflow.encode("utf-8"), services, macros)
+            submission = build_submission(workflow.encode("utf-8"), services, macros, runtimes)
         except InputError as e:
             problems += e.problems
     if problems:
@@ -97,7 +98,8 @@ async def post_schedule(request: Request) -> Response:
     ctx = context(request)
     body = json_body(await request.body())
     try:
-        schedule = await asyncio.to_thread(_new_schedule, body, ctx.services, ctx.macros)
+        schedule = await asyncio.to_thread(_new_schedule, body, ctx.services, ctx.macros,
+                                           ctx.runtimes())
     except InputError as e:
         raise ApiError(400, "Invalid schedule", e.problems) from None
     stored = await call(ctx.registry.schedules.add_schedule, schedule)

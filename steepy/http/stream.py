@@ -12,7 +12,7 @@ from fastapi import APIRouter, Query, Request
 from sse_starlette.event import ServerSentEvent
 from sse_starlette.sse import EventSourceResponse
 
-from steepy.engine.feed import Subscription
+from steepy.engine.feed import FeedFailed, Subscription
 from steepy.events import EventKind
 from steepy.http.context import ApiContext
 from steepy.http.responses import context
@@ -63,6 +63,8 @@ async def _follow(ctx: ApiContext, subscription: Subscription,
                         yield ctx.feed.encoded(found, _encode)
                     yield ServerSentEvent(data=json.dumps(status), event="end", sep=SEP)
                     return
+    except FeedFailed:
+        return  # (the feed said why, once); the client connects again and gets a new one
     finally:
         subscription.close()
 

@@ -14,18 +14,13 @@ NAME = "<request>"  # the "file" problems name
 
 
 def build_submission(raw: bytes, services: dict, macros: dict,
-                     runtimes: Runtimes | None = None) -> Submission:
+                     runtimes: Runtimes) -> Submission:
     """The submission for a request body; InputError with every problem otherwise. Its
-    services' runtimes are checked against `runtimes' (None: those of the process's plugins,
-    which `steepy serve' loaded with its configuration)."""
+    services' runtimes are checked against `runtimes' (`ApiContext.runtimes()`)."""
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise InputError(Problem(f"not UTF-8 text (byte {e.start})", file=NAME)) from None
     if "\x00" in text:
         raise InputError(Problem("the body contains a NUL character", file=NAME))
-    if runtimes is None:
-        from steepy.plugins.pluginset import active
-
-        runtimes = active().runtimes()
     return submission_from(parse_text(text, NAME), services, macros, runtimes)

@@ -66,7 +66,8 @@ async def post_workflow(request: Request) -> Response:
     ctx = context(request)
     raw = await request.body()
     try:
-        submission = await asyncio.to_thread(build_submission, raw, ctx.services, ctx.macros)
+        submission = await asyncio.to_thread(build_submission, raw, ctx.services, ctx.macros,
+                                              ctx.runtimes())
     except InputError as e:
         raise ApiError(400, "Invalid workflow", e.problems) from None
     await call(ctx.requests.add_submission, submission)

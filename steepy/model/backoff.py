@@ -7,7 +7,8 @@ small class with its maths, its words for attempt records (`describe`) and its J
 form is one class added to `WAITS` or `JITTERS` (tenacity's `wait.py` is the model).
 
 All delays are whole milliseconds, as Steep computes them. At the end, `DATABASE_OUTAGE`: the
-one policy (in seconds) by which every part of steepy waits out a database that cannot be used.
+one policy (in seconds) by which every part of steepy waits out a database that cannot be used,
+and `LIVE_OUTAGE`, the same capped at a second for what keeps pages live.
 """
 
 from __future__ import annotations
@@ -200,3 +201,7 @@ class Doubling:
 
 # while the database cannot be used: 1 s, 2 s, 4 s, ... at most 30 s between tries
 DATABASE_OUTAGE = Doubling(first_s=1.0, cap_s=30.0)
+# for what keeps pages live (the change watcher that wakes the live feed, and the feed): a
+# try every second, so a page is never more than a second behind once the database is back,
+# however long it was away (a try is one cheap query; the cap stops any doubling)
+LIVE_OUTAGE = Doubling(first_s=1.0, cap_s=1.0)

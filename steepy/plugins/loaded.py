@@ -15,8 +15,7 @@ import dataclasses
 import inspect
 from typing import Any, Callable, TypeVar
 
-from pydantic import ValidationError
-
+from steepy.config.model import runtime_defaults
 from steepy.documents.validation_services import Runtimes
 from steepy.errors import InputError, Problem
 from steepy.model import ExecuteAction, Executable, ProcessChain, Workflow
@@ -52,7 +51,7 @@ class PluginSet:
                          for kind, spec in KINDS.items() if spec.depends}
         # a later plugin takes over the runtime or data type of an earlier one
         self._runtimes = {p.selector: p for p in self.of("runtime")}
-        self._runtime_settings = _settings(self._runtimes, settings or _defaults)
+        self._runtime_settings = _settings(self._runtimes, settings or runtime_defaults)
         self._outputs = {p.selector: p for p in self.of("outputAdapter")}
         self._inputs = {p.selector: p for p in self.of("inputAdapter")}
         self._estimators = {s: p for p in self.of("progressEstimator") for s in p.selector}
@@ -145,16 +144,6 @@ class PluginSet:
 
 def _where(place: Problem) -> dict:
     return {"path": place.path, "file": place.file, "line": place.line, "column": place.column}
-
-
-def _defaults(name: str, model: type[S]) -> S:
-    """A runtime's settings when there is no configuration: its defaults."""
-    try:
-        return model()
-    except ValidationError as e:
-        missing = ", ".join(".".join(map(str, error["loc"])) for error in e.errors())
-        raise InputError(Problem(f"runtime `{name}' needs settings: {missing} (runtimes.{name} "
-                                 "in steepy.yaml)")) from None
 
 
 def _settings(runtimes: dict[str, Plugin], settings: Callable[[str, type[S]], S]

@@ -88,7 +88,8 @@ class Connector:
                             conn.execute(ADD_EVENT, pending)
                     self.dialect.after_write(conn)
                 finally:
-                    del conn.info[PENDING_EVENTS]
+                    if not conn.invalidated:  # (a lost connection's info goes with it, and
+                        del conn.info[PENDING_EVENTS]  # touching it would hide why it was lost)
         except Exception as e:
             self._noticed(e)
             raise

@@ -14,10 +14,8 @@ import os
 import sys
 
 from steepy.errors import SteepyError
-from steepy.model.backoff import DATABASE_OUTAGE
 
 EXIT_DATABASE = 4  # the command could not use the database
-MAX_BACKOFF_S = DATABASE_OUTAGE.cap_s  # the longest wait between two tries (registry/outage.py)
 _opened: list[str] = []  # database URLs this process opened, newest last
 
 

@@ -8,6 +8,7 @@ import asyncio
 import logging
 from typing import Callable, ParamSpec, TypeVar
 
+from steepy.model.clock import SYSTEM, Clock
 from steepy.registry.outage import outlasting
 
 log = logging.getLogger(__name__)
@@ -21,7 +22,8 @@ async def call(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
 
 
 async def persist(what: str, give_up: Callable[[], bool], fn: Callable[P, T],
-                  *args: P.args, **kwargs: P.kwargs) -> T:
-    """Like `call`; while the database fails, say so (`what` failed), wait (1 s, 2 s, ... up
-    to 30 s) and try again, until `give_up()` is true (registry/outage.py)."""
-    return await outlasting(what, lambda: call(fn, *args, **kwargs), log, give_up=give_up)
+                  *args: P.args, clock: Clock = SYSTEM, **kwargs: P.kwargs) -> T:
+    """Like `call`; while the database fails, say so (`what` failed), wait on `clock` (1 s,
+    2 s, ... up to 30 s) and try again, until `give_up()` is true (registry/outage.py)."""
+    return await outlasting(what, lambda: call(fn, *args, **kwargs), log, clock=clock,
+                            give_up=give_up)

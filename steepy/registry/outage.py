@@ -1,7 +1,7 @@
 """Living through a database outage, written once. A failure of the database (what
 `is_database_failure` says is one: SQLAlchemy's errors and the drivers' own, raised raw by the
 hot path) is said in one line, `NAME: WHAT; trying again in N s`, once per try, and waited out
-by one policy (`steepy.model.backoff.DATABASE_OUTAGE`: 1 s, doubling, at most MAX_BACKOFF_S);
+by one policy (`steepy.model.backoff.DATABASE_OUTAGE`: 1 s, doubling, at most 30 s);
 anything else is a bug and raised.
 
 `Outage` is that policy's state in one loop; `in_rounds` runs the engine's background tasks

@@ -8,7 +8,6 @@ from typing import Iterable
 from sqlalchemy import Connection, func, insert, select, update
 
 from steepy import events as ev
-from steepy.model.processchain import ProcessChain
 from steepy.model.submission import ACTIVE_CHAIN, FINISHED_CHAIN, WAITING_CHAIN, SubmissionStatus
 from steepy.registry.connector import Connector
 from steepy.registry.interfaces import RoundView, RoundWrite
@@ -66,16 +65,6 @@ class SqlSubmissionStore:
                                .where(submissions.c.id == submission_id)).first()
         return (None, 0) if row is None else (load(row.generator_state), row.state_round or 0)
 
-    def add_chains(self, submission_id: str, chains: list[ProcessChain],
-                   generator_state: dict | None, fed: Iterable[str] = (),
-                   round_number: int = 0) -> None:
-        """Store new REGISTERED chains and the generator state that produced them, together.
-        `fed' are the finished chains handed to the generator in round `round_number', which
-        the stored state now includes."""
-        with self.db.write() as conn:
-            _store_round(conn, submission_id, RoundWrite(round_number, list(fed), chains, True,
-                                                         generator_state))
-
     def controller_round(self, submission_id: str, write: RoundWrite | None = None,
                          after_round: int | None = None) -> RoundView:
         """Store what a controller's last round learnt, then read what its next one needs,
@@ -96,28 +85,9 @@ class SqlSubmissionStore:
                              bool(row and row.cancel_requested),
                              None if row is None else row.priority, active)
 
-    def mark_fed(self, chain_ids: Iterable[str], round_number: int) -> None:
-        """Finished chains handed to the generator in a round whose state is not stored (yet):
-        after a crash they are handed over again."""
-        with self.db.write() as conn:
-            _mark_fed(conn, chain_ids, round_number)
-
-    def unfed_finished_chains(self, submission_id: str,
-                              after_round: int | None = None) -> list[ChainRecord]:
-        """Finished chains whose outcome the generator has not seen yet, oldest first. With
-        `after_round' (resuming from a state of that round) also those fed in later rounds."""
-        with self.db.read() as conn:
-            return _unfed(conn, submission_id, after_round)
-
     def chain_counts(self, submission_id: str) -> dict[str, int]:
         with self.db.read() as conn:
             return count_chains(conn, [submission_id])[submission_id]
-
-    def has_active_chains(self, submission_id: str) -> bool:
-        """Whether a chain of the submission is still to run or running: an index lookup,
-        where counting would read every chain of a large submission each round."""
-        with self.db.read() as conn:
-            return _has_active(conn, submission_id)
 
     def cancel_requested(self, submission_id: str) -> bool:
         with self.db.read() as conn:
@@ -127,11 +97,6 @@ class SqlSubmissionStore:
     def cancel_chains(self, submission_id: str) -> list[str]:
         with self.db.write() as conn:
             return cancel_waiting_chains(conn, submission_id)
-
-    def submission_priority(self, submission_id: str) -> int | None:
-        with self.db.read() as conn:
-            return conn.execute(select(submissions.c.priority)
-                                .where(submissions.c.id == submission_id)).scalar()
 
     def successful_results(self, submission_id: str) -> list[dict]:
         with self.db.read() as conn:
@@ -181,6 +146,8 @@ def _unfed(conn: Connection, submission_id: str, after_round: int | None) -> lis
 
 
 def _has_active(conn: Connection, submission_id: str) -> bool:
+    """Whether a chain of the submission is still to run or running: an index lookup, where
+    counting would read every chain of a large submission each round."""
     return conn.execute(select(_pc.id).where(
         _pc.submission_id == submission_id,
         _pc.status.in_(sorted(ACTIVE_CHAIN))).limit(1)).first() is not None

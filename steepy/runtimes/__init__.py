@@ -21,13 +21,6 @@ BUILTIN = {r.supported_runtime: r for r in (OtherRuntime(), DockerRuntime(), Slu
 STEEP_ONLY = {"kubernetes": "which steepy does not support yet (Steep does). Run it with "
                             "`docker' or `slurm', or install a runtime plugin for Kubernetes."}
 
-# AgentConfig's keywords for the settings of steepy's runtimes from before each runtime had a
-# settings class of its own (agents built by hand still use them): keyword -> (runtime, key;
-# None: the keyword gives the whole section)
-AGENT_KEYWORDS = {"docker_command": ("docker", "command"), "docker_pull": ("docker", "pull"),
-                  "docker_env": ("docker", "env"), "docker_volumes": ("docker", "volumes"),
-                  "slurm": ("slurm", None)}
-
-__all__ = ["AGENT_KEYWORDS", "BUILTIN", "DIRECT", "DockerRuntime", "Launch", "OtherRuntime",
+__all__ = ["BUILTIN", "DIRECT", "DockerRuntime", "Launch", "OtherRuntime",
            "Runtime", "RuntimeContext", "RuntimeSettings", "STEEP_ONLY", "SlurmRuntime",
            "argument_list", "run_quietly", "settings_class"]

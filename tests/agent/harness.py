@@ -137,7 +137,8 @@ async def replay(scenario: dict, directory: Path, config: AgentConfig | None = N
     record = None
     if docker is not None:
         client, record = recording_docker(directory, docker["docker"])
-        config.docker_command, config.docker_pull = str(client), "never"
+        given = {**config.runtimes.get("docker", {}), "command": str(client), "pull": "never"}
+        config.runtimes = {**config.runtimes, "docker": given}
         config.env = {**config.env, **{k: v for k, v in docker.items() if k.isupper()}}
     estimator, estimator_calls = _estimator(scenario)
     events: list[tuple[str, dict]] = []

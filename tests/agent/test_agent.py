@@ -18,8 +18,6 @@ from steepy.model.processchain import Argument, ArgumentVariable, Executable, Pr
 from steepy.model.submission import ProcessChainStatus
 from tests.agent.harness import inputs, tool_executable
 
-pytestmark = [pytest.mark.process]
-
 
 def agent(tmp_path, **kw) -> LocalAgent:
     settings = {"log_dir": tmp_path / "logs", "kill_grace_period_ms": 2000}
@@ -41,6 +39,7 @@ async def wait_until(condition, timeout: float = 15.0) -> None:
 # -- cancellation --------------------------------------------------------------------------------
 
 
+@pytest.mark.process
 async def test_cancel_before_start(tmp_path):
     a = agent(tmp_path)
     a.cancel("chain-1")
@@ -52,6 +51,7 @@ async def test_cancel_before_start(tmp_path):
     assert (await a.execute(ProcessChain("chain-1", [exe]))).status == ProcessChainStatus.SUCCESS
 
 
+@pytest.mark.process
 async def test_cancel_without_id_while_idle_does_nothing(tmp_path):
     a = agent(tmp_path)
     a.cancel()
@@ -59,6 +59,7 @@ async def test_cancel_without_id_while_idle_does_nothing(tmp_path):
     assert (await a.execute(ProcessChain("c", [exe]))).status == ProcessChainStatus.SUCCESS
 
 
+@pytest.mark.process
 async def test_cancel_of_another_chain_leaves_the_running_one_alone(tmp_path):
     a = agent(tmp_path)
     exe, _ = tool_executable("e", "s", [{"block_ms": 300}], tmp_path)
@@ -68,6 +69,7 @@ async def test_cancel_of_another_chain_leaves_the_running_one_alone(tmp_path):
     assert (await task).status == ProcessChainStatus.SUCCESS
 
 
+@pytest.mark.process
 async def test_cancel_from_a_thread_within_the_grace_period(tmp_path):
     a = agent(tmp_path, settings={"kill_grace_period_ms": 300})
     # "ready" once SIGTERM is ignored: the cancellation must wait out the grace period
@@ -85,6 +87,7 @@ async def test_cancel_from_a_thread_within_the_grace_period(tmp_path):
     assert 0.3 <= time.monotonic() - start < 0.3 + 4
 
 
+@pytest.mark.process
 async def test_cancel_during_a_retry_pause(tmp_path):
     events = []
     a = agent(tmp_path, on_event=lambda kind, data: events.append(kind))
@@ -101,6 +104,7 @@ async def test_cancel_during_a_retry_pause(tmp_path):
     assert time.monotonic() - start < 5  # the pause is cut short, not waited out
 
 
+@pytest.mark.process
 async def test_cancelling_the_task_kills_the_tool(tmp_path):
     a = agent(tmp_path)
     pid_file = tmp_path / "g.pid"
@@ -115,6 +119,7 @@ async def test_cancelling_the_task_kills_the_tool(tmp_path):
     await wait_until(lambda: not running(int(pid_file.read_text())))
 
 
+@pytest.mark.process
 async def test_one_chain_at_a_time(tmp_path):
     a = agent(tmp_path)
     task = asyncio.ensure_future(a.execute(ProcessChain("c1", [sleeper(0.3)])))
@@ -129,6 +134,7 @@ async def test_one_chain_at_a_time(tmp_path):
 # -- events and progress -------------------------------------------------------------------------
 
 
+@pytest.mark.process
 async def test_events_as_they_happen(tmp_path):
     events = []
     a = agent(tmp_path, on_event=lambda kind, data: events.append((kind, data)),
@@ -150,6 +156,7 @@ async def test_events_as_they_happen(tmp_path):
     assert first.to_json()["outcome"] == "FAILED"
 
 
+@pytest.mark.process
 async def test_a_failing_event_callback_does_not_break_the_chain(tmp_path):
     def boom(kind, data):
         raise RuntimeError("listener broke")
@@ -158,6 +165,7 @@ async def test_a_failing_event_callback_does_not_break_the_chain(tmp_path):
     assert (await a.execute(ProcessChain("c", [sleeper(0)]))).status == ProcessChainStatus.SUCCESS
 
 
+@pytest.mark.process
 async def test_progress_while_running(tmp_path):
     def estimate(exe, lines):
         return int(lines[-1]) / 10

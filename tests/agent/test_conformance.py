@@ -27,8 +27,6 @@ from tests.components import component
 from tests.runtimes.docker.containers import container_gone
 from tests.conftest import conformance_params
 
-pytestmark = [pytest.mark.process]
-
 # read lazily: without the corpus only these are skipped (test_scenarios imports check)
 SCENARIOS = conformance_params("agent-timeouts.yaml", "scenarios", id=lambda s: s["name"])
 TIME_SCALE = 3
@@ -128,6 +126,7 @@ def test_scaling_keeps_the_meaning() -> None:
     assert scenario["cancel"]["after_ms"] == 200  # the original is left alone
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("scenario", SCENARIOS)
 async def test_agent_scenario(scenario: dict, tmp_path) -> None:
     scenario = scale(scenario, TIME_SCALE)

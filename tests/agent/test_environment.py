@@ -22,8 +22,6 @@ from steepy.model.service import Service
 from steepy.model.submission import ProcessChainStatus
 from tests.conftest import ROOT
 
-pytestmark = [pytest.mark.process]
-
 TOKEN = "tok-4f9a1c2e-never-in-a-tool"
 PASSWORD = "pw-7d3b-never-shown"
 DB_URL = f"postgresql+psycopg://steepy:{PASSWORD}@db.invalid:5432/steepy"
@@ -149,6 +147,7 @@ def _script_exe(script: str, **declared) -> Executable:
     return Executable("e", "/bin/sh", "tool", words, **declared)
 
 
+@pytest.mark.process
 async def test_a_local_tool_gets_no_secret(monkeypatch, tmp_path) -> None:
     monkeypatch.setenv("STEEPY_HTTP_TOKEN", TOKEN)
     monkeypatch.setenv("STEEPY_DB_URL", DB_URL)
@@ -209,6 +208,7 @@ actions:
 """
 
 
+@pytest.mark.process
 def test_steepy_run_keeps_the_token_and_the_database_password_from_the_tool(tmp_path) -> None:
     """`steepy run' with STEEPY_HTTP_TOKEN and a PostgreSQL STEEPY_DB_URL (`--db' names the
     database actually used): neither reaches the tool, its log, its error message, the
@@ -255,6 +255,7 @@ def test_a_database_url_is_masked() -> None:
     assert masked_url("postgresql://u@h/db") == "postgresql://u@h/db"
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("url", [f"mysql://steepy:{PASSWORD}@db.invalid/steepy",
                                  f"postgresql+psycopg://steepy:{PASSWORD}@db.invalid:port/x"])
 def test_a_database_url_steepy_cannot_use_is_shown_without_its_password(tmp_path, url) -> None:

@@ -16,8 +16,6 @@ from steepy.model.processchain import Argument, ArgumentVariable, Executable, Pr
 from steepy.model.submission import ProcessChainStatus
 from tests.agent.harness import inputs, running, tool_executable
 
-pytestmark = [pytest.mark.process]
-
 PY = sys.executable
 
 
@@ -34,6 +32,7 @@ def python(code: str, service_id: str = "py", exe_id: str = "e", **policies) -> 
 # -- the command line -----------------------------------------------------------------------------
 
 
+@pytest.mark.process
 async def test_arguments_are_an_argv_never_a_shell(tmp_path):
     out = tmp_path / "argv.json"
     code = f"import sys, json; json.dump(sys.argv[1:], open({str(out)!r}, 'w'))"
@@ -50,6 +49,7 @@ async def test_arguments_are_an_argv_never_a_shell(tmp_path):
     assert json.loads(out.read_text()) == ["$HOME; echo hi", "--opt", "x y", "--yes", "*"]
 
 
+@pytest.mark.process
 async def test_stdout_and_stderr_are_merged_line_by_line(tmp_path):
     code = ("import sys\nsys.stdout.write('out1\\n'); sys.stdout.flush()\n"
             "sys.stderr.write('err1\\n'); sys.stderr.flush()\nprint('out2', end='')\nsys.exit(3)")
@@ -61,6 +61,7 @@ async def test_stdout_and_stderr_are_merged_line_by_line(tmp_path):
     assert outcome.error_message.endswith("Last output:\nout1\nerr1\nout2")
 
 
+@pytest.mark.process
 async def test_only_the_last_lines_are_kept(tmp_path):
     code = "for i in range(50): print(i)\nraise SystemExit(1)"
     outcome = await agent(tmp_path, output_lines_to_collect=3).execute(
@@ -69,6 +70,7 @@ async def test_only_the_last_lines_are_kept(tmp_path):
     assert outcome.error_message.endswith("Last output:\n47\n48\n49")
 
 
+@pytest.mark.process
 async def test_a_signal_is_named(tmp_path):
     code = "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"
     outcome = await agent(tmp_path).execute(ProcessChain("c", [python(code, "sig")]))
@@ -77,6 +79,7 @@ async def test_a_signal_is_named(tmp_path):
     assert "killed by signal 9 (SIGKILL)" in outcome.error_message
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("kind", ["missing", "not executable", "directory"])
 async def test_a_tool_that_cannot_run_is_an_error_naming_service_and_path(tmp_path, kind):
     path = tmp_path / "tool"
@@ -103,6 +106,7 @@ async def test_unsupported_runtime(tmp_path):
 # -- environment and working directory -----------------------------------------------------------
 
 
+@pytest.mark.process
 async def test_environment_and_working_directory(tmp_path, monkeypatch):
     monkeypatch.setenv("FROM_AGENT", "agent-value")
     work = tmp_path / "work"
@@ -132,6 +136,7 @@ async def test_environment_and_working_directory(tmp_path, monkeypatch):
 # -- outputs and results -------------------------------------------------------------------------
 
 
+@pytest.mark.process
 async def test_output_directories_exist_before_the_first_executable(tmp_path):
     out_file = tmp_path / "a" / "b" / "out.txt"
     out_dir = tmp_path / "d" / "results"
@@ -172,6 +177,7 @@ async def test_an_output_directory_that_cannot_be_made_is_an_error(tmp_path):
 # -- logs ----------------------------------------------------------------------------------------
 
 
+@pytest.mark.process
 async def test_log_file_per_chain_and_run_can_be_tailed(tmp_path):
     logs = tmp_path / "logs"
     go = tmp_path / "go"  # the tool prints its second line only once the test has seen the first
@@ -199,6 +205,7 @@ async def test_log_file_per_chain_and_run_can_be_tailed(tmp_path):
     assert log_path(logs, "abcdef", 3, group_by_prefix=2) == logs / "ab" / "abcdef.3.log"
 
 
+@pytest.mark.process
 async def test_a_run_that_prints_nothing_makes_no_log_file(tmp_path):
     # as Steep's appender: the file comes with the first line (a large workflow of silent
     # tools costs no file each); a later line of a silent first tool still has its log
@@ -212,6 +219,7 @@ async def test_a_run_that_prints_nothing_makes_no_log_file(tmp_path):
     assert sorted(p.name for p in logs.iterdir()) == ["late.log"]
 
 
+@pytest.mark.process
 async def test_no_log_dir_means_no_log(tmp_path):
     outcome = await agent(tmp_path, log_dir=None).execute(ProcessChain("c", [python("print(1)")]))
     assert outcome.status == ProcessChainStatus.SUCCESS
@@ -221,6 +229,7 @@ async def test_no_log_dir_means_no_log(tmp_path):
 # -- killing process trees -----------------------------------------------------------------------
 
 
+@pytest.mark.process
 async def test_timeout_kills_a_grandchild_in_a_new_session(tmp_path):
     pid_file = tmp_path / "grandchild.pid"
     # the limit fires long after the grandchild was forked, even on a loaded machine
@@ -234,6 +243,7 @@ async def test_timeout_kills_a_grandchild_in_a_new_session(tmp_path):
     assert not running(grandchild)
 
 
+@pytest.mark.process
 async def test_cancel_kills_a_double_forked_daemon(tmp_path):
     pid_file = tmp_path / "daemon.pid"
     exe, _ = tool_executable("e", "daemonizer", [{"daemon": str(pid_file), "block_ms": 5000}],
@@ -250,6 +260,7 @@ async def test_cancel_kills_a_double_forked_daemon(tmp_path):
     assert not running(daemon)
 
 
+@pytest.mark.process
 async def test_a_background_child_holding_the_output_ends_with_the_tool(tmp_path):
     # the tool exits at once but leaves a child (same group) that keeps the pipe open
     code = ("import subprocess, sys\n"
@@ -264,6 +275,7 @@ async def test_a_background_child_holding_the_output_ends_with_the_tool(tmp_path
     assert time.monotonic() - start < 10  # not the child's 30 s (generous for a loaded machine)
 
 
+@pytest.mark.process
 async def test_sigterm_ignored_then_sigkill_after_the_grace_period(tmp_path):
     # the tool ignores SIGTERM long before the limit fires, even when it starts slowly
     exe, _ = tool_executable("e", "stubborn", [{"ignore_term": True, "block_ms": 20000}],
@@ -277,6 +289,7 @@ async def test_sigterm_ignored_then_sigkill_after_the_grace_period(tmp_path):
     assert 1.4 <= elapsed < 6  # 1000 ms + 400 ms grace, generously bounded above
 
 
+@pytest.mark.process
 async def test_a_missing_working_directory_is_named(tmp_path):
     outcome = await agent(tmp_path, workdir=tmp_path / "nowhere").execute(
         ProcessChain("c", [python("pass", "wd")]))

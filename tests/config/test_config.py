@@ -4,7 +4,6 @@ and no command stores or starts anything with a bad configuration."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -20,14 +19,6 @@ from tests.conftest import ROOT
 
 WORKFLOW = str(ROOT / "workflows" / "linear.yaml")
 FILES = ["--services", str(ROOT / "services"), "--macros", str(ROOT / "workflows" / "macros")]
-
-
-@pytest.fixture(autouse=True)
-def no_config_variables(monkeypatch):
-    """The tests set the variables they need; none of the caller's apply."""
-    for name in list(os.environ):
-        if name.startswith(("STEEPY_", "STEEP_")) and name != "STEEP_CONFORMANCE_DIR":
-            monkeypatch.delenv(name)
 
 
 def _load(directory: Path, environ: dict | None = None):

@@ -15,8 +15,6 @@ from steepy.engine.scheduler import after_run
 from tests.conftest import ROOT
 from tests.engine.test_engine import _run, _submit
 
-pytestmark = [pytest.mark.process]
-
 NOW = datetime.now(timezone.utc)
 
 
@@ -64,6 +62,7 @@ actions:
 """
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("condition, runs, status", [
     ("retryOn: {exitCodes: [3]}", ["ERROR", "ERROR", "SUCCESS"], "SUCCESS"),
     ("retryOn: {exitCodes: [4]}", ["ERROR"], "ERROR"),

@@ -8,18 +8,22 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from steepy.engine.changes import TASK_NAME, watcher_of, watching_tasks
+from steepy.engine.changes import TASK_NAME, watcher_of
 from steepy.engine.engine import Engine
 from steepy.http.context import ApiContext
 from steepy.registry import open_registry
 from tests.engine.test_engine import MACROS, SERVICES, _settings, _submit
 import pytest
 
-pytestmark = [pytest.mark.process]
-
 EMPTY = "api: 4.7.0\nname: nothing to do\nactions: []\n"
 
 
+def watching_tasks() -> int:
+    """How many change watchers run in this event loop (one per database)."""
+    return sum(1 for t in asyncio.all_tasks() if t.get_name() == TASK_NAME and not t.done())
+
+
+@pytest.mark.process
 async def test_an_engine_and_a_feed_share_one_watcher_and_both_wake(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'steepy.db'}"
     registry = open_registry(url)

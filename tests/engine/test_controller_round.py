@@ -17,8 +17,6 @@ from steepy.registry import Registry, open_registry
 from steepy.registry.interfaces import RoundWrite
 from tests.engine.test_engine import MACROS, SERVICES, _example, _settings, _submit
 
-pytestmark = [pytest.mark.process]
-
 
 @pytest.fixture
 def registry(database_url: str) -> Registry:
@@ -90,6 +88,7 @@ class _Counting:
         return counted
 
 
+@pytest.mark.process
 async def test_the_controller_calls_the_registry_once_a_round(registry, tmp_path: Path) -> None:
     sid = _submit(registry, _example("fan-out.yaml"))
     counting = _Counting(registry.submissions)

@@ -11,14 +11,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from sqlalchemy import event, exc
 
+from steepy.cli import main
 from steepy.engine.engine import Engine
 from steepy.model.service import Service
 from steepy.model.submission import SubmissionStatus as SS
@@ -27,8 +27,6 @@ from steepy.registry.failures import describe, is_database_failure
 from tests.conftest import ROOT
 from tests.engine.test_disk import _fill, disk  # noqa: F401 - a fixture: a 4-MB tmpfs
 from tests.engine.test_engine import MACROS, SERVICES, _settings, _submit
-
-pytestmark = [pytest.mark.process]
 
 TOOLS = 12
 
@@ -82,6 +80,7 @@ def _no_crash(caplog) -> None:
         assert record.levelno < logging.CRITICAL, record.getMessage()
 
 
+@pytest.mark.process
 async def test_a_disk_that_fills_mid_run(disk, tmp_path, monkeypatch,  # noqa: F811
                                          caplog) -> None:
     """The real thing: the database on a 4-MB file system that fills while tools run. The
@@ -122,6 +121,7 @@ def _ran_each_tool_once(engine: Engine, registry, sid: str, lines, caplog) -> No
     registry.close()
 
 
+@pytest.mark.process
 async def test_a_database_that_cannot_grow(tmp_path, monkeypatch, caplog) -> None:
     """SQLite's own SQLITE_FULL, at once and in every statement that needs a page more:
     `PRAGMA max_page_count' at the current size on every connection. The hot path's
@@ -243,13 +243,13 @@ def test_postgres_driver_errors() -> None:
                                     "postgresql+psycopg://steepy:s3cret@db.example/steepy")
 
 
-def test_a_command_on_a_file_that_is_not_a_database(tmp_path) -> None:
+def test_a_command_on_a_file_that_is_not_a_database(tmp_path, monkeypatch) -> None:
     """One line and exit code 4, not a traceback."""
     garbage = tmp_path / "steepy.db"
     garbage.write_bytes(b"\x13" * 8192)
-    done = subprocess.run([sys.executable, "-m", "steepy.cli", "list", "--db",
-                           f"sqlite:///{garbage}"], capture_output=True, text=True, cwd=ROOT,
-                          timeout=60)
-    assert done.returncode == 4, done.stderr
+    monkeypatch.chdir(ROOT)
+    done = CliRunner().invoke(main, ["list", "--db", f"sqlite:///{garbage}"],
+                              catch_exceptions=False)
+    assert done.exit_code == 4, done.stderr
     assert done.stderr == (f"steepy: cannot use the database {garbage}: its file is not a "
                            "SQLite database (file is not a database)\n")

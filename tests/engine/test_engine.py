@@ -10,6 +10,7 @@ import psutil
 import pytest
 
 from steepy.agent import AgentConfig
+from steepy.engine.controller import Controller
 from steepy.engine.engine import Engine, EngineSettings
 from steepy.model.ids import unique_id
 from steepy.documents.loading import parse_workflow, read_macros, read_services
@@ -18,8 +19,6 @@ from steepy.model.submission import ProcessChainStatus as CS, SubmissionStatus a
 from steepy.registry import Registry, open_registry
 from tests.conftest import ROOT
 from tests.engine.workflows import FAILS_ONCE, SLEEPY
-
-pytestmark = [pytest.mark.process]
 
 SERVICES = read_services(str(ROOT / "services"))
 MACROS = read_macros(str(ROOT / "workflows" / "macros"))
@@ -59,6 +58,7 @@ def _example(name: str) -> str:
     return (ROOT / "workflows" / name).read_text()
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("name,status", [
     ("linear.yaml", SS.SUCCESS), ("fan-out.yaml", SS.SUCCESS), ("include.yaml", SS.SUCCESS),
     ("retry-flaky.yaml", SS.SUCCESS), ("timeout-cancelled.yaml", SS.CANCELLED),
@@ -72,6 +72,7 @@ async def test_examples_end_as_documented(registry, tmp_path, name: str, status:
     assert submission.end_time is not None
 
 
+@pytest.mark.process
 async def test_fan_out_results_are_stored_files(registry, tmp_path) -> None:
     sid = _submit(registry, _example("fan-out.yaml"))
     await _run(registry, tmp_path, sid)
@@ -82,6 +83,7 @@ async def test_fan_out_results_are_stored_files(registry, tmp_path) -> None:
     assert sorted(numbers, key=int) == sorted((ROOT / "workflows/data/numbers.txt").read_text().split(), key=int)
 
 
+@pytest.mark.process
 async def test_process_chain_retries_keep_every_run(registry, tmp_path) -> None:
     sid = _submit(registry, _example("process-chain-retries.yaml"))
     await _run(registry, tmp_path, sid)
@@ -95,6 +97,7 @@ async def test_process_chain_retries_keep_every_run(registry, tmp_path) -> None:
 
 
 
+@pytest.mark.process
 async def test_retry_of_a_failed_submission(registry, tmp_path) -> None:
     sid = _submit(registry, FAILS_ONCE % (tmp_path / "state"))
     await _run(registry, tmp_path, sid)
@@ -118,6 +121,7 @@ def _name(p: psutil.Process) -> str | None:
         return None
 
 
+@pytest.mark.process
 async def test_cancel_running_submission_stops_the_tool(registry, tmp_path) -> None:
     sid = _submit(registry, SLEEPY)
     engine = Engine(registry, SERVICES, MACROS, _settings(tmp_path))
@@ -158,11 +162,18 @@ actions:
 
 async def test_error_while_generating_ends_submission_with_its_message(registry, tmp_path) -> None:
     sid = _submit(registry, CARDINALITY)
-    await _run(registry, tmp_path, sid)
+    # the engine's controller alone: the generator fails before any chain exists to run
+    stopped: list[str] = []
+    controller = Controller(registry.submissions, SERVICES, MACROS, str(tmp_path / "tmp"),
+                            str(tmp_path / "out"), lambda: None, stopped.extend)
+    driving = controller.start(registry.leases.fetch_next_submission("test", 60))
+    await asyncio.wait_for(driving, 60)
     submission = registry.views.get_submission(sid)
     assert submission.status == SS.ERROR and "cardinality" in submission.error_message
+    assert stopped == [] and not controller.tasks
 
 
+@pytest.mark.process
 async def test_demo_shows_retries_and_a_timeout_on_the_timeline(registry, tmp_path) -> None:
     sid = _submit(registry, _example("demo.yaml"))
     await _run(registry, tmp_path, sid)
@@ -178,6 +189,7 @@ async def test_demo_shows_retries_and_a_timeout_on_the_timeline(registry, tmp_pa
     assert sorted(a["outcome"] for a in attempts if a["serviceId"] == "flaky") == ["FAILED", "FAILED", "SUCCESS"]
 
 
+@pytest.mark.process
 async def test_requeues_are_on_the_timeline_and_spend_no_attempt(registry, tmp_path) -> None:
     sid = _submit(registry, _example("requeue.yaml"))
     await _run(registry, tmp_path, sid)
@@ -204,6 +216,7 @@ SLOW_COPY = """
 """
 
 
+@pytest.mark.process
 async def test_resume_feeds_again_what_the_stored_generator_state_lacks(registry, tmp_path) -> None:
     """The controller stores the generator state only with new chains (or now and then).
     Outcomes it fed in rounds after the stored state must be fed again after a crash,
@@ -264,6 +277,7 @@ actions:
     assert Path(submission.results["joined"][0]).read_text() == "0\n1\n2\n"
 
 
+@pytest.mark.process
 async def test_chains_generated_after_a_priority_change_get_the_new_priority(registry, tmp_path) -> None:
 
     sid = _submit(registry, _example("fan-out.yaml"))

@@ -14,8 +14,6 @@ from tests.conftest import ROOT
 from tests.engine.test_engine import MACROS, SERVICES, _settings
 import pytest
 
-pytestmark = [pytest.mark.process]
-
 FACE = {"run", "stop", "failure", "changed", "idle", "recover", "owner", "agent_count",
         "plugins", "settings"}
 CALLERS = ("cli", "http", "ui", "plugins")  # the packages that hold an engine
@@ -41,13 +39,19 @@ def test_every_name_of_the_face_is_documented() -> None:
         assert f"`{name}" in engine_module.__doc__, name
 
 
-async def test_the_face_of_an_idle_engine(tmp_path: Path) -> None:
+def test_the_face_of_an_engine(tmp_path: Path) -> None:
     registry = open_registry(f"sqlite:///{tmp_path / 'steepy.db'}")
     engine = Engine(registry, SERVICES, MACROS, _settings(tmp_path, agents=3))
     assert engine.agent_count == 3 and engine.idle and engine.failure is None
     assert engine.plugins is engine.settings.agent.plugins
     for part in ("scheduler", "controller", "timekeeper", "notifier", "agents"):
         assert not hasattr(engine, part), part  # its own, behind the face
+
+
+@pytest.mark.process  # a running engine has started its executor
+async def test_the_face_of_an_idle_engine(tmp_path: Path) -> None:
+    registry = open_registry(f"sqlite:///{tmp_path / 'steepy.db'}")
+    engine = Engine(registry, SERVICES, MACROS, _settings(tmp_path, agents=3))
     running = asyncio.create_task(engine.run())
     await asyncio.sleep(0.2)
     for what in ("submissions", "chains", "schedules", "anything"):

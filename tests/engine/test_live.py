@@ -20,9 +20,8 @@ from steepy.model.submission import ProcessChainStatus as CS
 from steepy.registry import open_registry
 from steepy.registry.records import utcnow
 from tests.conftest import ROOT
+from tests.registry.chains import store_chains
 import pytest
-
-pytestmark = [pytest.mark.process]
 
 
 def _chain(cid: str, service: str) -> ProcessChain:
@@ -34,8 +33,8 @@ def test_view_shows_counts_running_chains_and_pending_retries(tmp_path) -> None:
     registry = open_registry(f"sqlite:///{tmp_path / 'db'}")
     registry.requests.add_submission(Submission(id="s", workflow=Workflow()))
     registry.leases.fetch_next_submission("me")
-    registry.submissions.add_chains("s", [_chain("a", "sort"), _chain("b", "flaky"), _chain("c", "cat"),
-                              _chain("d", "cp")], None)
+    store_chains(registry, "s", [_chain("a", "sort"), _chain("b", "flaky"), _chain("c", "cat"),
+                                 _chain("d", "cp")], None)
     for _ in range(3):
         registry.queue.claim_chain("agent-1")
     registry.queue.finish_run("b", 1, "ERROR", CS.PAUSED, auto_resume_after=utcnow() + timedelta(seconds=30))
@@ -85,12 +84,14 @@ def _run(tmp_path, tty: bool) -> str:
     return re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", b"".join(chunks).decode("utf-8", "replace"))
 
 
+@pytest.mark.process
 def test_run_on_a_terminal_draws_the_live_view(tmp_path) -> None:
     out = _run(tmp_path, tty=True)
     assert "REGISTERED" in out and "submission: SUCCESS" in out  # the table's title
     assert re.search(r"\s0 │\s+0 │\s+0 │\s+[1-9]\d* │\s+0 │\s+0\s", out)  # the final counts
 
 
+@pytest.mark.process
 def test_run_piped_prints_one_line_per_event(tmp_path) -> None:
     out = _run(tmp_path, tty=False)
     assert "REGISTERED" not in out and "│" not in out

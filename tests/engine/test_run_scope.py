@@ -10,6 +10,7 @@ from steepy.engine.engine import Engine
 from steepy.generator import ProcessChainGenerator
 from steepy.model.submission import SubmissionStatus as SS
 from steepy.registry import open_registry
+from tests.registry.chains import store_chains
 from tests.engine.test_engine import MACROS, SERVICES, _example, _settings, _submit
 import pytest
 
@@ -22,7 +23,7 @@ def _orphan(registry, tmp_path, text: str) -> str:
     submission = registry.leases.fetch_next_submission("dead-engine", 0.01, only=sid)
     generator = ProcessChainGenerator(submission.workflow, str(tmp_path / "tmp"),
                                       str(tmp_path / "out"), SERVICES, MACROS)
-    registry.submissions.add_chains(sid, generator.generate(), generator.persist_state())
+    store_chains(registry, sid, generator.generate(), generator.persist_state())
     return sid
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from steepy.registry import open_registry
+from tests.registry.chains import store_chains
 
 pytestmark = [pytest.mark.process]
 
@@ -163,7 +164,7 @@ async def test_recovery_ends_leftovers_of_a_lost_run_on_this_host(tmp_path: Path
     submission = registry.leases.fetch_next_submission("dead-engine", 0.1)
     generator = ProcessChainGenerator(submission.workflow, str(tmp_path / "tmp"),
                                       str(tmp_path / "out"), SERVICES, {})
-    registry.submissions.add_chains(sid, generator.generate(), generator.persist_state())
+    store_chains(registry, sid, generator.generate(), generator.persist_state())
     registry.leases.heartbeat("dead-engine", [{"id": "ghost", "host": socket.gethostname()}], 0.1)
     record, run = registry.queue.claim_chain("ghost")
     chain_id = record.chain.id
@@ -202,7 +203,7 @@ def _lost_run(registry, tmp_path: Path, engine_pid: int | None = None):
     submission = registry.leases.fetch_next_submission("dead-engine", 0.1)
     generator = ProcessChainGenerator(submission.workflow, str(tmp_path / "tmp"),
                                       str(tmp_path / "out"), SERVICES, {})
-    registry.submissions.add_chains(sid, generator.generate(), generator.persist_state())
+    store_chains(registry, sid, generator.generate(), generator.persist_state())
     registry.leases.heartbeat("dead-engine", [{"id": "ghost", "host": socket.gethostname(),
                                                "pid": engine_pid}], 0.1)
     record, run = registry.queue.claim_chain("ghost")

@@ -24,9 +24,8 @@ from steepy.model.triggers import parse_trigger
 from steepy.model.workflow import Workflow
 from steepy.registry import Registry, open_registry
 from steepy.registry.leases import SqlLeases
+from tests.registry.chains import store_chains
 from tests.engine.test_engine import SERVICES, _submit
-
-pytestmark = [pytest.mark.process]
 
 HOUR = 3600.0
 
@@ -101,12 +100,13 @@ actions:
 """
 
 
+@pytest.mark.process
 async def test_a_retry_delay_of_an_hour_passes_in_virtual_time(registry, tmp_path) -> None:
     sid = _submit(registry, RETRIED_IN_AN_HOUR % (tmp_path / "attempts"))
     submission = registry.leases.fetch_next_submission("test", 60)
     generator = ProcessChainGenerator(submission.workflow, str(tmp_path / "tmp"),
                                       str(tmp_path / "out"), SERVICES, {})
-    registry.submissions.add_chains(sid, generator.generate(), generator.persist_state())
+    store_chains(registry, sid, generator.generate(), generator.persist_state())
     [chain_id] = [c.chain.id for c in registry.views.list_chains(sid)[0]]
     clock = VirtualClock()
     agent = LocalAgent("a", AgentConfig(kill_grace_period_ms=1000, log_dir=tmp_path / "logs"))

@@ -10,13 +10,13 @@ import dataclasses
 from steepy.cli.live import render, take_snapshot
 from steepy.engine.engine import Engine
 from steepy.documents.loading import read_services
+from steepy.generator import ProcessChainGenerator
 from steepy.model.submission import SubmissionStatus as SS
 from steepy.registry import open_registry
 from steepy.registry.documents import submission_document
 from tests.engine.test_engine import _settings, _submit
+from tests.registry.chains import store_chains
 import pytest
-
-pytestmark = [pytest.mark.process]
 
 SERVICES = """
 - id: gpu-echo
@@ -46,6 +46,7 @@ async def _until(condition, timeout_s: float = 30) -> None:
     raise AssertionError("condition not reached")
 
 
+@pytest.mark.process
 async def test_waiting_for_a_capability_is_said(database_url, tmp_path) -> None:
     (tmp_path / "services.yaml").write_text(SERVICES)
     services = read_services(str(tmp_path / "services.yaml"))
@@ -85,20 +86,19 @@ def test_show_prints_why_chains_wait(tmp_path) -> None:
 
     from steepy.cli import main
 
-    registry = open_registry(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    db = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    registry = open_registry(db)
     (tmp_path / "services.yaml").write_text(SERVICES)
     services = read_services(str(tmp_path / "services.yaml"))
     sid = _submit(registry, WORKFLOW)
-
-    async def wait_once() -> None:
-        engine = Engine(registry, services, {}, _settings(tmp_path, agents=1))
-        task = asyncio.create_task(engine.run())
-        await _until(lambda: registry.views.waiting_counts(sid).get(REASON) == 2)
-        engine.stop.set()
-        await asyncio.wait_for(task, 30)
-
-    asyncio.run(wait_once())
-    db = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    # the chains a controller stores, then what an engine's heartbeat does while its agent,
+    # which offers nothing, is idle (the test above runs engines for it)
+    submission = registry.leases.fetch_next_submission("test", 60)
+    generator = ProcessChainGenerator(submission.workflow, str(tmp_path / "tmp"),
+                                      str(tmp_path / "out"), services, {})
+    store_chains(registry, sid, generator.generate(), generator.persist_state())
+    registry.leases.flag_waiting_chains([[]])
+    assert registry.views.waiting_counts(sid) == {REASON: 2}
     shown = CliRunner().invoke(main, ["show", sid, "--db", db])
     assert shown.exit_code == 0, shown.output
     assert f"2 process chains {REASON}" in shown.output

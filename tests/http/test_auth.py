@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
+import os
 
 import httpx
 import pytest
+from click.testing import CliRunner
 
+from steepy.cli import main
 from steepy.config import parse_size
 from steepy.http.server import is_loopback
 from tests.conftest import ROOT
 from tests.engine.workflows import SLEEPY
 from tests.http.conftest import Server
-
-pytestmark = [pytest.mark.process]
 
 
 @pytest.fixture(scope="module")
@@ -24,6 +23,7 @@ def guarded(tmp_path_factory) -> Server:
     assert running.stop() == 0
 
 
+@pytest.mark.process
 def test_with_a_token_every_request_but_health_needs_it(guarded) -> None:
     anonymous = httpx.Client(base_url=guarded.url)
     assert anonymous.get("/health").status_code == 200
@@ -47,12 +47,14 @@ def test_without_a_token_nothing_is_asked(server) -> None:
     assert httpx.get(f"{server.url}/workflows").status_code == 200
 
 
-def test_refuses_other_addresses_without_a_token(tmp_path) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "steepy.cli", "serve", "--host", "0.0.0.0", "--port", "0",
-         "--no-agents", "--db", f"sqlite:///{tmp_path / 'db'}"], cwd=ROOT, capture_output=True,
-        text=True, timeout=30, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
-    assert result.returncode == 2
+def test_refuses_other_addresses_without_a_token(tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(ROOT)
+    for key in [k for k in os.environ if k.startswith("STEEPY_")]:
+        monkeypatch.delenv(key)  # no token from the environment either
+    result = CliRunner().invoke(main, ["serve", "--host", "0.0.0.0", "--port", "0", "--no-agents",
+                                       "--db", f"sqlite:///{tmp_path / 'db'}"],
+                                catch_exceptions=False)
+    assert result.exit_code == 2
     assert "Refusing to listen on 0.0.0.0 without a token" in result.stderr
     assert "STEEPY_HTTP_TOKEN" in result.stderr and "Traceback" not in result.stderr
 

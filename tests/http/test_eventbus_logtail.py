@@ -9,6 +9,7 @@ from steepy.agent import log_path
 from steepy.http.eventbus.logtail import LogTail
 from steepy.model import ProcessChain, Submission, Workflow
 from steepy.registry import open_registry
+from tests.registry.chains import store_chains
 
 
 def _append(path: Path, text: str) -> None:
@@ -46,7 +47,7 @@ def test_a_log_that_appears_later_is_read_from_its_start_and_so_is_a_new_run(
 def test_a_log_run_on_another_machine_is_followed_in_the_database(tmp_path: Path) -> None:
     registry = open_registry(f"sqlite:///{tmp_path / 'steepy.db'}")
     registry.requests.add_submission(Submission(id="s", workflow=Workflow(name="s")))
-    registry.submissions.add_chains("s", [ProcessChain(id="c")], None)
+    store_chains(registry, "s", [ProcessChain(id="c")], None)
     registry.logs.append("c", 1, 0, b"before\n")
     tail = LogTail(tmp_path / "not-here", "c", 0, 1, registry.logs)
     assert tail.read() == []  # what was stored before is not live

@@ -3,23 +3,21 @@ routes for browsers, the API for JSON clients, static files with the base path p
 
 from __future__ import annotations
 
-import subprocess
-import sys
+import os
 import warnings
 from pathlib import Path
 
 import pytest
-
-pytestmark = [pytest.mark.process]
+from click.testing import CliRunner
 
 with warnings.catch_warnings():  # Starlette would like httpx2; httpx works
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient
 
+from steepy.cli import main
 from steepy.http import ApiContext, create_app
 from steepy.http.steepui import prefers_html
 from steepy.registry import open_registry
-from tests.conftest import ROOT
 
 BROWSER = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
 PNG = b"\x89PNG\r\n\x1a\n/$$MYBASEPATH$$ stays"
@@ -96,10 +94,11 @@ def test_static_files_with_the_base_path_put_in(ui) -> None:
     assert ui.get("/_next/..%2f..%2fsteepy.db").status_code == 404
 
 
-def test_serve_refuses_a_folder_that_is_no_build(tmp_path) -> None:
+def test_serve_refuses_a_folder_that_is_no_build(tmp_path, monkeypatch) -> None:
     (tmp_path / "steepy.yaml").write_text("http:\n  steepUi: nothing-here\n")
-    result = subprocess.run([sys.executable, "-m", "steepy.cli", "serve", "--port", "0"],
-                            cwd=tmp_path, capture_output=True, text=True, timeout=60,
-                            env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
-    assert result.returncode == 2, result.stderr
+    monkeypatch.chdir(tmp_path)
+    for key in [k for k in os.environ if k.startswith("STEEPY_")]:
+        monkeypatch.delenv(key)  # only the folder's steepy.yaml speaks
+    result = CliRunner().invoke(main, ["serve", "--port", "0"], catch_exceptions=False)
+    assert result.exit_code == 2, result.stderr
     assert "http.steepUi" in result.stderr and "Traceback" not in result.stderr

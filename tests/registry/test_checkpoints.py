@@ -10,10 +10,9 @@ import sqlite3
 from steepy.engine.engine import Engine
 from steepy.model import ProcessChain, Submission, Workflow
 from steepy.registry import open_registry
+from tests.registry.chains import store_chains
 from tests.engine.test_engine import MACROS, SERVICES, _settings
 import pytest
-
-pytestmark = [pytest.mark.process]
 
 
 def _autocheckpoint(registry) -> int:
@@ -27,8 +26,8 @@ def _autocheckpoint(registry) -> int:
 def _commit_many(registry, sid: str, commits: int = 300) -> None:
     registry.requests.add_submission(Submission(id=sid, workflow=Workflow(name=sid), name=sid))
     for i in range(commits):
-        registry.submissions.add_chains(sid, [ProcessChain(id=f"{sid}-{i}-{j}")
-                                              for j in range(5)], None)
+        store_chains(registry, sid, [ProcessChain(id=f"{sid}-{i}-{j}")
+                                     for j in range(5)], None)
 
 
 def _wal_frames(path) -> int:
@@ -55,6 +54,7 @@ def test_commits_leave_checkpoints_to_the_process_that_took_them_over(tmp_path) 
     assert _autocheckpoint(registry) == 1000
 
 
+@pytest.mark.process
 async def test_an_engine_takes_checkpoints_over_while_it_runs(tmp_path) -> None:
     registry = open_registry(f"sqlite:///{tmp_path / 'steepy.db'}")
     engine = Engine(registry, SERVICES, MACROS, _settings(tmp_path))

@@ -7,12 +7,13 @@ from datetime import timedelta
 from steepy.model import ProcessChain, Submission, Workflow
 from steepy.registry import open_registry
 from steepy.registry.records import utcnow
+from tests.registry.chains import store_chains
 
 
 def test_chunks_are_read_back_by_any_range(database_url: str) -> None:
     registry = open_registry(database_url)
     registry.requests.add_submission(Submission(id="s", workflow=Workflow(name="s")))
-    registry.submissions.add_chains("s", [ProcessChain(id="c")], None)
+    store_chains(registry, "s", [ProcessChain(id="c")], None)
     logs = registry.logs
     assert logs.size("c", 1) is None
     text = b"".join(f"line {i}\n".encode() for i in range(200))

@@ -15,7 +15,6 @@ import pytest
 from sqlalchemy.exc import OperationalError
 
 from steepy.model.backoff import DATABASE_OUTAGE
-from steepy.registry.failures import MAX_BACKOFF_S
 from steepy.registry.offload import persist
 from steepy.registry.outage import Outage, database_failure_said, in_rounds, outlasting
 from tests.clocks import RecordingClock
@@ -30,7 +29,7 @@ BUGS = [sqlite3.IntegrityError("UNIQUE constraint failed"), ValueError("a bug"),
 
 def test_the_policy_doubles_from_one_second_up_to_the_cap() -> None:
     assert [DATABASE_OUTAGE.wait_s(n) for n in range(1, 9)] == [1, 2, 4, 8, 16, 30, 30, 30]
-    assert DATABASE_OUTAGE.wait_s(10_000) == MAX_BACKOFF_S == 30
+    assert DATABASE_OUTAGE.wait_s(10_000) == DATABASE_OUTAGE.cap_s == 30
 
 
 @pytest.mark.parametrize("error", RAW, ids=lambda e: f"{type(e).__module__}.{type(e).__name__}")
@@ -141,16 +140,46 @@ async def test_in_rounds_waits_by_the_policy_on_the_clock(caplog) -> None:
 
 
 def test_no_other_module_writes_its_own_backoff() -> None:
-    """The policy's numbers have one home: no module but failures.py (which names the cap)
-    and outage.py uses MAX_BACKOFF_S or doubles a wait by hand."""
+    """The policies' numbers have one home (model/backoff.py makes every `Doubling`), and a
+    failure of the database is waited out through outage.py: no other module sleeps or waits
+    in an `except` block that asks `is_database_failure` itself (as the change watcher did: 1 s
+    at a time, said at debug level)."""
     root = Path(__file__).resolve().parents[2] / "steepy"
     offenders = []
     for path in root.rglob("*.py"):
-        if path.name in ("failures.py", "outage.py") and path.parent.name == "registry":
-            continue
+        where = path.relative_to(root).as_posix()
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Name) and node.id == "MAX_BACKOFF_S":
-                offenders.append(f"{path.relative_to(root)}:{node.lineno}")
-            if isinstance(node, ast.alias) and node.name == "MAX_BACKOFF_S":
-                offenders.append(f"{path.relative_to(root)} imports MAX_BACKOFF_S")
+            if isinstance(node, ast.Call) and _called(node) == "Doubling" \
+                    and where != "model/backoff.py":
+                offenders.append(f"{where}:{node.lineno} makes a Doubling")
+            if isinstance(node, ast.ExceptHandler) and where != "registry/outage.py":
+                called = {_called(n) for n in ast.walk(node) if isinstance(n, ast.Call)}
+                if "is_database_failure" in called and called & {"sleep", "wait", "wait_event"}:
+                    offenders.append(f"{where}:{node.lineno} waits out the database by hand")
     assert offenders == []
+
+
+def _called(call: ast.Call) -> str:
+    func = call.func
+    return func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+
+
+def test_a_write_whose_connection_is_lost_fails_as_the_database_failure_it_is(tmp_path) -> None:
+    """A write transaction whose connection the driver has given up on (PostgreSQL stopped
+    under a heartbeat) ends with the driver's error, a database failure that is waited out;
+    tidying up the lost connection raised SQLAlchemy's PendingRollbackError instead, which
+    stopped an engine with an internal error once."""
+    from steepy.registry import open_registry
+    from steepy.registry.failures import is_database_failure
+
+    registry = open_registry(f"sqlite:///{tmp_path / 'steepy.db'}")
+    try:
+        with pytest.raises(sqlite3.OperationalError) as failed:
+            with registry.db.write() as conn:
+                conn.invalidate()  # what SQLAlchemy does when the server closed the connection
+                raise sqlite3.OperationalError("disk I/O error")
+        assert is_database_failure(failed.value)
+        with registry.db.write() as conn:  # and the next transaction has a connection again
+            assert conn.exec_driver_sql("SELECT 1").scalar() == 1
+    finally:
+        registry.close()

@@ -15,6 +15,7 @@ from steepy.registry.interfaces import Search
 from steepy.registry.search import SqlSearch
 from steepy.registry.tables import process_chains, runs, submissions
 from steepy.search import Locator, Type, matches, parse_query
+from tests.registry.chains import store_chains
 from tests.registry.test_interfaces import _public
 
 UTC = timezone.utc
@@ -51,8 +52,7 @@ def fill_known(registry: Registry) -> Registry:
                 status=status, start_time=_t(start), end_time=end and _t(end),
                 error_message=error))
     for cid, sid, caps, status, chain_runs in CHAINS:
-        registry.submissions.add_chains(sid, [ProcessChain(id=cid, required_capabilities=caps)],
-                                        None)
+        store_chains(registry, sid, [ProcessChain(id=cid, required_capabilities=caps)])
         with registry.db.write() as conn:
             conn.execute(update(process_chains).where(process_chains.c.id == cid).values(
                 status=status))

@@ -14,8 +14,10 @@ from steepy.model.attempt import AttemptRecord
 from steepy.model import ProcessChain, Submission, Workflow
 from steepy.model.submission import ProcessChainStatus as CS, SubmissionStatus as SS
 from steepy.registry import ClaimFor, Registry, RunEnd, open_registry
+from steepy.registry.interfaces import RoundWrite
 from steepy.registry.records import utcnow
 from tests.conftest import conformance_params
+from tests.registry.chains import store_chains
 
 
 
@@ -63,15 +65,15 @@ def test_list_newest_first_with_total(registry: Registry) -> None:
                                                    id=lambda c: c["name"]))
 def test_scheduling_order(registry: Registry, case: dict) -> None:
     _submission(registry, "s")
-    registry.submissions.add_chains("s", [_chain(c["id"], c["priority"], c.get("requiredCapabilities", []))
-                              for c in case["chains"]], None)
+    store_chains(registry, "s", [_chain(c["id"], c["priority"], c.get("requiredCapabilities", []))
+                                 for c in case["chains"]], None)
     everything = {"docker", "sleep"}
     executed = []
     while (claimed := registry.queue.claim_chain("agent", everything)) is not None:
         executed.append(claimed[0].chain.id)
         if len(executed) == 1 and case.get("added_while_first_runs"):
-            registry.submissions.add_chains("s", [_chain(c["id"], c["priority"], c.get("requiredCapabilities", []))
-                                      for c in case["added_while_first_runs"]], None)
+            store_chains(registry, "s", [_chain(c["id"], c["priority"], c.get("requiredCapabilities", []))
+                                         for c in case["added_while_first_runs"]], None)
     expected = case["expected"]
     assert len(executed) == expected.get("executed_count", len(executed))
     if "first_executed" in expected:
@@ -84,7 +86,7 @@ def test_scheduling_order(registry: Registry, case: dict) -> None:
 
 def test_claim_needs_every_capability(registry: Registry) -> None:
     _submission(registry, "s")
-    registry.submissions.add_chains("s", [_chain("gpu", 9, ["gpu", "docker"]), _chain("plain")], None)
+    store_chains(registry, "s", [_chain("gpu", 9, ["gpu", "docker"]), _chain("plain")], None)
     record, run = registry.queue.claim_chain("a1", {"docker"})
     assert record.chain.id == "plain" and run == 1
     assert registry.queue.claim_chain("a1", {"docker"}) is None
@@ -95,7 +97,7 @@ def test_concurrent_claims_never_share_a_chain(database_url: str) -> None:
     url = database_url
     registry = open_registry(url)
     _submission(registry, "s")
-    registry.submissions.add_chains("s", [_chain(f"c{i}") for i in range(60)], None)
+    store_chains(registry, "s", [_chain(f"c{i}") for i in range(60)], None)
     claimed: list[str] = []
     lock = threading.Lock()
 
@@ -115,7 +117,7 @@ def test_concurrent_claims_never_share_a_chain(database_url: str) -> None:
 
 def test_pause_and_resume_is_strictly_after(registry: Registry) -> None:
     _submission(registry, "s")
-    registry.submissions.add_chains("s", [_chain("c")], None)
+    store_chains(registry, "s", [_chain("c")], None)
     _, run = registry.queue.claim_chain("a")
     due = utcnow() + timedelta(seconds=10)
     registry.queue.finish_run("c", run, "ERROR", CS.PAUSED, error_message="boom", auto_resume_after=due)
@@ -130,7 +132,7 @@ def test_pause_and_resume_is_strictly_after(registry: Registry) -> None:
 
 def test_finish_stores_results_and_attempts(registry: Registry) -> None:
     _submission(registry, "s")
-    registry.submissions.add_chains("s", [_chain("c")], {"state": 1})
+    store_chains(registry, "s", [_chain("c")], {"state": 1})
     _, run = registry.queue.claim_chain("a")
     registry.queue.finish_run("c", run, "SUCCESS", CS.SUCCESS, results={"out": ["/o/1"]},
                         attempts=[AttemptRecord("e", "cp", 1, utcnow(), utcnow(), "SUCCESS", 0,
@@ -144,7 +146,7 @@ def test_finish_stores_results_and_attempts(registry: Registry) -> None:
 
 def test_cancel_waiting_and_report_running(registry: Registry) -> None:
     _submission(registry, "s")
-    registry.submissions.add_chains("s", [_chain("r", 5), _chain("w"), _chain("p")], None)
+    store_chains(registry, "s", [_chain("r", 5), _chain("w"), _chain("p")], None)
     registry.queue.claim_chain("a")  # r is RUNNING
     registry.queue.claim_chain("a")
     registry.queue.finish_run("w", 1, "ERROR", CS.PAUSED, auto_resume_after=utcnow())
@@ -155,7 +157,7 @@ def test_cancel_waiting_and_report_running(registry: Registry) -> None:
 
 def test_orphans_of_lost_agents_are_registered_again(registry: Registry) -> None:
     _submission(registry, "s")
-    registry.submissions.add_chains("s", [_chain("x"), _chain("y")], None)
+    store_chains(registry, "s", [_chain("x"), _chain("y")], None)
     registry.queue.claim_chain("dead")
     registry.queue.claim_chain("alive")
     assert registry.leases.release_orphans({"alive"}) == ["x"]
@@ -167,7 +169,7 @@ def test_orphans_of_lost_agents_are_registered_again(registry: Registry) -> None
 def test_timeline_records_every_change(registry: Registry) -> None:
     _submission(registry, "s")
     registry.leases.fetch_next_submission()
-    registry.submissions.add_chains("s", [_chain("c")], None)
+    store_chains(registry, "s", [_chain("c")], None)
     registry.queue.claim_chain("a")
     registry.queue.finish_run("c", 1, "SUCCESS", CS.SUCCESS)
     registry.submissions.finish_submission("s", SS.SUCCESS)
@@ -180,7 +182,7 @@ def test_timeline_records_every_change(registry: Registry) -> None:
 
 def test_finishing_claims_the_agents_next_chain_at_once(registry: Registry) -> None:
     _submission(registry, "s")
-    registry.submissions.add_chains("s", [_chain("a"), _chain("b", caps=["gpu"]), _chain("c")], None)
+    store_chains(registry, "s", [_chain("a"), _chain("b", caps=["gpu"]), _chain("c")], None)
     _, run = registry.queue.claim_chain("agent")
     following, = registry.queue.record([RunEnd("a", run, "SUCCESS", CS.SUCCESS)], [ClaimFor("agent")])
     assert following is not None and following[0].chain.id == "c" and following[1] == 1
@@ -194,23 +196,27 @@ def test_finishing_claims_the_agents_next_chain_at_once(registry: Registry) -> N
 
 def test_outcomes_fed_after_the_stored_state_are_fed_again_on_resume(registry: Registry) -> None:
     _submission(registry, "s")
-    registry.submissions.add_chains("s", [_chain("a"), _chain("b"), _chain("c")], {"state": 1},
-                        round_number=1)
+    rounds = registry.submissions
+    rounds.controller_round("s", RoundWrite(1, chains=[_chain("a"), _chain("b"), _chain("c")],
+                                            save_state=True, state={"state": 1}))
     for cid in ("a", "b", "c"):
         _, run = registry.queue.claim_chain("agent")
         registry.queue.finish_run(cid, run, "SUCCESS", CS.SUCCESS)
-    registry.submissions.add_chains("s", [], {"state": 2}, fed=["a"], round_number=2)
-    registry.submissions.mark_fed(["b"], 3)  # fed, but the state of round 3 was never stored
-    assert registry.submissions.saved_state("s") == ({"state": 2}, 2)
-    assert [r.chain.id for r in registry.submissions.unfed_finished_chains("s")] == ["c"]
-    assert [r.chain.id for r in registry.submissions.unfed_finished_chains("s", after_round=2)] == ["b", "c"]
+    rounds.controller_round("s", RoundWrite(2, fed=["a"], save_state=True, state={"state": 2}))
+    # fed, but the state of round 3 was never stored
+    unfed = rounds.controller_round("s", RoundWrite(3, fed=["b"])).finished
+    assert rounds.saved_state("s") == ({"state": 2}, 2)
+    assert [r.chain.id for r in unfed] == ["c"]
+    assert [r.chain.id for r in rounds.controller_round("s").finished] == ["c"]
+    resumed = rounds.controller_round("s", after_round=2).finished
+    assert [r.chain.id for r in resumed] == ["b", "c"]
 
 
 def test_submission_document_matches_each_chain_document(registry: Registry) -> None:
     from steepy.registry.documents import chain_document, submission_document
 
     _submission(registry, "s")
-    registry.submissions.add_chains("s", [_chain("a"), _chain("b")], None)
+    store_chains(registry, "s", [_chain("a"), _chain("b")], None)
     for cid in ("a", "b"):
         _, run = registry.queue.claim_chain("agent")
         registry.queue.finish_run(cid, run, "ERROR", CS.PAUSED, auto_resume_after=utcnow(),
@@ -233,7 +239,7 @@ def test_the_streamed_document_is_the_whole_document(registry: Registry, chains:
 
     _submission(registry, "s")
     ids = [f"c{i}" for i in range(chains)]
-    registry.submissions.add_chains("s", [_chain(c) for c in ids], None)
+    store_chains(registry, "s", [_chain(c) for c in ids], None)
     for n, cid in enumerate(ids[:3]):
         _, run = registry.queue.claim_chain("agent")
         registry.queue.finish_run(cid, run, "SUCCESS", CS.SUCCESS, attempts=[AttemptRecord(
@@ -263,7 +269,7 @@ def test_a_changed_priority_decides_which_accepted_submission_starts_next(regist
 def test_an_attempt_has_one_shape(registry: Registry) -> None:
     """What the agent records is what the registry gives back (timeoutKind, lastLines, ...)."""
     _submission(registry, "s")
-    registry.submissions.add_chains("s", [_chain("c")], None)
+    store_chains(registry, "s", [_chain("c")], None)
     _, run = registry.queue.claim_chain("a")
     record = AttemptRecord("e", "cp", 1, utcnow(), utcnow(), "TIMEOUT", None, 15,
                            "maximum inactivity", 250, "fixed 250 ms", ["a", "b"], "timed out")
@@ -274,7 +280,7 @@ def test_an_attempt_has_one_shape(registry: Registry) -> None:
 
 def test_cancel_and_requeue_events_say_the_status(registry: Registry) -> None:
     _submission(registry, "s")
-    registry.submissions.add_chains("s", [_chain("waiting"), _chain("running")], None)
+    store_chains(registry, "s", [_chain("waiting"), _chain("running")], None)
     _, run = registry.queue.claim_chain("a", only="s")
     running = registry.views.list_chains("s", status="RUNNING")[0][0].chain.id
     waiting = ({"waiting", "running"} - {running}).pop()
@@ -293,8 +299,8 @@ def test_one_transaction_records_several_ends_and_claims(registry: Registry) -> 
     """Group commit: the ends and claims of several agents at once; each claim gets a chain
     of its own that its capabilities allow, in the order of priority and age."""
     _submission(registry, "s")
-    registry.submissions.add_chains("s", [_chain("gpu", 9, ["gpu"]), _chain("p1", 1),
-                                          _chain("p0a"), _chain("p0b")], None)
+    store_chains(registry, "s", [_chain("gpu", 9, ["gpu"]), _chain("p1", 1),
+                                 _chain("p0a"), _chain("p0b")], None)
     first = registry.queue.record([], [ClaimFor("a"), ClaimFor("b", frozenset({"gpu"}))])
     assert [(c[0].chain.id, c[1]) for c in first] == [("p1", 1), ("gpu", 1)]
     ends = [RunEnd(record.chain.id, run, "SUCCESS", CS.SUCCESS, results={"o": [record.chain.id]})

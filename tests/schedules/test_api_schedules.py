@@ -9,12 +9,13 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from steepy.cli import main
 from steepy.registry import open_registry
+from tests.conftest import ROOT
 from tests.http.conftest import Server
 from tests.schedules.processes import NAP, cli, env, wait_for
-
-pytestmark = [pytest.mark.process]
 
 BAD = "api: 4.7.0\nactions:\n  - type: execute\n    service: nope\n"
 
@@ -79,21 +80,18 @@ def test_schedules_over_http_and_the_cli_with_a_server(server: Server, tmp_path:
     assert http.put(f"/schedules/{schedule['id']}", json={"paused": 1}).status_code == 400
 
 
-def test_bad_input_at_add_is_located_and_stores_nothing(tmp_path: Path) -> None:
+def test_bad_input_at_add_is_located_and_stores_nothing(tmp_path: Path, monkeypatch) -> None:
     db = f"sqlite:///{tmp_path / 'steepy.db'}"
     environment = env(tmp_path, db)
     workflow = tmp_path / "bad.yaml"
     workflow.write_text(BAD)
-    import subprocess
-
-    from tests.conftest import ROOT
-    from tests.schedules.processes import steepy
-
+    monkeypatch.chdir(ROOT)
+    monkeypatch.delenv("STEEPY_SERVER", raising=False)  # as env() leaves it out
     for args, expected in (((str(workflow), "--every", "1s"), f"{workflow}:4:14: "),
                            ((str(workflow), "--cron", "61 * * * *"), "--cron: `61 * * * *'"),
                            ((str(workflow),), "--cron/--every: give either")):
-        out = subprocess.run(steepy("schedule", "add", *args), cwd=ROOT, env=environment,
-                             capture_output=True, text=True, timeout=60)
-        assert out.returncode == 2 and expected in out.stderr, out.stderr
+        out = CliRunner().invoke(main, ["schedule", "add", *args], env=environment,
+                                 catch_exceptions=False)
+        assert out.exit_code == 2 and expected in out.stderr, out.stderr
         assert "Traceback" not in out.stderr
     assert open_registry(db).schedules.list_schedules() == []

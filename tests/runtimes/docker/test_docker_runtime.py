@@ -26,10 +26,12 @@ def docker() -> dict[str, str]:
     return component("docker")
 
 
-def _agent(docker: dict, tmp_path, **settings) -> LocalAgent:
+def _agent(docker: dict, tmp_path, **docker_settings) -> LocalAgent:
+    """An agent whose `runtimes.docker' is the CI's client, never pulling, and these keys."""
+    given = {"command": docker["docker"], "pull": "never", **docker_settings}
     config = AgentConfig(log_dir=tmp_path / "logs", kill_grace_period_ms=1000,
-                         docker_command=docker["docker"], env=environment(docker),
-                         tmp_path=str(tmp_path), docker_pull="never", **settings)
+                         env=environment(docker), tmp_path=str(tmp_path),
+                         runtimes={"docker": given})
     return LocalAgent("agent-1", config)
 
 
@@ -45,8 +47,7 @@ async def test_output_env_volumes_and_no_container_left(docker, tmp_path) -> Non
     data = tmp_path / "data"
     data.mkdir()
     (data / "in.txt").write_text("from the host\n")
-    agent = _agent(docker, tmp_path, docker_env=["GREETING=hello"],
-                   docker_volumes=[f"{data}:/data:ro"])
+    agent = _agent(docker, tmp_path, env=["GREETING=hello"], volumes=[f"{data}:/data:ro"])
     exe = _exe(docker, "echo $GREETING attempt $STEEPY_ATTEMPT; cat /data/in.txt; "
                        f"echo written > {tmp_path}/out.txt", exe_id="ok")
     outcome = await agent.execute(ProcessChain("c", [exe]))
@@ -108,9 +109,9 @@ async def test_the_example_workflow_runs_in_a_container(docker, tmp_path, monkey
     services["box-wc"] = replace(services["box-wc"], path=docker["image"])
     registry = open_registry(f"sqlite:///{tmp_path / 'db.sqlite'}")
     sid = _submit(registry, _example("docker.yaml"))
-    config = AgentConfig(log_dir=tmp_path / "logs", docker_command=docker["docker"],
-                         env=environment(docker), tmp_path=str(tmp_path / "tmp"),
-                         docker_pull="never")
+    config = AgentConfig(log_dir=tmp_path / "logs", env=environment(docker),
+                         tmp_path=str(tmp_path / "tmp"),
+                         runtimes={"docker": {"command": docker["docker"], "pull": "never"}})
     engine = Engine(registry, services, read_macros(str(ROOT / "workflows" / "macros")),
                     EngineSettings(tmp_path=str(tmp_path / "tmp"), out_path=str(tmp_path / "out"),
                                    agents=1, sweep_s=0.5, agent=config))
@@ -153,7 +154,7 @@ async def test_a_container_gets_what_its_service_declares_and_no_secret(
     exe = _exe(docker, "env | sort; exit 3", exe_id="printenv")
     exe.environment = {"GREETING": "hello from the service", "COUNT": "4"}
     exe.pass_environment = ["STEEPY_FOR_THE_TOOL"]
-    outcome = await _agent(docker, tmp_path, docker_env=["FROM_SETTINGS=yes"]).execute(
+    outcome = await _agent(docker, tmp_path, env=["FROM_SETTINGS=yes"]).execute(
         ProcessChain("c", [exe]), submission_id="s1")
     assert outcome.status == ProcessChainStatus.ERROR and outcome.attempts[0].exit_code == 3
     lines = outcome.attempts[0].last_lines

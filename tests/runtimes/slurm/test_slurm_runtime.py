@@ -32,7 +32,7 @@ def slurm() -> dict[str, str]:
 def _agent(slurm: dict, tmp_path, **slurm_settings) -> LocalAgent:
     config = AgentConfig(log_dir=tmp_path / "logs", kill_grace_period_ms=1000,
                          env=environment(slurm), tmp_path=str(tmp_path),
-                         slurm={"partition": slurm["partition"], **slurm_settings})
+                         runtimes={"slurm": {"partition": slurm["partition"], **slurm_settings}})
     return LocalAgent("agent-1", config)
 
 
