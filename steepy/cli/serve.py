@@ -15,6 +15,32 @@ from steepy.cli.common import (AGENTS_OPTION, DB_OPTION, EXIT_INVALID, MACROS_OP
 from steepy.errors import Problem
 
 
+def _http_options(config, host: str | None, port: int | None):
+    """Address, port, token and Steep UI build of `http.*' (the options first); exits 2 for
+    a public address without a token or a Steep UI folder that is no build."""
+    import sys
+
+    from steepy.cli.common import fail
+    from steepy.http.server import is_loopback
+
+    host = host or str(config.get("http.host") or "127.0.0.1")
+    port = int(config.get("http.port") or 8080) if port is None else port
+    token = config.get("http.token")
+    token = None if token in (None, "") else str(token)
+    if token is None and not is_loopback(host):
+        click.echo(f"Refusing to listen on {host} without a token: anyone who can reach it "
+                   "could run commands on this machine through submitted workflows. Set "
+                   "`http.token' in steepy.yaml or STEEPY_HTTP_TOKEN (clients then send "
+                   "`Authorization: Bearer <token>'), or listen on 127.0.0.1.", err=True)
+        sys.exit(EXIT_INVALID)
+    steep_ui = config.get("http.steepUi")
+    if steep_ui and not (Path(steep_ui) / "index.html").is_file():
+        fail([Problem(f"http.steepUi: `{steep_ui}' is not a build of Steep's web UI (it has "
+                      "no index.html; build Steep's ui/ folder and give its out/ui folder)",
+                      file=config.source or "configuration")])
+    return host, port, token, steep_ui
+
+
 @main.command()
 @click.option("--host", help="Address to listen on (default: http.host, 127.0.0.1).")
 @click.option("--port", type=click.IntRange(0, 65535),
@@ -35,29 +61,15 @@ def serve(host: str | None, port: int | None, db, agents, no_agents: bool, servi
     import asyncio
     import sys
 
-    from steepy.cli.common import fail, prepare
+    from steepy.cli.common import prepare
     from steepy.http import ApiContext, create_app
     from steepy.http.basepath import normalise
-    from steepy.http.server import is_loopback, listen, serve as serve_api
+    from steepy.http.server import listen, serve as serve_api
 
     config = checked_config()
     checked_plugins()  # the plugins and runtime settings too: exit 2 before anything is opened
-    host = host or str(config.get("http.host") or "127.0.0.1")
-    port = int(config.get("http.port") or 8080) if port is None else port
-    token = config.get("http.token")
-    token = None if token in (None, "") else str(token)
-    if token is None and not is_loopback(host):
-        click.echo(f"Refusing to listen on {host} without a token: anyone who can reach it "
-                   "could run commands on this machine through submitted workflows. Set "
-                   "`http.token' in steepy.yaml or STEEPY_HTTP_TOKEN (clients then send "
-                   "`Authorization: Bearer <token>'), or listen on 127.0.0.1.", err=True)
-        sys.exit(EXIT_INVALID)
+    host, port, token, steep_ui = _http_options(config, host, port)
     post_max_size = int(config.get("http.postMaxSize"))  # a size, checked with the rest
-    steep_ui = config.get("http.steepUi")
-    if steep_ui and not (Path(steep_ui) / "index.html").is_file():
-        fail([Problem(f"http.steepUi: `{steep_ui}' is not a build of Steep's web UI (it has "
-                      "no index.html; build Steep's ui/ folder and give its out/ui folder)",
-                      file=config.source or "configuration")])
     service_map, macro_map = load_registries(services, macros)
     to_submit = [prepare(file, services, macros)[0] for file in submit_files]  # exit 2 if bad
     registry = open_registry_or_fail(db)
