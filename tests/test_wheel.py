@@ -53,5 +53,10 @@ def test_an_installed_wheel_validates_and_migrates(tmp_path: Path) -> None:
     assert good.returncode == 0, good.stderr
     bad = _run([*steepy, "validate", "bad.yaml"], cwd=work, env=env)
     assert bad.returncode == 2 and "bad.yaml:3:" in bad.stderr, bad.stderr
-    listed = _run([*steepy, "list", "--db", f"sqlite:///{work / 'steepy.db'}"], cwd=work, env=env)
+    db = ["--db", f"sqlite:///{work / 'steepy.db'}"]  # a new database: migrated on first use
+    submitted = _run([*steepy, "submit", "good.yaml", "--services", "services.yaml", *db],
+                     cwd=work, env=env)
+    assert submitted.returncode == 0, submitted.stderr
+    listed = _run([*steepy, "list", *db], cwd=work, env=env)
     assert listed.returncode == 0, listed.stderr
+    assert submitted.stdout.split()[-1] in listed.stdout

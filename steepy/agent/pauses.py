@@ -9,6 +9,7 @@ announce it; the pause itself is a sleep on the context's clock that a cancel en
 
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
 
 from steepy.agent.attempt import Executing, Failure, Requeued
@@ -16,6 +17,8 @@ from steepy.agent.cancel import Cancelled
 from steepy.agent.resume import Resume
 from steepy.agent.retry import RetryState
 from steepy.events import EventKind
+
+log = logging.getLogger(__name__)
 
 
 class Pauses:
@@ -71,6 +74,10 @@ class Pauses:
             record.delay_ms, record.delay_rule = delay_ms, rule
             record.due_time = ctx.clock.now() + timedelta(milliseconds=delay_ms)
             await ctx.store(record, True)
+        log.info("chain %s: attempt %d of %s failed%s; attempt %d in %.1fs (%s)", ctx.chain_id,
+                 state.attempt, exe.service_id, "" if record is None or record.exit_code is None
+                 else f" with exit code {record.exit_code}", state.performed + 1,
+                 delay_ms / 1000, state.reason or rule)
         ctx.emit(EventKind.CHAIN_RETRY_SCHEDULED, {
             "chainId": ctx.chain_id, "executableId": exe.id, "serviceId": exe.service_id,
             "attempt": state.performed + 1, "delayMs": delay_ms,
@@ -95,6 +102,8 @@ class Pauses:
         record.delay_ms, record.delay_rule = delay_ms, rule
         record.due_time = ctx.clock.now() + timedelta(milliseconds=delay_ms)
         await ctx.store(record, True)
+        log.info("chain %s: attempt %d of %s re-queued; again in %.1fs (%s)", ctx.chain_id,
+                 state.attempt, exe.service_id, delay_ms / 1000, error.reason)
         ctx.emit(EventKind.CHAIN_ATTEMPT_REQUEUED, {
             "chainId": ctx.chain_id, "executableId": exe.id, "serviceId": exe.service_id,
             "attempt": state.attempt, "exitCode": record.exit_code, "delayMs": delay_ms,

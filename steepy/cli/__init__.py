@@ -1,8 +1,9 @@
 """The `steepy` command line.
 
-Exit codes: 0 fine, 1 a workflow ran and failed, 2 bad input (nothing stored or run),
-3 cancelled, 4 the database cannot be used (full or read-only disk, server gone), 5 steepy
-itself failed (a bug: the message says where).
+Exit codes: 0 fine, 1 a workflow ran and failed, 2 bad input (nothing stored or run; also an
+unknown id, or no database where a command only reads), 3 cancelled, 4 the database cannot be
+used (full or read-only disk, server gone), 5 steepy itself failed (a bug: the message says
+where). Each command's --help lists its own (steepy/cli/helptext.py).
 """
 
 from __future__ import annotations
@@ -13,4 +14,7 @@ __all__ = ["entry", "main"]
 
 # the commands register themselves on `main'
 from steepy.cli import (engine, files, manage, notifications, pilots, plugins,  # noqa: E402,F401
-                        schedules, serve)
+                        schedules, search, serve)
+from steepy.cli.helptext import add_help  # noqa: E402
+
+add_help(main)  # every command's examples and exit codes, at the end of its --help

@@ -3,15 +3,14 @@ the engine settings from the configuration."""
 
 from __future__ import annotations
 
-import os
 import sys
-from pathlib import Path
 from typing import Any
 
 import click
 
-from steepy.cli.output import EXIT_INVALID, fail, warn  # noqa: F401 (re-exported)
-from steepy.config import DEFAULTS, load_config
+from steepy.cli.output import (EXIT_INVALID, fail, hint_on_failure, stop,  # noqa: F401
+                               warn)  # (re-exported)
+from steepy.config import load_config
 from steepy.errors import InputError, Problem
 from steepy.documents.loading import read_file, read_macros, read_services
 from steepy.model.submission import SubmissionStatus as SS
@@ -25,16 +24,17 @@ SERVICES_OPTION = click.option("--services", "-s", multiple=True,
 MACROS_OPTION = click.option("--macros", "-m", multiple=True, help="Macros: file, folder or glob.")
 AGENTS_OPTION = click.option("--agents", type=int,
                              help="Local agents, i.e. chains run in parallel (default: cores).")
+WHERE_SERVICES = ("give `--services DIR' (a file, folder or glob), set `services' in "
+                  "steepy.yaml (Steep's `steep.services'), or put service files in a "
+                  "`services/' folder.")
+NO_SERVICES = "No services were loaded: " + WHERE_SERVICES
 
 
 def _registry(option: tuple[str, ...], key: str, reader) -> dict[str, Any]:
     """Services or macros from the options, else from steepy.yaml or the default folder."""
-    if option:
-        return reader(list(option))
-    spec = checked_config().get(key)
-    if not spec or (spec == DEFAULTS[key] and not Path(spec).exists()):
-        return {}  # the default folder is optional
-    return reader(spec)
+    from steepy.api.setup import configured
+
+    return configured(option, key, reader, checked_config())
 
 
 def load_registries(services: tuple[str, ...], macros: tuple[str, ...]) -> tuple[dict, dict]:
@@ -46,13 +46,23 @@ def load_registries(services: tuple[str, ...], macros: tuple[str, ...]) -> tuple
         except InputError as e:
             problems += e.problems
             found.append({})
+    if not found[0] and not problems:
+        hint_on_failure("To load services, " + WHERE_SERVICES)  # said if the command fails (its services are unknown)
     if problems:
         fail(problems)
     return found[0], found[1]
 
 
 def db_url(option: str | None) -> str | None:
-    return option or os.environ.get("STEEPY_DB_URL") or checked_config().get("db.url")
+    """`--db', else db.url of the configuration (checked there, with its file:line:column or
+    variable: STEEPY_DB_URL is read as db.url)."""
+    if option:
+        from steepy.config.values import database_url
+        try:
+            return database_url(option)
+        except ValueError as e:  # e.g. Steep's jdbc:postgresql://...
+            fail([Problem(str(e), file="--db")])
+    return checked_config().get("db.url")
 
 
 def exit_if_engine_failed(engine) -> None:
@@ -70,18 +80,36 @@ def exit_if_engine_failed(engine) -> None:
     sys.exit(EXIT_INTERNAL)
 
 
-def open_registry_or_fail(db: str | None):
+def open_registry_or_fail(db: str | None, create: bool = True):
+    """The registry of `--db' (or the configuration's); with `create' False, an SQLite file
+    that does not exist is one line and exit code 2 instead of a new, empty database."""
     from steepy.errors import SteepyError
     from steepy.registry import open_registry
     from steepy.registry.failures import DatabaseUnavailable
 
+    url = db_url(db)
+    if not create:
+        stop_if_no_database(url)
     webhooks = [w.webhook() for w in checked_config().notifications.webhooks]
     try:
-        return open_registry(db_url(db), webhooks)
+        return open_registry(url, webhooks)
     except DatabaseUnavailable:
         raise  # not bad input: the command says so with its own exit code
     except SteepyError as e:  # e.g. not a database URL
         fail([Problem(str(e), file="--db")])
+
+
+def stop_if_no_database(url: str | None) -> None:
+    """A command that only reads must not leave an empty database behind (in the wrong folder,
+    say): no SQLite file there is bad input (exit 2, like an id that does not exist), not a
+    database that cannot be used (4)."""
+    from steepy.registry.database import sqlite_file
+
+    path = sqlite_file(url)
+    if path is not None and not path.exists():
+        stop(f"No database at {path.absolute()}: nothing was submitted from here. Run this "
+             "where you ran `steepy run' or `steepy submit', or give --db URL (STEEPY_DB_URL, "
+             "db.url) or --server URL (STEEPY_SERVER).")
 
 
 _CONFIG_KEY = "steepy.config"  # where a command keeps its checked configuration
@@ -147,28 +175,10 @@ def checked_plugins():
 
 def engine_settings(agents: int | None, config=None):
     """The engine's and its agents' settings from the (checked) configuration."""
-    from steepy.agent import AgentConfig
-    from steepy.engine.engine import EngineSettings
-    from steepy.notifications.delivery import DeliverySettings
+    from steepy.engine.settings import settings_from_config
 
     config = checked_config() if config is None else config
-    agent = AgentConfig.from_config(config, checked_plugins())
-    notifications = config.notifications
-    return EngineSettings(tmp_path=config.tmp_path, out_path=config.out_path,
-                          agents=agents or config.agent.instances or 0,
-                          capabilities=list(config.agent.capabilities),
-                          agent=agent,
-                          heartbeat_s=config.controller.heartbeat_interval / 1000,
-                          lease_s=config.controller.lease_timeout / 1000,
-                          sweep_s=config.scheduler.lookup_interval / 1000,
-                          logs_in_database=config.logs.process_chains.database,
-                          schedule_grace_s=config.schedules.grace_period / 1000,
-                          gc=gc_settings(config) if config.garbage_collector.enabled else None,
-                          notifications=DeliverySettings(
-                              webhooks=tuple(w.webhook() for w in notifications.webhooks),
-                              max_attempts=notifications.max_attempts,
-                              delay_ms=notifications.delay, max_delay_ms=notifications.max_delay,
-                              timeout_s=notifications.timeout / 1000))
+    return settings_from_config(config, checked_plugins(), agents)
 
 
 def gc_settings(config):

@@ -8,6 +8,7 @@ import click
 
 from steepy.cli import output
 from steepy.cli.group import exit_quickly, main
+from steepy.cli.logsetup import log_options
 from steepy.cli.common import (AGENTS_OPTION, DB_OPTION, EXIT_CODES, MACROS_OPTION, SERVICES_OPTION,
                                engine_settings, exit_if_engine_failed, load_registries,
                                open_registry_or_fail, prepare)
@@ -48,6 +49,7 @@ async def _follow(registry, submission_id: str, done) -> None:
 @DB_OPTION
 @AGENTS_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print the final submission as JSON.")
+@log_options
 def run(workflow_file: str, services, macros, db, agents, as_json: bool) -> None:
     """Submit a workflow and run it to the end in this process."""
     import asyncio
@@ -63,12 +65,15 @@ def run(workflow_file: str, services, macros, db, agents, as_json: bool) -> None
         click.echo(f"submission {submission.id}")
 
     engine = Engine(registry, service_map, macro_map, settings)
+    engine.on_resumed = lambda resumed_id: click.echo(
+        f"resuming submission {resumed_id} left by a dead engine", err=True)
 
     async def main_loop() -> None:
         loop = asyncio.get_running_loop()
 
         def interrupt() -> None:  # Ctrl-C: cancel the submission, let the engine finish it
             click.echo("cancelling ...", err=True)
+            engine.finish_resumed = False  # those it resumed are given back, not cancelled
             registry.requests.cancel_submission(submission.id)
             engine.changed("chains")
 
@@ -79,7 +84,8 @@ def run(workflow_file: str, services, macros, db, agents, as_json: bool) -> None
         if not as_json:
             follower = asyncio.create_task(_follow(registry, submission.id, done))
         try:
-            await engine.run(until_submission=submission.id)
+            # also what a killed `steepy run' left: resumed, and run to its end too
+            await engine.run(until_submission=submission.id, resume_abandoned=True)
         finally:
             if follower is not None:
                 done.set()
@@ -88,21 +94,29 @@ def run(workflow_file: str, services, macros, db, agents, as_json: bool) -> None
     asyncio.run(main_loop())
     exit_quickly()  # the engine has stopped: nothing is left that the teardown must finish
     exit_if_engine_failed(engine)
-    final = registry.views.get_submission(submission.id)
     try:
-        if as_json:
-            from steepy.registry.documents import write_submission_document
-
-            # written a page of chains at a time: 100,000 chains must not be one string
-            write_submission_document(registry.views, submission.id, sys.stdout.write)
-            sys.stdout.write("\n")
-        else:
-            message = f" ({final.error_message})" if final.error_message else ""
-            click.echo(f"submission {final.id}: {final.status}{message}")
+        final = _say_outcome(registry, submission.id, engine.resumed, as_json)
     finally:  # also when the reader went away (`| head`: click exits 1 quietly)
         registry.close()  # on SQLite: the WAL copied into the database file
     sys.exit(EXIT_CODES.get(str(final.status), 1))
 
+
+def _say_outcome(registry, submission_id: str, resumed: list[str], as_json: bool):
+    """Print how `steepy run`'s submission ended (and those it resumed); its record."""
+    final = registry.views.get_submission(submission_id)
+    if as_json:
+        from steepy.registry.documents import write_submission_document
+
+        # written a page of chains at a time: 100,000 chains must not be one string
+        write_submission_document(registry.views, submission_id, sys.stdout.write)
+        sys.stdout.write("\n")
+    else:
+        message = f" ({final.error_message})" if final.error_message else ""
+        click.echo(f"submission {final.id}: {final.status}{message}")
+    for resumed_id in resumed:  # their own statuses; the exit code is this one's
+        record = registry.views.get_submission(resumed_id)
+        click.echo(f"resumed submission {resumed_id}: {record.status}", err=True)
+    return final
 
 
 @main.command()
@@ -111,6 +125,7 @@ def run(workflow_file: str, services, macros, db, agents, as_json: bool) -> None
 @DB_OPTION
 @AGENTS_OPTION
 @click.option("--exit-when-idle", is_flag=True, help="Stop once nothing is left to do.")
+@log_options
 def worker(services, macros, db, agents, exit_when_idle: bool) -> None:
     """Run everything in the database until stopped (SIGTERM or Ctrl-C stop cleanly)."""
     import asyncio

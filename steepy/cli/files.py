@@ -8,22 +8,12 @@ from typing import Any
 import click
 
 from steepy.cli.group import main
-from steepy.cli.common import (MACROS_OPTION, SERVICES_OPTION, checked_config, checked_plugins,
-                               fail, load_registries, prepare)
+from steepy.cli.common import (MACROS_OPTION, NO_SERVICES, SERVICES_OPTION, checked_config,
+                               checked_plugins, fail, load_registries, prepare)
 from steepy.errors import InputError, Problem
-from steepy.documents.loading import expand_paths, read_file, read_services
+from steepy.documents.loading import expand_paths, read_file
 from steepy.model import ExecuteAction, ForEachAction, IncludeAction, Macro, Service, Workflow
 from steepy.documents.validation_macros import services_reached
-
-
-def _kind_of(data: Any) -> str:
-    """Guess what a file holds: a workflow, a list of services, or a macro."""
-    first = data[0] if isinstance(data, list) and data else data
-    if isinstance(first, dict) and "path" in first and "runtime" in first:
-        return "service"
-    if isinstance(first, dict) and "id" in first and "parameters" in first and "actions" in first:
-        return "macro"
-    return "workflow"
 
 
 def _summary(workflow: Workflow, macros: dict[str, Macro]) -> str:
@@ -46,39 +36,22 @@ def validate_file(path: Path, services: dict[str, Service], macros: dict[str, Ma
     """Check one file of any kind against the services, macros and runtimes (steepy's
     documents.validation_services.Runtimes; None: not checked); return a one-line summary or
     raise InputError."""
-    from steepy.documents.loading import Definitions, check_schema, workflow_from_document
-    from steepy.documents.validation import validate_macro, validate_workflow
+    from steepy.documents.checking import check_macros, check_workflow, document_kind
+    from steepy.documents.loading import read_definitions
     from steepy.documents.validation_services import service_file_problems
 
     document = read_file(path)
-    kind = _kind_of(document.data)
+    kind = document_kind(document.data)
     if kind == "service":
-        found = read_services(str(path))
-        problems = service_file_problems(found, runtimes)
+        found, problems = read_definitions(str(path), "service")
+        problems += service_file_problems(found, runtimes)
         if problems:
             raise InputError(problems)
         return f"{len(found)} service(s): {', '.join(found)}"
     if kind == "macro":
-        macro_list = document.data if isinstance(document.data, list) else [document.data]
-        problems = []
-        check_schema(document, "macro")
-        for i, item in enumerate(macro_list):
-            base = (i,) if isinstance(document.data, list) else ()
-            macro = Macro.from_json(item, base)
-            known = Definitions(macros)
-            known.sources = dict(getattr(macros, "sources", {}))
-            known.define(macro, document, base)  # this file's version of the macro
-            problems += [document.locate(p, base) for p in
-                         validate_macro(macro, macros=known, services=services,
-                                        runtimes=runtimes)]
-        if problems:
-            raise InputError(problems)
-        return f"{len(macro_list)} macro(s): {', '.join(str(m.get('id')) for m in macro_list)}"
-    workflow, document = workflow_from_document(document)
-    problems = validate_workflow(workflow, macros=macros, services=services, runtimes=runtimes)
-    if problems:
-        raise document.fail(problems)
-    return _summary(workflow, macros)
+        built = check_macros(document, services, macros, runtimes)
+        return f"{len(built)} macro(s): {', '.join(m.id for m in built)}"
+    return _summary(check_workflow(document, services, macros, runtimes), macros)
 
 
 
@@ -121,7 +94,7 @@ def list_services(services: tuple[str, ...]) -> None:
     """List the services workflows can use."""
     service_map, _ = load_registries(services, ())
     if not service_map:
-        click.echo("No services found (use --services PATH or a services/ folder).")
+        click.echo(NO_SERVICES)
         return
     rows = []
     for s in service_map.values():

@@ -1,5 +1,5 @@
 """Commands on the stored submissions: submit, list, show (also as status), logs, cancel,
-retry, events. One set of commands over two backends (steepy/cli/backends): the local
+retry, events. One set of commands over two backends (steepy/api/backends.py): the local
 database, or a steepy server with `--server URL' (STEEPY_SERVER); the output and exit codes
 are the same."""
 
@@ -7,17 +7,17 @@ from __future__ import annotations
 
 import functools
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Any, Callable, Iterator, NoReturn, TypeVar
 
 import click
 
-from steepy.cli.backends import Backend
+from steepy.api.backends import Backend
 from steepy.cli.common import DB_OPTION, MACROS_OPTION, SERVICES_OPTION, checked_config
 from steepy.cli.group import main
 from steepy.cli.output import (fail, print_document, print_events, print_json,
-                               print_submissions, stop)
+                               print_submissions, print_unowned, stop)
 from steepy.errors import InputError
-from steepy.model.submission import FINISHED_CHAIN, SubmissionStatus
+from steepy.model.submission import FINISHED_CHAIN, SubmissionStatus, priority_refused
 
 T = TypeVar("T")
 SERVER_OPTION = click.option("--server", envvar="STEEPY_SERVER", metavar="URL",
@@ -30,11 +30,12 @@ def open_backend(db: str | None, server: str | None) -> Iterator[Backend]:
     """The remote backend when `server' is given, else the local database's. A server that
     cannot be reached or refuses a request is one line and exit code 2."""
     if not server:
-        from steepy.cli.backends.local import LocalBackend
+        from steepy.api.local import LocalBackend
+        from steepy.cli.setup import CliSetup
 
-        yield LocalBackend(db)
+        yield LocalBackend(db, CliSetup())
         return
-    from steepy.cli.backends.remote import RemoteBackend
+    from steepy.api.remote import RemoteBackend
     from steepy.http.client import ClientError
 
     checked_config()  # http.token; a bad configuration is exit 2, not a traceback
@@ -88,6 +89,8 @@ def list_submissions(backend: Backend, status, size: int, offset: int) -> None:
     """List submissions, newest first."""
     page, total = backend.submissions(str(status) if status else None, size, offset)
     print_submissions(page, total, offset)
+    running = [s["id"] for s in page if s["status"] == SubmissionStatus.RUNNING]
+    print_unowned(backend.unowned(running) if running else {})
 
 
 @main.command()
@@ -100,13 +103,35 @@ def show(backend: Backend, item_id: str, as_json: bool) -> None:
     document = found(backend.document(item_id), "submission or process chain", item_id)
     if as_json:
         print_json(document)
-    else:
-        print_document(document)
+        return
+    print_document(document)
+    if "processChains" in document and document["status"] == SubmissionStatus.RUNNING:
+        print_unowned(backend.unowned([document["id"]]))
 
 
 # `steepy status ID': inspecting a submission's or process chain's status is `show' by the
 # name Steep's users look for; one command registered under both names
 main.add_command(show, name="status")
+
+
+def _not_a_chain(backend: Backend, item_id: str, shown: int = 10) -> NoReturn:
+    """`logs' of an id that is no process chain's: if it is a submission's, name its chains
+    (exit code 2 either way)."""
+    found_chains = backend.submission_chains(item_id, shown)
+    if found_chains is None:
+        stop(f"No process chain with the id `{item_id}'.")
+    chains, total = found_chains
+    lines = [f"`{item_id}' is a submission, not a process chain; `steepy logs' prints what "
+             "one process chain wrote."]
+    if not chains:
+        lines.append("It has no process chains yet.")
+    else:
+        lines.append(f"Its {total} process chain(s):")
+        lines += [f"  {c['id']}  {c['status']}" for c in chains]
+        if total > len(chains):
+            lines.append(f"  and {total - len(chains)} more (`steepy show {item_id}' lists all)")
+        lines.append(f"For example: steepy logs {chains[0]['id']}")
+    stop("\n".join(lines))
 
 
 @main.command()
@@ -118,7 +143,9 @@ def logs(backend: Backend, chain_id: str, run_number: int | None, follow: bool) 
     """Print the output of a process chain's run."""
     import time
 
-    chain = found(backend.chain(chain_id), "process chain", chain_id)
+    chain = backend.chain(chain_id)
+    if chain is None:
+        _not_a_chain(backend, chain_id)
     if chain.latest_run is None:
         stop(f"Process chain `{chain_id}' has not run yet ({chain.status}).")
     number = run_number or chain.latest_run
@@ -172,6 +199,20 @@ def retry(backend: Backend, submission_id: str) -> None:
              "CANCELLED submissions can be retried.")
     click.echo(f"submission {submission_id}: RUNNING again (was {answer.before}); "
                "a worker picks it up")
+
+
+@main.command(context_settings={"ignore_unknown_options": True})  # N may be -5
+@click.argument("item_id", metavar="ID")
+@click.argument("priority", type=click.IntRange(-(2**31 - 1), 2**31 - 1), metavar="N")
+@with_backend
+def priority(backend: Backend, item_id: str, priority: int) -> None:
+    """Set the priority of a submission (and of its chains that have not finished) or of a
+    process chain: a higher number is run first."""
+    answer = found(backend.set_priority(item_id, priority), "submission or process chain",
+                   item_id)
+    if not answer.done:
+        stop(priority_refused(answer.kind, answer.before))
+    click.echo(f"{answer.kind} {item_id}: priority {priority} ({answer.before})")
 
 
 @main.command(name="events")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from steepy.cli.backends import Backend
+from steepy.api.backends import Backend
 from steepy.cli.group import main
 from steepy.cli.manage import with_backend
 from steepy.cli.output import _time, print_json, table

@@ -34,17 +34,42 @@ def _sorted(problems: Iterable[Problem]) -> list[Problem]:
     return sorted(problems, key=lambda p: (p.file or "", p.line or 0, p.column or 0))
 
 
+_HINTS = "steepy.hints"  # where a command keeps the lines `fail' adds (click context meta)
+
+
+def hint_on_failure(text: str) -> None:
+    """A line that `fail' prints after this command's problems, should it fail: e.g. where
+    services come from, when none were found."""
+    context = click.get_current_context(silent=True)
+    if context is not None and text not in context.meta.setdefault(_HINTS, []):
+        context.meta[_HINTS].append(text)
+
+
+def _of_option(problem: Problem) -> bool:
+    """A problem of a command-line option (its `file' is the option, e.g. `--cron')."""
+    return (problem.file or "").startswith("--")
+
+
 def fail(problems: list[Problem]) -> NoReturn:
-    """Print every problem, in file order, as `file:line:column: path: message', and stop
-    with exit code 2."""
+    """Print every problem, in file order, as `file:line:column: path: message' (an
+    option's as `--option: message'), the command's hints, and stop with exit code 2."""
     problems = _sorted(problems)
     for p in problems:
         location = click.style(p.location(), bold=True)
         path = click.style(p.path, fg="cyan") + ": " if p.path else ""
         click.echo(f"{location}: {path}{p.message}", err=True)
-    files = {p.file for p in problems}
-    click.echo(click.style(_plural(len(problems), "problem"), fg="red")
-               + f" in {_plural(len(files), 'file')}", err=True)
+    context = click.get_current_context(silent=True)
+    for hint in context.meta.get(_HINTS, []) if context is not None else []:
+        click.echo(hint, err=True)
+    files = {p.file for p in problems if not _of_option(p)}
+    options = sum(map(_of_option, problems))
+    count = click.style(_plural(len(problems), "problem"), fg="red")
+    if not files:  # only options were wrong: an option error, not a file's
+        command = context.command_path if context is not None else "steepy"
+        click.echo(f"{count} in the options; `{command} -h' lists them", err=True)
+    else:
+        click.echo(f"{count} in {_plural(len(files), 'file')}"
+                   + (f" and {options} in the options" if options else ""), err=True)
     sys.exit(EXIT_INVALID)
 
 
@@ -103,6 +128,22 @@ def print_submissions(found: list[dict], total: int, offset: int) -> None:
         click.echo(f"({total} in all; --offset {offset + len(found)} for more)", err=True)
 
 
+def _clock_time(text: str) -> str:
+    """An API time as this machine's clock shows it: `12:03' today, else with the date."""
+    moment = datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone()
+    same_day = moment.date() == datetime.now().astimezone().date()
+    return moment.strftime("%H:%M" if same_day else "%Y-%m-%d %H:%M")
+
+
+def print_unowned(unowned: dict[str, str | None]) -> None:
+    """RUNNING submissions that no engine drives (`Backend.unowned'), a line each on stderr:
+    nothing happens to them until an engine takes them over."""
+    for submission_id, since in unowned.items():
+        when = f"since {_clock_time(since)}" if since else "since it was retried"
+        click.echo(f"submission {submission_id}: no engine has owned it {when}; start "
+                   "`steepy worker'", err=True)
+
+
 def print_document(doc: dict) -> None:
     """A submission document (with its chains) or a process chain document (with its runs
     and attempts), for people."""
@@ -135,18 +176,47 @@ def _print_chain(doc: dict) -> None:
     click.echo(f"process chain {doc['id']}  {doc['status']}  (submission {doc['submissionId']})")
     if doc.get("waiting"):
         click.echo(f"  {doc['waiting']}")
+    if doc.get("retries"):  # the chain-level policy: another run after a failed one
+        click.echo(f"  chain retries: {_retries(doc['retries'])}")
+    last = doc["runs"][-1] if doc["runs"] else {}
+    if doc["status"] == CS.PAUSED and last.get("autoResumeAfter"):
+        click.echo(f"  paused: run {last['runNumber'] + 1} is due at "
+                   f"{_time(last['autoResumeAfter'])}")
     for run in doc["runs"]:
-        status = run.get("status", CS.RUNNING)
-        click.echo(f"  run {run['runNumber']}: {status} on {run['agentId']} "
-                   f"from {run['startTime']} to {run.get('endTime', '...')}")
-        if run.get("errorMessage"):
-            click.echo("    " + run["errorMessage"].replace("\n", "\n    "))
-        for a in run["attempts"]:
-            detail = a.get("timeoutKind") or (f"exit code {a['exitCode']}"
-                                              if a["exitCode"] is not None else "")
-            delay = f", next attempt after {a['delayMs']} ms" if a.get("delayMs") else ""
-            click.echo(f"    {a['executableId']} attempt {a['attempt']}: {a['outcome']} "
-                       f"{detail}{delay}")
+        _print_run(run)
+
+
+def _retries(data: dict) -> str:
+    """A retry policy in a line: `2 attempts, delay constant 300ms, jitter none; abortOn
+    {"exitCodes": [2]}'."""
+    from steepy.model.policies import RetryPolicy
+
+    policy = RetryPolicy.from_json(data)
+    attempts = "unlimited" if policy.max_attempts < 0 else str(policy.max_attempts)
+    text = f"{attempts} attempts, delay {policy.describe_delay_rule()}"
+    for key in ("retryOn", "abortOn", "requeue"):
+        if data.get(key) is not None:
+            text += f"; {key} {json.dumps(data[key])}"
+    return text
+
+
+def _print_run(run: dict) -> None:
+    status = run.get("status", CS.RUNNING)
+    click.echo(f"  run {run['runNumber']}: {status} on {run['agentId']} "
+               f"from {run['startTime']} to {run.get('endTime', '...')}")
+    if run.get("errorMessage"):
+        click.echo("    " + run["errorMessage"].replace("\n", "\n    "))
+    for a in run["attempts"]:
+        detail = a.get("timeoutKind") or (f"exit code {a['exitCode']}"
+                                          if a["exitCode"] is not None else "")
+        # what followed: the pause and the rule that chose it, or why no attempt came
+        then = rule = a.get("delayRule")
+        if a.get("delayMs"):
+            then = f"next attempt after {a['delayMs']} ms" + (f" ({rule})" if rule else "")
+        click.echo(f"    {a['executableId']} attempt {a['attempt']}: {a['outcome']} "
+                   f"{detail}{'; ' + then if then else ''}")
+    if run.get("autoResumeAfter"):  # a chain-level retry or re-queue paused the chain
+        click.echo(f"    next run due at {_time(run['autoResumeAfter'])} (chain retry delay)")
 
 
 # --------------------------------------------------------------------------- events

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import click
 
-from steepy.cli.backends import Backend
+from steepy.api.backends import Backend
 from steepy.cli.common import DB_OPTION, MACROS_OPTION, SERVICES_OPTION, checked_config
 from steepy.cli.group import main
 from steepy.cli.manage import found, with_backend
@@ -15,8 +15,20 @@ from steepy.cli.output import fail, print_json, stop
 from steepy.errors import InputError
 
 
-def _when(text: str | None) -> str:
-    return "-" if not text else text.replace("T", " ").split(".")[0].rstrip("Z")
+def _when(text: str | None, zone: str | None = None) -> str:
+    """An API time (UTC, `...Z') in the schedule's time zone, with the zone's name:
+    `2025-03-01 03:00:00 Europe/Berlin'."""
+    from datetime import datetime
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    if not text:
+        return "-"
+    moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    try:
+        tz = ZoneInfo(zone or "UTC")
+    except (ZoneInfoNotFoundError, ValueError):  # a zone this machine does not know
+        tz, zone = ZoneInfo("UTC"), "UTC"
+    return f"{moment.astimezone(tz).strftime('%Y-%m-%d %H:%M:%S')} {zone or 'UTC'}"
 
 
 def _trigger(schedule: dict) -> str:
@@ -25,7 +37,9 @@ def _trigger(schedule: dict) -> str:
 
 
 def _line(schedule: dict) -> str:
-    state = "paused" if schedule["paused"] else f"next {_when(schedule.get('nextFireTime'))}"
+    zone = schedule.get("timezone")
+    state = ("paused" if schedule["paused"]
+             else f"next {_when(schedule.get('nextFireTime'), zone)}")
     return f"{schedule['id']}  {schedule['name']}: {_trigger(schedule)}, {state}"
 
 
@@ -71,8 +85,8 @@ def list_schedules(backend: Backend, as_json: bool) -> None:
         click.echo("no schedules")
     for item in found_all:
         last = item.get("lastSubmissionId")
-        click.echo(_line(item) + (f", last {_when(item.get('lastFireTime'))} ({last})"
-                                  if last else ""))
+        when = _when(item.get("lastFireTime"), item.get("timezone"))
+        click.echo(_line(item) + (f", last {when} ({last})" if last else ""))
 
 
 @schedule.command()
@@ -86,13 +100,15 @@ def show(backend: Backend, schedule_id: str, as_json: bool) -> None:
         print_json(item)
         return
     click.echo(_line(item))
+    zone = item.get("timezone")
     for firing in item.get("firings", []):
+        due = _when(firing["dueTime"], zone)
         if firing["outcome"] == "fired":
             extra = f" ({firing['count']} due times coalesced)" if firing["count"] > 1 else ""
-            click.echo(f"  {_when(firing['dueTime'])}  fired {firing['submissionId']}{extra}")
+            click.echo(f"  {due}  fired {firing['submissionId']}{extra}")
         else:
-            click.echo(f"  {_when(firing['dueTime'])}  skipped {firing['count']} due time(s) "
-                       f"up to {_when(firing.get('lastDueTime'))} (older than the grace period)")
+            click.echo(f"  {due}  skipped {firing['count']} due time(s) up to "
+                       f"{_when(firing.get('lastDueTime'), zone)} (older than the grace period)")
 
 
 def _pause(backend: Backend, schedule_id: str, paused: bool) -> None:
@@ -142,5 +158,5 @@ def gc(db: str | None, dry_run: bool) -> None:
         stop("garbageCollector.retention.submissions is not set: nothing would be deleted "
              "(set it, e.g. to 30d, in steepy.yaml or STEEPY_GARBAGECOLLECTOR_RETENTION_"
              "SUBMISSIONS).")
-    registry = open_registry_or_fail(db)
+    registry = open_registry_or_fail(db, create=False)  # nothing to collect in no database
     click.echo(collect_garbage(registry, settings, dry_run=dry_run).summary())

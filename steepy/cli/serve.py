@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from steepy.cli.group import main
+from steepy.cli.logsetup import log_options
 from steepy.cli.common import (AGENTS_OPTION, DB_OPTION, EXIT_INVALID, MACROS_OPTION,
                                SERVICES_OPTION, checked_config, checked_plugins,
                                engine_settings, exit_if_engine_failed, load_registries,
@@ -54,6 +55,7 @@ def _http_options(config, host: str | None, port: int | None):
 @click.option("--submit", "submit_files", multiple=True, type=click.Path(), metavar="WORKFLOW",
               help="Submit this workflow file once the server starts (repeatable); each is "
                    "checked first, like `steepy submit'.")
+@log_options
 def serve(host: str | None, port: int | None, db, agents, no_agents: bool, services,
           macros, submit_files: tuple[str, ...]) -> None:
     """Serve Steep's HTTP API and web UI (and run the submitted workflows) until SIGTERM or

@@ -13,7 +13,7 @@ from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fi
                       model_validator)
 
 from steepy.config.values import (Duration, EventPattern, Int, Names, Paths, Size,
-                                  duration_ms, no_bool, string_list)
+                                  database_url, duration_ms, no_bool, string_list)
 from steepy.model.durations import format_duration
 from steepy.errors import InputError, Problem
 from steepy.model.common import type_name as _kind
@@ -94,7 +94,7 @@ class LogsSettings(Section):
 
 
 class DbSettings(Section):
-    url: str | None = None  # None: sqlite:///.steepy/steepy.db
+    url: Annotated[str | None, AfterValidator(database_url)] = None  # None: .steepy/steepy.db
 
 
 class ControllerSettings(Section):

@@ -9,8 +9,9 @@ the JSON Schema (steepy/schemas) holds the structure (types, required keys, enum
 unknown keys); the model's `from_json` converts what the schema let through and raises only
 for what it cannot convert (a variable defined twice, policy values such as durations); the
 validation modules hold the meaning (references, wiring, cycles, parameters, API versions,
-cardinality ranges). Here the first two run in that order, so `from_json` never sees a document
-of the wrong shape.
+cardinality ranges). Here the first two run, each on the parts the one before let through
+(`steepy.documents.layers`), so `from_json` never sees a part of the wrong shape and every
+problem of both comes out at once.
 """
 
 from __future__ import annotations
@@ -19,15 +20,15 @@ import glob
 import json
 import os
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from steepy.errors import InputError, Problem, json_path
+from steepy.documents.layers import Layered, build_layers
+from steepy.documents.schemas import SCHEMA_DIR, schema_problems  # noqa: F401 (re-exported)
 from steepy.documents.yamlreader import parse_yaml_all as _parse_yaml
+from steepy.documents.yamlreader import template_problem
 
-# package data (the top-level schemas/ links here), so that an installed wheel validates
-SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
 DOC_SUFFIXES = (".yaml", ".yml", ".json")
 
 
@@ -41,11 +42,13 @@ class Document:
     text: str | None = None  # the text it was read from, for parse_text/read_file documents
 
     def locate(self, problem: Problem, base: tuple = ()) -> Problem:
-        """Fill in file, line and column of a problem from its JSON path (or the nearest parent)."""
+        """Fill in file, line and column of a problem from its JSON path (or the nearest
+        parent); `base`: its path is inside the value at `base` (then it is made whole)."""
         problem.file = problem.file or self.file
         if problem.line is None:
             path = problem.path
             full = json_path(base) + ("." if base and path and not path.startswith("[") else "") + path
+            problem.path = full
             problem.line, problem.column = self._position(full)
         return problem
 
@@ -105,6 +108,9 @@ def parse_text(text: str, name: str = "<input>") -> Document:
         except (InputError, IndexError):
             positions = {}
         return Document(data, name, positions, text)
+    template = template_problem(text, name)
+    if template is not None:
+        raise InputError(template)
     documents = parse_yaml_all(text, name)
     if not documents:
         raise InputError(Problem("the file is empty", file=name))
@@ -128,110 +134,6 @@ def read_file(path: str | os.PathLike) -> Document:
     return parse_text(text, name)
 
 
-# ---------------------------------------------------------------- JSON Schemas
-
-
-@lru_cache(maxsize=None)
-def _validators() -> dict[str, Any]:
-    """The three schemas, compiled once, sharing one registry for cross-file $refs."""
-    from jsonschema import Draft202012Validator
-    from referencing import Registry, Resource
-
-    schemas = {}
-    for kind in ("workflow", "service", "macro"):
-        with open(SCHEMA_DIR / f"{kind}.schema.json", encoding="utf-8") as f:
-            schemas[kind] = json.load(f)
-    registry = Registry().with_resources(
-        (s["$id"], Resource.from_contents(s)) for s in schemas.values() if "$id" in s)
-    return {kind: Draft202012Validator(schema, registry=registry)
-            for kind, schema in schemas.items()}
-
-
-def _schema_message(error: Any) -> str:
-    """Plain words for a jsonschema error."""
-    validator, value = error.validator, error.instance
-    if validator == "additionalProperties":
-        allowed = sorted(error.schema.get("properties", {}))
-        extra = sorted(set(value) - set(allowed)) if isinstance(value, dict) else []
-        names = ", ".join(f"`{k}'" for k in extra) or "a property"
-        return f"unknown property {names}; allowed here: {', '.join(allowed)}"
-    if validator == "required":
-        missing = [k for k in error.validator_value if isinstance(value, dict) and k not in value]
-        return f"`{missing[0] if missing else error.validator_value[0]}' is required"
-    if validator == "enum":
-        return f"`{value}' is not allowed here; allowed: {', '.join(map(str, error.validator_value))}"
-    if validator == "type":
-        expected = error.validator_value
-        expected = " or ".join(expected) if isinstance(expected, list) else expected
-        return f"expected {expected}, got {_kind(value)} `{_short(value)}'"
-    if validator in ("oneOf", "anyOf"):
-        best = _best_sub_error(error)
-        if best is not None:
-            return _schema_message(best)
-    if validator == "minimum":
-        return f"{value} is too small; the minimum is {error.validator_value}"
-    if validator == "pattern":
-        description = error.schema.get("description")
-        hint = f" ({description})" if description else ""
-        return f"`{value}' does not have the expected form{hint}"
-    description = error.schema.get("description")
-    return error.message + (f" ({description})" if description else "")
-
-
-def _best_sub_error(error: Any) -> Any:
-    from jsonschema.exceptions import best_match
-
-    context = list(error.context or [])
-    return best_match(context) if context else None
-
-
-def _kind(value: Any) -> str:
-    from steepy.model.common import type_name
-
-    return type_name(value)
-
-
-def _short(value: Any) -> str:
-    text = json.dumps(value, default=str)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-# what a whole document must be, for a document of the wrong type
-_DOCUMENT_SHAPES = {"workflow": "a workflow must be an object with `api' and `actions'",
-                    "service": "service metadata must be a service (an object) or a list of them",
-                    "macro": "a macro file must hold a macro (an object) or a list of them"}
-
-
-def schema_problems(data: Any, kind: str) -> list[Problem]:
-    """Problems of `data` against schemas/<kind>.schema.json, one per failing place."""
-    validator = _validators()[kind]
-    problems = []
-    for error in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path))):
-        leaf = error
-        if error.validator in ("oneOf", "anyOf") and error.context:
-            leaf = _best_sub_error(error) or error
-        parts = list(leaf.absolute_path)
-        if leaf.validator == "additionalProperties" and isinstance(leaf.instance, dict):
-            extra = sorted(set(leaf.instance) - set(leaf.schema.get("properties", {})))
-            parts += extra[:1]  # point at the unknown key itself
-        path = json_path(parts)
-        if not parts and leaf.validator == "type":
-            message = f"{_DOCUMENT_SHAPES[kind]}, not {_kind(data)}"
-        else:
-            message = _schema_message(error)
-        problems.append(Problem(message, path=path))
-    return _dedupe(problems)
-
-
-def _dedupe(problems: list[Problem]) -> list[Problem]:
-    seen, out = set(), []
-    for p in problems:
-        if (p.path, p.message) not in seen:
-            seen.add((p.path, p.message))
-            out.append(p)
-    return out
-
-
 # ---------------------------------------------------------------- model objects
 
 
@@ -243,12 +145,12 @@ def check_schema(document: Document, kind: str) -> None:
 
 
 def build(document: Document, kind: str, make: Callable[[Any], Any]) -> Any:
-    """Check `document.data` against the schema of `kind`, then build the model object."""
-    check_schema(document, kind)
-    try:
-        return make(document.data)
-    except InputError as e:
-        raise document.fail(e.problems) from None
+    """The model object of `document.data`, built by `make` (a from_json) from what the schema
+    of `kind` lets through; InputError with the problems of both layers otherwise."""
+    layered = build_layers(document.data, kind, make)
+    if layered.problems:
+        raise document.fail(layered.problems)
+    return layered.value
 
 
 def read_workflow(path: str | os.PathLike):
@@ -289,11 +191,15 @@ class Definitions(dict):
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
-        self.sources: dict[str, tuple[Document, tuple]] = {}
+        # id -> (document, JSON path of the definition in it, what it was built from)
+        self.sources: dict[str, tuple[Document, tuple, Layered | None]] = {}
 
-    def define(self, obj: Any, document: Document, base: tuple = ()) -> None:
+    def define(self, obj: Any, document: Document, base: tuple = (),
+               layered: Layered | None = None) -> None:
+        """`obj`, read at `base` in `document`; `layered`: it was built from what was left of
+        its definition after the parts with problems were taken out."""
         self[obj.id] = obj
-        self.sources[obj.id] = (document, base)
+        self.sources[obj.id] = (document, base, layered)
 
     def copy(self) -> "Definitions":
         out = Definitions(self)
@@ -306,15 +212,34 @@ class Definitions(dict):
         source = self.sources.get(key)
         if source is None:
             return None
-        document, base = source
+        document, base, layered = source
+        if layered is not None:
+            parts = layered.pruned.original_parts(tuple(parts))
         problem.path = json_path(base + tuple(parts))
         return document.locate(problem)
 
 
-def _read_many(spec, kind: str, make: Callable[[dict, tuple], Any], what: str,
-               check: Callable[[Any, tuple], list[Problem]] = lambda obj, base: []) -> Definitions:
-    """Definitions of `kind` from files: schema, then the model, then `check` (the problems of
-    one definition on its own, placed at its position in the document)."""
+def layered_items(document: Document, kind: str,
+                  make: Callable[[Any], Any]) -> Iterator[tuple[tuple, Layered]]:
+    """(JSON path, what the layers made of it) of each service or macro of a document: a
+    list of them or a single one. A document of another shape raises InputError."""
+    if not isinstance(document.data, (list, dict)):
+        check_schema(document, kind)
+    is_list = isinstance(document.data, list)
+    for i, item in enumerate(document.data if is_list else [document.data]):
+        yield ((i,) if is_list else ()), build_layers(item, kind, make)
+
+
+def read_definitions(spec, kind: str) -> tuple[Definitions, list[Problem]]:
+    """Services or macros (`kind`) from files, and every problem of them: the schema's, the
+    model's, those of a service definition on its own, ids defined twice. A definition with
+    problems is kept when the model could be built from the rest of it (so that, say, the
+    runtime of a service with a bad duration is checked too)."""
+    from steepy.documents.validation_definitions import definition_problems
+    from steepy.model.macro import Macro
+    from steepy.model.service import Service
+
+    make = Service.from_json if kind == "service" else Macro.from_json
     by_id = Definitions()
     where: dict[str, str] = {}
     problems: list[Problem] = []
@@ -323,24 +248,27 @@ def _read_many(spec, kind: str, make: Callable[[dict, tuple], Any], what: str,
             document = read_file(path)
             if document.data is None:
                 continue  # an empty file declares nothing
-            check_schema(document, kind)
-            is_list = isinstance(document.data, list)
-            for i, item in enumerate(document.data if is_list else [document.data]):
-                position = (i,) if is_list else ()
-                try:
-                    obj = make(item, position)
-                except InputError as e:
-                    raise document.fail(e.problems) from None
-                problems += [document.locate(p) for p in check(obj, position)]
+            for base, layered in layered_items(document, kind, make):
+                problems += [document.locate(p, base) for p in layered.problems]
+                obj = layered.value
+                if obj is None:
+                    continue
+                own = definition_problems(obj) if kind == "service" else []
+                problems += [document.locate(layered.original(p), base) for p in own]
                 if obj.id in by_id:
                     problems.append(document.locate(Problem(
-                        f"{what} id `{obj.id}' is already defined in {where[obj.id]}",
-                        path=json_path(position + ("id",)))))
+                        f"{kind} id `{obj.id}' is already defined in {where[obj.id]}",
+                        path=json_path(base + ("id",)))))
                     continue
-                by_id.define(obj, document, position)
+                by_id.define(obj, document, base, layered)
                 where[obj.id] = str(path)
         except InputError as e:
             problems += e.problems
+    return by_id, problems
+
+
+def _read_all(spec, kind: str) -> Definitions:
+    by_id, problems = read_definitions(spec, kind)
     if problems:
         raise InputError(problems)
     return by_id
@@ -348,14 +276,9 @@ def _read_many(spec, kind: str, make: Callable[[dict, tuple], Any], what: str,
 
 def read_services(spec) -> Definitions:
     """Service metadata from a file, directory, glob or list → {id: Service}."""
-    from steepy.model.service import Service
-    from steepy.documents.validation_definitions import definition_problems
-
-    return _read_many(spec, "service", Service.from_json, "service", definition_problems)
+    return _read_all(spec, "service")
 
 
 def read_macros(spec) -> Definitions:
     """Macros from a file, directory, glob or list → {id: Macro}."""
-    from steepy.model.macro import Macro
-
-    return _read_many(spec, "macro", Macro.from_json, "macro")
+    return _read_all(spec, "macro")

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from steepy.documents.loading import Document, workflow_from_document
-from steepy.documents.validation import validate_workflow
+from steepy.documents.checking import check_workflow
+from steepy.documents.loading import Document
 from steepy.documents.validation_services import Runtimes
 from steepy.errors import InputError, Problem
 from steepy.model import Submission
@@ -21,10 +21,7 @@ def submission_from(document: Document, services: Mapping, macros: Mapping,
     """The submission of the workflow in `document` (from `read_file` or `parse_text`);
     InputError with every problem (file:line:column and JSON path) otherwise. Services'
     runtimes are checked against `runtimes` (None: not checked)."""
-    workflow, document = workflow_from_document(document)
-    problems = validate_workflow(workflow, macros=macros, services=services, runtimes=runtimes)
-    if problems:
-        raise document.fail(problems)
+    workflow = check_workflow(document, services, macros, runtimes)
     try:
         capabilities = collect_required_capabilities(workflow, services, macros)
     except MissingMacroError as e:

@@ -7,7 +7,6 @@ errors come out in the order Steep reports them. A problem carries the JSON path
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
@@ -17,11 +16,9 @@ from steepy.model.macro import MACRO_INPUT, MACRO_OUTPUT, Macro
 from steepy.model.service import Service
 from steepy.model.workflow import (Action, ExecuteAction, ForEachAction, IncludeAction, Variable,
                                    Workflow)
+from steepy.documents.validation_api import MAX_API, MIN_API, api_problem  # noqa: F401 (re-exported)
 from steepy.documents.validation_macros import include_cycle_problems, services_reached
 from steepy.documents.validation_services import Runtimes, check_services, known
-
-MIN_API = (4, 0, 0)
-MAX_API = (4, 7, 0)
 
 
 @dataclass
@@ -86,7 +83,8 @@ def _refs(sites: list[Site]) -> list[Ref]:
 class _Checker:
     def __init__(self, root: str, actions: list[Action], declared: list[Variable],
                  macros: dict[str, Macro] | None, services: dict[str, Service] | None,
-                 macro_id: str | None = None, runtimes: Runtimes | None = None):
+                 macro_id: str | None = None, runtimes: Runtimes | None = None,
+                 opaque: Iterable[str] = ()):
         self.root = root
         self.actions = actions
         self.macro_id = macro_id  # the macro being validated; None for a workflow
@@ -98,6 +96,12 @@ class _Checker:
         self.declared = declared
         self.problems: list[Problem] = []
         self.given_inputs: set[str] = set()  # macro input parameters: they come with values
+        # ids of actions and variables in parts of the document already rejected (by the schema
+        # or the model): what only their absence causes is not reported
+        self.opaque = set(opaque)
+        # variables that a for-each enumerates over themselves (one problem says so)
+        self.looped = {a.input.id for a in (s.action for s in self.sites)
+                       if isinstance(a, ForEachAction) and a.input.id == a.enumerator.id}
 
     def add(self, message: str, site: Site | None = None, path: tuple | None = None) -> None:
         where = path if path is not None else (site.path if site else ())
@@ -177,11 +181,21 @@ class _Checker:
                 self.add(f"Enumerator `{r.var.id}' is used as an output. An enumerator gets its "
                          "values from the for-each action only.", r.site, r.path)
 
+    def own_enumerators(self) -> None:
+        for site in self.sites:
+            a = site.action
+            if isinstance(a, ForEachAction) and a.input.id == a.enumerator.id:
+                self.add(f"For-each action `{a.id}' uses variable `{a.input.id}' as both its "
+                         "input and its enumerator. The enumerator holds one item of the input "
+                         "at a time, so it needs a variable of its own (e.g. `enumerator: "
+                         f"{a.input.id}_item', used inside the loop).", site,
+                         site.path + ("enumerator",))
+
     def input_values(self) -> None:
         produced = {r.var.id for r in self.refs if r.role in ("output", "enumerator")}
         for r in self.refs:
             if (r.role == "input" and r.var.value is None and r.var.id not in produced
-                    and r.var.id not in self.given_inputs):
+                    and r.var.id not in self.given_inputs and r.var.id not in self.opaque):
                 self.add(f"Input variable `{r.var.id}' has no value. Give it a value in `vars' "
                          "or make it the output of an action.", r.site, r.path)
 
@@ -192,7 +206,7 @@ class _Checker:
             if r.role in ("output", "enumerator"):
                 home.setdefault(r.var.id, r.scopes)
         for r in self.refs:
-            if r.role != "input" or r.var.id not in home:
+            if r.role != "input" or r.var.id not in home or r.var.id in self.opaque | self.looped:
                 continue
             scope = home[r.var.id]
             if r.scopes[:len(scope)] != scope:
@@ -204,7 +218,7 @@ class _Checker:
         ids = {s.action.id for s in self.sites}
         for site in self.sites:
             for i, target in enumerate(site.action.depends_on):
-                if target not in ids:
+                if target not in ids and target not in self.opaque:
                     self.add(f"Unable to resolve action dependency `{site.action.id}' -> "
                              f"`{target}'. There is no action with the ID `{target}'.",
                              site, site.path + ("dependsOn", i))
@@ -308,6 +322,7 @@ def _run(checker: _Checker) -> list[Problem]:
     checker.outputs()
     checker.fallbacks()
     checker.enumerators()
+    checker.own_enumerators()
     checker.input_values()
     checker.scoping()
     checker.dependencies()
@@ -320,25 +335,29 @@ def _run(checker: _Checker) -> list[Problem]:
 
 def validate_workflow(workflow: Workflow, macros: dict[str, Macro] | None = None,
                       services: dict[str, Service] | None = None,
-                      runtimes: Runtimes | Iterable[str] | None = None) -> list[Problem]:
+                      runtimes: Runtimes | Iterable[str] | None = None,
+                      opaque: Iterable[str] = ()) -> list[Problem]:
     """All problems of a workflow; an empty list means it is valid. A pure function of its
     arguments: nothing else (no configuration, no plugin loaded elsewhere) counts.
 
     Macros and services are checked only when given (Steep itself checks neither), the
-    services' runtimes only when `runtimes' (those steepy can run) are given too.
+    services' runtimes only when `runtimes' (those steepy can run) are given too. `opaque`:
+    ids of actions and variables in parts of its document already rejected
+    (`steepy.documents.layers`), whose absence is not reported again.
     """
     checker = _Checker("workflow", workflow.actions, workflow.vars, macros, services,
-                       runtimes=Runtimes.of(runtimes))
+                       runtimes=Runtimes.of(runtimes), opaque=opaque)
     api = api_problem(workflow.api)
     return ([api] if api else []) + _run(checker)
 
 
 def validate_macro(macro: Macro, macros: dict[str, Macro] | None = None,
                    services: dict[str, Service] | None = None,
-                   runtimes: Runtimes | Iterable[str] | None = None) -> list[Problem]:
+                   runtimes: Runtimes | Iterable[str] | None = None,
+                   opaque: Iterable[str] = ()) -> list[Problem]:
     """All problems of a macro (Steep's macro rules first, then the workflow rules)."""
     checker = _Checker("macro", macro.actions, macro.vars, macros, services, macro.id,
-                       Runtimes.of(runtimes))
+                       Runtimes.of(runtimes), opaque)
     inputs = {p.id for p in macro.parameters if p.type == MACRO_INPUT}
     outputs = {p.id for p in macro.parameters if p.type == MACRO_OUTPUT}
     seen: set[str] = set()
@@ -369,26 +388,3 @@ def validate_macro(macro: Macro, macros: dict[str, Macro] | None = None,
             checker.add(f"Macro parameter `{r.var.id}' used as an enumerator.", r.site, r.path)
     checker.given_inputs = inputs
     return _run(checker)
-
-
-def _version(text: str) -> tuple[int, int, int] | None:
-    match = re.fullmatch(r"\s*(\d+)\.(\d+)\.(\d+)(?:[-+][0-9A-Za-z.+-]*)?\s*", str(text))
-    return tuple(int(x) for x in match.groups()) if match else None  # type: ignore[return-value]
-
-
-def api_problem(api: str) -> Problem | None:
-    """A problem when the workflow's `api` is not a version steepy reads (4.0.0 to 4.7.0)."""
-    version = _version(api)
-    oldest, newest = (".".join(map(str, v)) for v in (MIN_API, MAX_API))
-    supported = f"steepy reads workflows of API version {oldest} to {newest}"
-    if version is None:
-        return Problem(f"`{api}' is not an API version like `{newest}'; {supported}.", path="api")
-    if version < MIN_API:
-        return Problem(f"API version {api} is older than {oldest}: {supported}. Update the "
-                       "workflow to the 4.x format (execute actions list their `inputs' and "
-                       "`outputs'; for-each actions have type `for') and set "
-                       f"`api: {newest}'.", path="api")
-    if version > MAX_API:
-        return Problem(f"API version {api} is newer than {newest}: {supported}. Use "
-                       f"`api: {newest}' or a newer steepy.", path="api")
-    return None

@@ -122,9 +122,9 @@ def _parameters(checker: Any, site: Any, a: ExecuteAction | Fallback, service: S
                 checker.add(f"Parameter `{p.id}' of service `{service.id}' is an {sp.type}; "
                             f"list it under `{sp.type}s', not `{role}'.", site, where)
             else:
-                value = p.var.value
-                counts[p.id] = counts.get(p.id, 0) + (len(value) if isinstance(value, list)
-                                                      and p.var.value is not None else 1)
+                value = p.var.value  # (a variable a for-each loops over itself: one item)
+                many = isinstance(value, list) and p.var.id not in checker.looped
+                counts[p.id] = counts.get(p.id, 0) + (len(value) if many else 1)
     for sp in service.parameters:
         count = counts.get(sp.id, 0)
         if count == 0 and sp.type == INPUT and sp.default is not None and str(sp.cardinality) == "1..1":

@@ -10,6 +10,7 @@ than MAX_ALIAS_NODES values is refused at the alias that crosses the limit.
 from __future__ import annotations
 
 import json
+import re
 from datetime import date
 from typing import Any
 
@@ -146,6 +147,34 @@ def _yaml_error(e: yaml.YAMLError, name: str) -> InputError:
     if mark is None:
         return InputError(Problem(message, file=name))
     return InputError(Problem(message, file=name, line=mark.line + 1, column=mark.column + 1))
+
+
+# front matter: a first document of its own, between `---' lines, at the very start
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*$", re.S | re.M)
+_TEMPLATE_KEY = re.compile(r"^([ \t]*)[\"']?template[\"']?[ \t]*:", re.M)
+
+
+def template_problem(text: str, name: str) -> Problem | None:
+    """The problem of a file that asks for Steep's templating: Steep renders a YAML file whose
+    front matter says `template: true' with Pebble (`{{ env.X }}', `{% for %}') before it reads
+    it; steepy does not (yet). Placed at `template'."""
+    match = _FRONT_MATTER.match(text)
+    if match is None:
+        return None
+    check_aliases(match.group(1), name)
+    try:
+        header = yaml.load(match.group(1), Loader=_Loader)
+    except yaml.YAMLError:
+        return None
+    if not isinstance(header, dict) or header.get("template") is not True:
+        return None
+    key = _TEMPLATE_KEY.search(match.group(1))
+    line = 2 + (match.group(1)[:key.start()].count("\n") if key else 0)
+    column = 1 + (len(key.group(1)) if key else 0)
+    return Problem("this file uses Steep's templating (front matter `template: true'), which "
+                   "steepy does not support yet: steepy reads plain YAML or JSON. Write the "
+                   "values out (or render the template with Pebble first) and remove the front "
+                   "matter.", file=name, line=line, column=column)
 
 
 def parse_yaml_all(text: str, name: str) -> list[tuple[Any, dict[str, tuple[int, int]]]]:

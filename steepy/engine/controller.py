@@ -136,7 +136,8 @@ class Controller:
             self.stop_chains(running)
         await call(self.store.finish_submission, submission.id, status,
                    message, results)
-        log.info("submission %s finished: %s", submission.id, status)
+        log.info("submission %s finished: %s%s", submission.id, status,
+                 f" ({message})" if message else "")
 
     def _generator(self, submission: Submission) -> ProcessChainGenerator:
         generator = PluginGenerator(  # with the plugins that shape chains

@@ -9,7 +9,10 @@ The engine's face, all its callers (the CLI, the HTTP API, the plugins) may use;
 (agents, scheduler, controller, timekeeper, notifier) are its own:
 
 - `Engine(registry, services, macros, settings, clock)`, then `await run(until_submission)`:
-  work until `stop` is set (with `until_submission`: that submission only, until it ends).
+  work until `stop` is set (with `until_submission`: that submission only, until it ends;
+  `resume_abandoned` adds the RUNNING ones dead engines left, until they end too).
+- `resumed`, `on_resumed(id)`, `finish_resumed`: what `resume_abandoned` took over, each said
+  as it is; cleared, the engine does not wait for them (it gives them back when it stops).
 - `stop`: the event that stops it; `failure`: why it stopped by itself (None: it did not).
 - `changed(what)`: something changed in the database that this process knows of (a
   `Changed`: "submissions" stored or retried, "chains" cancelled, retried or reprioritised,
@@ -29,16 +32,15 @@ import os
 import socket
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Callable, Literal
 
 from steepy.agent import AgentConfig, LocalAgent
 from steepy.model.attempt import AttemptRecord
 from steepy.agent.executor import executor
-from steepy.agent.leftovers import end_groups, end_run_leftovers, is_running, orphaned_executors
-from steepy.model.attempt import RUNNING
 from steepy.engine.changes import Change, watcher_of
 from steepy.engine.controller import Controller
 from steepy.engine.housekeeping import GcSettings
+from steepy.engine.lostruns import LostRuns
 from steepy.model.ids import unique_id
 from steepy.model.macro import Macro
 from steepy.model.service import Service
@@ -105,10 +107,12 @@ class Engine:
         self._woken = 0.0  # when commits last woke the parts (the loop's time)
         self._wake_later: asyncio.TimerHandle | None = None
         self.failure: BaseException | None = None  # why the engine stopped by itself
-        # executors of lost engines waited for, per lost run (kept: the lost agent's row, which
-        # names its engine's pid, is forgotten after a while), and those said in the log
-        self._executors_waited_for: dict[tuple[str, int], set] = {}
-        self._executors_logged: set = set()
+        self._until: str | None = None  # `steepy run`: its submission
+        self._resume_abandoned = False  # `steepy run`: also those that dead engines left
+        self.resumed: list[str] = []
+        self.on_resumed: Callable[[str], None] = lambda submission_id: None
+        self.finish_resumed = True
+        self._lost = LostRuns(log)  # lost runs of this machine: what is left of them
         self._scheduler.on_crash = self._controller.on_crash = self.crash
 
     # -- the face ------------------------------------------------------------------------------
@@ -211,7 +215,7 @@ class Engine:
     async def recover(self) -> None:
         """Release chains of dead agents (their submissions are adopted by `_accept'). Runs
         of this machine are released only once none of their processes is left, so a chain
-        never runs beside a copy of itself (`_ended_here`)."""
+        never runs beside a copy of itself (`LostRuns.ended_here`)."""
         # this engine's executor starts beside the engine (before the first tool waits for
         # it; started again should it have died alone while nothing ran)
         executor()
@@ -222,7 +226,7 @@ class Engine:
         end = asyncio.get_running_loop().time() + min(grace_s + 2.0, self.settings.lease_s / 4)
         found: dict[int, list] = {}  # dead engine's pid -> its executors (one look per round)
         held = [run["agentId"] for run in await call(self.registry.leases.lost_runs, live)
-                if not await self._ended_here(run, grace_s, end, found)]
+                if not await self._lost.ended_here(run, grace_s, end, found)]
         released = await call(self.registry.leases.release_orphans, live + held)
         if released:
             log.warning("process chains of lost agents registered again: %s", ", ".join(released))
@@ -236,71 +240,34 @@ class Engine:
                     self.registry.leases.flag_waiting_chains, [a["capabilities"] for a in agents]):
                 log.warning("submission %s: %d process chain(s) %s", sid, count, reason)
 
-    async def _ended_here(self, run: dict, grace_s: float, end: float,
-                          found: dict[int, list]) -> bool:
-        """Whether nothing of a lost run is left on this machine: the dead engine's executor
-        (recorded with the run's attempts, or found by its command line) has ended (it ends
-        every tool it ran, then exits; waited for until `end`, the run is held back until
-        then), and the attempts' process groups are ended should it have been killed too."""
-        host = socket.gethostname()
-        here = [a for a in run["attempts"] if a["host"] == host]
-        executors = {(a["executorPid"], a["executorStarted"]) for a in here
-                     if a["executorPid"] is not None}
-        if run["host"] == host and run.get("enginePid"):
-            if run["enginePid"] not in found:
-                found[run["enginePid"]] = await call(orphaned_executors, run["enginePid"])
-            executors |= set(found[run["enginePid"]])
-        key = (run["chainId"], run["runNumber"])
-        executors |= self._executors_waited_for.pop(key, set())
-        alive = await self._until_gone(executors, end)
-        if alive:
-            self._executors_waited_for[key] = alive
-            for pid, _ in sorted(alive - self._executors_logged):
-                log.warning("run %d of process chain %s waits for executor process %d of a "
-                            "lost engine to end its tools", run["runNumber"], run["chainId"], pid)
-            self._executors_logged |= alive
-            return False
-        groups = [(a["pgid"], a["startTime"]) for a in here
-                  if a["pgid"] and a["outcome"] in (None, RUNNING)]
-        if groups:  # its executor was killed too: the tools' groups may be left
-            ended = await call(end_groups, groups, grace_s)
-        elif not executors and run["host"] in (host, None):  # attempts of old: by environment
-            ended = await call(end_run_leftovers, run["chainId"], run["runNumber"], grace_s)
-        else:
-            ended = 0
-        if ended:
-            log.warning("ended %d leftover process(es) of run %d of process chain %s",
-                        ended, run["runNumber"], run["chainId"])
-        return True
-
-    @staticmethod
-    async def _until_gone(executors: set, end: float) -> set:
-        """The executors (pid, start time) still running at `end` at the latest."""
-        clock = asyncio.get_running_loop().time
-        alive = {e for e in executors if is_running(*e)}
-        while alive and clock() < end:
-            await asyncio.sleep(0.05)
-            alive = {e for e in alive if is_running(*e)}
-        return alive
-
     async def _accept(self) -> None:
         """Start new submissions, and take over RUNNING ones without a controller: its
         lease ran out (it died), or a retry made the submission RUNNING again. An engine of
-        `steepy run` only takes its own."""
-        only = self._scheduler.only_submission
-        while (submission := await call(
-                self.registry.leases.fetch_next_submission, self.owner, self.settings.lease_s,
-                only)) is not None:
+        `steepy run` only starts its own, and takes over its own and, with
+        `resume_abandoned`, those that dead engines left."""
+        until, leases = self._until, self.registry.leases
+        while (submission := await call(leases.fetch_next_submission, self.owner,
+                                        self.settings.lease_s, until)) is not None:
             self._controller.start(submission)
-        for submission in await call(self.registry.leases.adopt_submissions, self.owner,
-                                     self.settings.lease_s, only):
+        everyone = until is not None and self._resume_abandoned  # those dead engines left
+        for submission in await call(leases.adopt_submissions, self.owner, self.settings.lease_s,
+                                     None if everyone else until, everyone):
             log.warning("resuming submission %s", submission.id)
+            if until is not None and submission.id not in (until, *self.resumed):
+                self.resumed.append(submission.id)
+                self._scheduler.only_submissions = frozenset({until, *self.resumed})
+                self.on_resumed(submission.id)
             self._controller.start(submission)
 
-    async def run(self, until_submission: str | None = None) -> None:
+    async def run(self, until_submission: str | None = None,
+                  resume_abandoned: bool = False) -> None:
         """Work until `stop` is set; with `until_submission` (`steepy run`), on that submission
-        only, until it has finished: other submissions are left to workers."""
-        self._scheduler.only_submission = until_submission
+        only, until it has finished: other submissions are left to workers. With
+        `resume_abandoned` as well, RUNNING submissions whose engine died (its lease ran out)
+        are taken over too, and run until they have finished as well."""
+        self._until, self._resume_abandoned = until_submission, resume_abandoned
+        self._scheduler.only_submissions = (None if until_submission is None
+                                            else frozenset({until_submission}))
         Path(self.settings.tmp_path).mkdir(parents=True, exist_ok=True)
         Path(self.settings.out_path).mkdir(parents=True, exist_ok=True)
         await self.settings.agent.plugins.initialize()  # initializer plugins, once
@@ -322,7 +289,7 @@ class Engine:
                         await self._heartbeat()
                         await self.recover()
                         last_beat = now
-                    if until_submission is not None and await self._finished(until_submission):
+                    if until_submission is not None and await self._all_finished():
                         await self._notifier.flush()  # its notification, if it can go now
                         break
                     outage.over()
@@ -340,19 +307,24 @@ class Engine:
             self.crash(e)
         finally:
             unsubscribe()
-            if self._wake_later is not None:
-                self._wake_later.cancel()
-            self.stop.set()
-            self._scheduler.wake()
-            self._notifier.wake()
-            await asyncio.gather(*finishing, return_exceptions=True)
-            for task in cancelled:
-                task.cancel()
-            await self._cancel_controllers()
-            # our agents are gone and our leases end now: others take over at once
-            with database_failure_said(log, "engine %s: %s; its leases end by themselves",
-                                       self.owner):
-                await call(self.registry.leases.forget_agents, self.owner)
+            await self._wind_down(finishing, cancelled)
+
+    async def _wind_down(self, finishing: list[asyncio.Task],
+                         cancelled: list[asyncio.Task]) -> None:
+        """The parts stop; our agents are gone and our leases end now: others take over at
+        once."""
+        if self._wake_later is not None:
+            self._wake_later.cancel()
+        self.stop.set()
+        self._scheduler.wake()
+        self._notifier.wake()
+        await asyncio.gather(*finishing, return_exceptions=True)
+        for task in cancelled:
+            task.cancel()
+        await self._cancel_controllers()
+        with database_failure_said(log, "engine %s: %s; its leases end by themselves",
+                                   self.owner):
+            await call(self.registry.leases.forget_agents, self.owner)
 
     def _start_parts(self, timekeeper: bool) -> tuple[list[asyncio.Task], list[asyncio.Task]]:
         """The parts' tasks: those that end by themselves on `stop`, those cancelled then."""
@@ -378,6 +350,11 @@ class Engine:
     def _supervise(self, task: asyncio.Task) -> None:
         if not task.cancelled() and task.exception() is not None:
             self.crash(task.exception())
+
+    async def _all_finished(self) -> bool:
+        """`steepy run`'s submission has finished, and those it resumed (`finish_resumed`)."""
+        waited_for = [self._until, *(self.resumed if self.finish_resumed else [])]
+        return all([await self._finished(str(sid)) for sid in waited_for])
 
     async def _finished(self, submission_id: str) -> bool:
         status = await call(self.registry.views.submission_status, submission_id)

@@ -41,6 +41,24 @@ def after_run(record: ChainRecord, run_number: int, outcome: ChainOutcome,
                   failure_of(outcome), now)
 
 
+def log_end(record: ChainRecord, run_number: int, outcome: ChainOutcome,
+            decision: RetryDecision, took_s: float) -> None:
+    """One INFO line: how a run ended, and whether the chain is tried again."""
+    chain_id = record.chain.id
+    log.info("chain %s ended %s after %.1fs, run %d", chain_id, outcome.status, took_s,
+             run_number)
+    if decision.action is Action.RETRY:
+        retries = record.chain.retries
+        log.info("chain %s retried in %.1fs: attempt %d of %s", chain_id,
+                 decision.delay_ms / 1000, run_number - record.requeued_runs + 1,
+                 retries.max_attempts if retries and retries.max_attempts >= 0 else "unlimited")
+    elif decision.action is Action.REQUEUE:
+        log.info("chain %s re-queued for %.1fs: %s", chain_id, decision.delay_ms / 1000,
+                 decision.requeued)
+    elif decision.reason is not None:
+        log.info("chain %s is not retried: %s", chain_id, decision.reason)
+
+
 def failure_of(outcome: ChainOutcome) -> RunFailure:
     """Exit code, last output lines and timeout kind of the attempt that failed the run."""
     failed = [a for a in outcome.attempts if a.outcome in (FAILED, TIMEOUT)]
@@ -68,7 +86,8 @@ class Scheduler:
         self._pending_events: set[asyncio.Future] = set()
         self._progress_written: dict[str, float] = {}  # chain id -> when (monotonic)
         self._event_writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="events")
-        self.only_submission: str | None = None  # `steepy run': claim this one's chains only
+        # `steepy run': claim the chains of these submissions only (its own, those it resumed)
+        self.only_submissions: frozenset[str] | None = None
         self.on_crash: Callable[[BaseException], None] = _reraise  # a task of ours died
         self._stop: asyncio.Event | None = None
         self.commits = GroupCommit(queue, self._stopping, lambda claimed: self._give_back(
@@ -176,7 +195,7 @@ class Scheduler:
             await asyncio.gather(*self._pending_events, return_exceptions=True)
 
     def _claim_for(self, agent: Agent) -> ClaimFor:
-        return ClaimFor(agent.id, frozenset(agent.capabilities), self.only_submission)
+        return ClaimFor(agent.id, frozenset(agent.capabilities), self.only_submissions)
 
     async def _dispatch(self) -> None:
         """A chain for each idle agent, claimed together (an agent gets none if nothing
@@ -233,12 +252,14 @@ class Scheduler:
         chain = record.chain
         self._submission_of[chain.id] = record.submission_id
         self._agent_of[chain.id] = agent
+        log.info("claimed chain %s (submission %s) on agent %s, run %d", chain.id,
+                 record.submission_id, agent.id, run_number)
         started = self.clock.monotonic()
         outcome = await self._outcome(agent, record, run_number)
-        short = self.clock.monotonic() - started < AHEAD_BELOW_S
+        took = self.clock.monotonic() - started
+        short = took < AHEAD_BELOW_S
         decision = after_run(record, run_number, outcome, self.clock.now())
-        if decision.action is Action.GIVE_UP and decision.reason is not None:
-            log.info("process chain %s is not retried: %s", chain.id, decision.reason)
+        log_end(record, run_number, outcome, decision, took)
         if self._pending_events:  # the run's attempt events go on the timeline before its end
             await asyncio.gather(*list(self._pending_events), return_exceptions=True)
         try:

@@ -1,6 +1,7 @@
 """GET /search: Steep's query language over submissions and process chains (reference
 section 12; Steep's `HttpEndpoint.onGetSearch`): results ranked by relevance with where each
-matched, and counts per type."""
+matched, and counts per type. A browser asking for HTML gets the search page there instead
+(steepy/ui/pages/search.py)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,7 @@ from starlette.responses import Response
 
 from steepy.http.errors import ApiError
 from steepy.http.responses import context, json_response
-from steepy.model.common import iso_time
-from steepy.search import SearchResult, Type, matches, parse_query
+from steepy.search import Type, matches, parse_query
 
 router = APIRouter(tags=["search"])
 
@@ -54,19 +54,6 @@ def time_zone(name: str | None) -> tzinfo | None:
         raise ApiError(400, "Unknown timezone") from None
 
 
-def _result(found: SearchResult, match_list: list) -> dict:
-    out: dict = {"id": found.id, "type": found.type.value,
-                 "requiredCapabilities": found.required_capabilities, "status": found.status}
-    if found.name is not None:
-        out["name"] = found.name
-    if found.start_time is not None:
-        out["startTime"] = iso_time(found.start_time)
-    if found.end_time is not None:
-        out["endTime"] = iso_time(found.end_time)
-    out["matches"] = [m.to_json() for m in match_list]
-    return out
-
-
 @router.get("/search", summary="Search submissions and process chains",
             responses={400: {"description": "Invalid `count' or `timeZone'"}})
 def search(request: Request,
@@ -91,7 +78,7 @@ def search(request: Request,
     query = parse_query(q, time_zone(timeZone))
     registry = context(request).registry.search
     found = registry.search(query, size=page_size, offset=page_offset)
-    results = [_result(r, matches(r, query)) for r in found]
+    results = [r.to_json(matches(r, query)) for r in found]
     headers = {"x-page-size": str(page_size), "x-page-offset": str(page_offset)}
     body: dict = {}
     if count != "none":

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Collection
 
 from steepy.http.errors import ApiError
 from steepy.http.responses import INT_MAX, json_body
+from steepy.model.submission import priority_refused
 from steepy.registry.offload import call
 
 if TYPE_CHECKING:
@@ -72,7 +73,7 @@ async def apply_update(ctx: "ApiContext", update: Update, status: str, noun: str
     if update.priority is not None:
         status = await call(set_priority, update.priority)
         if status not in active:
-            raise ApiError(422, f"The priority of a finished {noun} ({status}) cannot be changed")
+            raise ApiError(422, priority_refused(noun, str(status)))
         ctx.wake_scheduler()
     if update.cancel and status in active:
         await call(cancel)

@@ -76,14 +76,21 @@ def read_retries(data: dict, path: tuple):
 
 
 def read_policies(data: dict, path: tuple) -> dict[str, Any]:
-    """The policies of `data` by attribute name (None where absent), for a constructor."""
+    """The policies of `data` by attribute name (None where absent), for a constructor; the
+    problems of all of them at once, not only those of the first bad one."""
     from steepy.model.policies import RetryPolicy, TimeoutPolicy
 
     out: dict[str, Any] = {}
+    problems: list[Problem] = []
     for key, attr in POLICY_FIELDS:
         value = data.get(key)
         reader = RetryPolicy.from_json if key == "retries" else TimeoutPolicy.from_json
-        out[attr] = None if value is None else nested(reader, value, path + (key,))
+        try:
+            out[attr] = None if value is None else nested(reader, value, path + (key,))
+        except InputError as e:
+            problems += e.problems
+    if problems:
+        raise InputError(problems)
     return out
 
 

@@ -55,6 +55,12 @@ CHAIN_COUNTERS = ((_CS.RUNNING, "runningProcessChains"), (_CS.PAUSED, "pausedPro
                   (_CS.SUCCESS, "succeededProcessChains"), (_CS.ERROR, "failedProcessChains"))
 
 
+def priority_refused(noun: str, status: str) -> str:
+    """Why the priority of a finished submission or process chain (`noun`) stays: the API's
+    422 and `steepy priority` say the same."""
+    return f"The priority of a finished {noun} ({status}) cannot be changed"
+
+
 @dataclass
 class Submission:
     id: str

@@ -66,7 +66,8 @@ def parse_trigger(cron: str | None, every: str | None, timezone: str | None, now
         tz = "UTC"  # to check the rest
     spec = None
     if (cron is None) == (every is None):
-        problems.append(Problem("give either a cron expression or an interval (not both)",
+        how = "neither was given" if cron is None else "not both"
+        problems.append(Problem(f"give either a cron expression or an interval; {how}",
                                 file=f"{where['cron']}/{where['every']}"))
     elif cron is not None:
         try:

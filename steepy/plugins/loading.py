@@ -3,7 +3,8 @@
 Three sources, in this order (a later one may take over a runtime or data type of an earlier):
 steepy's own runtimes (`steepy.runtimes.BUILTIN`), the entry points of installed packages (one group
 per kind, e.g. `steepy.runtimes`, the entry point's name is the plugin's name), and the
-`plugins` list of steepy.yaml (Steep's descriptor with `object: module:attribute`).
+`plugins` list of steepy.yaml (Steep's descriptor with `object: module:attribute`; the module
+is looked for beside the configuration file first, then on the import path).
 
 A plugin that cannot be used stops loading with a `PluginError`: one located line naming the
 plugin and what is missing (the CLI prints it and exits with code 2).
@@ -13,9 +14,12 @@ from __future__ import annotations
 
 import graphlib
 import importlib
+import importlib.machinery
 import inspect
+import sys
 from dataclasses import dataclass, field
 from importlib import metadata
+from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
 
 from steepy.errors import InputError, Problem
@@ -49,6 +53,9 @@ class Declarations(Protocol):
 
     @property
     def plugins(self) -> Sequence[Declaration]: ...
+
+    @property
+    def source(self) -> str | None: ...  # the configuration file (None: none was read)
 
     def plugin_place(self, index: int) -> Problem: ...
 
@@ -110,13 +117,31 @@ class _Function:
                 setattr(self, attribute, getattr(function, attribute))
 
 
-def load_object(reference: str) -> Any:
-    """The object `module:attribute' (attribute may be dotted); ValueError saying why not."""
+def look_beside(module_name: str, folder: Path) -> None:
+    """Put `folder' first on the import path when the module (or its top package) is a file
+    there, as Python does for a script's folder: `object: myplugins:Runtime' then finds
+    myplugins.py beside steepy.yaml without PYTHONPATH, and that module its own neighbours."""
+    folder = folder.resolve()
+    spec = importlib.machinery.PathFinder.find_spec(module_name.split(".")[0], [str(folder)])
+    if spec is None or spec.origin is None:  # not there (or only a folder without __init__)
+        return
+    if str(folder) in sys.path:
+        sys.path.remove(str(folder))
+    sys.path.insert(0, str(folder))
+    importlib.invalidate_caches()
+
+
+def load_object(reference: str, beside: Path | None = None) -> Any:
+    """The object `module:attribute' (attribute may be dotted), its module looked for in the
+    folder `beside' first; ValueError saying why not."""
     module_name, _, attribute = reference.partition(":")
+    if beside is not None:
+        look_beside(module_name, beside)
     try:
         target: Any = importlib.import_module(module_name)
     except ModuleNotFoundError as e:
-        raise ValueError(f"cannot import `{module_name}': {e}") from None
+        where = "" if beside is None else f" (looked in {beside.resolve()} and on the import path)"
+        raise ValueError(f"cannot import `{module_name}': {e}{where}") from None
     except Exception as e:  # the plugin's own module failed while importing
         raise ValueError(f"importing `{module_name}' failed: {type(e).__name__}: {e}") from None
     path = module_name
@@ -225,21 +250,23 @@ def entry_point_plugins() -> list[Plugin]:
 
 
 def declared_plugins(config: Declarations) -> list[Plugin]:
-    """The plugins of steepy.yaml's `plugins' list."""
+    """The plugins of steepy.yaml's `plugins' list, their modules looked for beside the
+    configuration file first."""
+    beside = None if config.source is None else Path(config.source).parent
     found: list[Plugin] = []
     for index, declaration in enumerate(config.plugins):
-        found.append(_declared(declaration, config.plugin_place(index)))
+        found.append(_declared(declaration, config.plugin_place(index), beside))
     return found
 
 
-def _declared(declaration: Declaration, place: Problem) -> Plugin:
+def _declared(declaration: Declaration, place: Problem, beside: Path | None) -> Plugin:
     kind = KINDS[declaration.type]
     selector = {"runtime": declaration.supported_runtime,
                 "progressEstimator": declaration.supported_service_ids}.get(
         kind.type, declaration.supported_data_type)
     assert declaration.object is not None  # checked with the configuration
     try:
-        target = load_object(declaration.object)
+        target = load_object(declaration.object, beside)
         return _make(declaration.name, kind, target, "steepy.yaml", declaration.object,
                      declaration.version, selector, declaration.depends_on or None)
     except ValueError as e:

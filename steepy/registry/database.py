@@ -67,6 +67,18 @@ def _sqlite_engine(url: str) -> Engine:
     return engine
 
 
+def sqlite_file(url: str | None) -> Path | None:
+    """The file of an SQLite URL (None: the default); None for another database, one in
+    memory or no URL at all."""
+    try:
+        parsed = make_url(url or DEFAULT_URL)
+    except Exception:  # not a URL: open_engine says so
+        return None
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    return Path(parsed.database)
+
+
 def open_engine(url: str | None = None) -> Engine:
     """An engine for `url` (default: SQLite under .steepy/), with the schema up to date."""
     url = url or DEFAULT_URL
@@ -86,8 +98,9 @@ def open_engine(url: str | None = None) -> Engine:
     return engine
 
 
-def head_revisions() -> set[str]:
-    """The newest migrations, read from the files (importing alembic costs ~0.2 s a start)."""
+def known_revisions() -> tuple[set[str], set[str]]:
+    """Every migration this steepy has, and those another one builds on, read from the
+    files (importing alembic costs ~0.2 s a start)."""
     revisions, parents = set(), set()
     for path in (MIGRATIONS / "versions").glob("*.py"):
         source = path.read_text()
@@ -95,7 +108,26 @@ def head_revisions() -> set[str]:
             match = re.search(rf"^{name}\b[^=]*=\s*[\"']([^\"']+)[\"']", source, re.M)
             if match:
                 found.add(match.group(1))
+    return revisions, parents
+
+
+def head_revisions() -> set[str]:
+    """The newest migrations."""
+    revisions, parents = known_revisions()
     return revisions - parents
+
+
+class NewerDatabase(DatabaseUnavailable):
+    """The database was migrated by a newer steepy: this one cannot know its tables."""
+
+
+def _refuse_newer(url: str, current: set[str]) -> None:
+    unknown = current - known_revisions()[0]
+    if unknown:
+        raise NewerDatabase(
+            f"database {masked(url)}: it was migrated by a newer steepy (its schema is at "
+            f"revision {', '.join(sorted(unknown))}, which this steepy does not know): "
+            "upgrade steepy to use it; going back to an older steepy is not possible")
 
 
 MIGRATION_LOCK = 0x5173_6570  # PostgreSQL advisory lock key of steepy's migrations ("steepy")
@@ -119,8 +151,10 @@ def migrate(engine: Engine, replay: bool = False) -> None:
     with engine.connect() as connection:
         connection.execution_options(read_only=True)  # SQLite: a plain BEGIN, no write lock
         with connection.begin():
-            if _current_revisions(connection) == head:
+            current = _current_revisions(connection)
+            if current == head:
                 return
+    _refuse_newer(engine.url.render_as_string(hide_password=False), current)
     with engine.begin() as connection:  # SQLite: BEGIN IMMEDIATE, i.e. the write lock
         if connection.dialect.name == "postgresql":
             connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})

@@ -151,6 +151,7 @@ _CAUSES = {11: "its file is corrupted", 26: "its file is not a SQLite database",
 
 # `scheme://user:PASSWORD@host' in a text that is no URL SQLAlchemy can parse
 _PASSWORD = re.compile(r"(://[^:/@\s]*:)[^@\s]*(@)")
+_PASSWORD_PARAMETER = re.compile(r"([?&;]password=)[^&;\s]*", re.IGNORECASE)
 
 
 def masked(url: str) -> str:
@@ -160,9 +161,10 @@ def masked(url: str) -> str:
     from sqlalchemy.engine import make_url
 
     try:
-        return make_url(url).render_as_string(hide_password=True)
-    except Exception:  # noqa: BLE001 - not a URL SQLAlchemy parses
-        return _PASSWORD.sub(r"\1***\2", url)
+        shown = make_url(url).render_as_string(hide_password=True)
+    except Exception:  # noqa: BLE001 - not a URL SQLAlchemy parses (Steep's `jdbc:' form)
+        shown = _PASSWORD.sub(r"\1***\2", url)
+    return _PASSWORD_PARAMETER.sub(r"\1***", shown)  # `?password=' (JDBC, libpq)
 
 
 def describe(error: BaseException, url: str | None = None) -> str:

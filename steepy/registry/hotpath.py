@@ -38,7 +38,8 @@ class HotPath:
                       "ORDER BY priority DESC, seq LIMIT " + str(CLAIM_WINDOW)
                       + (" FOR UPDATE SKIP LOCKED" if postgres else ""))
         self._candidates = self._sql(candidates.format(""))
-        self._candidates_of = self._sql(candidates.format(" AND submission_id = ?"))
+        self._candidates_text = candidates
+        self._candidates_of: dict[int, str] = {}  # those of n submissions, made when needed
         self._set_running = self._sql(
             "UPDATE process_chains SET status = ?, next_run_at = NULL, waiting = NULL, "
             "progress = NULL WHERE id = ?")
@@ -71,13 +72,18 @@ class HotPath:
         """The driver's cursor, in the transaction `conn' is in."""
         return conn.connection.cursor()
 
-    def candidates(self, cur: Any, only: str | None) -> Any:
+    def candidates(self, cur: Any, only: frozenset[str] | None) -> Any:
         """(id, required capabilities) of REGISTERED chains in the order they are due (with
-        `only', of that submission); the cursor, to fetch as far as needed."""
+        `only', of those submissions); the cursor, to fetch as far as needed."""
         if only is None:
             cur.execute(self._candidates, (str(CS.REGISTERED),))
-        else:
-            cur.execute(self._candidates_of, (str(CS.REGISTERED), only))
+            return cur
+        ids = sorted(only)
+        statement = self._candidates_of.get(len(ids))
+        if statement is None:
+            statement = self._candidates_of[len(ids)] = self._sql(self._candidates_text.format(
+                f" AND submission_id IN ({', '.join('?' * len(ids))})"))
+        cur.execute(statement, (str(CS.REGISTERED), *ids))
         return cur
 
     def chains(self, cur: Any, ids: Sequence[str]) -> dict[str, tuple]:

@@ -105,11 +105,11 @@ class RoundView:
 @dataclass(frozen=True)
 class ClaimFor:
     """An agent that wants a chain: it offers these capabilities; with `only', it takes
-    chains of that submission only (`steepy run')."""
+    chains of those submissions only (`steepy run': its own and those it resumed)."""
 
     agent_id: str
     capabilities: frozenset[str] = frozenset()
-    only: str | None = None
+    only: frozenset[str] | None = None
 
 
 class ChainQueue(Protocol):
@@ -184,8 +184,10 @@ class Leases(Protocol):
     def fetch_next_submission(self, owner: str = "", lease_s: float = 30,
                               only: str | None = None) -> Submission | None: ...
 
-    def adopt_submissions(self, owner: str, lease_s: float,
-                          only: str | None = None) -> list[Submission]: ...
+    def adopt_submissions(self, owner: str, lease_s: float, only: str | None = None,
+                          abandoned: bool = False) -> list[Submission]: ...
+
+    def unowned(self, submission_ids: Iterable[str]) -> dict[str, datetime | None]: ...
 
     def lost_runs(self, live_agents: Iterable[str]) -> list[dict]: ...
 

@@ -4,7 +4,7 @@ chains of lost agents."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Iterable
 
 from sqlalchemy import and_, func, insert, select, update
@@ -125,15 +125,18 @@ class SqlLeases:
             row = conn.execute(select(submissions).where(_sc.id == row.id)).first()
         return submission_record(row)
 
-    def adopt_submissions(self, owner: str, lease_s: float,
-                          only: str | None = None) -> list[Submission]:
+    def adopt_submissions(self, owner: str, lease_s: float, only: str | None = None,
+                          abandoned: bool = False) -> list[Submission]:
         """RUNNING submissions (with `only', that one) without a live controller (its lease
-        ran out, or a retry made them RUNNING again) are taken over."""
+        ran out, or a retry made them RUNNING again) are taken over; with `abandoned', only
+        those an engine held until it died (not those a retry made RUNNING)."""
         now = self.clock.now()
         orphaned = select(_sc.id).where(
             _sc.status == SS.RUNNING, (_sc.lease_until.is_(None)) | (_sc.lease_until < now))
         if only is not None:
             orphaned = orphaned.where(_sc.id == only)
+        if abandoned:
+            orphaned = orphaned.where(_sc.owner.is_not(None), _sc.lease_until.is_not(None))
         with self.db.read() as conn:  # usually there is none: don't take the write lock
             if conn.execute(orphaned.limit(1)).first() is None:
                 return []
@@ -148,6 +151,21 @@ class SqlLeases:
             found = conn.execute(select(submissions).where(_sc.id.in_(ids))
                                  .order_by(_sc.seq)).all()
         return [submission_record(r) for r in found]
+
+    def unowned(self, submission_ids: Iterable[str]) -> dict[str, datetime | None]:
+        """Of these submissions, the RUNNING ones that no engine drives now (their lease ran
+        out, or a retry made them RUNNING again): id -> when the lease ran out (None: no
+        engine has taken it since the retry)."""
+        ids = list(submission_ids)
+        now = self.clock.now()
+        found: dict[str, datetime | None] = {}
+        with self.db.read() as conn:
+            for part in (ids[i:i + 500] for i in range(0, len(ids), 500)):
+                for row in conn.execute(select(_sc.id, _sc.lease_until).where(
+                        _sc.id.in_(part), _sc.status == SS.RUNNING,
+                        (_sc.lease_until.is_(None)) | (_sc.lease_until < now))).all():
+                    found[row.id] = as_utc(row.lease_until)
+        return found
 
     def lost_runs(self, live_agents: Iterable[str]) -> list[dict]:
         """Open runs of RUNNING chains whose agent is not among `live_agents`, with the host

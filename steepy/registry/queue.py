@@ -69,7 +69,8 @@ class SqlChainQueue:
         """Atomically take the next REGISTERED chain this agent can run (highest priority,
         then oldest; all required capabilities offered; with `only', of that submission).
         It becomes RUNNING with a new run."""
-        return self.record((), [ClaimFor(agent_id, frozenset(capabilities), only)])[0]
+        return self.record((), [ClaimFor(agent_id, frozenset(capabilities),
+                                         None if only is None else frozenset({only}))])[0]
 
     def finish_run(self, chain_id: str, run_number: int, run_status: str,
                    chain_status: ProcessChainStatus, *, results: dict | None = None,
@@ -99,7 +100,7 @@ class SqlChainQueue:
 
     def _claim(self, conn: Connection, claims: Sequence[ClaimFor]) -> list[Claimed | None]:
         """Each agent gets the first candidate it can run that no agent before it took."""
-        candidates: dict[str | None, _Candidates] = {}
+        candidates: dict[frozenset[str] | None, _Candidates] = {}
         taken: dict[str, str] = {}  # chain id -> agent id
         chosen: list[str | None] = []
         cursors = []

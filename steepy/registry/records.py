@@ -91,7 +91,11 @@ def submission_record(row: Any) -> Submission:
 
 
 def chain_record(row: Any) -> ChainRecord:
-    return ChainRecord(chain=ProcessChain.from_json(load(row.chain)),
+    chain = ProcessChain.from_json(load(row.chain))
+    priority = getattr(row, "priority", None)  # the column is current; the JSON has the first
+    if priority is not None:
+        chain.priority = priority
+    return ChainRecord(chain=chain,
                        submission_id=row.submission_id, status=CS(row.status),
                        results=load(row.results), next_run_at=as_utc(row.next_run_at),
                        seq=row.seq, waiting=row.waiting if row.status == CS.REGISTERED else None,

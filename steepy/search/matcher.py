@@ -26,6 +26,20 @@ class SearchResult:
     start_time: datetime | None = None  # UTC
     end_time: datetime | None = None
 
+    def to_json(self, where: list[Match]) -> dict:
+        """The result as GET /search (and `steepy search --json`) shows it, with where the
+        query matched it (`matches`)."""
+        out: dict = {"id": self.id, "type": self.type.value,
+                     "requiredCapabilities": self.required_capabilities, "status": self.status}
+        if self.name is not None:
+            out["name"] = self.name
+        if self.start_time is not None:
+            out["startTime"] = iso_time(self.start_time)
+        if self.end_time is not None:
+            out["endTime"] = iso_time(self.end_time)
+        out["matches"] = [m.to_json() for m in where]
+        return out
+
 
 @dataclass
 class TermMatch:

@@ -75,8 +75,11 @@ def page(request: Request, template: str, status: int = 200, **values: Any) -> H
     """A whole page: `template` with `values`, inside the layout."""
     state = request.scope.get("state", {})
     ctx = request.app.state.ctx
+    # logged in: the session cookie let this request in (auth.py then hands pages the CSRF
+    # token); not on the login page, nor for a client sending the token in a header
     body = ENV.get_template(template).render(
-        base=base_path(request), csrf=state.get("csrf", ""), login=bool(ctx.token),
+        base=base_path(request), csrf=state.get("csrf", ""),
+        login=bool(ctx.token and state.get("csrf")),
         path=request.url.path, query=request.query_params, **values)
     return HTMLResponse(body, status, headers=NO_STORE)
 

@@ -19,7 +19,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from steepy.ui.negotiation import prefers_html
 from steepy.ui.pages import (agents, chains, editor, login, logs, overview, plugins, schedules,
-                             services, timeline, workflows)
+                             search, services, timeline, workflows)
 
 STATIC = Path(__file__).parent / "static"
 STATIC_PREFIX = "/ui/static/"
@@ -44,7 +44,7 @@ class UiSite:
         self.app = app
         self.routes: list[BaseRoute] = []
         for module in (overview, workflows, chains, logs, agents, services, plugins, editor,
-                       timeline, login, schedules):
+                       timeline, login, schedules, search):
             self.routes.extend(module.ROUTES)
         self.static = _Static(directory=STATIC)
 

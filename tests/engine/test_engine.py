@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from pathlib import Path
 
@@ -293,6 +294,17 @@ async def test_chains_generated_after_a_priority_change_get_the_new_priority(reg
     registry.submissions.controller_round = change_after_the_first_step
     await _run(registry, tmp_path, sid)
     assert registry.views.get_submission(sid).status == SS.SUCCESS
-    chains, _ = registry.views.list_chains(sid)
-    priorities = {c.chain.executables[0].service_id: c.chain.priority for c in chains}
+    # as generated (the stored chain document), not as changed later (the column, which the
+    # change also set on `split', still registered then)
+    from sqlalchemy import select
+
+    from steepy.registry.tables import process_chains
+
+    with registry.db.read() as conn:
+        documents = conn.execute(select(process_chains.c.chain)
+                                 .where(process_chains.c.submission_id == sid)).scalars()
+        generated = [json.loads(d) for d in documents]
+    priorities = {c["executables"][0]["serviceId"]: c.get("priority", 0) for c in generated}
     assert priorities == {"split": 0, "sort": 7, "cat": 7}
+    chains, _ = registry.views.list_chains(sid)
+    assert {c.chain.priority for c in chains} == {7}

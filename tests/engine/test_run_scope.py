@@ -1,6 +1,7 @@
-"""`steepy run` runs its own submission only: it neither adopts a dead engine's submission
-nor starts other ACCEPTED ones, nor lets its agents take other submissions' chains. Workers
-(and `steepy serve`) take everything."""
+"""`Engine.run(until_submission)` runs its own submission only: it neither adopts a dead
+engine's submission nor starts other ACCEPTED ones, nor lets its agents take other submissions'
+chains. Workers (and `steepy serve`) take everything. (`steepy run` also resumes what dead
+engines left: test_run_resumes_abandoned.py.)"""
 
 from __future__ import annotations
 

@@ -13,9 +13,10 @@ import pytest
 from click.testing import CliRunner
 
 from steepy.cli import main
-from steepy.cli.backends import Backend, ChainState
-from steepy.cli.backends.local import LocalBackend
-from steepy.cli.backends.remote import RemoteBackend
+from steepy.api.backends import Backend, ChainState
+from steepy.api.local import LocalBackend
+from steepy.api.remote import RemoteBackend
+from steepy.api.setup import LocalSetup
 from steepy.cli.output import event_line
 from tests.conftest import ROOT
 from tests.engine.workflows import FAILS_ONCE, SLEEPY
@@ -178,7 +179,7 @@ def test_both_backends_answer_alike(server, workflow_file, monkeypatch) -> None:
     monkeypatch.delenv("STEEPY_HTTP_TOKEN", raising=False)
     monkeypatch.setenv("STEEPY_LOGS_PROCESSCHAINS_PATH",
                        server.env["STEEPY_LOGS_PROCESSCHAINS_PATH"])
-    local = LocalBackend(server.env["STEEPY_DB_URL"])
+    local = LocalBackend(server.env["STEEPY_DB_URL"], LocalSetup())
     with RemoteBackend(server.url) as remote:
         sid = remote.submit(workflow_file(FAILS_ONCE % workflow_file("", "state")), (), ())
         server.wait(sid)

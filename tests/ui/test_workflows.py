@@ -259,8 +259,8 @@ def test_search_problems_are_located() -> None:
     from steepy.ui.pages.workflows_search import problem
 
     for text, expected in (("a\n  is:processchain",
-                            "q:2:3: is:processchain: this list shows workflows; search process "
-                            "chains on the Process chains page"),
+                            "q:2:3: is:processchain: this list shows workflows; the Search page "
+                            "(/search) finds process chains"),
                            ("x 1999-01-01..9999-12-31T23:59", None),
                            ("is:processchain is:workflow 2026-01-01..2026-02-01", None),
                            ("name:x", None)):

@@ -51,13 +51,14 @@ def workflow_list(request: Request) -> Response:
     listing = Listing.read(request, "/workflows", MAX_SIZE, q=q, status=status,
                            tz=params.get("tz"))
     size, offset = listing.size, listing.offset
-    if q:
+    if q:  # the filters count what the search finds
         found = search_submissions(ctx.registry.search, ctx.views, q, status, size, offset,
                                    zone(params.get("tz")))
         items, total, error = found.items, found.total, error or found.error
+        counts = found.counts
     else:
         items, total = ctx.views.submission_summaries(status, size, offset)
-    counts = ctx.views.submission_counts()
+        counts = ctx.views.submission_counts()
     return render(request, "workflows.html", 400 if error else 200, items=items,
                   listing=listing.showing(len(items), total), selected=status, q=q,
                   error=error, statuses=STATUSES, counts=counts, all_count=sum(counts.values()),

@@ -5,6 +5,7 @@ steepy's other errors: `q:LINE:COLUMN: term: message`."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from datetime import tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -17,11 +18,13 @@ ALL = -1  # the registry's "no limit"
 
 @dataclass
 class Found:
-    """A page of submissions that match, with the total; or why the query cannot run."""
+    """A page of submissions that match, with the total and how many match in each status
+    (the status filters' counts during a search); or why the query cannot run."""
 
     items: list[dict] = field(default_factory=list)
     total: int = 0
     error: str | None = None
+    counts: dict[str, int] = field(default_factory=dict)
 
 
 def zone(name: str | None) -> tzinfo | None:
@@ -47,8 +50,8 @@ def _located(text: str, needle: str, message: str) -> str:
 def problem(text: str, query: Query) -> str | None:
     """Why `query` (parsed from `text`) cannot list submissions, located in `text`."""
     if query.types and Type.WORKFLOW not in query.types:
-        return _located(text, "is:processchain", "this list shows workflows; search process "
-                                                 "chains on the Process chains page")
+        return _located(text, "is:processchain", "this list shows workflows; the Search "
+                                                 "page (/search) finds process chains")
     return None
 
 
@@ -69,24 +72,22 @@ def _where(result, query: Query) -> list[dict]:
 def search_submissions(search: Search, views: ReadViews, text: str, status: str | None,
                        size: int, offset: int, tz: tzinfo | None = None) -> Found:
     """Submissions matching `text` (best first), `size` from `offset`, of `status` only if
-    given. The status is checked on the results: in Steep's language filters of a query
-    without terms widen it (each is a set of its own) instead of narrowing it."""
+    given, and how many match in each status. The status is checked on the results: in
+    Steep's language filters of a query without terms widen it (each is a set of its own)
+    instead of narrowing it."""
     query = parse_query(text, tz)
     error = problem(text, query)
     if error is not None:
         return Found(error=error)
     query = replace(query, types=(Type.WORKFLOW,))
-    if status is None:
-        results = search.search(query, size=size, offset=offset)
-        total = search.count(query, Type.WORKFLOW)
-    else:
-        every = [r for r in search.search(query, size=ALL) if r.status == status]
-        total = len(every)
-        results = every[offset:offset + size]
+    every = search.search(query, size=ALL)
+    counts = Counter(str(r.status) for r in every)
+    chosen = every if status is None else [r for r in every if r.status == status]
+    results = chosen[offset:offset + size]
     items = []
     for result in results:
         summary = _summary(views, result.id)
         if summary is not None:
             summary["matches"] = _where(result, query)
             items.append(summary)
-    return Found(items, total)
+    return Found(items, len(chosen), counts=dict(counts))

@@ -1,45 +1,55 @@
-"""The management commands' backend over a steepy (or Steep) server's HTTP API
-(`--server URL` or STEEPY_SERVER). A server that cannot be reached or refuses a request
-raises ClientError (the commands say so, exit code 2)."""
+"""The backend over a steepy (or Steep) server's HTTP API (`steepy.connect("http://...")`,
+the CLI's `--server URL` or STEEPY_SERVER). A server that cannot be reached or refuses a
+request raises ClientError (the commands say so, exit code 2)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Iterator
 
-from steepy.cli.backends import ChainState, Requested
+from steepy.api.backends import ChainState, Requested
 from steepy.errors import InputError, Problem
 from steepy.http.client import ApiClient, ClientError, message, server_token
 from steepy.model.submission import (ACTIVE_SUBMISSION, ProcessChainStatus as CS,
                                      SubmissionStatus as SS)
 
+if TYPE_CHECKING:
+    from steepy.documents.loading import Document
+
+STREAM_READ_S = 60.0  # a quiet stream gets a keep-alive comment every 15 s
+
 
 class RemoteBackend:
-    def __init__(self, server: str):
+    def __init__(self, server: str, token: str | None = None):
         self.server = server
-        self.api = ApiClient(server, server_token())
+        self.api = ApiClient(server, token if token is not None else server_token())
 
     def __enter__(self) -> "RemoteBackend":
         return self
 
     def __exit__(self, *_exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
         self.api.__exit__()
 
     def submit(self, workflow_file: str, services: tuple[str, ...],
                macros: tuple[str, ...]) -> str:
-        """The server checks the workflow against its own services and macros."""
         from steepy.documents.loading import read_file
 
-        text = read_file(workflow_file).text or ""
+        return self.submit_document(read_file(workflow_file), services, macros)
+
+    def submit_document(self, document: "Document", services: tuple[str, ...],
+                        macros: tuple[str, ...]) -> str:
+        """The server checks the workflow against its own services and macros; its problems
+        are placed in the document by their JSON paths."""
         response = self.api.request("POST", "/workflows", ok=(202, 400),
-                                    content=text.encode("utf-8"),
+                                    content=(document.text or "").encode("utf-8"),
                                     headers={"Content-Type": "application/x-yaml"})
         if response.status_code == 404:
             raise ClientError(f"{self.server} has no /workflows; is it a steepy or Steep server?")
         if response.status_code == 400:
-            body = response.json()
-            problems = [Problem(p["message"], p.get("path", ""), workflow_file, p.get("line"),
-                                p.get("column")) for p in body.get("errors", [])]
-            raise InputError(problems or [Problem(message(response), file=workflow_file)])
+            problems = [_located(p, document) for p in response.json().get("errors", [])]
+            raise InputError(problems or [Problem(message(response), file=document.file)])
         return response.json()["id"]
 
     def submissions(self, status: str | None, size: int,
@@ -53,11 +63,17 @@ class RemoteBackend:
         found = response.json()
         return found, int(response.headers.get("x-page-total", len(found)))
 
+    def submission(self, submission_id: str) -> dict | None:
+        return self.api.json("GET", f"/workflows/{submission_id}")
+
     def document(self, item_id: str) -> dict | None:
         document = self.api.json("GET", f"/workflows/{item_id}/document")
         if document is None:
-            document = self.api.json("GET", f"/processchains/{item_id}/document")
+            document = self.chain_document(item_id)
         return document
+
+    def chain_document(self, chain_id: str) -> dict | None:
+        return self.api.json("GET", f"/processchains/{chain_id}/document")
 
     def chain(self, chain_id: str) -> ChainState | None:
         found = self.api.json("GET", f"/processchains/{chain_id}")
@@ -102,8 +118,74 @@ class RemoteBackend:
             return Requested("submission", now["status"], False)
         return Requested("submission", submission["status"], True)
 
-    def events(self, submission_id: str) -> list[dict] | None:
-        return self.api.json("GET", f"/workflows/{submission_id}/events")
+    def events(self, submission_id: str, after: int = 0) -> list[dict] | None:
+        return self.api.json("GET", f"/workflows/{submission_id}/events",
+                             params={"after": after})
+
+    def follow(self, submission_id: str, after: int = 0) -> Iterator[dict]:
+        """The server's stream of the submission (server-sent events), opened again after
+        the last event seen should the connection end before the stream's `end`."""
+        from steepy.api.sse import read_stream
+
+        while True:
+            ended = False
+            for event in read_stream(self.api, f"/workflows/{submission_id}/stream", after,
+                                     STREAM_READ_S):
+                if event is None:
+                    ended = True
+                    break
+                after = event["id"]
+                yield event
+            if ended:
+                return
+            now = self.submission(submission_id)
+            if now is None or SS(now["status"]).finished:
+                yield from self.events(submission_id, after) or []
+                return
+
+    def submission_chains(self, submission_id: str,
+                          size: int) -> tuple[list[dict], int] | None:
+        if self.api.json("GET", f"/workflows/{submission_id}") is None:
+            return None
+        response = self.api.request("GET", "/processchains",
+                                    params={"submissionId": submission_id, "size": size})
+        if response.status_code != 200:
+            raise ClientError(message(response))
+        found = response.json()
+        return found, int(response.headers.get("x-page-total", len(found)))
+
+    def unowned(self, submission_ids: list[str]) -> dict[str, str | None]:
+        return {}
+
+    def search(self, query: str, size: int, offset: int) -> dict:
+        from datetime import datetime
+
+        offset_now = datetime.now().astimezone().strftime("%z")  # dates as the local search's
+        response = self.api.request("GET", "/search", params={
+            "q": query, "size": size, "offset": offset, "count": "exact",
+            "timeZone": f"{offset_now[:3]}:{offset_now[3:]}"})
+        if response.status_code == 404:
+            raise ClientError(f"{self.server} has no /search; is it a steepy or Steep server?")
+        return response.json()
+
+    def set_priority(self, item_id: str, priority: int) -> Requested | None:
+        for kind, path in (("submission", f"/workflows/{item_id}"),
+                           ("process chain", f"/processchains/{item_id}")):
+            response = self.api.request("PUT", path, ok=(200, 422), json={"priority": priority})
+            if response.status_code == 404:
+                continue
+            if response.status_code == 422:  # finished: refused, its status as the server sees it
+                now = self.api.json("GET", path) or {}
+                return Requested(kind, now.get("status", "finished"), False)
+            return Requested(kind, response.json()["status"], True)
+        return None
+
+    def services(self, services: tuple[str, ...]) -> list[dict]:
+        """The server's own (it checks submissions against them): `services` is ignored."""
+        found = self.api.json("GET", "/services")
+        if found is None:
+            raise ClientError(f"{self.server} has no /services; is it a steepy or Steep server?")
+        return found
 
     def add_schedule(self, workflow_file: str, services: tuple[str, ...],
                      macros: tuple[str, ...], cron: str | None, every: str | None,
@@ -153,3 +235,14 @@ class RemoteBackend:
             raise ClientError(message(response))
         found = response.json()
         return found, int(response.headers.get("x-page-total", len(found)))
+
+
+def _located(problem: dict, document: "Document") -> Problem:
+    """A problem the server found, placed in `document` (the file it was read from) by its
+    JSON path: the text sent may not be the file's (a dict, or `vars` set)."""
+    found = Problem(problem["message"], problem.get("path", ""), document.file,
+                    problem.get("line"), problem.get("column"))
+    if found.path and document.positions:
+        found.line = found.column = None
+        document.locate(found)
+    return found

@@ -1,0 +1,154 @@
+"""`steepy.run(workflow)`: an engine in the calling process, as `steepy run` has, for scripts
+and notebooks. It runs in a thread of its own with its own event loop, so it needs neither
+the main thread nor a free event loop (a notebook has one running). Ctrl-C
+(KeyboardInterrupt) in the caller cancels the submission, waits until it has ended and is
+raised again (a second Ctrl-C stops the engine at once); in the main thread, a SIGINT handler
+of its own counts them while the engine runs (`_Interrupts`), Python's is back afterwards."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import threading
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from steepy.api.client import Client, Paths, database_url
+from steepy.api.errors import EngineFailed
+from steepy.api.local import LocalBackend
+from steepy.api.setup import LocalSetup
+from steepy.api.submission import Submission
+from steepy.api.workflow import Workflow, workflow_document
+
+if TYPE_CHECKING:
+    from steepy.engine.engine import Engine, EngineSettings
+    from steepy.registry import Registry
+
+JOIN_S = 0.1  # how often the caller looks up from waiting (Ctrl-C arrives in between)
+
+
+def run(workflow: Workflow, *, services: Paths = None, macros: Paths = None,
+        vars: Mapping[str, Any] | None = None, db: str | os.PathLike | None = None,
+        agents: int | None = None) -> Submission:
+    """Check `workflow` (a path, YAML or JSON text, or a dict; `vars` sets its declared
+    variables' values by id), store it in the database `db` (a URL or an SQLite file's path;
+    default: steepy.yaml's `db.url`, else .steepy/steepy.db) and run it to its end here, with
+    `agents` chains at once (default: `agent.instances`, else one per core). Returns the
+    finished submission, whatever its status. InputError (nothing stored) for bad input;
+    EngineFailed when the engine stopped by itself."""
+    setup = LocalSetup(services, macros)
+    settings = setup.engine_settings(agents)  # the configuration is checked first
+    document = workflow_document(workflow, vars)
+    backend = LocalBackend(None if db is None else database_url(os.fspath(db)), setup)
+    submission, service_map, macro_map = backend.prepare(document)
+    backend.store(submission)
+    drive(backend.registry, service_map, macro_map, settings, submission.id)
+    return Client(backend).submission(submission.id)
+
+
+class _Driver:
+    """The engine's thread: it makes the engine in its own event loop and runs it."""
+
+    def __init__(self, registry: "Registry", services: dict, macros: dict,
+                 settings: "EngineSettings", submission_id: str):
+        self.args = (registry, services, macros, settings)
+        self.submission_id = submission_id
+        self.engine: "Engine | None" = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.error: BaseException | None = None
+        # waited for instead of the thread: a join that Ctrl-C interrupts takes the thread
+        # for ended on Python 3.11 (it releases the lock the running thread holds)
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._main, daemon=True,
+                                       name=f"steepy engine {submission_id}")
+
+    def _main(self) -> None:
+        try:
+            asyncio.run(self._run())
+        except BaseException as e:  # handed to the caller
+            self.error = e
+        finally:
+            self.done.set()
+
+    async def _run(self) -> None:
+        from steepy.engine.engine import Engine
+
+        self.loop = asyncio.get_running_loop()
+        self.engine = Engine(*self.args)
+        await self.engine.run(until_submission=self.submission_id)
+
+    def call(self, function: Any, *args: Any) -> None:
+        """`function(*args)` in the engine's event loop (if it is still running)."""
+        loop = self.loop
+        if loop is not None and not loop.is_closed():
+            try:
+                loop.call_soon_threadsafe(function, *args)
+            except RuntimeError:  # closed meanwhile: the engine has ended
+                pass
+
+
+class _Interrupts:
+    """Ctrl-C while the engine runs, counted. In the main thread with Python's own SIGINT
+    handler, a handler of ours counts them (and restores Python's afterwards): a
+    KeyboardInterrupt raised anywhere in the waiting loop, between two statements, would
+    escape it without cancelling. Elsewhere (another handler, another thread) the loop
+    counts the KeyboardInterrupts it catches."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._installed = False
+
+    def __enter__(self) -> "_Interrupts":
+        if (threading.current_thread() is threading.main_thread()
+                and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
+            signal.signal(signal.SIGINT, self._count)
+            self._installed = True
+        return self
+
+    def _count(self, signum: int, frame: Any) -> None:
+        self.count += 1
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._installed:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def drive(registry: "Registry", services: dict, macros: dict, settings: "EngineSettings",
+          submission_id: str) -> None:
+    """Run an engine on one submission until it has finished."""
+    driver = _Driver(registry, services, macros, settings, submission_id)
+    driver.thread.start()
+    interrupted = 0
+    with _Interrupts() as interrupts:
+        while not driver.done.is_set():
+            try:
+                driver.done.wait(JOIN_S)
+            except KeyboardInterrupt:
+                interrupts.count += 1
+            while interrupted < interrupts.count:
+                interrupted += 1
+                _interrupt(driver, registry, submission_id, first=interrupted == 1)
+    if interrupted:
+        raise KeyboardInterrupt
+    if driver.error is not None:
+        raise EngineFailed(f"the engine failed: {driver.error!r}") from driver.error
+    failure = None if driver.engine is None else driver.engine.failure
+    if failure is not None:
+        from steepy.registry.failures import describe, is_database_failure
+
+        if is_database_failure(failure):
+            raise EngineFailed(f"cannot use the {describe(failure)}") from failure
+        raise EngineFailed(f"the engine stopped after an internal error: {failure!r}") \
+            from failure
+
+
+def _interrupt(driver: _Driver, registry: "Registry", submission_id: str, first: bool) -> None:
+    """The first Ctrl-C cancels the submission (the engine ends it as CANCELLED); another
+    stops the engine at once."""
+    if first:
+        registry.requests.cancel_submission(submission_id)
+        if driver.engine is not None:
+            driver.call(driver.engine.changed, "chains")
+    elif driver.engine is not None:
+        driver.call(driver.engine.stop.set)

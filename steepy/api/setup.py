@@ -1,0 +1,138 @@
+"""What working on a local database needs from steepy.yaml: the configuration, the plugins,
+the services and macros, the database and the engine's settings. The Python API reads them
+here (`LocalSetup`: every problem is an `InputError`, warnings go to the `steepy` logger);
+the command line has its own (`steepy.cli.setup`: problems are printed, exit code 2).
+
+`Setup` is what the local backend asks of either."""
+
+from __future__ import annotations
+
+import logging
+import os
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
+
+from steepy.errors import InputError, Problem, SteepyError
+
+if TYPE_CHECKING:
+    from steepy.agent import AgentConfig
+    from steepy.config import Config
+    from steepy.documents.validation_services import Runtimes
+    from steepy.engine.engine import EngineSettings
+    from steepy.plugins.pluginset import PluginSet
+    from steepy.registry import Registry
+
+log = logging.getLogger("steepy")
+
+Paths = Sequence[str | os.PathLike]
+
+
+class Setup(Protocol):
+    def definitions(self, services: Paths, macros: Paths) -> tuple[dict, dict]:
+        """The services and macros by id: from these files, folders or globs, else
+        steepy.yaml's `services` and `macros`, else the default folders."""
+
+    def runtimes(self) -> "Runtimes":
+        """The runtimes the configured plugins offer (a workflow is checked against them)."""
+
+    def open_registry(self, db: str | None, create: bool = True) -> "Registry":
+        """The database at `db` (None: steepy.yaml's `db.url`, else .steepy/steepy.db); with
+        `create` False, an SQLite file that does not exist is not made (an error)."""
+
+    def agent(self) -> "AgentConfig":
+        """The agents' settings (where they write their logs)."""
+
+
+def configured(option: Paths, key: str, reader: Callable[[Any], dict], config: "Config") -> dict:
+    """Services or macros (`key`) from `option`, else from the configuration, else from the
+    default folder when it exists (it is optional)."""
+    from steepy.config import DEFAULTS
+
+    if option:
+        return reader([str(p) for p in option])
+    spec = config.get(key)
+    if not spec or (spec == DEFAULTS[key] and not Path(spec).exists()):
+        return {}
+    return reader(spec)
+
+
+class LocalSetup:
+    """steepy.yaml (or Steep's steep.yaml) of the working directory and the STEEPY_*
+    variables, read when first needed; `services` and `macros` (files, folders or globs)
+    replace its `services` and `macros`."""
+
+    def __init__(self, services: Paths | str | None = None, macros: Paths | str | None = None):
+        self.services = paths_of(services)
+        self.macros = paths_of(macros)
+
+    @cached_property
+    def config(self) -> "Config":
+        from steepy.config import load_config
+
+        config = load_config()  # InputError with every problem
+        for warning in config.warnings:
+            log.warning("%s", warning)
+        return config
+
+    @cached_property
+    def plugins(self) -> "PluginSet":
+        from steepy.plugins.pluginset import load_plugins
+
+        plugins = load_plugins(self.config)  # InputError (a PluginError too)
+        for warning in plugins.warnings:
+            log.warning("%s", warning)
+        return plugins
+
+    def definitions(self, services: Paths = (), macros: Paths = ()) -> tuple[dict, dict]:
+        from steepy.documents.loading import read_macros, read_services
+
+        problems: list[Problem] = []
+        found: list[dict] = []
+        for option, key, reader in ((services or self.services, "services", read_services),
+                                    (macros or self.macros, "macros", read_macros)):
+            try:
+                found.append(configured(option, key, reader, self.config))
+            except InputError as e:
+                problems += e.problems
+                found.append({})
+        if problems:
+            raise InputError(problems)
+        return found[0], found[1]
+
+    def runtimes(self) -> "Runtimes":
+        return self.plugins.runtimes()
+
+    def open_registry(self, db: str | None, create: bool = True) -> "Registry":
+        from steepy.api.errors import NotFound
+        from steepy.registry import open_registry
+        from steepy.registry.database import sqlite_file
+        from steepy.registry.failures import DatabaseUnavailable
+
+        url = db or self.config.get("db.url")
+        path = sqlite_file(url)
+        if not create and path is not None and not path.exists():
+            raise NotFound(f"No database at {path.absolute()}: nothing was submitted there.")
+        webhooks = [w.webhook() for w in self.config.notifications.webhooks]
+        try:
+            return open_registry(url, webhooks)
+        except DatabaseUnavailable:
+            raise
+        except SteepyError as e:  # e.g. not a database URL
+            raise InputError(Problem(str(e), file=db or "db.url")) from None
+
+    def agent(self) -> "AgentConfig":
+        return self.engine_settings().agent
+
+    def engine_settings(self, agents: int | None = None) -> "EngineSettings":
+        from steepy.engine.settings import settings_from_config
+
+        return settings_from_config(self.config, self.plugins, agents)
+
+
+def paths_of(value: Paths | str | None) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, (str, os.PathLike)):
+        return (str(value),)
+    return tuple(str(v) for v in value)

@@ -1,0 +1,133 @@
+"""The JSON Schemas of workflows, service metadata and macros (package data: the top-level
+schemas/ links here, so that an installed wheel validates), and their errors in plain words:
+one problem per failing place, with its JSON path."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from steepy.errors import Problem, json_path
+
+SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
+
+
+@lru_cache(maxsize=None)
+def _validators() -> dict[str, Any]:
+    """The three schemas, compiled once, sharing one registry for cross-file $refs."""
+    from jsonschema import Draft202012Validator
+    from referencing import Registry, Resource
+
+    schemas = {}
+    for kind in ("workflow", "service", "macro"):
+        with open(SCHEMA_DIR / f"{kind}.schema.json", encoding="utf-8") as f:
+            schemas[kind] = json.load(f)
+    registry = Registry().with_resources(
+        (s["$id"], Resource.from_contents(s)) for s in schemas.values() if "$id" in s)
+    return {kind: Draft202012Validator(schema, registry=registry)
+            for kind, schema in schemas.items()}
+
+
+def _schema_message(error: Any) -> str:
+    """Plain words for a jsonschema error."""
+    validator, value = error.validator, error.instance
+    if validator == "additionalProperties":
+        allowed = sorted(error.schema.get("properties", {}))
+        extra = sorted(set(value) - set(allowed)) if isinstance(value, dict) else []
+        names = ", ".join(f"`{k}'" for k in extra) or "a property"
+        return f"unknown property {names}; allowed here: {', '.join(allowed)}"
+    if validator == "required":
+        missing = [k for k in error.validator_value if isinstance(value, dict) and k not in value]
+        return f"`{missing[0] if missing else error.validator_value[0]}' is required"
+    if validator == "enum":
+        return f"`{value}' is not allowed here; allowed: {', '.join(map(str, error.validator_value))}"
+    if validator == "type":
+        expected = error.validator_value
+        expected = " or ".join(expected) if isinstance(expected, list) else expected
+        return f"expected {expected}, got {_kind(value)} `{_short(value)}'"
+    if validator in ("oneOf", "anyOf"):
+        best = _best_sub_error(error)
+        if best is not None:
+            return _schema_message(best)
+    if validator == "minimum":
+        return f"{value} is too small; the minimum is {error.validator_value}"
+    if validator == "pattern":
+        description = error.schema.get("description")
+        hint = f" ({description})" if description else ""
+        return f"`{value}' does not have the expected form{hint}"
+    description = error.schema.get("description")
+    return error.message + (f" ({description})" if description else "")
+
+
+def _best_sub_error(error: Any) -> Any:
+    from jsonschema.exceptions import best_match
+
+    context = list(error.context or [])
+    return best_match(context) if context else None
+
+
+def _kind(value: Any) -> str:
+    from steepy.model.common import type_name
+
+    return type_name(value)
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+# what a whole document must be, for a document of the wrong type
+_DOCUMENT_SHAPES = {"workflow": "a workflow must be an object with `api' and `actions'",
+                    "service": "service metadata must be a service (an object) or a list of them",
+                    "macro": "a macro file must hold a macro (an object) or a list of them"}
+
+
+@dataclass
+class SchemaError:
+    """One place the schema rejects: the problem, the JSON path as parts, and whether it is
+    a key the schema does not know (the key alone is wrong, not the object around it)."""
+
+    problem: Problem
+    parts: tuple
+    unknown_key: bool = False
+    missing_key: bool = False  # a required key is missing (the object is where it should be)
+
+
+def schema_errors(data: Any, kind: str) -> list[SchemaError]:
+    """The places where `data` fails schemas/<kind>.schema.json, one per failing place."""
+    validator = _validators()[kind]
+    found: list[SchemaError] = []
+    seen: set[tuple[str, str]] = set()
+    for error in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path))):
+        leaf = error
+        if error.validator in ("oneOf", "anyOf") and error.context:
+            leaf = _best_sub_error(error) or error
+        parts = list(leaf.absolute_path)
+        unknown = leaf.validator == "additionalProperties" and isinstance(leaf.instance, dict)
+        if unknown:
+            extra = sorted(set(leaf.instance) - set(leaf.schema.get("properties", {})))
+            parts += extra[:1]  # point at the unknown key itself
+        path = json_path(parts)
+        if not parts and leaf.validator == "type":
+            message = f"{_DOCUMENT_SHAPES[kind]}, not {_kind(data)}"
+        else:
+            message = _schema_message(error)
+        missing = leaf.validator == "required"
+        at_root = not parts or (len(parts) == 1 and isinstance(parts[0], int))
+        if missing and at_root and kind != "workflow":
+            needed = " and ".join(", ".join(f"`{k}'" for k in leaf.validator_value).rsplit(", ", 1))
+            message += f": a {kind} needs {needed}"  # the document's own kind, said
+        if (path, message) not in seen:
+            seen.add((path, message))
+            found.append(SchemaError(Problem(message, path=path), tuple(parts),
+                                     unknown and bool(parts), missing))
+    return found
+
+
+def schema_problems(data: Any, kind: str) -> list[Problem]:
+    """Problems of `data` against schemas/<kind>.schema.json, one per failing place."""
+    return [e.problem for e in schema_errors(data, kind)]

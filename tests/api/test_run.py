@@ -1,0 +1,146 @@
+"""steepy.run: an engine in the calling process (tools and the executor are real processes),
+from a script, a thread, and a running event loop as in a notebook."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import steepy
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.process
+
+FAIL = 'echo "bad $1"; exit 3'
+
+
+def test_run_returns_the_finished_submission_with_results_logs_and_events(scratch) -> None:
+    submission = steepy.run("greet.yaml", services="services.yaml", vars={"who": "API"},
+                            db="run.db")
+    assert submission.status == "SUCCESS" and submission.finished
+    [path] = submission.results["greeting"]
+    assert Path(path).read_text() == "hello API\n"
+    [chain] = submission.chains()
+    assert chain.status == "SUCCESS" and chain.logs() == "hello API\n"
+    [attempt] = chain.attempts
+    assert (attempt.outcome, attempt.exit_code, attempt.number) == ("SUCCESS", 0, 1)
+    events = list(submission.events())  # it has finished: the iterator ends
+    assert [e.status for e in events if e.kind == "submission.status"] == [
+        "ACCEPTED", "RUNNING", "SUCCESS"]
+    assert {"chain.started", "chain.finished"} <= {e.kind for e in events}
+    assert (scratch / "run.db").exists() and not (scratch / ".steepy" / "steepy.db").exists()
+    with steepy.connect("run.db") as client:  # the same, read again
+        assert client.submission(submission.id).results == submission.results
+
+
+def test_a_failure_its_attempts_and_a_retry_by_a_worker(scratch) -> None:
+    failed = steepy.run("greet.yaml", services="services.yaml", vars={"script": FAIL})
+    assert failed.status == "ERROR" and failed.error_message == "All process chains failed"
+    [chain] = failed.chains()
+    assert chain.status == "ERROR" and chain.logs() == "bad world\n"
+    assert "exited with code 3" in chain.error_message
+    assert [a.exit_code for a in chain.attempts] == [3]
+    assert failed.retry() == "ERROR" and failed.status == "RUNNING"
+    worker = subprocess.run([sys.executable, "-m", "steepy.cli", "worker", "--exit-when-idle",
+                             "-s", "services.yaml"], cwd=scratch, capture_output=True,
+                            text=True, timeout=60)
+    assert worker.returncode == 0, worker.stderr
+    assert failed.wait(timeout=10) == "ERROR"  # the same tool fails again
+    assert [r.number for r in failed.chains()[0].runs] == [1, 2]
+    assert failed.chains()[0].logs(run=1) == "bad world\n"
+
+
+def test_bad_input_stores_nothing(scratch) -> None:
+    with pytest.raises(steepy.InputError, match="^greet.yaml:4:3: vars: no variable `nobody'"):
+        steepy.run("greet.yaml", services="services.yaml", vars={"nobody": 1})
+    assert not (scratch / ".steepy").exists()
+
+
+def test_run_in_a_running_event_loop_and_in_a_thread(scratch) -> None:
+    async def notebook_cell() -> str:  # a notebook runs its cells in an event loop
+        return steepy.run("greet.yaml", services="services.yaml").status
+
+    assert asyncio.run(notebook_cell()) == "SUCCESS"
+    found: list = []
+    thread = threading.Thread(target=lambda: found.append(
+        steepy.run("greet.yaml", services="services.yaml", vars={"who": "thread"})))
+    thread.start()
+    thread.join(60)
+    assert found[0].status == "SUCCESS"
+    assert Path(found[0].results["greeting"][0]).read_text() == "hello thread\n"
+
+
+SCRIPT = """
+import steepy
+try:
+    steepy.run("greet.yaml", services="services.yaml", vars={"script": "echo go; sleep 30"})
+except KeyboardInterrupt:
+    with steepy.connect(".steepy/steepy.db") as client:
+        print("interrupted", client.submissions()[0].status)
+"""
+
+
+def test_ctrl_c_cancels_the_submission_and_is_raised_again(scratch) -> None:
+    proc = subprocess.Popen([sys.executable, "-c", SCRIPT], cwd=scratch, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    end = time.monotonic() + 30
+    while not (scratch / ".steepy" / "steepy.db").exists() and time.monotonic() < end:
+        time.sleep(0.05)
+    with steepy.connect(".steepy/steepy.db") as client:
+        while not client.submissions() and time.monotonic() < end:
+            time.sleep(0.05)
+        [submission] = client.submissions()
+        started = (e for e in submission.events() if e.kind == "chain.started")
+        assert next(started).data["run"] == 1  # the tool runs (`sleep 30')
+    started = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert out == "interrupted CANCELLED\n", err
+    assert time.monotonic() - started < 10  # the tool was stopped, not waited for
+
+
+def test_importing_steepy_imports_no_api_until_it_is_used() -> None:
+    code = ("import sys, steepy, steepy.model\n"
+            "print('steepy.api' in sys.modules, 'httpx' in sys.modules)\n"
+            "steepy.connect\n"
+            "print('steepy.api' in sys.modules, steepy.__version__ != '')\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                         text=True, check=True).stdout
+    assert out == "False False\nTrue True\n"
+    assert (ROOT / "steepy" / "py.typed").exists()
+    assert set(steepy.__all__) >= {"connect", "run", "Submission", "Chain", "InputError"}
+
+
+WATCHED = """
+import os, signal, threading, time, steepy
+seen = []
+
+def look():  # once the tool runs
+    while not os.path.exists("started"):
+        time.sleep(0.01)
+    seen.append(signal.getsignal(signal.SIGINT))
+
+threading.Thread(target=look, daemon=True).start()
+started = os.path.abspath("started")
+steepy.run("greet.yaml", services="services.yaml", vars={"script": f"touch {started}; sleep 1"})
+print(seen[0] is not signal.default_int_handler,
+      signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+"""
+
+
+def test_ctrl_c_is_counted_while_the_engine_runs_not_raised_between_two_statements(
+        scratch) -> None:
+    """A KeyboardInterrupt raised in the waiting loop outside its `try' would leave without
+    cancelling, and the engine's threads would keep the process alive until the tool ended
+    (seen once under load): while the engine runs, Ctrl-C only counts; Python's handler is
+    back afterwards."""
+    done = subprocess.run([sys.executable, "-c", WATCHED], cwd=scratch, capture_output=True,
+                          text=True, timeout=60)
+    assert done.stdout == "True True\n", done.stderr

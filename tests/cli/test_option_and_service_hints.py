@@ -1,0 +1,77 @@
+"""Messages of the schedule commands (issue 26, defect 12) and the hint where services come
+from (defect 14), in-process."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from click.testing import CliRunner
+
+from steepy.cli import main
+from tests.conftest import ROOT
+
+WORKFLOW = """\
+api: 4.7.0
+name: nap
+actions:
+  - {id: nap, type: execute, service: sleep, inputs: [{id: seconds, value: 0.1}]}
+"""
+WHERE = ("give `--services DIR' (a file, folder or glob), set `services' in steepy.yaml "
+         "(Steep's `steep.services'), or put service files in a `services/' folder.")
+HINT = "To load services, " + WHERE  # after "No services are configured." of a failure
+NONE = "No services were loaded: " + WHERE  # `steepy services
+
+
+@pytest.fixture
+def here(tmp_path, monkeypatch):
+    """An empty folder as the working directory: no steepy.yaml, no services/."""
+    monkeypatch.chdir(tmp_path)
+    for name in ("STEEPY_DB_URL", "STEEPY_SERVER", "STEEPY_SERVICES"):
+        monkeypatch.delenv(name, raising=False)
+    (tmp_path / "w.yaml").write_text(WORKFLOW)
+    return tmp_path
+
+
+def _invoke(*args: str):
+    return CliRunner().invoke(main, list(args), prog_name="steepy", catch_exceptions=False)
+
+
+@pytest.mark.parametrize("trigger, how", [
+    ((), "neither was given"),
+    (("--cron", "0 3 * * *", "--every", "1h"), "not both")])
+def test_a_missing_or_double_trigger_is_an_option_error(here, trigger, how) -> None:
+    result = _invoke("schedule", "add", "w.yaml", "-s", str(ROOT / "services"), *trigger)
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        f"--cron/--every: give either a cron expression or an interval; {how}",
+        "1 problem in the options; `steepy schedule add -h' lists them"]
+    assert not (here / ".steepy").exists()  # nothing stored
+
+
+def test_schedule_list_shows_the_next_fire_time_in_its_time_zone(here) -> None:
+    added = _invoke("schedule", "add", "w.yaml", "-s", str(ROOT / "services"),
+                    "--cron", "0 3 * * *", "--timezone", "Europe/Berlin")
+    assert added.exit_code == 0, added.output
+    pattern = r"nap: cron 0 3 \* \* \* \(Europe/Berlin\), next \d{4}-\d\d-\d\d 03:00:00 Europe/Berlin"
+    assert re.search(pattern, added.stdout), added.stdout
+    listed = _invoke("schedule", "list")
+    assert re.search(pattern, listed.stdout), listed.stdout
+    every = _invoke("schedule", "add", "w.yaml", "-s", str(ROOT / "services"), "--every", "1h")
+    assert re.search(r"every 1h \(UTC\), next \S+ \S+ UTC$", every.stdout.strip()), every.stdout
+
+
+def test_no_services_names_where_they_come_from(here) -> None:
+    for command in (["submit", "w.yaml"], ["validate", "w.yaml"], ["run", "w.yaml"]):
+        result = _invoke(*command)
+        assert result.exit_code == 2
+        lines = result.stderr.splitlines()
+        assert lines[0].startswith("w.yaml:4:")
+        assert lines[-2:] == [HINT, "1 problem in 1 file"], result.stderr
+    assert _invoke("services").stdout == NONE + "\n"
+    assert not (here / ".steepy").exists()
+
+    # with services given, a workflow naming a service that is not among them gets no hint
+    (here / "w.yaml").write_text(WORKFLOW.replace("service: sleep", "service: nope"))
+    result = _invoke("submit", "w.yaml", "-s", str(ROOT / "services"))
+    assert result.exit_code == 2 and WHERE not in result.stderr
