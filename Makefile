@@ -6,11 +6,11 @@ STAMP := $(VENV)/.installed
 
 PORT ?= 8080
 
-.PHONY: run demo test test-fast screenshots clean
+.PHONY: run demo test test-fast docs docs-serve screenshots clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,postgresql]'
+	@$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,postgresql,docs]'
 	@touch $(STAMP)
 
 # the server with its web UI, the demo submitted: open http://127.0.0.1:$(PORT)/ (Ctrl-C stops)
@@ -37,9 +37,17 @@ FAST := not (process or postgres or slurm or docker or browser or slow)
 test-fast: $(STAMP)
 	@$(BIN)/python -m pytest -n $(WORKERS) -m "$(FAST)"
 
+# the documentation site into site/ (strict: a broken link, a missing page or an unknown
+# anchor fails); docs-serve serves it on http://127.0.0.1:8000/ and rebuilds on every change
+docs: $(STAMP)
+	@NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
+docs-serve: $(STAMP)
+	@NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --strict
+
 # docs/screenshots/ui-*.png, made again from a fresh server in Debian's Chromium (.ci/chromium)
 screenshots: $(STAMP)
 	@$(BIN)/python bench/ui_screens.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .hypothesis site

@@ -146,7 +146,7 @@ def test_a_declared_runtimes_problems_come_out_with_the_configurations(
 
 
 def test_a_runtime_without_a_settings_class_takes_no_keys(tmp_path) -> None:
-    """(README, Plugins: its section was once handed over as it was.)"""
+    """(docs/guide/plugins.md, Migration: its section was once handed over as it was.)"""
     (tmp_path / "steepy.yaml").write_text(
         f"plugins:\n  - {{name: bare, type: runtime, object: '{HERE}:BareRuntime'}}\n"
         "runtimes.bare.queue: long\n")

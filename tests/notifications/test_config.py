@@ -103,9 +103,9 @@ def test_every_kind_of_the_catalogue_can_be_named_and_no_other() -> None:
         parse_pattern("attempt.*")
 
 
-def test_the_readme_example_is_a_valid_configuration(tmp_path: Path) -> None:
-    readme = (STEEPY.parent / "README.md").read_text()
-    example = re.search(r"```yaml\n(notifications:\n.*?)```", readme, re.S)
+def test_the_guide_example_is_a_valid_configuration(tmp_path: Path) -> None:
+    guide = (STEEPY.parent / "docs" / "guide" / "notifications.md").read_text()
+    example = re.search(r"```yaml\n(notifications:\n.*?)```", guide, re.S)
     assert example is not None
     (tmp_path / "steepy.yaml").write_text(example[1])
     config = load_config(tmp_path, environ={})
