@@ -75,7 +75,7 @@ class _Driver:
         from steepy.engine.engine import Engine
 
         self.loop = asyncio.get_running_loop()
-        self.engine = Engine(*self.args)
+        self.engine = Engine(*self.args, kind="run")
         await self.engine.run(until_submission=self.submission_id)
 
     def call(self, function: Any, *args: Any) -> None:

@@ -64,7 +64,7 @@ def run(workflow_file: str, services, macros, db, agents, as_json: bool) -> None
     if not as_json:
         click.echo(f"submission {submission.id}")
 
-    engine = Engine(registry, service_map, macro_map, settings)
+    engine = Engine(registry, service_map, macro_map, settings, kind="run")
     engine.on_resumed = lambda resumed_id: click.echo(
         f"resuming submission {resumed_id} left by a dead engine", err=True)
 

@@ -8,9 +8,10 @@ out are resumed from their stored generator state.
 The engine's face, all its callers (the CLI, the HTTP API, the plugins) may use; its parts
 (agents, scheduler, controller, timekeeper, notifier) are its own:
 
-- `Engine(registry, services, macros, settings, clock)`, then `await run(until_submission)`:
-  work until `stop` is set (with `until_submission`: that submission only, until it ends;
-  `resume_abandoned` adds the RUNNING ones dead engines left, until they end too).
+- `Engine(registry, services, macros, settings, clock, kind)`, then `await
+  run(until_submission)`: work until `stop` is set (with `until_submission`: that submission
+  only, until it ends; `resume_abandoned` adds the RUNNING ones that engines of kind "run"
+  left, dead or stopped, until they end too).
 - `resumed`, `on_resumed(id)`, `finish_resumed`: what `resume_abandoned` took over, each said
   as it is; cleared, the engine does not wait for them (it gives them back when it stops).
 - `stop`: the event that stops it; `failure`: why it stopped by itself (None: it did not).
@@ -47,6 +48,7 @@ from steepy.model.service import Service
 from steepy.model.submission import SubmissionStatus
 from steepy.notifications.delivery import DeliverySettings, Notifier
 from steepy.registry import Registry
+from steepy.registry.leases import RUN_OWNER
 from steepy.registry.offload import call
 from steepy.registry.outage import Outage, database_failure_said
 from steepy.engine.scheduler import Scheduler
@@ -80,10 +82,11 @@ class EngineSettings:
 class Engine:
     def __init__(self, registry: Registry, services: dict[str, Service],
                  macros: dict[str, Macro], settings: EngineSettings | None = None,
-                 clock: Clock = SYSTEM):
+                 clock: Clock = SYSTEM, kind: Literal["worker", "run"] = "worker"):
         self.registry = registry
         self.settings = settings = settings or EngineSettings()
-        self.owner = unique_id()
+        # a `steepy run`'s engine says so in its id: what it leaves, another run may resume
+        self.owner = (RUN_OWNER if kind == "run" else "") + unique_id()
         count = settings.agents or os.cpu_count() or 1
         shared = settings.logs_in_database
         if shared is None:

@@ -45,6 +45,10 @@ def waiting_reason(required: Iterable[str], offers: list[set[str]]) -> str | Non
     return "waiting: no agent offers " + " and ".join(sorted(required)) + " together"
 
 
+# the owner ids of `steepy run`'s engines begin so: what a killed `steepy run` left is told
+# from what workers and servers left (`adopt_submissions(abandoned=True)`)
+RUN_OWNER = "run-"
+
 class SqlLeases:
     def __init__(self, db: Connector, clock: Clock = SYSTEM):
         self.db = db
@@ -129,14 +133,21 @@ class SqlLeases:
                           abandoned: bool = False) -> list[Submission]:
         """RUNNING submissions (with `only', that one) without a live controller (its lease
         ran out, or a retry made them RUNNING again) are taken over; with `abandoned', only
-        those an engine held until it died (not those a retry made RUNNING)."""
+        those an engine of `steepy run' held (its owner id starts with RUN_OWNER) until it
+        died or stopped: not those a retry made RUNNING, not those of workers and servers.
+
+        Many engines may look at once: the update takes a submission only if its lease is
+        still over when the row is written (PostgreSQL reads the row again after waiting for
+        another adopter's lock), so exactly one of them drives it."""
         now = self.clock.now()
-        orphaned = select(_sc.id).where(
-            _sc.status == SS.RUNNING, (_sc.lease_until.is_(None)) | (_sc.lease_until < now))
+        lease_over = (_sc.status == SS.RUNNING) & (
+            (_sc.lease_until.is_(None)) | (_sc.lease_until < now))
+        orphaned = select(_sc.id).where(lease_over)
         if only is not None:
             orphaned = orphaned.where(_sc.id == only)
         if abandoned:
-            orphaned = orphaned.where(_sc.owner.is_not(None), _sc.lease_until.is_not(None))
+            orphaned = orphaned.where(_sc.owner.like(f"{RUN_OWNER}%"),
+                                      _sc.lease_until.is_not(None))
         with self.db.read() as conn:  # usually there is none: don't take the write lock
             if conn.execute(orphaned.limit(1)).first() is None:
                 return []
@@ -144,12 +155,14 @@ class SqlLeases:
             ids = [r.id for r in conn.execute(orphaned).all()]
             if not ids:
                 return []
-            conn.execute(update(submissions).where(_sc.id.in_(ids)).values(
-                owner=owner, lease_until=now + timedelta(seconds=lease_s)))
+            ids = sorted(conn.execute(
+                update(submissions).where(_sc.id.in_(ids), lease_over)
+                .values(owner=owner, lease_until=now + timedelta(seconds=lease_s))
+                .returning(_sc.id)).scalars().all())
             for sid in ids:
                 add_event(conn, sid, ev.SubmissionResumed(owner=owner))
             found = conn.execute(select(submissions).where(_sc.id.in_(ids))
-                                 .order_by(_sc.seq)).all()
+                                 .order_by(_sc.seq)).all() if ids else []
         return [submission_record(r) for r in found]
 
     def unowned(self, submission_ids: Iterable[str]) -> dict[str, datetime | None]:

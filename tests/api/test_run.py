@@ -87,9 +87,16 @@ except KeyboardInterrupt:
 """
 
 
+def _ctrl_c_as_at_a_terminal() -> None:
+    """A script started in the background by a shell without job control (`nohup make test
+    &`) inherits SIGINT ignored, and Python then leaves it so: Ctrl-C would do nothing."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_cancels_the_submission_and_is_raised_again(scratch) -> None:
     proc = subprocess.Popen([sys.executable, "-c", SCRIPT], cwd=scratch, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=_ctrl_c_as_at_a_terminal)
     end = time.monotonic() + 30
     while not (scratch / ".steepy" / "steepy.db").exists() and time.monotonic() < end:
         time.sleep(0.05)
@@ -142,5 +149,5 @@ def test_ctrl_c_is_counted_while_the_engine_runs_not_raised_between_two_statemen
     (seen once under load): while the engine runs, Ctrl-C only counts; Python's handler is
     back afterwards."""
     done = subprocess.run([sys.executable, "-c", WATCHED], cwd=scratch, capture_output=True,
-                          text=True, timeout=60)
+                          text=True, timeout=60, preexec_fn=_ctrl_c_as_at_a_terminal)
     assert done.stdout == "True True\n", done.stderr

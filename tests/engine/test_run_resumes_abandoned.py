@@ -1,7 +1,8 @@
 """`Engine.run(until_submission, resume_abandoned=True)` (`steepy run`): besides its own
-submission it takes over the RUNNING submissions that dead engines left, runs their chains and
-stops once they have finished too; it still starts no other ACCEPTED submission, and leaves
-those a retry made RUNNING (no engine held them) to workers."""
+submission it takes over the RUNNING submissions that dead engines of `steepy run` left, runs
+their chains and stops once they have finished too; it still starts no other ACCEPTED
+submission, and leaves those a retry made RUNNING (no engine held them) and those of workers and
+servers to workers."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from sqlalchemy import update
 from steepy.engine.engine import Engine
 from steepy.model.submission import SubmissionStatus as SS
 from steepy.registry import open_registry
+from steepy.registry.leases import RUN_OWNER
 from steepy.registry.tables import submissions
 from tests.engine.test_engine import MACROS, SERVICES, _example, _settings, _submit
 from tests.engine.test_run_scope import _orphan
@@ -25,8 +27,9 @@ async def test_run_resumes_what_dead_engines_left(database_url, tmp_path, monkey
 
     monkeypatch.chdir(ROOT)
     registry = open_registry(database_url)
-    orphan = _orphan(registry, tmp_path, _example("linear.yaml"))
-    retried = _orphan(registry, tmp_path, _example("linear.yaml"))
+    orphan = _orphan(registry, tmp_path, _example("linear.yaml"), owner=RUN_OWNER + "dead")
+    workers = _orphan(registry, tmp_path, _example("linear.yaml"), owner="dead-worker")
+    retried = _orphan(registry, tmp_path, _example("linear.yaml"), owner=RUN_OWNER + "old")
     with registry.db.write() as conn:  # as `steepy retry' leaves it: RUNNING, no engine yet
         conn.execute(update(submissions).where(submissions.c.id == retried)
                      .values(owner=None, lease_until=None))
@@ -43,5 +46,9 @@ async def test_run_resumes_what_dead_engines_left(database_url, tmp_path, monkey
     assert registry.views.get_submission(orphan).status == SS.SUCCESS
     assert registry.views.get_submission(waiting).status == SS.ACCEPTED
     assert registry.views.get_submission(retried).status == SS.RUNNING
+    # a worker's (or a server's) is left to workers: it may need their services, their paths
+    assert registry.views.get_submission(workers).status == SS.RUNNING
+    assert all(registry.views.runs(c.chain.id) == []
+               for c in registry.views.list_chains(workers)[0])
     assert all(registry.views.runs(c.chain.id) == []
                for c in registry.views.list_chains(retried)[0])

@@ -18,10 +18,10 @@ import pytest
 pytestmark = [pytest.mark.process]
 
 
-def _orphan(registry, tmp_path, text: str) -> str:
+def _orphan(registry, tmp_path, text: str, owner: str = "dead-engine") -> str:
     """A RUNNING submission whose engine died (lease over), its chains REGISTERED."""
     sid = _submit(registry, text)
-    submission = registry.leases.fetch_next_submission("dead-engine", 0.01, only=sid)
+    submission = registry.leases.fetch_next_submission(owner, 0.01, only=sid)
     generator = ProcessChainGenerator(submission.workflow, str(tmp_path / "tmp"),
                                       str(tmp_path / "out"), SERVICES, MACROS)
     store_chains(registry, sid, generator.generate(), generator.persist_state())
