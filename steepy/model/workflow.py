@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Union
 
+from steepy.errors import InputError
 from steepy.model.ids import unique_id
 from steepy.model.common import as_list, nested, problem, put, read_policies, write_policies
 from steepy.model.policies import RetryPolicy, TimeoutPolicy
@@ -311,8 +312,19 @@ ACTION_TYPES = {"execute": ExecuteAction, "for": ForEachAction, "include": Inclu
 
 
 def read_actions(items: list, resolver: VariableResolver, path: tuple) -> list[Action]:
-    return [ACTION_TYPES[data["type"]].from_json(data, resolver, path + (i,))
-            for i, data in enumerate(items)]
+    """The actions; the problems of every action that cannot be read, in one InputError (a
+    caller that takes bad parts out and tries again needs one more round, not one per bad
+    action: 200 bad durations in 2,000 actions took 1m48s that way)."""
+    actions: list[Action] = []
+    problems = []
+    for i, data in enumerate(items):
+        try:
+            actions.append(ACTION_TYPES[data["type"]].from_json(data, resolver, path + (i,)))
+        except InputError as e:
+            problems += e.problems
+    if problems:
+        raise InputError(problems)
+    return actions
 
 
 def walk_actions(actions: list[Action]):

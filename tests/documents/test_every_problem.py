@@ -256,3 +256,24 @@ def test_post_workflows_answers_with_every_problem(tmp_path, services) -> None:
         assert mine == [(line, path) for line, path, _ in EXPECTED]
         assert any(KUBERNETES.split(": ", 1)[1] in e["message"] for e in errors)
         assert client.get("/workflows").json() == []
+
+
+def test_bad_actions_are_found_in_one_round_not_one_round_each() -> None:
+    """Every action the model cannot read is reported by one build: taking them out one
+    build at a time made 200 bad durations in 2,000 actions take 1m48s."""
+    from steepy.documents.layers import build_layers
+    from steepy.model.workflow import Workflow
+
+    actions = [{"type": "execute", "id": f"a{i}", "service": "cp",
+                **({"deadline": "1 eon"} if i % 2 else {})} for i in range(40)]
+    builds = []
+
+    def make(view):
+        builds.append(1)
+        return Workflow.from_json(view)
+
+    layered = build_layers({"api": "4.7.0", "actions": actions}, "workflow", make)
+    assert layered.value is not None and len(layered.value.actions) == 40  # (deadlines out)
+    assert [p.path for p in layered.problems] == [f"actions[{i}].deadline"
+                                                  for i in range(1, 40, 2)]
+    assert len(builds) == 2  # one that finds all twenty, one of what is left
