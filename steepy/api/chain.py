@@ -98,7 +98,8 @@ class Chain:
 
     def logs(self, run: int | None = None) -> str:
         """The output of run `run` (default: the latest) as text: what the tools printed,
-        also while it runs."""
+        also while it runs; empty when they printed nothing (or when the run's log is on
+        another machine, without a shared log store). NotFound for a run it did not have."""
         backend = self._need()
         number = run or (self.runs[-1].number if self.runs else None)
         if number is None:
@@ -107,12 +108,12 @@ class Chain:
         if found is not None:
             return found.decode("utf-8", "replace")
         now = backend.chain(self.id)
-        if now is not None and not ProcessChainStatus(now.status).finished \
-                and now.latest_run == number:
-            return ""  # it has printed nothing yet
-        raise NotFound(f"No log of run {number} of `{self.id}' "
-                       f"{backend.log_place(self.id, number)}: it printed nothing, or ran on "
-                       "another machine without a shared log store.")
+        if now is None:
+            raise NotFound(f"No process chain with the id `{self.id}'.")
+        if now.latest_run is not None and 1 <= number <= now.latest_run:
+            return ""  # no log: it printed nothing
+        raise NotFound(f"Process chain `{self.id}' has no run {number}: it has run "
+                       f"{now.latest_run or 0} time(s).")
 
     def cancel(self) -> None:
         """Cancel this chain (its submission goes on with the others)."""

@@ -83,7 +83,8 @@ def connect(target: str | os.PathLike, *, services: Paths = None, macros: Paths 
     """A client of the steepy server at `target` (`http://` or `https://`; `token`, else
     STEEPY_HTTP_TOKEN or `http.token` of steepy.yaml, is its bearer token), or of the
     database at `target` (a database URL, or an SQLite file's path; `services` and `macros`,
-    files, folders or globs, else steepy.yaml's, are what workflows are checked against)."""
+    files, folders or globs, else steepy.yaml's, are what workflows are checked against).
+    InputError for a target that is neither, such as Steep's `jdbc:postgresql://...`."""
     from steepy.api.setup import LocalSetup
 
     text = os.fspath(target)
@@ -96,8 +97,14 @@ def connect(target: str | os.PathLike, *, services: Paths = None, macros: Paths 
     return Client(LocalBackend(database_url(text), LocalSetup(services, macros)))
 
 
-def database_url(target: str) -> str:
-    """A database URL as it is; a path as the URL of an SQLite file."""
-    if "://" in target or target.startswith("jdbc:"):
-        return target
-    return f"sqlite:///{target}"
+def database_url(target: str, name: str = "target") -> str:
+    """A database URL, checked as `db.url` is (Steep's JDBC form is refused with the URL to
+    write); a path as the URL of an SQLite file. InputError names the argument (`name`)."""
+    from steepy.config.values import database_url as checked
+    from steepy.errors import InputError, Problem
+
+    url = target if "://" in target or target.startswith("jdbc:") else f"sqlite:///{target}"
+    try:
+        return checked(url) or url
+    except ValueError as e:
+        raise InputError(Problem(str(e), file=name)) from None

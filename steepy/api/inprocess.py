@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from steepy.registry import Registry
 
 JOIN_S = 0.1  # how often the caller looks up from waiting (Ctrl-C arrives in between)
+STOP_S = 10.0  # how long a stopped engine may take to end, besides its tools' kill grace period
 
 
 def run(workflow: Workflow, *, services: Paths = None, macros: Paths = None,
@@ -35,16 +36,37 @@ def run(workflow: Workflow, *, services: Paths = None, macros: Paths = None,
     variables' values by id), store it in the database `db` (a URL or an SQLite file's path;
     default: steepy.yaml's `db.url`, else .steepy/steepy.db) and run it to its end here, with
     `agents` chains at once (default: `agent.instances`, else one per core). Returns the
-    finished submission, whatever its status. InputError (nothing stored) for bad input;
-    EngineFailed when the engine stopped by itself."""
+    finished submission, whatever its status; it keeps the database open to read it again
+    (Python closes it at exit). InputError (nothing stored) for bad input, or a database in
+    memory; EngineFailed when the engine stopped by itself. Whatever is raised while it
+    runs, the engine is stopped (and waited for) first."""
     setup = LocalSetup(services, macros)
     settings = setup.engine_settings(agents)  # the configuration is checked first
     document = workflow_document(workflow, vars)
-    backend = LocalBackend(None if db is None else database_url(os.fspath(db)), setup)
-    submission, service_map, macro_map = backend.prepare(document)
-    backend.store(submission)
-    drive(backend.registry, service_map, macro_map, settings, submission.id)
-    return Client(backend).submission(submission.id)
+    url = None if db is None else database_url(os.fspath(db), "db")
+    _not_in_memory(url, setup)
+    backend = LocalBackend(url, setup)
+    try:
+        submission, service_map, macro_map = backend.prepare(document)
+        backend.store(submission)
+        drive(backend.registry, service_map, macro_map, settings, submission.id)
+        return Client(backend).submission(submission.id)
+    except BaseException:
+        backend.close()
+        raise
+
+
+def _not_in_memory(url: str | None, setup: LocalSetup) -> None:
+    """An SQLite database in memory is one per thread: the engine's thread would see an
+    empty one (InputError)."""
+    from steepy.errors import InputError, Problem
+    from steepy.registry.database import in_memory
+
+    url, where = (url, "db") if url else (setup.config.get("db.url"), "db.url")
+    if url and in_memory(url):
+        raise InputError(Problem(f"`{url}' is an SQLite database in memory, which each thread "
+                                 "sees empty: steepy.run needs a file, e.g. sqlite:///steepy.db "
+                                 "or a path", file=where))
 
 
 class _Driver:
@@ -56,6 +78,7 @@ class _Driver:
         self.submission_id = submission_id
         self.engine: "Engine | None" = None
         self.loop: asyncio.AbstractEventLoop | None = None
+        self.stopping = False
         self.error: BaseException | None = None
         # waited for instead of the thread: a join that Ctrl-C interrupts takes the thread
         # for ended on Python 3.11 (it releases the lock the running thread holds)
@@ -76,7 +99,18 @@ class _Driver:
 
         self.loop = asyncio.get_running_loop()
         self.engine = Engine(*self.args, kind="run")
+        if self.stopping:  # asked before there was an engine
+            self._stop_engine()
         await self.engine.run(until_submission=self.submission_id)
+
+    def stop(self) -> None:
+        """Stop the engine at once (its tools are stopped; the submission is left as it is)."""
+        self.stopping = True
+        self.call(self._stop_engine)
+
+    def _stop_engine(self) -> None:
+        if self.engine is not None:
+            self.engine.stop.set()
 
     def call(self, function: Any, *args: Any) -> None:
         """`function(*args)` in the engine's event loop (if it is still running)."""
@@ -116,19 +150,17 @@ class _Interrupts:
 
 def drive(registry: "Registry", services: dict, macros: dict, settings: "EngineSettings",
           submission_id: str) -> None:
-    """Run an engine on one submission until it has finished."""
+    """Run an engine on one submission until it has finished. Whatever is raised while it
+    waits (the database fails a cancel, a KeyboardInterrupt of another SIGINT handler), the
+    engine is stopped and waited for before it is raised again: nothing runs on unwatched."""
     driver = _Driver(registry, services, macros, settings, submission_id)
     driver.thread.start()
-    interrupted = 0
-    with _Interrupts() as interrupts:
-        while not driver.done.is_set():
-            try:
-                driver.done.wait(JOIN_S)
-            except KeyboardInterrupt:
-                interrupts.count += 1
-            while interrupted < interrupts.count:
-                interrupted += 1
-                _interrupt(driver, registry, submission_id, first=interrupted == 1)
+    try:
+        interrupted = _wait(driver, registry, submission_id)
+    except BaseException:
+        driver.stop()
+        driver.done.wait(settings.agent.kill_grace_period_ms / 1000 + STOP_S)
+        raise
     if interrupted:
         raise KeyboardInterrupt
     if driver.error is not None:
@@ -143,6 +175,21 @@ def drive(registry: "Registry", services: dict, macros: dict, settings: "EngineS
             from failure
 
 
+def _wait(driver: _Driver, registry: "Registry", submission_id: str) -> int:
+    """Until the engine has ended; how many times Ctrl-C was pressed meanwhile."""
+    interrupted = 0
+    with _Interrupts() as interrupts:
+        while not driver.done.is_set():
+            try:
+                driver.done.wait(JOIN_S)
+            except KeyboardInterrupt:
+                interrupts.count += 1
+            while interrupted < interrupts.count:
+                interrupted += 1
+                _interrupt(driver, registry, submission_id, first=interrupted == 1)
+    return interrupted
+
+
 def _interrupt(driver: _Driver, registry: "Registry", submission_id: str, first: bool) -> None:
     """The first Ctrl-C cancels the submission (the engine ends it as CANCELLED); another
     stops the engine at once."""
@@ -150,5 +197,5 @@ def _interrupt(driver: _Driver, registry: "Registry", submission_id: str, first:
         registry.requests.cancel_submission(submission_id)
         if driver.engine is not None:
             driver.call(driver.engine.changed, "chains")
-    elif driver.engine is not None:
-        driver.call(driver.engine.stop.set)
+    else:
+        driver.stop()

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Iterator
 
 from steepy.api.backends import ChainState, Requested
 from steepy.api.setup import Setup
+from steepy.api.submission import POLL_S
 from steepy.model.submission import (ACTIVE_CHAIN, ACTIVE_SUBMISSION, RETRYABLE_SUBMISSION,
                                      SubmissionStatus)
 
@@ -18,8 +19,6 @@ if TYPE_CHECKING:
     from steepy.documents.loading import Document
     from steepy.model import Submission
     from steepy.registry import Registry
-
-POLL_S = (0.02, 0.25)  # how often `follow' looks: at first, and at most after a quiet while
 
 
 class LocalBackend:

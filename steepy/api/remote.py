@@ -4,18 +4,24 @@ request raises ClientError (the commands say so, exit code 2)."""
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any, Iterator
 
 from steepy.api.backends import ChainState, Requested
 from steepy.errors import InputError, Problem
-from steepy.http.client import ApiClient, ClientError, message, server_token
+from steepy.http.client import ApiClient, ClientError, decoded, message, server_token
 from steepy.model.submission import (ACTIVE_SUBMISSION, ProcessChainStatus as CS,
                                      SubmissionStatus as SS)
 
 if TYPE_CHECKING:
+    from httpx import Response
+
     from steepy.documents.loading import Document
 
 STREAM_READ_S = 60.0  # a quiet stream gets a keep-alive comment every 15 s
+STREAM_RETRY_S = (0.5, 5.0)  # before opening again a stream that gave nothing: first, at most
+SUBMISSION = ("id", "status")  # what an answer needs to be read as a submission
+CHAIN = ("id", "submissionId", "status")  # ... as a process chain
 
 
 class RemoteBackend:
@@ -48,9 +54,9 @@ class RemoteBackend:
         if response.status_code == 404:
             raise ClientError(f"{self.server} has no /workflows; is it a steepy or Steep server?")
         if response.status_code == 400:
-            problems = [_located(p, document) for p in response.json().get("errors", [])]
+            problems = [_located(p, document) for p in _errors(response)]
             raise InputError(problems or [Problem(message(response), file=document.file)])
-        return response.json()["id"]
+        return decoded(response, dict, ("id",))["id"]
 
     def submissions(self, status: str | None, size: int,
                     offset: int) -> tuple[list[dict], int]:
@@ -60,23 +66,23 @@ class RemoteBackend:
         response = self.api.request("GET", "/workflows", params=params)
         if response.status_code != 200:
             raise ClientError(message(response))
-        found = response.json()
+        found = decoded(response, list)
         return found, int(response.headers.get("x-page-total", len(found)))
 
     def submission(self, submission_id: str) -> dict | None:
-        return self.api.json("GET", f"/workflows/{submission_id}")
+        return self.api.json("GET", f"/workflows/{submission_id}", dict, SUBMISSION)
 
     def document(self, item_id: str) -> dict | None:
-        document = self.api.json("GET", f"/workflows/{item_id}/document")
+        document = self.api.json("GET", f"/workflows/{item_id}/document", dict)
         if document is None:
             document = self.chain_document(item_id)
         return document
 
     def chain_document(self, chain_id: str) -> dict | None:
-        return self.api.json("GET", f"/processchains/{chain_id}/document")
+        return self.api.json("GET", f"/processchains/{chain_id}/document", dict, CHAIN)
 
     def chain(self, chain_id: str) -> ChainState | None:
-        found = self.api.json("GET", f"/processchains/{chain_id}")
+        found = self.api.json("GET", f"/processchains/{chain_id}", dict, CHAIN)
         if found is None:
             return None
         return ChainState(found["status"], found.get("totalRuns") or None)
@@ -93,9 +99,9 @@ class RemoteBackend:
         return f"on {self.server}"
 
     def cancel(self, item_id: str) -> Requested | None:
-        submission = self.api.json("GET", f"/workflows/{item_id}")
+        submission = self.api.json("GET", f"/workflows/{item_id}", dict, SUBMISSION)
         if submission is None:
-            chain = self.api.json("GET", f"/processchains/{item_id}")
+            chain = self.api.json("GET", f"/processchains/{item_id}", dict, CHAIN)
             if chain is None:
                 return None
             self.api.request("PUT", f"/processchains/{item_id}", json={"status": CS.CANCELLED})
@@ -107,51 +113,55 @@ class RemoteBackend:
         return Requested("submission", before, True, submission.get("runningProcessChains", 0))
 
     def retry(self, submission_id: str) -> Requested | None:
-        submission = self.api.json("GET", f"/workflows/{submission_id}")
+        submission = self.submission(submission_id)
         if submission is None:
             return None
         response = self.api.request("POST", f"/workflows/{submission_id}/retry", ok=(200, 409))
         if response.status_code == 404:
             return None
         if response.status_code == 409:  # refused: its status as the server saw it
-            now = self.api.json("GET", f"/workflows/{submission_id}") or submission
+            now = self.submission(submission_id) or submission
             return Requested("submission", now["status"], False)
         return Requested("submission", submission["status"], True)
 
     def events(self, submission_id: str, after: int = 0) -> list[dict] | None:
-        return self.api.json("GET", f"/workflows/{submission_id}/events",
+        return self.api.json("GET", f"/workflows/{submission_id}/events", list,
                              params={"after": after})
 
     def follow(self, submission_id: str, after: int = 0) -> Iterator[dict]:
         """The server's stream of the submission (server-sent events), opened again after
-        the last event seen should the connection end before the stream's `end`."""
+        the last event seen should the connection end before the stream's `end`; after a
+        stream that gave nothing, a while later (0.5 s, then twice as long, at most 5 s)."""
         from steepy.api.sse import read_stream
 
+        wait_s = STREAM_RETRY_S[0]
         while True:
-            ended = False
+            seen = after
             for event in read_stream(self.api, f"/workflows/{submission_id}/stream", after,
                                      STREAM_READ_S):
                 if event is None:
-                    ended = True
-                    break
+                    return
                 after = event["id"]
                 yield event
-            if ended:
-                return
             now = self.submission(submission_id)
             if now is None or SS(now["status"]).finished:
                 yield from self.events(submission_id, after) or []
                 return
+            if after != seen:
+                wait_s = STREAM_RETRY_S[0]
+            else:
+                time.sleep(wait_s)
+                wait_s = min(STREAM_RETRY_S[1], wait_s * 2)
 
     def submission_chains(self, submission_id: str,
                           size: int) -> tuple[list[dict], int] | None:
-        if self.api.json("GET", f"/workflows/{submission_id}") is None:
+        if self.submission(submission_id) is None:
             return None
         response = self.api.request("GET", "/processchains",
                                     params={"submissionId": submission_id, "size": size})
         if response.status_code != 200:
             raise ClientError(message(response))
-        found = response.json()
+        found = decoded(response, list)
         return found, int(response.headers.get("x-page-total", len(found)))
 
     def unowned(self, submission_ids: list[str]) -> dict[str, str | None]:
@@ -166,7 +176,7 @@ class RemoteBackend:
             "timeZone": f"{offset_now[:3]}:{offset_now[3:]}"})
         if response.status_code == 404:
             raise ClientError(f"{self.server} has no /search; is it a steepy or Steep server?")
-        return response.json()
+        return decoded(response, dict, ("counts", "results"))
 
     def set_priority(self, item_id: str, priority: int) -> Requested | None:
         for kind, path in (("submission", f"/workflows/{item_id}"),
@@ -175,14 +185,14 @@ class RemoteBackend:
             if response.status_code == 404:
                 continue
             if response.status_code == 422:  # finished: refused, its status as the server sees it
-                now = self.api.json("GET", path) or {}
+                now = self.api.json("GET", path, dict) or {}
                 return Requested(kind, now.get("status", "finished"), False)
-            return Requested(kind, response.json()["status"], True)
+            return Requested(kind, decoded(response, dict, ("status",))["status"], True)
         return None
 
     def services(self, services: tuple[str, ...]) -> list[dict]:
         """The server's own (it checks submissions against them): `services` is ignored."""
-        found = self.api.json("GET", "/services")
+        found = self.api.json("GET", "/services", list)
         if found is None:
             raise ClientError(f"{self.server} has no /services; is it a steepy or Steep server?")
         return found
@@ -206,21 +216,21 @@ class RemoteBackend:
             problems = [Problem(p["message"], p.get("path", ""),
                                 options.get(p.get("file"), workflow_file), p.get("line"),
                                 p.get("column"))
-                        for p in response.json().get("errors", [])]
+                        for p in _errors(response)]
             raise InputError(problems or [Problem(message(response), file=workflow_file)])
-        return response.json()
+        return decoded(response, dict)
 
     def schedules(self) -> list[dict]:
-        found = self.api.json("GET", "/schedules")
+        found = self.api.json("GET", "/schedules", list)
         if found is None:
             raise ClientError(f"{self.server} has no /schedules; is it a steepy server?")
         return found
 
     def schedule(self, schedule_id: str) -> dict | None:
-        return self.api.json("GET", f"/schedules/{schedule_id}")
+        return self.api.json("GET", f"/schedules/{schedule_id}", dict)
 
     def pause_schedule(self, schedule_id: str, paused: bool) -> dict | None:
-        return self.api.json("PUT", f"/schedules/{schedule_id}", json={"paused": paused})
+        return self.api.json("PUT", f"/schedules/{schedule_id}", dict, json={"paused": paused})
 
     def remove_schedule(self, schedule_id: str) -> bool:
         response = self.api.request("DELETE", f"/schedules/{schedule_id}", ok=(204,))
@@ -233,8 +243,15 @@ class RemoteBackend:
             raise ClientError(f"{self.server} has no /notifications; is it a steepy server?")
         if response.status_code != 200:
             raise ClientError(message(response))
-        found = response.json()
+        found = decoded(response, list)
         return found, int(response.headers.get("x-page-total", len(found)))
+
+
+def _errors(response: "Response") -> list[dict]:
+    """The problems of a 400 answer (none: the caller says what the server said)."""
+    found = decoded(response, dict).get("errors")
+    return [p for p in found if isinstance(p, dict) and "message" in p] \
+        if isinstance(found, list) else []
 
 
 def _located(problem: dict, document: "Document") -> Problem:

@@ -1,7 +1,7 @@
 """What working on a local database needs from steepy.yaml: the configuration, the plugins,
 the services and macros, the database and the engine's settings. The Python API reads them
 here (`LocalSetup`: every problem is an `InputError`, warnings go to the `steepy` logger);
-the command line has its own (`steepy.cli.setup`: problems are printed, exit code 2).
+the command line wraps it (`steepy.cli.setup`: problems are printed, exit code 2).
 
 `Setup` is what the local backend asks of either."""
 
@@ -62,24 +62,34 @@ class LocalSetup:
     variables, read when first needed; `services` and `macros` (files, folders or globs)
     replace its `services` and `macros`."""
 
+    db_option = "db"  # what a bad `db` is blamed on (the command line's: `--db`)
+
     def __init__(self, services: Paths | str | None = None, macros: Paths | str | None = None):
         self.services = paths_of(services)
         self.macros = paths_of(macros)
 
     @cached_property
     def config(self) -> "Config":
+        return self.read_config()
+
+    @cached_property
+    def plugins(self) -> "PluginSet":
+        return self.read_plugins()
+
+    def read_config(self) -> "Config":
+        """steepy.yaml read and checked (InputError with every problem), its warnings logged."""
         from steepy.config import load_config
 
-        config = load_config()  # InputError with every problem
+        config = load_config()
         for warning in config.warnings:
             log.warning("%s", warning)
         return config
 
-    @cached_property
-    def plugins(self) -> "PluginSet":
+    def read_plugins(self) -> "PluginSet":
+        """The plugins loaded and checked (InputError, a PluginError too), warnings logged."""
         from steepy.plugins.pluginset import load_plugins
 
-        plugins = load_plugins(self.config)  # InputError (a PluginError too)
+        plugins = load_plugins(self.config)
         for warning in plugins.warnings:
             log.warning("%s", warning)
         return plugins
@@ -103,23 +113,38 @@ class LocalSetup:
     def runtimes(self) -> "Runtimes":
         return self.plugins.runtimes()
 
+    def database_url(self, db: str | None) -> str | None:
+        """`db` checked (Steep's JDBC form is refused with the URL to write instead: an
+        InputError blaming `db_option`), else steepy.yaml's `db.url` (checked there)."""
+        if not db:
+            return self.config.get("db.url")
+        from steepy.config.values import database_url
+
+        try:
+            return database_url(db)
+        except ValueError as e:
+            raise InputError(Problem(str(e), file=self.db_option)) from None
+
     def open_registry(self, db: str | None, create: bool = True) -> "Registry":
+        """The database; NotFound when `create` is False and its SQLite file does not exist
+        (a command that only reads must not leave an empty database behind), InputError for
+        a URL steepy cannot open; DatabaseUnavailable passes (not bad input)."""
         from steepy.api.errors import NotFound
         from steepy.registry import open_registry
         from steepy.registry.database import sqlite_file
         from steepy.registry.failures import DatabaseUnavailable
 
-        url = db or self.config.get("db.url")
+        url = self.database_url(db)
         path = sqlite_file(url)
         if not create and path is not None and not path.exists():
-            raise NotFound(f"No database at {path.absolute()}: nothing was submitted there.")
+            raise NotFound(f"No database at {path.absolute()}: nothing was submitted from here.")
         webhooks = [w.webhook() for w in self.config.notifications.webhooks]
         try:
             return open_registry(url, webhooks)
         except DatabaseUnavailable:
             raise
         except SteepyError as e:  # e.g. not a database URL
-            raise InputError(Problem(str(e), file=db or "db.url")) from None
+            raise InputError(Problem(str(e), file=self.db_option if db else "db.url")) from None
 
     def agent(self) -> "AgentConfig":
         return self.engine_settings().agent

@@ -3,13 +3,12 @@ event per `data:` field, and a last `event: end` once the submission has finishe
 
 from __future__ import annotations
 
-import json
 from typing import Iterator
 
 import httpx
 
 from steepy.api.errors import NotFound
-from steepy.http.client import ApiClient, ClientError
+from steepy.http.client import ApiClient, ClientError, json_of
 
 
 def read_stream(api: ApiClient, path: str, after: int,
@@ -27,12 +26,16 @@ def read_stream(api: ApiClient, path: str, after: int,
                 response.read()
                 raise ClientError(f"The server at {api.base_url} answered "
                                   f"{response.status_code} for {path}")
-            yield from _events(response.iter_lines())
+            kind = response.headers.get("content-type", "no content type").split(";")[0]
+            if kind != "text/event-stream":
+                raise ClientError(f"{api.base_url}{path} answered 200 with {kind}, not a stream "
+                                  "of events: is it a steepy server?")
+            yield from _events(response.iter_lines(), f"{api.base_url}{path} sent an event")
     except httpx.HTTPError:
         return  # the connection ended: the caller looks whether it is over
 
 
-def _events(lines: Iterator[str]) -> Iterator[dict | None]:
+def _events(lines: Iterator[str], where: str) -> Iterator[dict | None]:
     kind, data = "message", []
     for line in lines:
         if line == "":  # the end of one event
@@ -40,7 +43,7 @@ def _events(lines: Iterator[str]) -> Iterator[dict | None]:
                 yield None
                 return
             if data:
-                yield json.loads("\n".join(data))
+                yield json_of("\n".join(data), "text", where, dict, ("id",))
             kind, data = "message", []
             continue
         if line.startswith(":"):
@@ -51,3 +54,4 @@ def _events(lines: Iterator[str]) -> Iterator[dict | None]:
             kind = value
         elif field == "data":
             data.append(value)
+

@@ -15,7 +15,7 @@ from steepy.api.event import Event
 from steepy.api.values import results_of, time_of
 from steepy.model.submission import SubmissionStatus
 
-POLL_S = (0.02, 0.25)  # how often `wait` looks: at first, and at most
+POLL_S = (0.02, 0.25)  # how often `wait` and a database's `events` look: at first, at most
 
 
 @dataclass(eq=False)

@@ -8,7 +8,7 @@ import json
 import sys
 from collections import Counter
 from datetime import datetime
-from typing import Any, Iterable, NoReturn, Sequence
+from typing import Any, Callable, Iterable, NoReturn, Sequence
 
 import click
 
@@ -37,12 +37,19 @@ def _sorted(problems: Iterable[Problem]) -> list[Problem]:
 _HINTS = "steepy.hints"  # where a command keeps the lines `fail' adds (click context meta)
 
 
-def hint_on_failure(text: str) -> None:
-    """A line that `fail' prints after this command's problems, should it fail: e.g. where
-    services come from, when none were found."""
+def hint_on_failure(text: str, about: Callable[[Problem], bool]) -> None:
+    """A line that `fail' prints after this command's problems, should it fail with one that
+    is `about' what the line explains: e.g. where services come from, when none were found
+    and a workflow names a service that is not defined."""
     context = click.get_current_context(silent=True)
-    if context is not None and text not in context.meta.setdefault(_HINTS, []):
-        context.meta[_HINTS].append(text)
+    if context is not None:
+        context.meta.setdefault(_HINTS, {}).setdefault(text, about)
+
+
+def _hints(problems: list[Problem]) -> list[str]:
+    context = click.get_current_context(silent=True)
+    hints = context.meta.get(_HINTS, {}) if context is not None else {}
+    return [text for text, about in hints.items() if any(map(about, problems))]
 
 
 def _of_option(problem: Problem) -> bool:
@@ -58,9 +65,9 @@ def fail(problems: list[Problem]) -> NoReturn:
         location = click.style(p.location(), bold=True)
         path = click.style(p.path, fg="cyan") + ": " if p.path else ""
         click.echo(f"{location}: {path}{p.message}", err=True)
-    context = click.get_current_context(silent=True)
-    for hint in context.meta.get(_HINTS, []) if context is not None else []:
+    for hint in _hints(problems):
         click.echo(hint, err=True)
+    context = click.get_current_context(silent=True)
     files = {p.file for p in problems if not _of_option(p)}
     options = sum(map(_of_option, problems))
     count = click.style(_plural(len(problems), "problem"), fg="red")

@@ -1,22 +1,129 @@
-"""The local backend's setup (steepy.api.setup.Setup) for the commands: steepy.yaml, the
-plugins, services and macros read and checked once per command, and the database of `--db`;
-a problem is printed and the command stops with exit code 2."""
+"""The local backend's setup for the commands: the API's (steepy.api.setup.LocalSetup) over
+steepy.yaml and the plugins read and checked once per command, its errors printed. A problem
+is one `file:line:column: path: message' line each and exit code 2; no database where a
+command only reads is one line and exit code 2 too."""
 
 from __future__ import annotations
 
-from steepy.cli.common import (checked_plugins, engine_settings, load_registries,
-                               open_registry_or_fail)
+import re
+
+import click
+
+from steepy.api.errors import NotFound
+from steepy.api.setup import LocalSetup, Paths
+from steepy.cli.output import fail, hint_on_failure, stop, warn
+from steepy.config import load_config
+from steepy.errors import InputError, Problem
+
+WHERE_SERVICES = ("give `--services DIR' (a file, folder or glob), set `services' in "
+                  "steepy.yaml (Steep's `steep.services'), or put service files in a "
+                  "`services/' folder.")
+RUN_WHERE = ("Run this where you ran `steepy run' or `steepy submit', or give --db URL "
+             "(STEEPY_DB_URL, db.url) or --server URL (STEEPY_SERVER).")
+# what steepy.documents.validation_services says of a service no metadata defines
+_UNDEFINED_SERVICE = re.compile(r"\bService `[^']*'( of the fallback)? is not defined\.")
 
 
-class CliSetup:
-    def definitions(self, services, macros) -> tuple[dict, dict]:
-        return load_registries(tuple(services), tuple(macros))
+def undefined_service(problem: Problem) -> bool:
+    """Whether the problem is a workflow naming a service that is not defined."""
+    return _UNDEFINED_SERVICE.search(problem.message) is not None
 
-    def runtimes(self):
-        return checked_plugins().runtimes()
+
+class CliSetup(LocalSetup):
+    """LocalSetup for one command: its configuration and plugins are the command's
+    (`checked_config', `checked_plugins'); InputError is printed with exit code 2, NotFound
+    (no database) too, with where to look instead."""
+
+    db_option = "--db"
+
+    def read_config(self):
+        return checked_config()
+
+    def read_plugins(self):
+        return checked_plugins()
+
+    def database_url(self, db: str | None) -> str | None:
+        try:
+            return super().database_url(db)
+        except InputError as e:
+            fail(e.problems)
+
+    def definitions(self, services: Paths = (), macros: Paths = ()) -> tuple[dict, dict]:
+        """The services and macros; with no services at all, a failure that names a service
+        not defined says where services come from."""
+        try:
+            found = super().definitions(services, macros)
+        except InputError as e:
+            fail(e.problems)
+        if not found[0]:
+            hint_on_failure("To load services, " + WHERE_SERVICES, about=undefined_service)
+        return found
 
     def open_registry(self, db: str | None, create: bool = True):
-        return open_registry_or_fail(db, create=create)
+        try:
+            return super().open_registry(db, create=create)
+        except NotFound as e:  # a command that only reads, and no database file
+            stop(f"{e} {RUN_WHERE}")
+        except InputError as e:  # a URL steepy cannot open
+            fail(e.problems)
 
-    def agent(self):
-        return engine_settings(None).agent
+
+_CONFIG_KEY = "steepy.config"  # where a command keeps its checked configuration
+
+
+def checked_config():
+    """The configuration (steepy.config.Config), read and checked once per command: any
+    problem stops it with exit code 2 before anything is stored or started; its warnings are
+    printed once. Commands call this first."""
+    context = click.get_current_context(silent=True)
+    if context is not None and _CONFIG_KEY in context.meta:
+        return context.meta[_CONFIG_KEY]
+    try:
+        config = load_config()
+    except InputError as e:
+        warn(getattr(e, "warnings", []))
+        fail(e.problems + _plugin_problems(getattr(e, "partial", None)))
+    warn(config.warnings)
+    if context is not None:
+        context.meta[_CONFIG_KEY] = config
+    return config
+
+
+def _plugin_problems(config) -> list[Problem]:
+    """The problems of the plugins and of the runtimes' `runtimes.<name>' sections of a
+    configuration that has problems of its own (`partial' of load_config's InputError; None:
+    none), so that every problem comes out at once."""
+    from steepy.plugins.pluginset import load_plugins
+
+    if config is None:
+        return []
+    try:
+        load_plugins(config)
+    except InputError as e:  # a PluginError too
+        return e.problems
+    return []
+
+
+_PLUGINS_KEY = "steepy.plugins"  # where a command keeps its loaded plugins
+
+
+def checked_plugins():
+    """The plugins (steepy.plugins.PluginSet: steepy's runtimes, the installed ones, steepy.yaml's)
+    with each runtime's `runtimes.<name>' settings, loaded and checked once per command: a
+    plugin that cannot be used or a bad setting stops it with exit code 2; its warnings are
+    printed once. They become the process's (what `GET /plugins' shows)."""
+    from steepy.plugins.pluginset import load_plugins, use
+
+    context = click.get_current_context(silent=True)
+    if context is not None and _PLUGINS_KEY in context.meta:
+        return context.meta[_PLUGINS_KEY]
+    config = checked_config()
+    try:
+        plugins = load_plugins(config)
+    except InputError as e:  # one located line naming the plugin, or the bad settings
+        fail(e.problems)
+    warn(plugins.warnings)
+    use(plugins)
+    if context is not None:
+        context.meta[_PLUGINS_KEY] = plugins
+    return plugins

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
 import httpx
 
 from steepy.errors import SteepyError
+from steepy.model.common import type_name
 
 
 class ClientError(SteepyError):
@@ -56,15 +58,47 @@ class ApiClient:
         raise ClientError(f"The server at {self.base_url} answered {response.status_code}: "
                           f"{message(response)}")
 
-    def json(self, method: str, path: str, **kwargs: Any) -> Any | None:
-        """The JSON of a successful answer; None for 404."""
+    def json(self, method: str, path: str, shape: type = object, keys: tuple[str, ...] = (),
+             **kwargs: Any) -> Any | None:
+        """The JSON of a successful answer (see `decoded`); None for 404."""
         response = self.request(method, path, **kwargs)
-        return None if response.status_code == 404 else response.json()
+        return None if response.status_code == 404 else decoded(response, shape, keys)
+
+
+def decoded(response: httpx.Response, shape: type = object, keys: tuple[str, ...] = ()) -> Any:
+    """The JSON of `response` (see `json_of`)."""
+    kind = response.headers.get("content-type", "no content type").split(";")[0]
+    return json_of(response.content, kind, f"{response.url.copy_with(query=None)} answered "
+                   f"{response.status_code}", shape, keys)
+
+
+def json_of(text: str | bytes, kind: str, where: str, shape: type = object,
+            keys: tuple[str, ...] = ()) -> Any:
+    """`text` (of content type `kind`) as JSON: a `shape` (dict or list), with these `keys`
+    when a dict. ClientError for anything else, such as a proxy's HTML page: `where` says who
+    answered it."""
+    try:
+        found = json.loads(text)
+    except ValueError:  # not JSON, or not UTF-8
+        raise ClientError(f"{where} with {kind}, not JSON: is it a steepy server?") from None
+    missing = [key for key in keys if key not in found] if isinstance(found, dict) else []
+    if not isinstance(found, shape) or missing:
+        what = f"without `{missing[0]}'" if missing else f"that is {type_name(found)}"
+        raise ClientError(f"{where} with JSON {what}, not steepy's answer: is it a steepy "
+                          "server?")
+    return found
 
 
 def message(response: httpx.Response) -> str:
-    """The message of an error response (JSON or plain text)."""
+    """The message of an error response (JSON or plain text); for anything else (a proxy's
+    HTML page), what it is."""
     try:
-        return str(response.json().get("message"))
-    except (ValueError, AttributeError):
+        found = response.json()
+    except ValueError:
+        found = None
+    if isinstance(found, dict) and "message" in found:
+        return str(found["message"])
+    kind = response.headers.get("content-type", "").split(";")[0]
+    if kind in ("", "text/plain") or not response.content:
         return response.text.strip()
+    return f"{kind}, not steepy's answer: is it a steepy server?"

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import graphlib
 import importlib
-import importlib.machinery
+import importlib.abc
+import importlib.util
 import inspect
 import sys
 from dataclasses import dataclass, field
@@ -117,18 +118,71 @@ class _Function:
                 setattr(self, attribute, getattr(function, attribute))
 
 
-def look_beside(module_name: str, folder: Path) -> None:
-    """Put `folder' first on the import path when the module (or its top package) is a file
-    there, as Python does for a script's folder: `object: myplugins:Runtime' then finds
-    myplugins.py beside steepy.yaml without PYTHONPATH, and that module its own neighbours."""
+class _Beside(importlib.abc.MetaPathFinder):
+    """Finds the top-level modules that are files (or packages) in one folder, none named
+    like a module of the standard library. While a plugin module of that folder is imported
+    it comes first, so the module finds its own neighbours as a script finds those in its
+    folder; then it goes last, so later imports of the process find what they always do and
+    only a neighbour nothing else provides (imported late, in a function) is taken from there."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if path is not None or name in sys.stdlib_module_names:  # a submodule; the stdlib's
+            return None
+        return _spec_beside(name, self.folder)
+
+
+def _spec_beside(name: str, folder: Path) -> Any:
+    """The spec of the top-level module `name' that is a file or package in `folder'; None."""
+    package = folder / name / "__init__.py"
+    if package.is_file():
+        return importlib.util.spec_from_file_location(
+            name, package, submodule_search_locations=[str(package.parent)])
+    module = folder / f"{name}.py"
+    return importlib.util.spec_from_file_location(name, module) if module.is_file() else None
+
+
+_FINDERS: dict[Path, _Beside] = {}  # one a folder, kept last on sys.meta_path once used
+
+
+def _import_beside(module_name: str, folder: Path) -> None:
+    """Import the top-level module of `module_name' from its file in `folder' (when it is
+    there), registered in sys.modules under its name (so its own references and pickling find
+    it); a module of that name already imported from elsewhere gives way to it. sys.path is
+    left alone: a `queue.py' there never hides the standard library's `queue'."""
     folder = folder.resolve()
-    spec = importlib.machinery.PathFinder.find_spec(module_name.split(".")[0], [str(folder)])
-    if spec is None or spec.origin is None:  # not there (or only a folder without __init__)
+    top = module_name.split(".")[0]
+    spec = _spec_beside(top, folder)
+    if spec is None or top in sys.stdlib_module_names:  # (`_misnamed' says so)
         return
-    if str(folder) in sys.path:
-        sys.path.remove(str(folder))
-    sys.path.insert(0, str(folder))
-    importlib.invalidate_caches()
+    loaded = sys.modules.get(top)
+    if loaded is not None and getattr(loaded, "__file__", None) == spec.origin:
+        return  # imported already (the plugins are loaded more than once a process)
+    finder = _FINDERS.setdefault(folder, _Beside(folder))
+    if finder in sys.meta_path:
+        sys.meta_path.remove(finder)
+    sys.meta_path.insert(0, finder)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[top] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(top, None)
+        raise
+    finally:
+        sys.meta_path.remove(finder)
+        sys.meta_path.append(finder)
+
+
+def _misnamed(top: str, folder: Path) -> None:
+    """A plugin module beside the configuration named like one of the standard library
+    (`queue.py'): ValueError, as it could not be imported without hiding that one."""
+    spec = _spec_beside(top, folder)
+    if spec is not None and top in sys.stdlib_module_names:
+        raise ValueError(f"`{spec.origin}' has the name of the standard library's `{top}': "
+                         "rename it")
 
 
 def load_object(reference: str, beside: Path | None = None) -> Any:
@@ -136,8 +190,10 @@ def load_object(reference: str, beside: Path | None = None) -> Any:
     folder `beside' first; ValueError saying why not."""
     module_name, _, attribute = reference.partition(":")
     if beside is not None:
-        look_beside(module_name, beside)
+        _misnamed(module_name.split(".")[0], beside.resolve())
     try:
+        if beside is not None:
+            _import_beside(module_name, beside)
         target: Any = importlib.import_module(module_name)
     except ModuleNotFoundError as e:
         where = "" if beside is None else f" (looked in {beside.resolve()} and on the import path)"

@@ -35,10 +35,10 @@ def _use_wal(cursor, patience_s: float = 30.0) -> None:
 
 
 def _sqlite_engine(url: str) -> Engine:
-    parsed = make_url(url)
-    if parsed.database and parsed.database != ":memory:":
+    path = sqlite_file(url)
+    if path is not None:  # (not for a URI: its `file:' is no folder to make)
         try:
-            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+            path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise DatabaseUnavailable(describe(e, url)) from None
     engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000,
@@ -69,14 +69,27 @@ def _sqlite_engine(url: str) -> Engine:
 
 def sqlite_file(url: str | None) -> Path | None:
     """The file of an SQLite URL (None: the default); None for another database, one in
-    memory or no URL at all."""
+    memory, no URL at all, or a URI (`sqlite:///file:x.db?mode=ro&uri=true': SQLite reads
+    the file name out of it, so its path cannot be told here)."""
     try:
         parsed = make_url(url or DEFAULT_URL)
     except Exception:  # not a URL: open_engine says so
         return None
     if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
         return None
+    if parsed.query.get("uri"):  # as the connector tells a URI (it watches no file then)
+        return None
     return Path(parsed.database)
+
+
+def in_memory(url: str) -> bool:
+    """Whether `url` is an SQLite database in memory (one per connection, so per thread)."""
+    try:
+        parsed = make_url(url)
+    except Exception:  # not a URL: open_engine says so
+        return False
+    return parsed.get_backend_name() == "sqlite" and (
+        parsed.database in (None, "", ":memory:") or parsed.query.get("mode") == "memory")
 
 
 def open_engine(url: str | None = None) -> Engine:

@@ -128,3 +128,25 @@ def test_a_database_url_or_path_and_the_configured_services(scratch) -> None:
     (scratch / "steepy.yaml").write_text("services: services.yaml\n")
     with steepy.connect(url) as configured:
         assert [s.id for s in configured.services()] == ["sh"]
+
+
+def test_steeps_jdbc_url_is_refused_with_the_url_to_write(scratch) -> None:
+    with pytest.raises(steepy.InputError, match=(
+            r"^target: `jdbc:postgresql://h:5432/db' is Steep's JDBC form; steepy takes an "
+            r"SQLAlchemy URL: postgresql\+psycopg://USER:PASSWORD@h:5432/db ")):
+        steepy.connect("jdbc:postgresql://h:5432/db")
+    with pytest.raises(steepy.InputError, match="^target: unsupported database `mysql'"):
+        steepy.connect("mysql://h/db")
+
+
+def test_polling_has_one_pace() -> None:
+    """How often the API looks at a database is said in one place."""
+    import ast
+
+    from tests.conftest import ROOT
+
+    homes = [path.name for path in sorted((ROOT / "steepy" / "api").glob("*.py"))
+             for node in ast.walk(ast.parse(path.read_text()))
+             if isinstance(node, ast.Assign)
+             and any(getattr(t, "id", None) == "POLL_S" for t in node.targets)]
+    assert homes == ["submission.py"]

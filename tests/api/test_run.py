@@ -151,3 +151,73 @@ def test_ctrl_c_is_counted_while_the_engine_runs_not_raised_between_two_statemen
     done = subprocess.run([sys.executable, "-c", WATCHED], cwd=scratch, capture_output=True,
                           text=True, timeout=60, preexec_fn=_ctrl_c_as_at_a_terminal)
     assert done.stdout == "True True\n", done.stderr
+
+
+STRAY = """
+import os, signal, threading, steepy
+
+class Stray(Exception):
+    pass
+
+def handler(signum, frame):  # the caller's own SIGINT handler: steepy.run leaves it be
+    raise Stray()
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+def open_files(name):
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            found.append(os.readlink(f"/proc/self/fd/{fd}"))
+        except OSError:
+            pass
+    return [f for f in found if os.path.basename(f).startswith(name)]
+
+signal.signal(signal.SIGINT, handler)
+started = os.path.abspath("started")
+try:
+    steepy.run("greet.yaml", services="services.yaml", db="run.db",
+               vars={"script": f"echo $$ > {started}.new; mv {started}.new {started}; sleep 30"})
+except Stray:
+    engines = [t for t in threading.enumerate() if t.name.startswith("steepy engine")]
+    pid = int(open(started).read())
+    print(len(engines), alive(pid), open_files("run.db"))
+"""
+
+
+def test_an_exception_while_waiting_stops_the_engine_and_closes_the_database(scratch) -> None:
+    """Raised in the waiting loop (here by a SIGINT handler of the caller's), an exception
+    would leave the engine's thread running tools with nobody waiting for them."""
+    proc = subprocess.Popen([sys.executable, "-c", STRAY], cwd=scratch, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    end = time.monotonic() + 30
+    while not (scratch / "started").exists() and time.monotonic() < end:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert out == "0 False []\n", err
+
+
+def test_a_database_in_memory_is_refused(scratch) -> None:
+    for url in ("sqlite://", "sqlite:///:memory:", ":memory:"):
+        with pytest.raises(steepy.InputError, match=(
+                r"^db: `sqlite://(/:memory:)?' is an SQLite database in memory, which each "
+                "thread sees empty: steepy.run needs a file")):
+            steepy.run("greet.yaml", services="services.yaml", db=url)
+    (scratch / "steepy.yaml").write_text("db:\n  url: sqlite://\n")
+    with pytest.raises(steepy.InputError, match="^db.url: `sqlite://' is an SQLite database"):
+        steepy.run("greet.yaml", services="services.yaml")
+
+
+def test_the_log_of_a_run_that_printed_nothing_is_empty(scratch) -> None:
+    quiet = steepy.run("greet.yaml", services="services.yaml", vars={"script": ': > "$2"'})
+    [chain] = quiet.chains()
+    assert chain.status == "SUCCESS" and chain.logs() == "" and chain.logs(run=1) == ""
+    with pytest.raises(steepy.NotFound, match=f"^Process chain `{chain.id}' has no run 2: it "
+                                              r"has run 1 time\(s\)\.$"):
+        chain.logs(run=2)

@@ -101,12 +101,12 @@ def test_run_says_what_the_workers_do_at_info_and_nothing_more_by_default(tmp_pa
     lines = (tmp_path / "run.log").read_text().splitlines()
     assert all(LINE.match(line) for line in lines), lines
     said = [line.split(": ", 1)[1] for line in lines]
-    expected = [r"claimed chain (\w+) \(submission (\w+)\) on agent \w+, run 1",
+    expected = [r"claimed chain (\w+) \(submission (\w+)\) on agent [\w-]+, run 1",
                 r"chain \w+: attempt 1 of fail failed with exit code 3; attempt 2 in 0\.0s "
                 r"\(.+\)",
                 r"chain \w+ ended ERROR after \d+\.\ds, run 1",
                 r"chain \w+ retried in 0\.0s: attempt 2 of 2",
-                r"claimed chain \w+ \(submission \w+\) on agent \w+, run 2",
+                r"claimed chain \w+ \(submission \w+\) on agent [\w-]+, run 2",
                 r"chain \w+: attempt 1 of fail failed with exit code 3; attempt 2 in 0\.0s",
                 r"chain \w+ ended ERROR after \d+\.\ds, run 2",
                 r"chain \w+ is not retried: no attempts left",
