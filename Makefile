@@ -31,9 +31,9 @@ test: $(STAMP)
 	@$(BIN)/python -m pytest -n $(WORKERS) --dist loadfile
 
 # the inner loop, in seconds: every test but those that start processes (the CLI, servers,
-# tools, executors) or need PostgreSQL, SLURM, dockerd or a browser, or are slow; a test of
+# tools, executors) or need PostgreSQL, SLURM, dockerd, Lmod or a browser, or are slow; a test of
 # this selection that starts a process fails (mark it `process`: tests/floor.py)
-FAST := not (process or postgres or slurm or docker or browser or slow)
+FAST := not (process or postgres or slurm or docker or lmod or browser or slow)
 test-fast: $(STAMP)
 	@$(BIN)/python -m pytest -n $(WORKERS) -m "$(FAST)"
 

@@ -6,10 +6,10 @@ Starts `steepy serve --port 0 --agents 2 --submit workflows/demo.yaml` in a temp
 directory, submits a workflow that fails (a flaky tool that fails more often than it may
 retry) and one that prints slowly, drives Debian's Chromium (`.ci/chromium start`) through
 Playwright and writes `ui-*.png` (1280x800 unless the name says phone): the overview, the
-list, the demo's page and its timeline chart, the failed workflow's page and its chain with
-the failed attempts, a log tailing live, agents, a service, the editor showing an error at
-its line, a workflow on a phone, and the overview in dark mode. Each step waits for what it
-shows (a status, a line of the log) and fails with a message if it never comes.
+list, the demo's page, its timeline chart and its graph, the failed workflow's page and its
+chain with the failed attempts, a log tailing live, agents, a service, the editor showing an
+error at its line, a workflow on a phone, and the overview in dark mode. Each step waits for
+what it shows (a status, a line of the log) and fails with a message if it never comes.
 """
 
 from __future__ import annotations
@@ -102,6 +102,7 @@ def run(out: Path, executable: str) -> None:
                 shot("overview", "/", "Recent failures")
                 shot("workflow", f"/workflows/{demo}", "SUCCESS")
                 shot("timeline", f"/workflows/{demo}/timeline")
+                shot("graph", f"/workflows/{demo}/graph", "done")
                 shot("workflow-failed", f"/workflows/{failing}", "ERROR")
                 chain = chains_of(base, failing)[0]["id"]
                 shot("chain-failed", f"/processchains/{chain}", "exit code 3")

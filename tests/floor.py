@@ -24,6 +24,9 @@ FIXTURE_MARKS = {  # "module.fixture" -> the markers of every test that uses it
     "tests.runtimes.slurm.test_slurm_runtime.slurm": ("slurm", "process"),
     "tests.runtimes.slurm.test_slurm_engine.slurm": ("slurm", "process"),
     "tests.runtimes.docker.test_docker_runtime.docker": ("docker", "process"),
+    "tests.agent.test_modules.lmod": ("lmod", "process"),
+    "tests.runtimes.slurm.test_slurm_software.lmod": ("lmod", "process"),
+    "tests.runtimes.slurm.test_slurm_software.slurm": ("slurm", "process"),
 }
 PARAM_MARKS = {("database_url", "sqlite"): ("database",),
                ("database_url", "postgresql"): ("postgres", "database")}

@@ -21,6 +21,7 @@ from steepy.agent.environment import attempt_environment
 from steepy.agent.executor import identity as executor_identity
 from steepy.agent.messages import failure_message
 from steepy.agent.process import Limits, RunResult, run_process
+from steepy.agent.software import SoftwareMissing, provide
 from steepy.errors import SteepyError
 from steepy.events import EventKind
 from steepy.model.attempt import RUNNING
@@ -98,7 +99,6 @@ class Attempt:
         shared = self.shared
         exe, ctx = shared.exe, shared.ctx
         env, steepy_env = self._environment()
-        launch, problem = _launch(shared, env, steepy_env)
         if ctx.on_attempt is not None:
             ctx.on_attempt(exe, self.number)
         record = self.record = AttemptRecord(
@@ -114,7 +114,7 @@ class Attempt:
             record.message = "not started: its record could not be stored"
             raise
         try:
-            return await self._try(launch, problem, env)
+            return await self._try(env, steepy_env)
         finally:  # a failure of a counted attempt is stored before anything goes on
             await ctx.store(record, shared.counted and record.outcome not in (SUCCESS, RUNNING))
 
@@ -132,8 +132,15 @@ class Attempt:
         env.update(steepy_env)
         return env, list(steepy_env)
 
-    async def _try(self, launch: Launch, problem: str | None, env: dict[str, str]) -> RunResult:
+    async def _try(self, env: dict[str, str], steepy_env: list[str]) -> RunResult:
         shared, ctx = self.shared, self.shared.ctx
+        exe, problem = shared.exe, None
+        if exe.python is not None or exe.modules:  # (its software first: steepy.agent.software)
+            exe, problem = await self._software(env)
+            if exe is None:
+                return await self._ended(RunResult(cancelled=True), Launch([shared.exe.path]))
+        launch, problem = (_launch(shared, exe, env, steepy_env) if problem is None
+                           else (Launch([exe.path]), problem))
         if problem is None and launch.prepare is not None:
             try:
                 await launch.prepare()
@@ -154,6 +161,25 @@ class Attempt:
         finally:
             await _clean_up(shared.exe, launch)
         return await self._ended(result, launch)
+
+    async def _software(self, env: dict[str, str]) -> tuple[Executable | None, str | None]:
+        """The executable with its modules and Python environment provided in `env', or why
+        they could not be; (None, None) when the chain was cancelled meanwhile (which ends a
+        build at once)."""
+        shared, token = self.shared, self.shared.ctx.token
+        task = asyncio.ensure_future(provide(shared.exe, env, shared.ctx.config.environments_dir))
+        token.add_callback(task.cancel)
+        try:
+            return await task, None
+        except SoftwareMissing as e:
+            return shared.exe, str(e)
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if token.cancelled and not (current is not None and current.cancelling()):
+                return None, None
+            raise
+        finally:
+            token.remove_callback(task.cancel)
 
     def _placed(self, pgid: int) -> None:
         """The tool runs: its process group goes with the next transaction (a counted
@@ -203,10 +229,11 @@ class Attempt:
         return Failure(message, result.timeout_kind, result, record)
 
 
-def _launch(shared: Executing, env: dict[str, str],
+def _launch(shared: Executing, exe: Executable, env: dict[str, str],
             steepy_env: list[str]) -> tuple[Launch, str | None]:
-    """How the runtime starts this attempt; a runtime that fails says why as a failed start."""
-    exe, name, config = shared.exe, shared.runtime_name, shared.ctx.config
+    """How the runtime starts this attempt of `exe' (shared.exe, or its copy in a Python
+    environment); a runtime that fails says why as a failed start."""
+    name, config = shared.runtime_name, shared.ctx.config
     context = RuntimeContext(config.tmp_path, env, steepy_env, config.runtime_settings(name),
                              config.kill_grace_period_ms,
                              None if config.workdir is None else str(config.workdir),

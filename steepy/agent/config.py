@@ -29,6 +29,8 @@ class AgentConfig:
     workdir: Path | None = None  # None: the agent's own working directory
     env: dict[str, str] = field(default_factory=dict)  # on top of the agent's environment
     tmp_path: str = "/tmp"  # steep.tmpPath, mounted into every container
+    # environments.path: the Python environments of services (absolute; None: beside tmp_path)
+    environments_path: str | None = None
     default_runtime: str | None = None  # runs the services of runtime `other' (None: itself)
     # runtimes, adapters and progress estimators, each runtime with its checked settings
     # (default: steepy's own runtimes only, with their defaults)
@@ -46,7 +48,15 @@ class AgentConfig:
                    output_lines_to_collect=config.agent.output_lines_to_collect,
                    log_dir=Path(logs.path), log_group_by_prefix=logs.group_by_prefix,
                    tmp_path=str(Path(config.tmp_path).absolute()),
+                   environments_path=str(Path(config.environments.path).absolute()),
                    default_runtime=config.runtimes.default, plugins=plugins)
+
+    @property
+    def environments_dir(self) -> Path:
+        """Where the Python environments of services are kept (`environments.path')."""
+        if self.environments_path is not None:
+            return Path(self.environments_path)
+        return Path(self.tmp_path).parent / "envs"
 
     def runtime_of(self, exe_runtime: str) -> str:
         """The runtime that runs a service of runtime `exe_runtime' (`runtimes.default')."""

@@ -138,7 +138,7 @@ class LocalSetup:
         path = sqlite_file(url)
         if not create and path is not None and not path.exists():
             raise NotFound(f"No database at {path.absolute()}: nothing was submitted from here.")
-        webhooks = [w.webhook() for w in self.config.notifications.webhooks]
+        webhooks = self.config.notifications.subscribers()
         try:
             return open_registry(url, webhooks)
         except DatabaseUnavailable:

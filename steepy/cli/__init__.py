@@ -14,7 +14,7 @@ __all__ = ["entry", "main"]
 
 # the commands register themselves on `main'
 from steepy.cli import (engine, files, manage, notifications, pilots, plugins,  # noqa: E402,F401
-                        schedules, search, serve)
+                        report, schedules, search, serve)
 from steepy.cli.helptext import add_help  # noqa: E402
 
 add_help(main)  # every command's examples and exit codes, at the end of its --help

@@ -114,17 +114,31 @@ def list_services(services: tuple[str, ...]) -> None:
 @click.option("--all", "whole", is_flag=True,
               help="Simulate the whole workflow, feeding back the outputs chains would write.")
 @click.option("--json", "as_json", is_flag=True, help="Print the chains as JSON (a list per step).")
-def plan(workflow_file: str, services, macros, whole: bool, as_json: bool) -> None:
+@click.option("--format", "fmt", type=click.Choice(["text", "dot", "mermaid"]), default=None,
+              help="Print a graph instead: the actions and the variables connecting them, as "
+                   "text, Graphviz DOT or a Mermaid flowchart.")
+@click.option("--chains", is_flag=True,
+              help="With --format: a graph of the process chains and what they read of each "
+                   "other's outputs.")
+def plan(workflow_file: str, services, macros, whole: bool, as_json: bool, fmt: str | None,
+         chains: bool) -> None:
     """Show the process chains a workflow turns into, without running anything."""
     import json as jsonlib
-    import shlex
 
-    from steepy.runtimes import DIRECT, argument_list
-    from steepy.runtimes.other import other_argv
     from steepy.errors import SteepyError
     from steepy.generator import ProcessChainGenerator, simulate
+    from steepy.generator.graph import action_graph, chain_graph
+    from steepy.cli.graphs import render
 
+    if chains and fmt is None:
+        fail([Problem("draws a graph: give --format text, dot or mermaid too", file="--chains")])
+    if fmt is not None and as_json:
+        fail([Problem("--format and --json each choose the output: give one of them",
+                      file="--format")])
     submission, service_map, macro_map = prepare(workflow_file, services, macros)
+    if fmt is not None and not chains:
+        click.echo(render(action_graph(submission.workflow), fmt))
+        return
     config = checked_config()
     tmp, out = (str(Path(config[k]).absolute() / "PLAN") for k in ("tmpPath", "outPath"))
     try:
@@ -136,9 +150,22 @@ def plan(workflow_file: str, services, macros, whole: bool, as_json: bool) -> No
             steps, finished = [generator.generate()], None
     except SteepyError as e:
         fail([Problem(str(e), file=workflow_file)])
-    if as_json:
+    if fmt is not None:
+        click.echo(render(chain_graph(steps), fmt))
+    elif as_json:
         click.echo(jsonlib.dumps([[c.to_json() for c in step] for step in steps], indent=2))
-        return
+    else:
+        _print_steps(steps)
+    if finished is False:
+        click.echo("The workflow would not finish: some action never gets its inputs.", err=True)
+
+
+def _print_steps(steps: list) -> None:
+    import shlex
+
+    from steepy.runtimes import DIRECT, argument_list
+    from steepy.runtimes.other import other_argv
+
     for number, step in enumerate(steps, 1):
         click.echo(click.style(f"step {number}: {len(step)} process chain(s)", bold=True))
         for chain in step:
@@ -150,5 +177,3 @@ def plan(workflow_file: str, services, macros, whole: bool, as_json: bool) -> No
                 line = (shlex.join(other_argv(exe)) if exe.runtime == DIRECT else
                         f"[{exe.runtime}] {exe.path} {shlex.join(argument_list(exe.arguments))}")
                 click.echo(f"    {exe.id}: {line}")
-    if finished is False:
-        click.echo("The workflow would not finish: some action never gets its inputs.", err=True)

@@ -6,72 +6,22 @@ from __future__ import annotations
 
 import re
 from types import NoneType, UnionType
-from typing import Annotated, Any, Literal, Mapping, Self, TypeVar, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field,
-                      PrivateAttr, ValidationError, ValidationInfo, field_validator,
-                      model_validator)
+from pydantic import (AfterValidator, BeforeValidator, Field, PrivateAttr, ValidationError,
+                      ValidationInfo, field_validator, model_validator)
 
-from steepy.config.values import (Duration, EventPattern, Int, Names, Paths, Size,
-                                  database_url, duration_ms, no_bool, string_list)
+from steepy.config.values import (Duration, Int, Names, Paths, Size, database_url, duration_ms,
+                                  no_bool)
 from steepy.model.durations import format_duration
 from steepy.errors import InputError, Problem
 from steepy.model.common import type_name as _kind
-from steepy.events.webhooks import DEFAULT_EVENTS, Webhook
+from steepy.config.notifications import NotificationsSettings
+from steepy.config.section import S, Section, _attribute_names, _strip  # noqa: F401 (re-exported)
 
 FILE_NAME = "steepy.yaml"
 STEEP_FILES = ("steep.yaml", "conf/steep.yaml")  # read only when there is no steepy.yaml
 ENV_PREFIXES = ("STEEPY_", "STEEP_")  # the first one set wins
-
-
-def _strip(key: str) -> str:
-    for prefix in ("steepy.", "steep."):
-        if key.startswith(prefix):
-            return key[len(prefix):]
-    return key
-
-
-_MISSING = object()
-
-# ---------------------------------------------------------------- the model
-
-
-class Section(BaseModel):
-    """A group of keys; field aliases are Steep's key names."""
-    model_config = ConfigDict(populate_by_name=True, validate_default=True, frozen=True,
-                              coerce_numbers_to_str=True, extra="forbid")
-
-    def __getitem__(self, key: str) -> Any:
-        """A value by its dotted key, e.g. `agent.instances' (with or without `steep.')."""
-        node: Any = self
-        for part in _strip(key).split("."):
-            names = _attribute_names(type(node)) if isinstance(node, Section) else {}
-            if part not in names:
-                raise KeyError(key)
-            node = getattr(node, names[part])
-        return node
-
-    def get(self, key: str, default: Any = None) -> Any:
-        try:
-            return self[key]
-        except KeyError:
-            return default
-
-    def __contains__(self, key: object) -> bool:
-        return isinstance(key, str) and self.get(key, _MISSING) is not _MISSING
-
-    def replaced(self, values: Mapping[str, Any]) -> Self:
-        """A copy with these keys (Steep's names, this group's own) set as given and checked
-        as if read (`timeLimit: 1h` becomes milliseconds; a bad value raises pydantic's
-        ValidationError): for settings made in code rather than read (KeyError for a key it
-        does not have)."""
-        names = _attribute_names(type(self))
-        fields = {names[key]: key for key in values}
-        checked = type(self).model_validate(dict(values))
-        return self.model_copy(update={name: getattr(checked, name) for name in fields})
-
-
-S = TypeVar("S", bound=Section)
 
 
 class AgentSettings(Section):
@@ -169,6 +119,14 @@ class HttpSettings(Section):
     base_path: str = Field("", alias="basePath")  # every route below this prefix (a proxy's)
 
 
+class EnvironmentsSettings(Section):
+    """`environments.*': where the Python environments services ask for are built and kept
+    (one directory per environment; on a file system all agents share, each is built once)."""
+    # where `python:' environments are kept, one directory each (relative: to the working
+    # directory); for SLURM, or agents on several machines, a directory they all share
+    path: str = Field(".steepy/envs", min_length=1)
+
+
 class RuntimesSettings(Section):
     """`runtimes.default'; each runtime's own `runtimes.<name>' section is read generically
     (`Config.runtime_settings') against the settings class the runtime declares."""
@@ -176,46 +134,6 @@ class RuntimesSettings(Section):
     # the runtime that runs services whose runtime is Steep's `other' (e.g. `slurm': every
     # tool a SLURM job); None: `other' itself
     default: str | None = Field(None, min_length=1)
-
-
-def _webhook_url(value: str) -> str:
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(value)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"`{value}' is not an http:// or https:// URL")
-    return value
-
-
-class WebhookSettings(Section):
-    """One entry of `notifications.webhooks' (extensions 12)."""
-
-    url: Annotated[str, AfterValidator(_webhook_url)]
-    # kinds of timeline events, globs, `KIND:STATUS,...' or `submission.finished'
-    events: Annotated[list[EventPattern], BeforeValidator(string_list)] = Field(
-        default_factory=lambda: list(DEFAULT_EVENTS), min_length=1)
-    secret: str | None = Field(None, min_length=1)  # signs each body (X-Steepy-Signature)
-
-    def webhook(self) -> Webhook:
-        return Webhook(self.url, tuple(self.events), self.secret)
-
-
-class NotificationsSettings(Section):
-    webhooks: list[WebhookSettings] = Field(default_factory=list)
-    max_attempts: Int = Field(10, alias="maxAttempts", ge=1)  # tries before FAILED
-    delay: Duration = Field("1s", ge=0)  # before the second try; doubled each time after
-    max_delay: Duration = Field("5m", alias="maxDelay", ge=0)
-    timeout: Duration = Field("10s", gt=0)  # of one request
-
-    @field_validator("webhooks")
-    @classmethod
-    def _distinct(cls, value: list[WebhookSettings]) -> list[WebhookSettings]:
-        urls = [w.url for w in value]
-        twice = sorted({u for u in urls if urls.count(u) > 1})
-        if twice:  # a delivery names its webhook by URL
-            raise ValueError(f"`{twice[0]}' is given twice; give each webhook once, with "
-                             "all the events it wants")
-        return value
 
 
 # Steep's plugin types steepy runs (steepy.plugins.kinds has their interfaces)
@@ -271,6 +189,7 @@ class Config(Section):
     garbage_collector: GarbageCollectorSettings = Field(default_factory=GarbageCollectorSettings,
                                                         alias="garbageCollector")
     runtimes: RuntimesSettings = Field(default_factory=RuntimesSettings)
+    environments: EnvironmentsSettings = Field(default_factory=EnvironmentsSettings)
     plugins: list[PluginDeclaration] = Field(default_factory=list)
     notifications: NotificationsSettings = Field(default_factory=NotificationsSettings)
 
@@ -328,11 +247,6 @@ def runtime_defaults(runtime: str, model: type[S]) -> S:
             path=".".join(["runtimes", runtime, *(str(aliases.get(part, part))
                                                   for part in error["loc"])]),
             file=FILE_NAME) for error in e.errors()]) from None
-
-
-def _attribute_names(model: type[Section]) -> dict[str, str]:
-    return {**{name: name for name in model.model_fields},
-            **{f.alias: name for name, f in model.model_fields.items() if f.alias}}
 
 
 def _leaves(model: type[Section], prefix: str = "") -> dict[str, bool]:

@@ -126,7 +126,9 @@ def load_config(directory: str | os.PathLike = ".",
     warnings = _steep_plugin_files(raw, origins) + _ignored(raw, origins, problems)
     config = None
     try:
-        config = Config.model_validate(nest(raw))
+        # relative paths in values (a webhook's `templateFile') are the file's
+        directory = path.parent if path is not None else Path(directory)
+        config = Config.model_validate(nest(raw), context={"directory": directory})
     except ValidationError as e:
         problems += [problem_of(error, origins, str(path or FILE_NAME)) for error in e.errors()]
     if problems:

@@ -45,16 +45,35 @@ def runtime_message(service: Service, runtimes: Runtimes) -> str | None:
             f"Supported runtimes: {supported}.")
 
 
+# runtimes that run the tool in an image of its own: a service's `python' and `modules' do
+# not reach it (steepy.agent.software)
+CONTAINER_RUNTIMES = ("docker", "kubernetes")
+
+
+def software_message(service: Service) -> tuple[str, str] | None:
+    """The key and the message when a container's service asks for software of the host."""
+    if service.runtime not in CONTAINER_RUNTIMES:
+        return None
+    key = "python" if service.python is not None else "modules" if service.modules else None
+    if key is None:
+        return None
+    return key, (f"Service `{service.id}' has runtime `{service.runtime}': its container "
+                 f"brings its own software, so `{key}' does not reach the tool. Install it in "
+                 f"the image, or use runtime `other' or `slurm'.")
+
+
 def runtime_problem(service: Service, services: dict[str, Service],
                     runtimes: Runtimes | None) -> Problem | None:
     """The problem of an unsupported runtime, at the service's `runtime' if known (None:
-    runtimes are not checked)."""
-    message = None if runtimes is None else runtime_message(service, runtimes)
+    runtimes are not checked), or of software a container does not get (at `python' or
+    `modules')."""
+    key, message = software_message(service) or (
+        "runtime", None if runtimes is None else runtime_message(service, runtimes))
     if message is None:
         return None
     problem = Problem(message)
     locate = getattr(services, "locate", None)
-    return (locate(service.id, problem, ("runtime",)) if locate else None) or problem
+    return (locate(service.id, problem, (key,)) if locate else None) or problem
 
 
 def service_file_problems(services: dict[str, Service],

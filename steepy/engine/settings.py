@@ -33,7 +33,7 @@ def settings_from_config(config: "Config", plugins: "PluginSet",
                           gc=(GcSettings.from_config(config)
                               if config.garbage_collector.enabled else None),
                           notifications=DeliverySettings(
-                              webhooks=tuple(w.webhook() for w in notifications.webhooks),
+                              subscribers=notifications.subscribers(),
                               max_attempts=notifications.max_attempts,
                               delay_ms=notifications.delay, max_delay_ms=notifications.max_delay,
                               timeout_s=notifications.timeout / 1000))

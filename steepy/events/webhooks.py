@@ -71,12 +71,12 @@ def parse_pattern(text: str) -> Pattern:
 
 
 @dataclass(frozen=True)
-class Webhook:
-    """A receiver of notifications: its URL, the events it wants, its signing secret."""
+class Subscriber:
+    """A receiver of notifications (a webhook, or e-mail: steepy/events/email.py): the
+    address its deliveries are stored under in the outbox and the events it wants."""
 
     url: str
     events: tuple[str, ...] = DEFAULT_EVENTS
-    secret: str | None = None
     patterns: tuple[Pattern, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -88,6 +88,25 @@ class Webhook:
     def may_want(self, kind: str) -> bool:
         """Whether some event of this kind may be wanted (its data not looked at)."""
         return any(fnmatchcase(kind, p.kinds) for p in self.patterns)
+
+
+@dataclass(frozen=True)
+class Webhook(Subscriber):
+    """A URL that is POSTed notifications: signed with `secret`, the body the JSON document
+    or, with `template`, that template rendered (steepy/events/templates.py)."""
+
+    secret: str | None = None
+    template: str | None = None  # the text (a `templateFile' is read with the configuration)
+    content_type: str = "application/json"
+
+    def raw_body(self, stored: str) -> bytes:
+        """The bytes to send for a delivery's stored JSON document; TemplateProblem when the
+        template cannot render it."""
+        if self.template is None:
+            return stored.encode("utf-8")
+        from steepy.events.templates import render
+
+        return render(self.template, json.loads(stored)).encode("utf-8")
 
 
 def document(event: dict, submission: dict | None) -> dict:
@@ -108,7 +127,7 @@ def signature(secret: str, raw_body: bytes) -> str:
 
 
 def headers(webhook: Webhook, key: str, kind: str, raw_body: bytes) -> dict[str, str]:
-    out = {"Content-Type": "application/json", KEY_HEADER: key, EVENT_HEADER: kind,
+    out = {"Content-Type": webhook.content_type, KEY_HEADER: key, EVENT_HEADER: kind,
            "User-Agent": f"steepy/{__version__}"}
     if webhook.secret:
         out[SIGNATURE_HEADER] = signature(webhook.secret, raw_body)

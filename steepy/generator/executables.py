@@ -87,7 +87,8 @@ class ExecutableBuilder:
             max_runtime=_either(policies.max_runtime, service.max_runtime),
             deadline=_either(policies.deadline, service.deadline),
             environment=dict(service.environment),
-            pass_environment=list(service.pass_environment))
+            pass_environment=list(service.pass_environment),
+            python=service.python, modules=list(service.modules))
         return executable, produced
 
     def _inputs(self, node: ExecNode, param: ServiceParameter,

@@ -14,6 +14,7 @@ from typing import Any
 from steepy.model.common import (DIRECT_RUNTIME, put, read_policies, read_retries, scalar_text,
                                  write_policies)
 from steepy.model.policies import RetryPolicy, TimeoutPolicy
+from steepy.model.software import PythonEnvironment
 
 # Built-in data types (reference 3.1)
 DATA_TYPE_STRING = "string"
@@ -78,6 +79,9 @@ class Executable:
     # taken from the engine's environment (their values are read when an attempt starts)
     environment: dict[str, str] = field(default_factory=dict)
     pass_environment: list[str] = field(default_factory=list)
+    # steepy (issue 27), from its service: its Python environment and environment modules
+    python: PythonEnvironment | None = None
+    modules: list[str] = field(default_factory=list)
 
     @classmethod
     def from_json(cls, data: dict, path: tuple = ()) -> "Executable":
@@ -93,6 +97,8 @@ class Executable:
             environment={str(k): scalar_text(v)
                          for k, v in (data.get("environment") or {}).items()},
             pass_environment=[scalar_text(n) for n in data.get("passEnvironment") or []],
+            python=PythonEnvironment.from_json(data.get("python")),
+            modules=[scalar_text(m) for m in data.get("modules") or []],
         )
 
     def to_json(self) -> dict:
@@ -106,6 +112,10 @@ class Executable:
             out["environment"] = dict(self.environment)
         if self.pass_environment:
             out["passEnvironment"] = list(self.pass_environment)
+        if self.python is not None:
+            out["python"] = self.python.to_json()
+        if self.modules:
+            out["modules"] = list(self.modules)
         return out
 
 

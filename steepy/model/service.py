@@ -8,6 +8,7 @@ from typing import Any
 
 from steepy.model.common import DIRECT_RUNTIME, put, read_policies, scalar_text, write_policies
 from steepy.model.policies import RetryPolicy, TimeoutPolicy
+from steepy.model.software import PythonEnvironment
 
 INPUT = "input"
 OUTPUT = "output"
@@ -121,6 +122,10 @@ class Service:
     # engine's environment (which otherwise keeps steepy's own STEEPY_*/STEEP_* settings)
     environment: dict[str, str] = field(default_factory=dict)
     pass_environment: list[str] = field(default_factory=list)
+    # steepy (issue 27): a Python environment the tool runs in, and environment modules loaded
+    # before it (steepy.model.software)
+    python: PythonEnvironment | None = None
+    modules: list[str] = field(default_factory=list)
 
     @classmethod
     def from_json(cls, data: dict, path: tuple = ()) -> "Service":
@@ -137,6 +142,8 @@ class Service:
             environment={str(k): scalar_text(v)
                          for k, v in (data.get("environment") or {}).items()},
             pass_environment=[str(n) for n in data.get("passEnvironment") or []],
+            python=PythonEnvironment.from_json(data.get("python")),
+            modules=[str(m) for m in data.get("modules") or []],
         )
 
     def to_json(self) -> dict:
@@ -152,6 +159,10 @@ class Service:
             out["environment"] = dict(self.environment)
         if self.pass_environment:
             out["passEnvironment"] = list(self.pass_environment)
+        if self.python is not None:
+            out["python"] = self.python.to_json()
+        if self.modules:
+            out["modules"] = list(self.modules)
         return out
 
     def parameter(self, param_id: str) -> ServiceParameter | None:

@@ -1,13 +1,15 @@
 """Sending notifications: an engine's loop over the outbox.
 
-Any engine with webhooks configured delivers every due delivery to them, whichever engine
-wrote it. It claims deliveries under a lease (so no other engine sends them meanwhile),
-POSTs each with httpx under a time limit of its own (a receiver that hangs holds up nothing
-else), and records the outcome: a 2xx is DELIVERED; anything else is tried again after an
-exponential delay with jitter, up to `maxAttempts` tries, then FAILED (kept for
-`steepy notifications --failed`). An engine that dies mid-send leaves its deliveries PENDING;
-when their lease has run out another engine (or the same, restarted) sends them again: at
-least once, with the same Idempotency-Key each time.
+Any engine with webhooks (or e-mail) configured delivers every due delivery to them,
+whichever engine wrote it. It claims deliveries under a lease (so no other engine sends them
+meanwhile), POSTs each with httpx (or hands it to the SMTP server, smtplib in a thread) under
+a time limit of its own (a receiver that hangs holds up nothing else), and records the
+outcome: a 2xx (or a message the server took) is DELIVERED; anything else is tried again
+after an exponential delay with jitter, up to `maxAttempts` tries, then FAILED (kept for
+`steepy notifications --failed`). A template that cannot render a delivery makes it FAILED
+at once (another try would render it the same). An engine that dies mid-send leaves its
+deliveries PENDING; when their lease has run out another engine (or the same, restarted)
+sends them again: at least once, with the same Idempotency-Key each time.
 
 The loop sleeps until the next delivery is due, or until the engine notices a commit
 (`wake`): never busy-polling.
@@ -16,6 +18,7 @@ The loop sleeps until the next delivery is due, or until the engine notices a co
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 from dataclasses import dataclass, field
@@ -24,7 +27,9 @@ from typing import TYPE_CHECKING
 
 from steepy.model.backoff import EqualJitter, Exponential
 from steepy.model.clock import SYSTEM, Clock
-from steepy.events.webhooks import Webhook, headers
+from steepy.events.email import Email
+from steepy.events.templates import TemplateProblem
+from steepy.events.webhooks import Subscriber, Webhook, headers
 from steepy.registry.interfaces import Outbox
 from steepy.registry.offload import call
 from steepy.registry.records import Delivery
@@ -41,7 +46,7 @@ LEASE_MARGIN_S = 5.0  # a claim lasts one request's time limit and this
 class DeliverySettings:
     """`notifications.*' of the configuration."""
 
-    webhooks: tuple[Webhook, ...] = ()
+    subscribers: tuple[Subscriber, ...] = ()  # webhooks, e-mail
     max_attempts: int = 10
     delay_ms: int = 1000  # before the second try
     max_delay_ms: int = 300_000
@@ -78,7 +83,7 @@ class Notifier:
         self.clock = clock
         self.owner = owner
         self.settings = settings
-        self.webhooks = {w.url: w for w in settings.webhooks}
+        self.subscribers = {s.url: s for s in settings.subscribers}
         self.lease_s = settings.timeout_s + LEASE_MARGIN_S
         self._wake = asyncio.Event()
         self._sending: set[asyncio.Task] = set()
@@ -90,35 +95,39 @@ class Notifier:
     async def run(self, stop: asyncio.Event) -> None:
         """Deliver until `stop` is set, then wait (at most one request's time limit) for the
         requests under way."""
-        if not self.webhooks:
+        if not self.subscribers:
             return
-        import httpx
-
-        async with httpx.AsyncClient(timeout=self.settings.timeout_s) as client:
+        async with self._client() as client:
             await in_rounds("notifications", lambda: self._round(client), self._wake, stop, log,
                             self.clock)
             await self._finish_sending()
 
     async def flush(self) -> None:
         """Send what is due now and wait for the answers (`steepy run` before it exits)."""
-        if not self.webhooks:
+        if not self.subscribers:
             return
-        import httpx
-
-        async with httpx.AsyncClient(timeout=self.settings.timeout_s) as client:
+        async with self._client() as client:
             with database_failure_said(log, "notifications: %s; a worker delivers them"):
                 await self._round(client)
             await self._finish_sending()
+
+    def _client(self) -> contextlib.AbstractAsyncContextManager[httpx.AsyncClient | None]:
+        """An HTTP client when there are webhooks (httpx takes a while to import)."""
+        if not any(isinstance(s, Webhook) for s in self.subscribers.values()):
+            return contextlib.nullcontext()
+        import httpx
+
+        return httpx.AsyncClient(timeout=self.settings.timeout_s)
 
     async def _finish_sending(self) -> None:
         if self._sending:
             await asyncio.wait(set(self._sending), timeout=self.settings.timeout_s + 1)
 
-    async def _round(self, client: httpx.AsyncClient) -> float:
+    async def _round(self, client: httpx.AsyncClient | None) -> float:
         """Start sending what is due (as many as may be under way); how long to sleep."""
         room = self.settings.in_flight - len(self._sending)
         if room > 0:
-            claimed = await call(self.outbox.claim_deliveries, self.owner, list(self.webhooks),
+            claimed = await call(self.outbox.claim_deliveries, self.owner, list(self.subscribers),
                                  room, self.lease_s)
             for delivery in claimed:
                 task = asyncio.create_task(self._send(client, delivery),
@@ -127,7 +136,7 @@ class Notifier:
                 task.add_done_callback(self._sent)
             if len(claimed) == room:
                 return 0.0 if len(self._sending) < self.settings.in_flight else self.lease_s
-        due = await call(self.outbox.next_delivery_due, list(self.webhooks))
+        due = await call(self.outbox.next_delivery_due, list(self.subscribers))
         if due is None:
             return self.settings.sweep_s
         return min(max((due - self.clock.now()).total_seconds(), 0.0) + 0.01,
@@ -139,32 +148,57 @@ class Notifier:
         if not task.cancelled() and task.exception() is not None:
             log.error("notifications: %s", task.exception())
 
-    async def _send(self, client: httpx.AsyncClient, delivery: Delivery) -> None:
-        import httpx
-
-        webhook = self.webhooks[delivery.url]
-        raw = delivery.body.encode("utf-8")
-        error = None
+    async def _send(self, client: httpx.AsyncClient | None, delivery: Delivery) -> None:
+        subscriber = self.subscribers[delivery.url]
+        final = False
         try:
-            # httpx's timeout is per phase; a receiver trickling its answer ends here too
-            async with asyncio.timeout(self.settings.timeout_s):
-                response = await client.post(
-                    delivery.url, content=raw,
-                    headers=headers(webhook, delivery.key, delivery.kind, raw))
-            if not 200 <= response.status_code < 300:
-                error = _refusal(response)
-        except (httpx.HTTPError, TimeoutError) as e:
-            error = _error(e, self.settings.timeout_s)
+            if isinstance(subscriber, Email):
+                error, final = await self._mail(subscriber, delivery)
+            else:
+                assert client is not None and isinstance(subscriber, Webhook)
+                error = await self._post(client, subscriber, delivery)
+        except TemplateProblem as e:
+            error, final = str(e), True
         # a failure to record: its lease runs out and it is sent again (at least once)
         with database_failure_said(log, "notification %s: cannot record the outcome: %s",
                                    delivery.key):
             if error is None:
                 await call(self.outbox.delivered, delivery.id)
                 return
-            give_up = delivery.attempts >= self.settings.max_attempts
+            give_up = final or delivery.attempts >= self.settings.max_attempts
             next_try = None if give_up else self.clock.now() + timedelta(
                 milliseconds=self.settings.retry_delay_ms(delivery.attempts))
             (log.error if give_up else log.warning)(
                 "notification %s to %s, try %d: %s%s", delivery.key, delivery.url,
                 delivery.attempts, error, "; giving up" if give_up else "")
             await call(self.outbox.delivery_failed, delivery.id, self.owner, error, next_try)
+
+    async def _post(self, client: httpx.AsyncClient, webhook: Webhook,
+                    delivery: Delivery) -> str | None:
+        """POST a delivery; None, or why it was not delivered."""
+        import httpx
+
+        raw = webhook.raw_body(delivery.body)  # signed as sent
+        try:
+            # httpx's timeout is per phase; a receiver trickling its answer ends here too
+            async with asyncio.timeout(self.settings.timeout_s):
+                response = await client.post(
+                    delivery.url, content=raw,
+                    headers=headers(webhook, delivery.key, delivery.kind, raw))
+        except (httpx.HTTPError, TimeoutError) as e:
+            return _error(e, self.settings.timeout_s)
+        return None if 200 <= response.status_code < 300 else _refusal(response)
+
+    async def _mail(self, email: Email, delivery: Delivery) -> tuple[str | None, bool]:
+        """Send a delivery by e-mail: None or why not, and whether that is final."""
+        from steepy.notifications.smtp import SmtpRefused, send
+
+        message = email.message(delivery.body, delivery.key)
+        try:
+            async with asyncio.timeout(self.settings.timeout_s):
+                await asyncio.to_thread(send, email, message, self.settings.timeout_s)
+        except TimeoutError:
+            return f"no answer within {self.settings.timeout_s:g} s (TimeoutError)", False
+        except SmtpRefused as e:
+            return str(e), e.final
+        return None, False

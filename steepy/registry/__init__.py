@@ -11,7 +11,7 @@ from typing import Sequence
 from sqlalchemy import Engine
 
 from steepy.model.clock import SYSTEM, Clock
-from steepy.events.webhooks import Webhook
+from steepy.events.webhooks import Subscriber
 from steepy.registry.connector import Connector
 from steepy.registry.database import DEFAULT_URL, open_engine
 from steepy.registry.housekeeping import SqlHousekeeping
@@ -31,7 +31,7 @@ from steepy.registry.views import SqlReadViews
 
 
 class Registry:
-    def __init__(self, engine: Engine, webhooks: Sequence[Webhook] = (), clock: Clock = SYSTEM):
+    def __init__(self, engine: Engine, webhooks: Sequence[Subscriber] = (), clock: Clock = SYSTEM):
         self.db = Connector(engine)
         self.queue: ChainQueue = SqlChainQueue(self.db)
         self.submissions: SubmissionStore = SqlSubmissionStore(self.db)
@@ -54,7 +54,7 @@ class Registry:
         self.db.close()
 
 
-def open_registry(url: str | None = None, webhooks: Sequence[Webhook] = (),
+def open_registry(url: str | None = None, webhooks: Sequence[Subscriber] = (),
                   clock: Clock = SYSTEM) -> Registry:
     """The registry at `url` (default: SQLite .steepy/steepy.db), created or upgraded; with
     `webhooks`, the events they want get their deliveries in the outbox; leases run out on

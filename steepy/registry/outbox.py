@@ -13,7 +13,7 @@ from sqlalchemy import Connection, case, func, insert, or_, select, update
 
 from steepy.model.ids import unique_id
 from steepy.model.common import as_utc, iso_time
-from steepy.events.webhooks import Webhook, body, document
+from steepy.events.webhooks import Subscriber, body, document
 from steepy.registry import documents
 from steepy.registry.connector import Connector
 from steepy.registry.records import Delivery, load, utcnow
@@ -27,10 +27,10 @@ class OutboxWriter:
     """Writes a delivery per webhook that wants an event, in the event's transaction (the
     Connector's `EventWatcher`)."""
 
-    def __init__(self, webhooks: Sequence[Webhook]):
+    def __init__(self, webhooks: Sequence[Subscriber]):
         self.webhooks = list(webhooks)
 
-    def _wanting(self, row: dict) -> list[Webhook]:
+    def _wanting(self, row: dict) -> list[Subscriber]:
         kind = row["kind"]
         maybe = [w for w in self.webhooks if w.may_want(kind)]
         if not maybe:  # most events: their data is not even read
@@ -81,7 +81,7 @@ def _listing(row) -> dict:
 
 
 class SqlOutbox:
-    def __init__(self, db: Connector, webhooks: Sequence[Webhook] = ()):
+    def __init__(self, db: Connector, webhooks: Sequence[Subscriber] = ()):
         self.db = db
         if webhooks:  # this process writes deliveries with its events
             db.watcher = OutboxWriter(webhooks)

@@ -18,8 +18,8 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from steepy.ui.negotiation import prefers_html
-from steepy.ui.pages import (agents, chains, editor, login, logs, overview, plugins, schedules,
-                             search, services, timeline, workflows)
+from steepy.ui.pages import (agents, chains, editor, graph, login, logs, overview, plugins,
+                             schedules, search, services, timeline, workflows)
 
 STATIC = Path(__file__).parent / "static"
 STATIC_PREFIX = "/ui/static/"
@@ -44,7 +44,7 @@ class UiSite:
         self.app = app
         self.routes: list[BaseRoute] = []
         for module in (overview, workflows, chains, logs, agents, services, plugins, editor,
-                       timeline, login, schedules, search):
+                       timeline, graph, login, schedules, search):
             self.routes.extend(module.ROUTES)
         self.static = _Static(directory=STATIC)
 

@@ -4,7 +4,7 @@ python blocks run and must exit 0, in page order, in one fresh scratch directory
 that directory, steepy's .venv/bin comes first on PATH, and no STEEPY_* or STEEP_* variable
 comes in from outside.
 
-A page with front matter `requires: [docker]` (or slurm, postgres) is marked so and gets the
+A page with front matter `requires: [docker]` (or slurm, lmod, postgres) is marked so and gets the
 component the way tests/components.py gives it (skipped when missing, a failure under
 CI=true): its environment variables (DOCKER_HOST, SLURM_CONF), and for postgres a fresh empty
 database whose URL is $DATABASE_URL. Pages are found when the tests are collected: a new page
@@ -25,7 +25,8 @@ pytestmark = [pytest.mark.process, pytest.mark.timeout(900)]
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
-COMPONENTS = {"docker": ("docker",), "slurm": ("slurm",), "postgres": ("postgres", "database")}
+COMPONENTS = {"docker": ("docker",), "slurm": ("slurm",), "lmod": ("lmod",),
+              "postgres": ("postgres", "database")}
 
 
 def pages() -> list[Path]:

@@ -41,7 +41,7 @@ async def _refused_then_delivered(database_url: str, engines: int, count: int) -
     port = free_port()
     url = f"http://127.0.0.1:{port}/hook"
     webhook = Webhook(url)
-    settings = DeliverySettings(webhooks=(webhook,), max_attempts=1000, delay_ms=300,
+    settings = DeliverySettings(subscribers=(webhook,), max_attempts=1000, delay_ms=300,
                                 max_delay_ms=300, timeout_s=2.0, sweep_s=SWEEP_S)
     registries = [open_registry(database_url, [webhook]) for _ in range(engines)]
     notifiers = [Notifier(r.outbox, f"engine-{i + 1}", settings)

@@ -69,7 +69,8 @@ def notifications(request: Request) -> Response:
     items, total = ctx.registry.outbox.deliveries(failed, listing.size, listing.offset)
     listing.showing(len(items), total)
     engine = ctx.engine
-    configured = bool(engine is not None and engine.settings.notifications.webhooks) or total > 0
+    configured = (bool(engine is not None and engine.settings.notifications.subscribers)
+                  or total > 0)
 
     filters = [("All", listing.link(failed=None, offset=None), not failed),
                ("Failed", listing.link(failed="true", offset=None), failed)]

@@ -1,0 +1,60 @@
+"""A group of configuration keys (`Section`): pydantic models whose field aliases are
+Steep's key names, read by dotted key. Every part of the configuration's model is one."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Self, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+
+def _strip(key: str) -> str:
+    for prefix in ("steepy.", "steep."):
+        if key.startswith(prefix):
+            return key[len(prefix):]
+    return key
+
+
+_MISSING = object()
+
+class Section(BaseModel):
+    """A group of keys; field aliases are Steep's key names."""
+    model_config = ConfigDict(populate_by_name=True, validate_default=True, frozen=True,
+                              coerce_numbers_to_str=True, extra="forbid")
+
+    def __getitem__(self, key: str) -> Any:
+        """A value by its dotted key, e.g. `agent.instances' (with or without `steep.')."""
+        node: Any = self
+        for part in _strip(key).split("."):
+            names = _attribute_names(type(node)) if isinstance(node, Section) else {}
+            if part not in names:
+                raise KeyError(key)
+            node = getattr(node, names[part])
+        return node
+
+    def get(self, key: str, default: Any = None) -> Any:
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self.get(key, _MISSING) is not _MISSING
+
+    def replaced(self, values: Mapping[str, Any]) -> Self:
+        """A copy with these keys (Steep's names, this group's own) set as given and checked
+        as if read (`timeLimit: 1h` becomes milliseconds; a bad value raises pydantic's
+        ValidationError): for settings made in code rather than read (KeyError for a key it
+        does not have)."""
+        names = _attribute_names(type(self))
+        fields = {names[key]: key for key in values}
+        checked = type(self).model_validate(dict(values))
+        return self.model_copy(update={name: getattr(checked, name) for name in fields})
+
+
+S = TypeVar("S", bound=Section)
+
+
+def _attribute_names(model: type[Section]) -> dict[str, str]:
+    return {**{name: name for name in model.model_fields},
+            **{f.alias: name for name, f in model.model_fields.items() if f.alias}}

@@ -1,0 +1,66 @@
+"""Templates of notifications: a webhook's body, an e-mail's subject and text (pure: the
+configuration checks them, steepy/notifications/ renders them).
+
+A template is Jinja2 text run in Jinja2's sandbox (it can read the values it is given, call
+no Python of its own choosing), with nothing escaped (the result is not HTML) and every
+undefined name an error (`{{ submision.name }}` fails rather than printing nothing). It sees
+what a webhook's JSON body holds: `event` (as the timeline shows it), `submission` (id, name,
+status; None for an agent's event) and `steepy` (`version`). The filter `tojson` writes a
+value as JSON (a string with its quotes and escapes), so a JSON body stays valid whatever a
+name holds: `{"text": {{ ("Run " ~ submission.name) | tojson }}}`.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from steepy.errors import SteepyError
+
+if TYPE_CHECKING:
+    import jinja2
+
+
+class TemplateProblem(SteepyError, ValueError):
+    """A template that cannot be read or rendered; the message says where and why."""
+
+
+def _tojson(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+@lru_cache(maxsize=1)
+def _environment() -> "jinja2.Environment":
+    from jinja2 import StrictUndefined
+    from jinja2.sandbox import SandboxedEnvironment
+
+    env = SandboxedEnvironment(autoescape=False, undefined=StrictUndefined,
+                               keep_trailing_newline=True)
+    env.filters["tojson"] = _tojson
+    return env
+
+
+@lru_cache(maxsize=64)
+def compiled(text: str) -> "jinja2.Template":
+    """The template of `text`; TemplateProblem naming the line of a syntax error."""
+    from jinja2 import TemplateSyntaxError
+
+    try:
+        return _environment().from_string(text)
+    except TemplateSyntaxError as e:
+        raise TemplateProblem(f"line {e.lineno} of the template: {e.message}") from None
+
+
+def render(text: str, document: dict) -> str:
+    """`text` rendered with a notification's document (`event`, `submission`, `steepy`);
+    TemplateProblem for a name it lacks or anything else the template does wrong."""
+    from jinja2 import TemplateError
+
+    template = compiled(text)
+    try:
+        return template.render(**document)
+    except TemplateError as e:
+        raise TemplateProblem(f"the template: {type(e).__name__}: {e}") from None
+    except (TypeError, ValueError, ArithmeticError, LookupError) as e:  # e.g. 1 / 0
+        raise TemplateProblem(f"the template: {type(e).__name__}: {e}") from None
