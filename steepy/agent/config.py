@@ -26,6 +26,7 @@ class AgentConfig:
     output_lines_to_collect: int = 100  # kept for error messages, retryOn and progress
     log_dir: Path | None = Path("logs/processchains")  # None: no per-chain log files
     log_group_by_prefix: int = 0  # first N characters of the chain id as a subdirectory
+    log_timestamps: bool = False  # logs.processChains.format steep: Steep's time before each line
     workdir: Path | None = None  # None: the agent's own working directory
     env: dict[str, str] = field(default_factory=dict)  # on top of the agent's environment
     tmp_path: str = "/tmp"  # steep.tmpPath, mounted into every container
@@ -47,7 +48,7 @@ class AgentConfig:
         return cls(kill_grace_period_ms=config.agent.kill_grace_period,
                    output_lines_to_collect=config.agent.output_lines_to_collect,
                    log_dir=Path(logs.path), log_group_by_prefix=logs.group_by_prefix,
-                   tmp_path=str(Path(config.tmp_path).absolute()),
+                   log_timestamps=logs.format == "steep", tmp_path=str(Path(config.tmp_path).absolute()),
                    environments_path=str(Path(config.environments.path).absolute()),
                    default_runtime=config.runtimes.default, plugins=plugins)
 

@@ -121,7 +121,7 @@ class LocalAgent:
         config = self.config
         chain_log = ChainLog(None if config.log_dir is None else functools.partial(
             log_path, config.log_dir, chain.id, run_number, config.log_group_by_prefix),
-            self.log_sink, chain.id, run_number)
+            self.log_sink, chain.id, run_number, config.log_timestamps)
         ended = asyncio.Event()
         shipping = (asyncio.create_task(chain_log.ship_until(ended), name=f"log of {chain.id}")
                     if self.log_sink is not None else None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from datetime import datetime
 from pathlib import Path
 from typing import Callable, Protocol
 
@@ -40,13 +41,14 @@ class ChainLog:
     MAX_PENDING = 64 * 1024 * 1024  # while the sink fails, older output is dropped beyond this
 
     def __init__(self, path: Path | Callable[[], Path] | None, sink: LogSink | None = None,
-                 chain_id: str = "", run_number: int = 1) -> None:
+                 chain_id: str = "", run_number: int = 1, timestamps: bool = False) -> None:
         self._path = path  # or how to make it, at the first line (most tools print nothing)
         self.sink, self.chain_id, self.run_number = sink, chain_id, run_number
         self._pending = bytearray()
         self._shipped = 0  # bytes the sink has (or dropped)
         self._file = None
         self._opened = path is None  # tried to open the file (it is opened at the first line)
+        self.timestamps = timestamps  # each line starts with Steep's `yyyy-MM-dd HH:mm:ss - '
 
     @property
     def path(self) -> Path | None:
@@ -64,6 +66,11 @@ class ChainLog:
             log.warning("cannot write process chain log %s: %s", path, e)
 
     def write_lines(self, lines: list[str]) -> None:
+        """Append `lines'; with timestamps, each starts with the local time of writing (in
+        the file and for the sink alike, so that byte offsets agree everywhere)."""
+        if self.timestamps:
+            prefix = datetime.now().strftime("%Y-%m-%d %H:%M:%S - ")
+            lines = [prefix + line for line in lines]
         text = "\n".join(lines) + "\n"
         if self.sink is not None:
             self._pending += text.encode("utf-8", errors="replace")

@@ -9,13 +9,12 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from steepy.api.backends import ChainState, Requested
 from steepy.errors import InputError, Problem
-from steepy.http.client import ApiClient, ClientError, decoded, message, server_token
+from steepy.http.client import (ApiClient, ClientError, decoded, message,
+                                problems as server_problems, server_token)
 from steepy.model.submission import (ACTIVE_SUBMISSION, ProcessChainStatus as CS,
                                      SubmissionStatus as SS)
 
 if TYPE_CHECKING:
-    from httpx import Response
-
     from steepy.documents.loading import Document
 
 STREAM_READ_S = 60.0  # a quiet stream gets a keep-alive comment every 15 s
@@ -54,7 +53,7 @@ class RemoteBackend:
         if response.status_code == 404:
             raise ClientError(f"{self.server} has no /workflows; is it a steepy or Steep server?")
         if response.status_code == 400:
-            problems = [_located(p, document) for p in _errors(response)]
+            problems = [_located(p, document) for p in server_problems(response)]
             raise InputError(problems or [Problem(message(response), file=document.file)])
         return decoded(response, dict, ("id",))["id"]
 
@@ -216,7 +215,7 @@ class RemoteBackend:
             problems = [Problem(p["message"], p.get("path", ""),
                                 options.get(p.get("file"), workflow_file), p.get("line"),
                                 p.get("column"))
-                        for p in _errors(response)]
+                        for p in server_problems(response)]
             raise InputError(problems or [Problem(message(response), file=workflow_file)])
         return decoded(response, dict)
 
@@ -245,13 +244,6 @@ class RemoteBackend:
             raise ClientError(message(response))
         found = decoded(response, list)
         return found, int(response.headers.get("x-page-total", len(found)))
-
-
-def _errors(response: "Response") -> list[dict]:
-    """The problems of a 400 answer (none: the caller says what the server said)."""
-    found = decoded(response, dict).get("errors")
-    return [p for p in found if isinstance(p, dict) and "message" in p] \
-        if isinstance(found, list) else []
 
 
 def _located(problem: dict, document: "Document") -> Problem:

@@ -44,17 +44,20 @@ class Setup(Protocol):
         """The agents' settings (where they write their logs)."""
 
 
-def configured(option: Paths, key: str, reader: Callable[[Any], dict], config: "Config") -> dict:
+def configured(option: Paths, key: str, reader: Callable[..., dict], config: "Config") -> dict:
     """Services or macros (`key`) from `option`, else from the configuration, else from the
     default folder when it exists (it is optional)."""
     from steepy.config import DEFAULTS
 
+    from steepy.documents.loading import template_context
+
+    context = template_context(config.written)  # what their templates see
     if option:
-        return reader([str(p) for p in option])
+        return reader([str(p) for p in option], context)
     spec = config.get(key)
     if not spec or (spec == DEFAULTS[key] and not Path(spec).exists()):
         return {}
-    return reader(spec)
+    return reader(spec, context)
 
 
 class LocalSetup:

@@ -40,7 +40,14 @@ def validate_file(path: Path, services: dict[str, Service], macros: dict[str, Ma
     from steepy.documents.loading import read_definitions
     from steepy.documents.validation_services import service_file_problems
 
-    document = read_file(path)
+    try:
+        document = read_file(path)
+    except InputError as plain:  # a template? Steep renders those of services and macros
+        from steepy.documents.loading import template_context
+
+        document = read_file(path, template_context())
+        if document_kind(document.data) not in ("service", "macro"):
+            raise plain from None
     kind = document_kind(document.data)
     if kind == "service":
         found, problems = read_definitions(str(path), "service")

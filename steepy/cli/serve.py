@@ -91,7 +91,8 @@ def serve(host: str | None, port: int | None, db, agents, no_agents: bool, servi
                          settings.agent.log_group_by_prefix, token, post_max_size,
                          agent_max_age_s=settings.lease_s,
                          steep_ui=Path(steep_ui).resolve() if steep_ui else None,
-                         base_path=normalise(str(config.get("http.basePath") or "")))
+                         base_path=normalise(str(config.get("http.basePath") or "")),
+                         allow_routes=config.get("http.allowRoutes"))
         address = sock.getsockname()
         shown = f"[{address[0]}]" if ":" in address[0] else address[0]
         what = ("API only" if engine is None

@@ -37,6 +37,9 @@ class ProcessChainLogs(Section):
     # also in the database, so logs of chains run on other machines can be read anywhere
     # (None: when the database is PostgreSQL, i.e. shared by many machines)
     database: bool | None = None
+    # `steep': each line starts with the time it was written, `yyyy-MM-dd HH:mm:ss - ' as in
+    # Steep's logs; `plain': the tool's output as it printed it
+    format: Literal["plain", "steep"] = "plain"
 
 
 class LogsSettings(Section):
@@ -110,6 +113,19 @@ class GarbageCollectorSettings(Section):
     retention: RetentionSettings = Field(default_factory=RetentionSettings)
 
 
+def _regex(value: Any) -> Any:
+    if value is None:
+        return value
+    if not isinstance(value, str):
+        raise ValueError(f"expected a regular expression such as `/|/services', got "
+                         f"{_kind(value)}")
+    try:
+        re.compile(value)
+    except re.error as e:
+        raise ValueError(f"`{value}' is not a regular expression: {e}") from None
+    return value
+
+
 class HttpSettings(Section):
     host: str = Field("127.0.0.1", min_length=1)  # another address needs http.token
     port: Int = Field(8080, ge=0, le=65535)
@@ -117,6 +133,8 @@ class HttpSettings(Section):
     post_max_size: Size = Field(10485760, alias="postMaxSize")  # larger bodies get 413
     steep_ui: str | None = Field(None, alias="steepUi")  # a build of Steep's web UI to serve
     base_path: str = Field("", alias="basePath")  # every route below this prefix (a proxy's)
+    # only the routes whose path (Steep's spelling: /workflows/:id/?) this matches are served
+    allow_routes: Annotated[str | None, BeforeValidator(_regex)] = Field(None, alias="allowRoutes")
 
 
 class EnvironmentsSettings(Section):
@@ -191,12 +209,20 @@ class Config(Section):
     runtimes: RuntimesSettings = Field(default_factory=RuntimesSettings)
     environments: EnvironmentsSettings = Field(default_factory=EnvironmentsSettings)
     plugins: list[PluginDeclaration] = Field(default_factory=list)
+    # another file whose keys override this one's (read by steepy.config.reading)
+    override_config_file: str | None = Field(None, alias="overrideConfigFile", min_length=1)
     notifications: NotificationsSettings = Field(default_factory=NotificationsSettings)
 
     _source: str | None = PrivateAttr(None)
     _warnings: list[Problem] = PrivateAttr(default_factory=list)
     _plugin_places: list[Problem] = PrivateAttr(default_factory=list)
     _runtime_sections: Any = PrivateAttr(None)  # steepy.config.reading.RuntimeSections
+    # the keys as written (dotted: `steep.tmpPath'), as Steep's templates see them as `config'
+    _written: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    @property
+    def written(self) -> dict[str, Any]:
+        return self._written
 
     @property
     def source(self) -> str | None:  # the file read (None: none)
@@ -269,7 +295,7 @@ DEFAULTS: dict[str, Any] = Config().flat()
 
 # Steep's keys (reference §9) that steepy reads but does not act on: a warning each.
 UNIMPLEMENTED = (
-    "overrideConfigFile", "http.enabled", "http.allowRoutes",
+    "http.enabled",
     "http.cors", "controller.enabled", "controller.lookupInterval", "controller.lookupMaxErrors",
     "controller.lookupOrphansInterval", "controller.lookupOrphansInitialDelay",
     "scheduler.enabled", "scheduler.lookupOrphansInterval", "scheduler.lookupOrphansInitialDelay",

@@ -25,14 +25,16 @@ def config_file(directory: str | os.PathLike = ".") -> Path | None:
                  if p.is_file()), None)
 
 
-def _read(path: Path) -> Document | None:
+def _read(path: Path, environ: Mapping[str, str]) -> Document | None:
+    """The file's document (a template when its front matter says so, with `env': Steep's
+    context for its configuration); None when it has nothing but comments."""
     try:
         lines = path.read_text(encoding="utf-8-sig", errors="replace").splitlines()
     except OSError:
         lines = ["?"]  # read_file says why
     if all(not line.strip() or line.lstrip().startswith("#") for line in lines):
         return None  # nothing but comments: all defaults
-    document = read_file(path)
+    document = read_file(path, {"env": dict(environ)})
     if document.data is not None and not isinstance(document.data, dict):
         raise InputError(Problem("the configuration must be an object of keys and values",
                                  file=str(path), line=1, column=1))
@@ -96,6 +98,31 @@ def _ignored(raw: dict, origins: dict, problems: list[Problem]) -> list[Problem]
     return warnings
 
 
+def _override(directory: Path, environ: Mapping[str, str], raw: dict, origins: dict,
+              problems: list[Problem]) -> None:
+    """Steep's `overrideConfigFile': the keys of that file (relative to `directory'; read
+    like the configuration, a template too, then its variables) replace the same keys."""
+    name = raw.get("overrideConfigFile")
+    if not isinstance(name, str) or not name:
+        return  # none, or a value of the wrong kind (the model says so)
+    path = directory / name
+    try:
+        document = _read(path, environ)
+    except InputError as e:
+        problems += e.problems
+        return
+    if document is None or not document.data:
+        return
+    override: dict[str, Any] = {}
+    places: dict[str, Origin] = {}
+    _collect(document, document.data, (), override, places, problems)
+    environment(environ, override, places)
+    for key, value in override.items():
+        for other in [k for k in raw if k.startswith(key + ".") or key.startswith(k + ".")]:
+            del raw[other]
+        raw[key], origins[key] = value, places[key]
+
+
 def _steep_plugin_files(raw: dict, origins: dict) -> list[Problem]:
     """A warning for Steep's form of `plugins' (files of Kotlin plugin descriptors)."""
     value = raw.get("plugins")
@@ -115,13 +142,15 @@ def load_config(directory: str | os.PathLike = ".",
     with which the runtimes' problems can be found too)."""
     environ = os.environ if environ is None else environ
     path = config_file(directory)
-    document = _read(path) if path is not None else None
+    document = _read(path, environ) if path is not None else None
     raw: dict[str, Any] = {}
     origins: dict[str, Origin] = {}
     problems: list[Problem] = []
     if document is not None and document.data:
         _collect(document, document.data, (), raw, origins, problems)
     environment(environ, raw, origins)
+    _override(Path(directory), environ, raw, origins, problems)
+    written = [(key, origins[key], value) for key, value in raw.items()]
     runtimes = RuntimeSections.taken_from(raw, origins, environ, str(path or FILE_NAME), problems)
     warnings = _steep_plugin_files(raw, origins) + _ignored(raw, origins, problems)
     config = None
@@ -140,7 +169,20 @@ def load_config(directory: str | os.PathLike = ".",
             _declared_only(raw), path, warnings, runtimes, origins)
         raise error
     assert config is not None
-    return _read_config(config, path, warnings, runtimes, origins)
+    config = _read_config(config, path, warnings, runtimes, origins)
+    config._written = _written(written)
+    return config
+
+
+def _written(values: list[tuple[str, Origin, Any]]) -> dict[str, Any]:
+    """The keys as written (`tmpPath', `steep.tmpPath') and each also as Steep names it
+    (`steep.tmpPath'), which its templates use: `config["steep.tmpPath"]'."""
+    out: dict[str, Any] = {}
+    for key, origin, value in values:
+        out[f"steep.{key}"] = value
+        if origin.path:
+            out.setdefault(origin.path, value)
+    return out
 
 
 def _declared_only(raw: dict) -> Config:

@@ -21,9 +21,10 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from steepy.errors import InputError, Problem, json_path
+from steepy.documents import templating
 from steepy.documents.layers import Layered, build_layers
 from steepy.documents.schemas import SCHEMA_DIR, schema_problems  # noqa: F401 (re-exported)
 from steepy.documents.yamlreader import parse_yaml_all as _parse_yaml
@@ -87,8 +88,11 @@ def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict:
     return out
 
 
-def parse_text(text: str, name: str = "<input>") -> Document:
-    """One document from YAML or JSON text (JSON when it starts with `{' or `['')."""
+def parse_text(text: str, name: str = "<input>",
+               context: Mapping[str, Any] | None = None) -> Document:
+    """One document from YAML or JSON text (JSON when it starts with `{' or `['').
+    `context': the file is of a kind Steep renders as a template (steepy.yaml, service
+    metadata, macros) when its front matter asks, with these values (`env', `config')."""
     if _looks_like_json(text, name):
         try:
             data = json.loads(text, object_pairs_hook=_reject_duplicates)
@@ -108,6 +112,8 @@ def parse_text(text: str, name: str = "<input>") -> Document:
         except (InputError, IndexError):
             positions = {}
         return Document(data, name, positions, text)
+    if context is not None:
+        return _parse_templated(text, name, context)
     template = template_problem(text, name)
     if template is not None:
         raise InputError(template)
@@ -121,7 +127,26 @@ def parse_text(text: str, name: str = "<input>") -> Document:
     return documents[0]
 
 
-def read_file(path: str | os.PathLike) -> Document:
+def _parse_templated(text: str, name: str, context: Mapping[str, Any]) -> Document:
+    """A file Steep reads through its template engine: rendered when its front matter says
+    `template: true', its front matter left out either way; problems placed in the file."""
+    rendered = templating.render(text, name, context)
+    if rendered is None:
+        source = templating.split(text)
+        document = parse_text("\n" * (source.first - 1) + source.body, name)
+        document.text = text
+        return document
+    try:
+        document = parse_text(rendered.text, name)
+    except InputError as e:
+        raise templating.relocated(e, rendered) from None
+    document.positions = templating.relocated_positions(document.positions, rendered)
+    document.text = text
+    return document
+
+
+def read_file(path: str | os.PathLike, context: Mapping[str, Any] | None = None) -> Document:
+    """One document from a file; `context': see parse_text."""
     name = str(path)
     try:
         raw = Path(path).read_bytes()
@@ -131,7 +156,7 @@ def read_file(path: str | os.PathLike) -> Document:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise InputError(Problem(f"not UTF-8 text (byte {e.start})", file=name)) from None
-    return parse_text(text, name)
+    return parse_text(text, name, context)
 
 
 # ---------------------------------------------------------------- model objects
@@ -230,11 +255,19 @@ def layered_items(document: Document, kind: str,
         yield ((i,) if is_list else ()), build_layers(item, kind, make)
 
 
-def read_definitions(spec, kind: str) -> tuple[Definitions, list[Problem]]:
+def template_context(config: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """What Steep gives a service or macro file's template: `env' (the environment
+    variables) and `config' (the configuration's keys, dotted as written: `steep.tmpPath')."""
+    return {"env": dict(os.environ), "config": dict(config or {})}
+
+
+def read_definitions(spec, kind: str,
+                     context: Mapping[str, Any] | None = None) -> tuple[Definitions, list[Problem]]:
     """Services or macros (`kind`) from files, and every problem of them: the schema's, the
     model's, those of a service definition on its own, ids defined twice. A definition with
     problems is kept when the model could be built from the rest of it (so that, say, the
-    runtime of a service with a bad duration is checked too)."""
+    runtime of a service with a bad duration is checked too). `context': the values of
+    templates (see template_context)."""
     from steepy.documents.validation_definitions import definition_problems
     from steepy.model.macro import Macro
     from steepy.model.service import Service
@@ -245,7 +278,7 @@ def read_definitions(spec, kind: str) -> tuple[Definitions, list[Problem]]:
     problems: list[Problem] = []
     for path in expand_paths(spec):
         try:
-            document = read_file(path)
+            document = read_file(path, context or template_context())
             if document.data is None:
                 continue  # an empty file declares nothing
             for base, layered in layered_items(document, kind, make):
@@ -267,18 +300,18 @@ def read_definitions(spec, kind: str) -> tuple[Definitions, list[Problem]]:
     return by_id, problems
 
 
-def _read_all(spec, kind: str) -> Definitions:
-    by_id, problems = read_definitions(spec, kind)
+def _read_all(spec, kind: str, context: Mapping[str, Any] | None = None) -> Definitions:
+    by_id, problems = read_definitions(spec, kind, context)
     if problems:
         raise InputError(problems)
     return by_id
 
 
-def read_services(spec) -> Definitions:
+def read_services(spec, context: Mapping[str, Any] | None = None) -> Definitions:
     """Service metadata from a file, directory, glob or list → {id: Service}."""
-    return _read_all(spec, "service")
+    return _read_all(spec, "service", context)
 
 
-def read_macros(spec) -> Definitions:
+def read_macros(spec, context: Mapping[str, Any] | None = None) -> Definitions:
     """Macros from a file, directory, glob or list → {id: Macro}."""
-    return _read_all(spec, "macro")
+    return _read_all(spec, "macro", context)

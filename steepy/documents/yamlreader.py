@@ -155,9 +155,9 @@ _TEMPLATE_KEY = re.compile(r"^([ \t]*)[\"']?template[\"']?[ \t]*:", re.M)
 
 
 def template_problem(text: str, name: str) -> Problem | None:
-    """The problem of a file that asks for Steep's templating: Steep renders a YAML file whose
-    front matter says `template: true' with Pebble (`{{ env.X }}', `{% for %}') before it reads
-    it; steepy does not (yet). Placed at `template'."""
+    """The problem of a workflow that asks for Steep's templating: Steep renders its
+    configuration, service metadata and macros when their front matter says `template: true'
+    (steepy.documents.templating does that), never a workflow. Placed at `template'."""
     match = _FRONT_MATTER.match(text)
     if match is None:
         return None
@@ -172,9 +172,9 @@ def template_problem(text: str, name: str) -> Problem | None:
     line = 2 + (match.group(1)[:key.start()].count("\n") if key else 0)
     column = 1 + (len(key.group(1)) if key else 0)
     return Problem("this file uses Steep's templating (front matter `template: true'), which "
-                   "steepy does not support yet: steepy reads plain YAML or JSON. Write the "
-                   "values out (or render the template with Pebble first) and remove the front "
-                   "matter.", file=name, line=line, column=column)
+                   "only the configuration, service metadata and macros may use (in Steep too): "
+                   "a workflow is read as plain YAML or JSON. Write the values out and remove "
+                   "the front matter.", file=name, line=line, column=column)
 
 
 def parse_yaml_all(text: str, name: str) -> list[tuple[Any, dict[str, tuple[int, int]]]]:

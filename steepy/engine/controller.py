@@ -195,9 +195,11 @@ class Controller:
             batch_s = max(self.batch_s if made_new else self.quiet_batch_s,
                           clock.monotonic() - began)
             began = None
-            await clock.wait(event, self.sweep_s)
-            # many chains finishing close together are handed over in one round
+            # the pause comes before the wait: chains finishing close together are handed
+            # over in one round, and the end that wakes a waiting controller is taken in at
+            # once (it may be the submission's last one: its status is due now)
             await clock.sleep(batch_s)
+            await clock.wait(event, self.sweep_s)
         counts = await call(store.chain_counts, submission.id)
         return final_status(generator.is_finished(), sum(counts.values()), counts.get(CS.ERROR, 0),
                             counts.get(CS.CANCELLED, 0),

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 from fastapi import FastAPI
 
 from steepy import __version__
 from steepy.http import (chains, cloud, docs, errors, eventbus, logs, metrics, notifications,
                          plugins, schedules, search, stream, system, workflows)
+from steepy.http.allowroutes import AllowRoutes
 from steepy.http.auth import BearerAuth, SameOrigin
 from steepy.http.basepath import BasePath
 from steepy.http.context import ApiContext
@@ -19,8 +22,9 @@ steepy's HTTP API: the paths, parameters, status codes and JSON shapes of
 [Steep](https://steep-wms.github.io/)'s, so Steep's clients work against steepy, plus
 steepy's retry, event timeline and live stream of a submission (tag `steepy`).
 
-Errors are plain text, or `{"status", "message", "errors"?}` for clients that ask for
-`application/json` first. With `http.token` set, every request but `GET /health` needs
+Errors are plain text with Steep's words, whatever the client accepts; a bad workflow's
+located problems follow its first line, and come as a JSON list in the `X-Steepy-Problems`
+header too. With `http.token` set, every request but `GET /health` needs
 `Authorization: Bearer <token>`.
 """
 
@@ -34,7 +38,7 @@ def create_app(ctx: ApiContext) -> FastAPI:
     for module in (system, metrics, workflows, chains, logs, plugins, cloud, stream, eventbus,
                    search, schedules, notifications):
         app.include_router(module.router)
-    # middleware added last runs first: base path, cross-site guard, Steep's UI (its pages
+    # middleware added last runs first: base path, allowed routes, cross-site guard, Steep's UI (its pages
     # and assets hold no data: no token needed), token, body limit, steepy's pages, routes
     if ctx.steep_ui is None:
         app.add_middleware(UiSite)
@@ -43,5 +47,8 @@ def create_app(ctx: ApiContext) -> FastAPI:
     if ctx.steep_ui is not None:
         app.add_middleware(SteepUi, root=ctx.steep_ui)
     app.add_middleware(SameOrigin)
+    if ctx.allow_routes is not None:
+        app.add_middleware(AllowRoutes, allowed=re.compile(ctx.allow_routes),
+                           routes=app.router.routes)
     app.add_middleware(BasePath, base=ctx.base_path)
     return app

@@ -7,7 +7,7 @@ from starlette.responses import Response
 
 from steepy.http.errors import ApiError
 from steepy.http.responses import INT_MAX, OFFSET, SIZE, context, json_response, page_response
-from steepy.http.updates import UPDATE_BODY, apply_update, parse_update
+from steepy.http.updates import UPDATE_BODY, apply_update, parse_update, require_json
 from steepy.model.submission import ACTIVE_CHAIN, FINISHED_CHAIN, ProcessChainStatus
 from steepy.registry import documents
 from steepy.registry.offload import call
@@ -25,8 +25,9 @@ def _missing(chain_id: str) -> ApiError:
 def list_chains(request: Request, size: int = SIZE, offset: int = OFFSET,
                 submissionId: str | None = Query(None, description="Only this submission's"),
                 status: ProcessChainStatus | None = Query(None)) -> Response:
-    """Without `executables` and `results`; with `submissionId`, `status` and the latest
-    run's `agentId`, `startTime`, `endTime` (and `errorMessage` after ERROR); paging
+    """Without `executables` and `results`; with `submissionId`, `status` and the current
+    run's `agentId`, `startTime`, `endTime` (and `errorMessage` after ERROR): none while the
+    chain waits (REGISTERED, PAUSED) or after it was cancelled while waiting; paging
     headers."""
     items, total = context(request).views.chain_summaries(
         submissionId, None if status is None else str(status), size, offset)
@@ -44,8 +45,10 @@ def get_chain(request: Request, id: str) -> Response:
 @router.put("/processchains/{id}", summary="Cancel a process chain or change its priority",
             openapi_extra=UPDATE_BODY,
             responses={**NOT_FOUND, 400: {"description": "Invalid body"},
+                       406: {"description": "The client does not take JSON"},
                        422: {"description": "The priority of a finished process chain"}})
 async def put_chain(request: Request, id: str) -> Response:
+    require_json(request.headers.get("accept", ""))
     ctx = context(request)
     update = parse_update(await request.body())
     found = await call(ctx.views.chain_status, id)
@@ -71,9 +74,11 @@ def get_runs(request: Request, id: str) -> Response:
             responses={**NOT_FOUND, 400: {"description": "Not a run number"}})
 def get_run(request: Request, id: str,
             runNumber: int = Path(..., ge=-INT_MAX, le=INT_MAX)) -> Response:
-    found = context(request).views.chain(id, runNumber)
-    if found is None:
-        raise ApiError(404, f"There is no run {runNumber} of process chain `{id}'")
+    ctx = context(request)
+    found = ctx.views.chain(id, runNumber)
+    if found is None:  # Steep's words
+        raise _missing(id) if ctx.views.chain_status(id) is None else \
+            ApiError(404, f"There is no run {runNumber}")
     return json_response(found)
 
 

@@ -89,15 +89,24 @@ def json_of(text: str | bytes, kind: str, where: str, shape: type = object,
     return found
 
 
-def message(response: httpx.Response) -> str:
-    """The message of an error response (JSON or plain text); for anything else (a proxy's
-    HTML page), what it is."""
+PROBLEMS_HEADER = "X-Steepy-Problems"
+"""The header of an error answer that lists its located problems as JSON (steepy only)."""
+
+
+def problems(response: httpx.Response) -> list[dict]:
+    """The located problems of an error answer: `{"message", "path"?, "file"?, "line"?,
+    "column"?}` each; none from Steep or when the header is missing or broken."""
     try:
-        found = response.json()
+        found = json.loads(response.headers.get(PROBLEMS_HEADER, "[]"))
     except ValueError:
-        found = None
-    if isinstance(found, dict) and "message" in found:
-        return str(found["message"])
+        return []
+    return [p for p in found if isinstance(p, dict) and "message" in p] \
+        if isinstance(found, list) else []
+
+
+def message(response: httpx.Response) -> str:
+    """The message of an error response (plain text, as Steep writes it); for anything else
+    (a proxy's HTML page), what it is."""
     kind = response.headers.get("content-type", "").split(";")[0]
     if kind in ("", "text/plain") or not response.content:
         return response.text.strip()

@@ -1,6 +1,7 @@
-"""/vms and /setups: steepy has no cloud manager, so it has no virtual machines and no setups.
-It answers as Steep does when there are none, so Steep's clients (its web UI's VM pages) work:
-empty lists (/vms with Steep's paging headers), and 404 for any id."""
+"""/vms and /setups: steepy has no cloud manager (`cloud.enabled` is not supported), so it
+answers as Steep does with cloud disabled: /vms is an empty list with Steep's paging headers
+(Steep's VM registry is there either way) and 404 for any id; /setups and /setups/{id} are
+404 "Setups are unavailable because cloud configuration is disabled"."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from fastapi import APIRouter, Query
 from starlette.responses import Response
 
 from steepy.http.errors import ApiError
-from steepy.http.responses import OFFSET, SIZE, json_response, page_response
+from steepy.http.responses import OFFSET, SIZE, page_response
 
 router = APIRouter(tags=["cloud"])
 
@@ -42,12 +43,17 @@ def get_vm(id: str) -> Response:
     raise ApiError(404, f"There is no VM with ID `{id}'")
 
 
-@router.get("/setups", summary="Setups of virtual machines (none)")
+CLOUD_DISABLED = {404: {"description": "Always: cloud configuration is disabled"}}
+NO_CLOUD = "Setups are unavailable because cloud configuration is disabled"
+
+
+@router.get("/setups", summary="Setups of virtual machines (none: cloud is disabled)",
+            responses=CLOUD_DISABLED)
 def list_setups() -> Response:
-    return json_response([])
+    raise ApiError(404, NO_CLOUD)
 
 
-@router.get("/setups/{id}", summary="One setup",
-            responses={404: {"description": "No such setup (steepy has none)"}})
+@router.get("/setups/{id}", summary="One setup (none: cloud is disabled)",
+            responses=CLOUD_DISABLED)
 def get_setup(id: str) -> Response:
-    raise ApiError(404, f"There is no setup with ID `{id}'")
+    raise ApiError(404, NO_CLOUD)

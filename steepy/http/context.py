@@ -31,6 +31,7 @@ class ApiContext:
     post_max_size: int = DEFAULT_POST_MAX_SIZE
     steep_ui: Path | None = None  # a build of Steep's web UI, served on Steep's page routes
     base_path: str = ""  # http.basePath: every route below this prefix
+    allow_routes: str | None = None  # http.allowRoutes: only the routes it matches are served
     agent_max_age_s: float = 10.0  # agents silent for longer are not listed
     cancel_wait_s: float = 2.0  # how long a cancel waits to report the final status (Steep: 2 s)
     loop: asyncio.AbstractEventLoop | None = None  # the loop the engine runs in

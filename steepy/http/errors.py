@@ -1,6 +1,8 @@
-"""Error responses: Steep answers errors with a plain-text message; a client that asks for
-JSON first (`Accept: application/json`) gets `{"status", "message", "errors"?}` instead.
-No error ever carries a traceback."""
+"""Error responses as Steep writes them: plain text whose first line is Steep's message,
+whatever the client accepts (Steep's web UI asks for JSON and shows the body). Bad input adds
+its located problems, one `file:line:column: path: message` per line after a blank line, and
+the same as a JSON list in the `X-Steepy-Problems` header for programs (steepy's client and
+editor). No error ever carries a traceback."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
 from steepy.errors import Problem, SteepyError
+from steepy.http.client import PROBLEMS_HEADER
 from steepy.registry.failures import database_errors, describe, is_database_failure
 
 log = logging.getLogger(__name__)
@@ -30,44 +33,50 @@ class ApiError(SteepyError):
         self.headers = headers or {}
 
 
-def wants_json(accept: str | None) -> bool:
-    """True when the Accept header ranks application/json above text/plain."""
-    best: dict[str, float] = {}
-    for position, part in enumerate((accept or "").split(",")):
-        media, *params = [p.strip() for p in part.split(";")]
-        quality = 1.0
-        for p in params:
-            if p.startswith("q="):
-                try:
-                    quality = float(p[2:])
-                except ValueError:
-                    quality = 0.0
-        best.setdefault(media.lower(), quality - position * 1e-6)  # earlier wins ties
-    return best.get("application/json", -1.0) > max(best.get("text/plain", -1.0), -0.5)
+PROBLEMS_HEADER_MAX = 8000
+"""Characters of the header at most (a client reads some 16 KB of headers): the problems
+that do not fit are left out of it, never out of the body."""
 
 
-def problem_line(p: Problem) -> str:
-    return str(p)
+def problems_header(problems: list[Problem]) -> str:
+    """The problems as a JSON list in ASCII, the first ones that fit in PROBLEMS_HEADER_MAX."""
+    items: list[str] = []
+    length = 2
+    for p in problems:
+        item = json.dumps(p.to_json(), separators=(",", ":"))
+        if length + len(item) + 1 > PROBLEMS_HEADER_MAX:
+            break
+        items.append(item)
+        length += len(item) + 1
+    return "[" + ",".join(items) + "]"
 
 
 def error_response(request: Request | None, status: int, message: str,
                    problems: list[Problem] | None = None,
                    headers: dict[str, str] | None = None) -> Response:
+    """`request` is unused: the answer is the same for every client."""
     problems = sorted(problems or [], key=lambda p: (p.file or "", p.line or 0, p.column or 0))
-    accept = request.headers.get("accept") if request is not None else None
-    if wants_json(accept):
-        body: dict = {"status": status, "message": message}
-        if problems:
-            body["errors"] = [p.to_json() for p in problems]
-        return Response(json.dumps(body), status, headers=headers,
-                        media_type="application/json")
+    headers = dict(headers or {})
     text = message
     if problems:
-        text += "\n\n" + "\n".join(problem_line(p) for p in problems)
-    return Response(text + "\n", status, headers=headers, media_type="text/plain; charset=utf-8")
+        text += "\n\n" + "\n".join(str(p) for p in problems)
+        headers[PROBLEMS_HEADER] = problems_header(problems)
+    return Response(text, status, headers=headers, media_type="text/plain; charset=utf-8")
+
+
+STEEP_PARAMETER_TEXTS = {
+    ("query", "status"): "Invalid status: {}",
+    ("path", "runNumber"): "Invalid run number `{}'",
+    ("query", "runNumber"): "Invalid run number",
+}
+"""Steep's words for a parameter it cannot read, by where the parameter is and its name."""
 
 
 def _validation_message(exc: RequestValidationError) -> str:
+    for e in exc.errors():
+        text = STEEP_PARAMETER_TEXTS.get(tuple(e.get("loc", ())))
+        if text is not None:
+            return text.format(e.get("input", ""))
     parts = []
     for e in exc.errors():
         where = ".".join(str(x) for x in e.get("loc", ()) if x not in ("query", "path", "header"))

@@ -40,6 +40,21 @@ def parse_range(header: str, size: int) -> tuple[int, int]:
     return start, end
 
 
+NO_LOG_FILE = ("Log file of process chain `{id}' could not be found. Possible reasons: (1) "
+               "the process chain has not produced any output (yet), (2) the agent that has "
+               "executed the process chain is not available anymore, (3) process chain "
+               "logging is disabled in Steep's configuration")
+"""Steep's words, which steepy keeps although it reads logs from the database too."""
+
+
+def _runs_text(total: int) -> str:
+    if total == 0:
+        return "This process chain does not have any run yet"
+    if total == 1:
+        return "There is only one run for this process chain"
+    return f"There are only {total} runs for this process chain"
+
+
 LOG_RESPONSES = {200: {"description": "The log, or the byte range asked for by `x-range` "
                                         "(with `x-content-range`)",
                         "content": {"text/plain": {}}},
@@ -67,22 +82,22 @@ def get_log(request: Request, id: str,
     if found is None:
         raise ApiError(404, f"There is no process chain with ID `{id}'")
     if runNumber is not None and runNumber < 1:
-        raise ApiError(400, f"Invalid run number {runNumber}; runs count from 1")
+        raise ApiError(400, "Run number must be greater than 0")
+    if runNumber is None and found[0] in WAITING_CHAIN:
+        raise ApiError(404, f"Process chain `{id}' is {found[0]} and does not have a log file")
     numbers = ctx.views.run_numbers(id)
-    if runNumber is None:
-        if found[0] in WAITING_CHAIN or not numbers:
-            raise ApiError(404, f"Process chain `{id}' is {found[0]}; it has no current run")
-        runNumber = numbers[-1]
-    elif runNumber not in numbers:
-        raise ApiError(404, f"Process chain `{id}' has no run {runNumber}")
-    log = find_log(ctx.log_dir, ctx.log_group_by_prefix, ctx.registry.logs, id, runNumber)
+    if runNumber is not None and runNumber not in numbers:
+        raise ApiError(404, f"Run number out of range. {_runs_text(len(numbers))}.")
+    log = None
+    if runNumber is not None or numbers:
+        runNumber = runNumber or numbers[-1]
+        log = find_log(ctx.log_dir, ctx.log_group_by_prefix, ctx.registry.logs, id, runNumber)
     if log is None:  # neither here nor (run on another machine) in the database
-        raise ApiError(404, f"There is no log of run {runNumber} of process chain `{id}'")
+        raise ApiError(404, NO_LOG_FILE.format(id=id))
     size = log.size
     headers = {"Accept-Ranges": "bytes"}
     if forceDownload:
-        name = f"{id}.log" if runNumber == 1 else f"{id}.{runNumber}.log"
-        headers["Content-Disposition"] = f'attachment; filename="{name}"'
+        headers["Content-Disposition"] = f'attachment; filename="{id}.log"'  # any run's
     extended = request.headers.get("x-range")
     wanted = extended if extended is not None else request.headers.get("range")
     status, start, length = 200, 0, size

@@ -1,5 +1,6 @@
 """GET /metrics, written by prometheus-client: Steep's metric names where steepy has the same
-thing (chains by status, retries by service, agents), steepy's own for the rest, and the live
+thing (chains by status, the chains each running submission waits for, retries by service,
+agents, and the cluster's counters, which stay empty), steepy's own for the rest, and the live
 feed's figures (clients, events delivered, delivery delay).
 
 Each request builds its own CollectorRegistry from collectors that read the registry and
@@ -41,6 +42,9 @@ class StoreCollector:
                   sorted(m["retries"].items()))
         yield GaugeMetricFamily("steep_remote_agents", "Number of live agents",
                                 value=m["agents"])
+        yield _by("steep_controller_process_chains",
+                  "Number of generated process chains the controller is waiting for",
+                  "submissionId", sorted(m["waited_for"].items()))
         yield GaugeMetricFamily("steepy_agents_busy", "Number of live agents running a chain",
                                 value=m["busy_agents"])
         yield _by("steepy_submissions", "Number of submissions by status", "status",
@@ -56,6 +60,23 @@ def _by(name: str, documentation: str, label: str, values) -> GaugeMetricFamily:
     for key, number in values:
         family.add_metric([str(key)], number)
     return family
+
+
+class ClusterCollector:
+    """Steep's counters of compressed JSON messages on its cluster event bus. steepy's
+    processes share a database, not an event bus: the families are there, with no samples,
+    as in a Steep instance that has not sent or received such a message yet."""
+
+    def collect(self) -> Iterator[Metric]:
+        yield CounterMetricFamily("steep_eventbus_compressedjson_messages",
+                                  "Total number of compressed JSON messages",
+                                  labels=["operation"])
+        yield CounterMetricFamily("steep_eventbus_compressedjson_bytes",
+                                  "Total number of compressed JSON bytes",
+                                  labels=["operation", "stage"])
+        yield CounterMetricFamily("steep_eventbus_compressedjson_time",
+                                  "Total number of milliseconds spent compressing/"
+                                  "decompressing JSON", labels=["operation"])
 
 
 class FeedCollector:
@@ -87,6 +108,7 @@ def exposition(ctx: ApiContext, accept: str | None) -> tuple[bytes, str]:
     """The metrics in the format `accept` asks for (Prometheus text or OpenMetrics)."""
     registry = CollectorRegistry(auto_describe=False)
     registry.register(StoreCollector(ctx))
+    registry.register(ClusterCollector())
     registry.register(FeedCollector(ctx.feed))
     encode, content_type = choose_encoder(accept or "")
     return encode(registry), content_type

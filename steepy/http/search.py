@@ -13,23 +13,14 @@ from fastapi import APIRouter, Query, Request
 from starlette.responses import Response
 
 from steepy.http.errors import ApiError
-from steepy.http.responses import context, json_response
+from steepy.http.responses import context, int_or, json_response
 from steepy.search import Type, matches, parse_query
 
 router = APIRouter(tags=["search"])
 
 COUNTS = ("none", "estimate", "exact")
-_INT = re.compile(r"[+-]?[0-9]+")
 _OFFSET = re.compile(r"(?:UTC|GMT|UT)?([+-])([0-9]{1,2})(?::?([0-9]{2}))?(?::?([0-9]{2}))?")
 _REGION = re.compile(r"[A-Za-z][A-Za-z0-9~/._+-]+")
-
-
-def _int(text: str | None, default: int) -> int:
-    """Kotlin's toIntOrNull, with a default: anything else is the default."""
-    if text is None or not _INT.fullmatch(text):
-        return default
-    value = int(text)
-    return value if -2**31 <= value < 2**31 else default
 
 
 def time_zone(name: str | None) -> tzinfo | None:
@@ -70,8 +61,8 @@ def search(request: Request,
     """Answers `{counts?: {workflow, processChain, total}, results: [{id, type,
     requiredCapabilities, status, name?, startTime?, endTime?, matches}]}`, best first, with
     paging headers (`x-page-total` unless `count=none`)."""
-    page_offset = max(0, _int(offset, 0))
-    page_size = _int(size, 10)
+    page_offset = max(0, int_or(offset, 0))
+    page_size = int_or(size, 10)
     count = count.lower()
     if count not in COUNTS:
         raise ApiError(400, "Parameter `count' must be one of `none', `estimate', or `exact'")

@@ -11,6 +11,7 @@ from steepy.http.errors import ApiError
 from steepy.http.responses import INT_MAX, json_body
 from steepy.model.submission import priority_refused
 from steepy.registry.offload import call
+from steepy.ui.negotiation import accepts_json
 
 if TYPE_CHECKING:
     from steepy.http.context import ApiContext
@@ -36,21 +37,31 @@ class Update:
     priority: int | None
 
 
+def require_json(accept: str) -> None:
+    """Steep's PUT routes produce only JSON: a client that does not take it (`Accept:
+    text/html`) gets 406, and nothing changes."""
+    if not accepts_json(accept):
+        raise ApiError(406, "Not Acceptable")
+
+
 def parse_update(raw: bytes) -> Update:
     data = json_body(raw)
     if not isinstance(data, dict):
-        raise ApiError(400, "The request body must be a JSON object")
-    if "status" not in data and "priority" not in data:
-        raise ApiError(400, "Expected `status' (CANCELLED) or `priority' (an integer)")
-    cancel = False
-    if "status" in data:
-        if data["status"] != "CANCELLED":
-            raise ApiError(400, f"Invalid status `{data['status']}'; only CANCELLED can be set")
-        cancel = True
+        raise ApiError(400, "Invalid request body: expected a JSON object")
+    if "status" in data and not isinstance(data["status"], str):
+        raise ApiError(400, "`status' property must be a string")
     priority = data.get("priority")
     if "priority" in data and (not isinstance(priority, int) or isinstance(priority, bool)
                                or not -INT_MAX <= priority <= INT_MAX):
-        raise ApiError(400, "Invalid priority; expected an integer")
+        raise ApiError(400, "`priority' property must be an integer")
+    if "status" not in data and "priority" not in data:
+        raise ApiError(400, "Missing properties. At least one of `status' and `priority' "
+                            "required")
+    cancel = False
+    if "status" in data:
+        if data["status"] != "CANCELLED":
+            raise ApiError(400, "Invalid `status' property")
+        cancel = True
     return Update(cancel, priority)
 
 

@@ -13,9 +13,10 @@ from steepy.http.errors import ApiError
 from steepy.http.responses import OFFSET, SIZE, context, json_response, page_response
 from steepy.http.stream import event_stream, resume_after
 from steepy.http.submit import build_submission
-from steepy.http.updates import UPDATE_BODY, apply_update, parse_update
+from steepy.http.updates import UPDATE_BODY, apply_update, parse_update, require_json
 from steepy.model.submission import (ACTIVE_SUBMISSION, FINISHED_SUBMISSION, RETRYABLE_SUBMISSION,
                                      SubmissionStatus)
+from steepy.registry import documents
 from steepy.registry.offload import call
 
 router = APIRouter(tags=["workflows"])
@@ -69,7 +70,7 @@ async def post_workflow(request: Request) -> Response:
         submission = await asyncio.to_thread(build_submission, raw, ctx.services, ctx.macros,
                                               ctx.runtimes())
     except InputError as e:
-        raise ApiError(400, "Invalid workflow", e.problems) from None
+        raise ApiError(400, "Invalid workflow:", e.problems) from None
     await call(ctx.requests.add_submission, submission)
     ctx.submitted()
     return json_response(submission.to_json(), 202,
@@ -79,10 +80,13 @@ async def post_workflow(request: Request) -> Response:
 @router.put("/workflows/{id}", summary="Cancel a submission or change its priority",
             openapi_extra=UPDATE_BODY,
             responses={**NOT_FOUND, 400: {"description": "Invalid body"},
+                       406: {"description": "The client does not take JSON"},
                        422: {"description": "The priority of a finished submission"}})
 async def put_workflow(request: Request, id: str) -> Response:
     """`{"status": "CANCELLED"}` cancels its waiting process chains and stops the running
-    ones; `{"priority": N}` changes its priority and that of its unfinished chains."""
+    ones; `{"priority": N}` changes its priority and that of its unfinished chains. The
+    answer is the submission without its workflow, results and error message (Steep's)."""
+    require_json(request.headers.get("accept", ""))
     ctx = context(request)
     update = parse_update(await request.body())
     status = await call(ctx.views.submission_status, id)
@@ -92,8 +96,8 @@ async def put_workflow(request: Request, id: str) -> Response:
                        lambda priority: ctx.requests.set_submission_priority(id, priority),
                        lambda: ctx.requests.cancel_submission(id),
                        lambda: ctx.views.submission_status(id))
-    found = await call(ctx.views.submission, id, False)
-    return json_response(found)
+    found = await call(ctx.views.submission, id)
+    return json_response(documents.updated_submission(found))
 
 
 @router.post("/workflows/{id}/retry", tags=["steepy"], summary="Retry a finished submission",

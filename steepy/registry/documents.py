@@ -10,7 +10,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Callable
 
 from steepy.model.common import as_utc, iso_time
-from steepy.model.submission import CHAIN_COUNTERS, SUCCEEDED_SUBMISSION
+from steepy.model.submission import CHAIN_COUNTERS, SUCCEEDED_SUBMISSION, WAITING_CHAIN
 from steepy.registry.records import CS, SS, ChainRecord, RunRecord, load
 
 if TYPE_CHECKING:
@@ -56,6 +56,15 @@ def submission(row: Any, counts: dict[str, int], with_workflow: bool = True,
     return _counters(out, counts)
 
 
+def updated_submission(document: dict | None) -> dict | None:
+    """Steep's answer to `PUT /workflows/{id}`: the submission with its source, but without
+    its workflow, results and error message."""
+    if document is None:
+        return None
+    return {k: v for k, v in document.items()
+            if k not in ("workflow", "results", "errorMessage")}
+
+
 def _waiting(out: dict, row: Any) -> None:
     """steepy's `waiting': why a REGISTERED chain cannot start (no agent offers ...)."""
     if row.status == CS.REGISTERED:
@@ -68,15 +77,25 @@ def _progress(out: dict, status: str, row: Any) -> None:
         _put(out, "estimatedProgress", row.progress)
 
 
-def _run_fields(out: dict, status: str, run: Any, full: bool) -> None:
+def current_run(status: str, last_run: Any) -> Any:
+    """The run a chain's document shows, by Steep's rule (its `amendProcessChain`): the last
+    run, unless the chain waits (REGISTERED, PAUSED) or was cancelled while it waited (then
+    its last run did not end CANCELLED). None: the chain has no current run, and its document
+    has no `agentId`, `startTime`, `endTime`, `errorMessage` or `runNumber`."""
+    if last_run is None or status in WAITING_CHAIN:
+        return None
+    if status == CS.CANCELLED and last_run.status != CS.CANCELLED:
+        return None
+    return last_run
+
+
+def _run_fields(out: dict, status: str, run: Any) -> None:
     if run is not None:
         _put(out, "agentId", run.agent_id)
         _put(out, "startTime", _time(run.start_time))
         _put(out, "endTime", _time(run.end_time))
         if status == CS.ERROR:
             _put(out, "errorMessage", run.error_message)
-        if full:
-            _put(out, "autoResumeAfter", _time(run.auto_resume_after))
 
 
 def chain_summary(row: Any, latest_run: Any) -> dict:
@@ -90,14 +109,16 @@ def chain_summary(row: Any, latest_run: Any) -> dict:
     out.update(submissionId=row.submission_id, status=row.status)
     _waiting(out, row)
     _progress(out, row.status, row)
-    _run_fields(out, row.status, latest_run, full=False)
+    _run_fields(out, row.status, current_run(row.status, latest_run))
     return out
 
 
 def chain(row: Any, all_runs: list[Any], run_number: int | None = None,
           with_executables: bool = True) -> dict | None:
-    """One process chain in Steep's shape: as of its latest run, or of run `run_number'
-    (then its status is that run's). None: no such run."""
+    """One process chain in Steep's shape: as of its current run (`current_run`), or of run
+    `run_number' (then its status is that run's). Without executables, it is Steep's answer
+    to a PUT: also without results, `totalRuns`, `runNumber` and `autoResumeAfter`. None: no
+    such run."""
     out = load(row.chain)
     if not with_executables:
         out.pop("executables", None)
@@ -105,23 +126,34 @@ def chain(row: Any, all_runs: list[Any], run_number: int | None = None,
     if row.priority:  # the column is current; the stored JSON has the first priority
         out["priority"] = row.priority
     status = row.status
+    last = all_runs[-1] if all_runs else None
     if run_number is None:
-        run = all_runs[-1] if all_runs else None
+        run = current_run(status, last)
     else:
         run = next((r for r in all_runs if r.run_number == run_number), None)
         if run is None:
             return None
-        if run.run_number != all_runs[-1].run_number:  # an earlier run: its own outcome
-            status = run.status or "RUNNING"
+        status = run.status or (status if run is last else CS.RUNNING)  # its own outcome
     out.update(submissionId=row.submission_id, status=status)
     _waiting(out, row)
     _progress(out, status, row)
-    _run_fields(out, status, run, full=True)
-    if with_executables and status == CS.SUCCESS and row.results is not None:
-        out["results"] = load(row.results)
-    out["totalRuns"] = len(all_runs)
-    _put(out, "runNumber", None if run is None else run.run_number)
+    _run_fields(out, status, run)
+    if with_executables:
+        _details(out, status, row, run, last, len(all_runs))
     return out
+
+
+def _details(out: dict, status: str, row: Any, run: Any, last: Any, total: int) -> None:
+    """What Steep adds to a single chain: results after SUCCESS, the number of runs, the
+    shown run's number and `autoResumeAfter` (a PAUSED chain's always, from its last run)."""
+    if status == CS.SUCCESS and row.results is not None:
+        out["results"] = load(row.results)
+    out["totalRuns"] = total
+    if run is not None:
+        out["runNumber"] = run.run_number
+    resume = run if run is not None else last if status == CS.PAUSED else None
+    if resume is not None:
+        _put(out, "autoResumeAfter", _time(resume.auto_resume_after))
 
 
 def run(record: RunRecord) -> dict:

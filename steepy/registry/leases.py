@@ -5,9 +5,9 @@ chains of lost agents."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Iterable
+from typing import Any, Iterable
 
-from sqlalchemy import and_, func, insert, select, update
+from sqlalchemy import and_, case, func, insert, select, update
 
 from steepy import events as ev
 from steepy.model.attempt import AGENT_LOST
@@ -49,6 +49,14 @@ def waiting_reason(required: Iterable[str], offers: list[set[str]]) -> str | Non
 # from what workers and servers left (`adopt_submissions(abandoned=True)`)
 RUN_OWNER = "run-"
 
+
+def _state_changed(chain_id: str | None, now: datetime) -> Any:
+    """An agent's `stateChangedTime` (Steep's): now, when it went busy, idle or to another
+    chain since its last heartbeat; else as it was."""
+    return case((agents.c.chain_id.is_not_distinct_from(chain_id), agents.c.state_changed_time),
+                else_=now)
+
+
 class SqlLeases:
     def __init__(self, db: Connector, clock: Clock = SYSTEM):
         self.db = db
@@ -62,7 +70,8 @@ class SqlLeases:
                 values = {"capabilities": dump(sorted(a.get("capabilities", []))), "last_seen": now,
                           "chain_id": a.get("chain_id"), "owner": owner,
                           "host": a.get("host"), "pid": a.get("pid")}
-                changed = conn.execute(update(agents).where(agents.c.id == a["id"]).values(**values))
+                changed = conn.execute(update(agents).where(agents.c.id == a["id"]).values(
+                    state_changed_time=_state_changed(a.get("chain_id"), now), **values))
                 if changed.rowcount == 0:
                     conn.execute(insert(agents).values(id=a["id"], start_time=now,
                                                        state_changed_time=now, **values))

@@ -259,8 +259,10 @@ class SqlReadViews:
                                         .where(attempts.c.attempt > 1)
                                         .group_by(attempts.c.service_id)).all())
             live = conn.execute(select(agents.c.chain_id).where(agents.c.last_seen >= since)).all()
+            waiting = _waited_for(conn)
         return {"submissions": subs, "chains": chains, "runs": run_rows, "retries": retries,
-                "agents": len(live), "busy_agents": sum(1 for r in live if r.chain_id)}
+                "agents": len(live), "busy_agents": sum(1 for r in live if r.chain_id),
+                "waited_for": waiting}
 
     def submission_counts(self) -> dict[str, int]:
         """Submissions by status (the web UI's filters; only the statuses there are)."""
@@ -270,6 +272,17 @@ class SqlReadViews:
     def count_submissions(self) -> int:
         with self.db.read() as conn:
             return int(conn.execute(select(func.count()).select_from(submissions)).scalar() or 0)
+
+
+def _waited_for(conn: Connection) -> dict[str, int]:
+    """Each RUNNING submission's chains whose outcome its controller has not taken in yet
+    (Steep's steep_controller_process_chains)."""
+    unfed = process_chains.join(submissions, _pc.submission_id == _sc.id)
+    found = dict(conn.execute(select(_pc.submission_id, func.count()).select_from(unfed).where(
+        _sc.status == SubmissionStatus.RUNNING, _pc.fed_round.is_(None))
+        .group_by(_pc.submission_id)).all())
+    running = conn.execute(select(_sc.id).where(_sc.status == SubmissionStatus.RUNNING)).scalars()
+    return {sid: found.get(sid, 0) for sid in running}
 
 
 def _submission_counts(conn: Connection) -> dict[str, int]:

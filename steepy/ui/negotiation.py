@@ -4,9 +4,29 @@ own pages and a build of Steep's UI (`http.steepUi`)."""
 from __future__ import annotations
 
 
+JSON_TYPES = ("application/json", "application/*", "*/*")
+
+
 def prefers_html(accept: str) -> bool:
     """Steep's rule: walk the accepted types, most preferred first; JSON (or a wildcard that
     matches it) means no, HTML means yes; neither means no."""
+    for _, _, media in _accepted(accept):
+        if media in JSON_TYPES:
+            return False
+        if media in ("text/html", "text/*"):
+            return True
+    return False
+
+
+def accepts_json(accept: str) -> bool:
+    """Whether a client takes JSON at all (Steep's routes that only produce JSON answer 406
+    otherwise): no Accept header, or one that names JSON or a wildcard matching it."""
+    entries = _accepted(accept)
+    return not entries or any(media in JSON_TYPES and quality < 0 for quality, _, media in entries)
+
+
+def _accepted(accept: str) -> list[tuple[float, int, str]]:
+    """The accepted types as (minus quality, position, type), most preferred first."""
     entries = []
     for position, item in enumerate(accept.split(",")):
         media, _, params = item.strip().partition(";")
@@ -18,10 +38,6 @@ def prefers_html(accept: str) -> bool:
                     quality = float(value)
                 except ValueError:
                     quality = 0.0
-        entries.append((-quality, position, media.strip().lower()))
-    for _, _, media in sorted(entries):
-        if media in ("application/json", "application/*", "*/*"):
-            return False
-        if media in ("text/html", "text/*"):
-            return True
-    return False
+        if media.strip():
+            entries.append((-quality, position, media.strip().lower()))
+    return sorted(entries)

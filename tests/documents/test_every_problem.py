@@ -6,6 +6,7 @@ list reaches `steepy validate`, `steepy submit`, `POST /workflows` (and so the U
 
 from __future__ import annotations
 
+import json
 import warnings
 from pathlib import Path
 
@@ -251,7 +252,7 @@ def test_post_workflows_answers_with_every_problem(tmp_path, services) -> None:
         response = client.post("/workflows", content=LAYERED,
                                headers={"Accept": "application/json"})
         assert response.status_code == 400
-        errors = response.json()["errors"]
+        errors = json.loads(response.headers["x-steepy-problems"])
         mine = [(e["line"], e["path"]) for e in errors if e["file"] == "<request>"]
         assert mine == [(line, path) for line, path, _ in EXPECTED]
         assert any(KUBERNETES.split(": ", 1)[1] in e["message"] for e in errors)

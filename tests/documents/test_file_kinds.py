@@ -51,22 +51,23 @@ actions:
 @pytest.mark.parametrize("text", [TEMPLATE, TEMPLATE.replace("{% for i in range(1, 3) %}\n", "")
                                   .replace("{% endfor %}\n", "").replace("{{ i }}", "")])
 def test_templating_is_named_at_its_front_matter(tmp_path, monkeypatch, text) -> None:
-    """Whether or not the rest happens to be YAML, the one problem is the templating."""
+    """Whether or not the rest happens to be YAML, the one problem is the templating, which
+    Steep applies to its configuration, service metadata and macros, never to a workflow
+    (issue 28: those are rendered, steepy.documents.templating)."""
     result = _validate(tmp_path, monkeypatch, "w.yaml", text)
     assert result.exit_code == 2
     lines = result.output.splitlines()
     assert lines[0].startswith("w.yaml:2:1: this file uses Steep's templating (front matter "
-                               "`template: true'), which steepy does not support yet"), lines
+                               "`template: true'), which only the configuration, service "
+                               "metadata and macros may use (in Steep too)"), lines
     assert "not valid YAML" not in result.output and "expected one document" not in result.output
     assert lines[-1] == "1 problem in 1 file"
 
 
-def test_templated_service_metadata_too(tmp_path) -> None:
-    (tmp_path / "s.yaml").write_text("---\n# rendered by Steep\ntemplate: true\n---\n" + SERVICES)
-    with pytest.raises(InputError) as caught:
-        read_services(str(tmp_path / "s.yaml"))
-    (problem,) = caught.value.problems
-    assert (problem.line, problem.column) == (3, 1) and "Steep's templating" in problem.message
+def test_templated_service_metadata_is_rendered(tmp_path) -> None:
+    (tmp_path / "s.yaml").write_text("---\n# rendered by Steep\ntemplate: true\n---\n"
+                                     + SERVICES.replace("path: cp", "path: {{ 'cp' }}"))
+    assert [s.path for s in read_services(str(tmp_path / "s.yaml")).values()] == ["cp"]
 
 
 def test_front_matter_without_templating_is_plain_yaml() -> None:

@@ -25,7 +25,10 @@ with warnings.catch_warnings():
 
 SERVICES = read_services(str(ROOT / "services"))
 FAMILIES = {"steep_scheduler_process_chains": "gauge", "steep_local_agent_retries": "gauge",
-            "steep_remote_agents": "gauge", "steepy_agents_busy": "gauge",
+            "steep_remote_agents": "gauge", "steep_controller_process_chains": "gauge",
+            "steep_eventbus_compressedjson_messages": "counter",
+            "steep_eventbus_compressedjson_bytes": "counter",
+            "steep_eventbus_compressedjson_time": "counter", "steepy_agents_busy": "gauge",
             "steepy_submissions": "gauge", "steepy_process_chain_runs": "gauge",
             "steepy_feed_subscribers": "gauge", "steepy_feed_events_delivered": "counter",
             "steepy_feed_delivery_delay_seconds": "histogram"}
@@ -124,3 +127,53 @@ def test_a_real_servers_feed_figures(server) -> None:
     while _value(server.http.get("/metrics").text, "steepy_feed_subscribers") != subscribers:
         assert time.monotonic() < end, "the closed client is still counted"
         time.sleep(0.1)
+
+
+SLEEP = """api: 4.7.0
+name: metrics
+actions:
+  - type: execute
+    service: sleep
+    inputs: [{id: seconds, value: 3}]
+"""
+# Steep's families (its Controller, Scheduler, LocalAgent, RemoteAgentRegistry and
+# CompressedJsonObjectMessageCodec register them): type and label names
+STEEP = {"steep_controller_process_chains": ("gauge", ("submissionId",)),
+         "steep_scheduler_process_chains": ("gauge", ("status",)),
+         "steep_local_agent_retries": ("gauge", ("serviceId",)),
+         "steep_remote_agents": ("gauge", ()),
+         "steep_eventbus_compressedjson_messages": ("counter", ("operation",)),
+         "steep_eventbus_compressedjson_bytes": ("counter", ("operation", "stage")),
+         "steep_eventbus_compressedjson_time": ("counter", ("operation",))}
+
+
+def _families(text: str) -> dict:
+    return {f.name: f for f in text_string_to_metric_families(text)}
+
+
+def test_steep_s_names_and_labels_on_a_real_server(server) -> None:
+    sid = server.submit(SLEEP)
+    server.wait(sid, ("RUNNING",))
+    end = time.monotonic() + 20
+    while True:  # the chain is generated: the controller waits for it
+        during = server.http.get("/metrics").text
+        if _value(during, "steep_controller_process_chains", submissionId=sid) == 1:
+            break
+        assert time.monotonic() < end, during
+        time.sleep(0.1)
+    assert _value(during, "steep_scheduler_process_chains", status="RUNNING") >= 1
+    assert server.wait(sid)["status"] == "SUCCESS"
+    text = server.http.get("/metrics").text
+    families = _families(text)
+    for name, (kind, labels) in STEEP.items():
+        assert families[name].type == kind, name
+        assert all(tuple(s.labels) == labels for s in families[name].samples), name
+    # a submission that ended is no longer waited for (Steep removes its label)
+    assert _value(text, "steep_controller_process_chains", submissionId=sid) is None
+    for status in ("RUNNING", "SUCCESS", "CANCELLED", "ERROR"):  # Steep's scheduler's labels
+        assert _value(text, "steep_scheduler_process_chains", status=status) is not None
+    assert _value(text, "steep_scheduler_process_chains", status="SUCCESS") >= 1
+    assert _value(text, "steep_remote_agents") == 2  # the server's two local agents
+    # no cluster event bus: Steep's counters are declared, without samples
+    assert "# TYPE steep_eventbus_compressedjson_bytes_total counter" in text.splitlines()
+    assert not families["steep_eventbus_compressedjson_messages"].samples

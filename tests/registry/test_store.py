@@ -166,6 +166,24 @@ def test_orphans_of_lost_agents_are_registered_again(registry: Registry) -> None
     assert registry.queue.claim_chain("alive")[1] == 2  # the next run of x
 
 
+def test_a_chain_registered_again_shows_no_run(registry: Registry) -> None:
+    """Steep's rule: a chain that waits again after a run has no current run (issue 28)."""
+    _submission(registry, "s")
+    store_chains(registry, "s", [_chain("x")], None)
+    registry.queue.claim_chain("dead")
+    assert registry.leases.release_orphans(set()) == ["x"]
+    run_fields = {"agentId", "startTime", "endTime", "errorMessage", "runNumber",
+                  "autoResumeAfter"}
+    one = registry.views.chain("x")
+    assert one["status"] == CS.REGISTERED and not run_fields & set(one)
+    assert one["totalRuns"] == 1
+    (listed,), _ = registry.views.chain_summaries("s")
+    assert listed["status"] == CS.REGISTERED and not run_fields & set(listed)
+    first = registry.views.chain("x", 1)  # the run itself, asked for by its number
+    assert first["status"] == "AGENT_LOST" and first["agentId"] == "dead"
+    assert first["runNumber"] == 1 and first["startTime"] and first["endTime"]
+
+
 def test_timeline_records_every_change(registry: Registry) -> None:
     _submission(registry, "s")
     registry.leases.fetch_next_submission()

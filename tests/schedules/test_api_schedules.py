@@ -4,6 +4,7 @@ once, located, and nothing is stored."""
 
 from __future__ import annotations
 
+import json
 import time
 from datetime import datetime
 from pathlib import Path
@@ -41,7 +42,8 @@ def test_schedules_over_http_and_the_cli_with_a_server(server: Server, tmp_path:
     bad = http.post("/schedules", json={"workflow": BAD, "every": "500ms", "timezone": "Mars"},
                     headers={"Accept": "application/json"})
     assert bad.status_code == 400
-    problems = {(p.get("file"), p.get("line")) for p in bad.json()["errors"]}
+    problems = {(p.get("file"), p.get("line"))
+                for p in json.loads(bad.headers["x-steepy-problems"])}
     assert {("every", None), ("timezone", None), ("<request>", 4)} <= problems
     assert http.get("/schedules").json() == []
 

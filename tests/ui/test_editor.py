@@ -51,7 +51,7 @@ def _stored(ui) -> int:
 
 def test_the_page_starts_with_the_example_or_a_submissions_source(ui) -> None:
     moved = ui.http.get("/new?from=x", headers=HTML)
-    assert moved.status_code == 303 and moved.headers["location"] == "/new/workflow?from=x"
+    assert moved.status_code == 301 and moved.headers["location"] == "/new/workflow?from=x"
     page = ui.http.get("/new/workflow", headers={"accept": "application/json"})  # UI only
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     example = _textarea(page.text)

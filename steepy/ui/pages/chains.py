@@ -9,9 +9,10 @@ import shlex
 import signal
 from collections import defaultdict
 from dataclasses import dataclass
+from urllib.parse import quote
 
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import RedirectResponse, Response
 
 from steepy.events import EventKind as K, kinds
 from steepy.model.common import DIRECT_RUNTIME
@@ -21,7 +22,7 @@ from steepy.model.policies import RetryPolicy, TimeoutKind, TimeoutPolicy
 from steepy.model.submission import ACTIVE_CHAIN, ProcessChainStatus
 from steepy.runtimes.commands import argument_list
 from steepy.ui.paging import MAX_OFFSET, Listing, query_int
-from steepy.ui.render import not_found
+from steepy.ui.render import base_path, not_found
 from steepy.ui.render import page as render
 from steepy.ui.routing import page
 
@@ -196,6 +197,14 @@ def chain_page(request: Request) -> Response:
                   live_kinds=CHAIN_KINDS)
 
 
+def runs_page(request: Request) -> Response:
+    """A browser asking for a chain's runs goes to the chain's page (301, as in Steep)."""
+    query = request.url.query
+    location = f"{base_path(request)}/processchains/{quote(request.path_params['id'], safe='')}"
+    return RedirectResponse(location + ("?" + query if query else ""), 301)
+
+
 ROUTES = [page("/processchains", chain_list),
           page("/processchains/{id}", chain_page),
+          page("/processchains/{id}/runs", runs_page),
           page("/processchains/{id}/runs/{run}", chain_page)]

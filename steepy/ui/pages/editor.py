@@ -55,7 +55,7 @@ def editor(request: Request) -> Response:
 def new(request: Request) -> Response:
     query = request.url.query
     return RedirectResponse(base_path(request) + "/new/workflow" + ("?" + query if query else ""),
-                            303)
+                            301)  # Steep's
 
 
 ROUTES = [page("/new/workflow", editor, negotiated=False),

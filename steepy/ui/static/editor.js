@@ -333,7 +333,7 @@
       location.href = window.steepy.base + "/workflows/" + encodeURIComponent(data.id);
       return;
     }
-    const errors = data && typeof data === "object" && Array.isArray(data.errors) ? data.errors : [];
+    const errors = result.problems;
     let extra = null;
     if (result.status === 401) {
       sessionStorage.setItem(DRAFT, text);  // back here after logging in, with this text
@@ -341,7 +341,8 @@
       extra.href = window.steepy.base + "/login?next=" + encodeURIComponent("/new/workflow");
       extra.textContent = "Log in (your text is kept)";
     }
-    show(window.steepy.message(result) + (errors.length ? ":" : ""), errors, extra);
+    const said = window.steepy.message(result);
+    show(said + (errors.length && !said.endsWith(":") ? ":" : ""), errors, extra);
   }
 
   form.addEventListener("submit", (e) => { e.preventDefault(); submit(); });

@@ -21,7 +21,7 @@
         return;
       }
       list.replaceChildren();
-      const errors = (result.data && result.data.errors) || [];
+      const errors = result.problems.slice();
       if (!errors.length) errors.push({ message: window.steepy.message(result) });
       for (const p of errors) {
         const li = document.createElement("li");

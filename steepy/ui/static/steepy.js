@@ -24,7 +24,8 @@
     toast.timer = setTimeout(() => { box.hidden = true; }, bad ? 8000 : 4000);
   }
 
-  // Calls the API; resolves to {ok, status, data (JSON or text)}
+  // Calls the API; resolves to {ok, status, data (JSON or text), problems (of bad input:
+  // {message, path, file, line, column} each, from the X-Steepy-Problems header)}
   async function api(method, path, payload, type) {
     const headers = { "accept": "application/json", "x-csrf-token": csrf };
     let bodyText;
@@ -37,13 +38,17 @@
     const text = await response.text();
     let data = text;
     try { data = JSON.parse(text); } catch (e) { /* plain text */ }
-    return { ok: response.ok, status: response.status, data };
+    let problems = [];
+    try { problems = JSON.parse(response.headers.get("x-steepy-problems") || "[]"); } catch (e) { /* none */ }
+    if (!Array.isArray(problems)) problems = [];
+    return { ok: response.ok, status: response.status, data, problems };
   }
 
+  // An error's text (Steep's plain text); when its problems come apart, its first line only
   function message(result) {
     const d = result.data;
-    if (d && typeof d === "object" && d.message) return d.message;
-    return typeof d === "string" && d.trim() ? d.trim() : "HTTP " + result.status;
+    if (typeof d !== "string" || !d.trim()) return "HTTP " + result.status;
+    return result.problems && result.problems.length ? d.trim().split("\n")[0] : d.trim();
   }
 
   // ----------------------------------------------------------------- live regions
