@@ -48,7 +48,8 @@ class AgentConfig:
         return cls(kill_grace_period_ms=config.agent.kill_grace_period,
                    output_lines_to_collect=config.agent.output_lines_to_collect,
                    log_dir=Path(logs.path), log_group_by_prefix=logs.group_by_prefix,
-                   log_timestamps=logs.format == "steep", tmp_path=str(Path(config.tmp_path).absolute()),
+                   log_timestamps=logs.format == "steep",
+                   tmp_path=str(Path(config.tmp_path).absolute()),
                    environments_path=str(Path(config.environments.path).absolute()),
                    default_runtime=config.runtimes.default, plugins=plugins)
 

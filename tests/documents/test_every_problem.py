@@ -21,20 +21,13 @@ from steepy.documents.checking import check_macros, check_workflow
 from steepy.documents.loading import parse_text, read_definitions, read_services
 from steepy.errors import InputError
 from steepy.plugins.loaded import builtin_set
+from tests.documents.services import CP
 
 with warnings.catch_warnings():  # Starlette would like httpx2; httpx works
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient
 
-SERVICES_YAML = """\
-- id: cp
-  name: cp
-  description: copy
-  path: cp
-  runtime: other
-  parameters:
-    - {id: i, name: i, description: i, type: input, cardinality: 1..1}
-    - {id: o, name: o, description: o, type: output, cardinality: 1..1}
+SERVICES_YAML = CP + """\
 - id: kcp
   name: kcp
   description: copy in a cluster

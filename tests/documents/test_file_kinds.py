@@ -13,17 +13,9 @@ from steepy.cli import main
 from steepy.documents.checking import document_kind
 from steepy.documents.loading import parse_text, read_services
 from steepy.errors import InputError
+from tests.documents.services import CP
 
-SERVICES = """\
-- id: cp
-  name: cp
-  description: copy
-  path: cp
-  runtime: other
-  parameters:
-    - {id: i, name: i, description: i, type: input, cardinality: 1..1}
-    - {id: o, name: o, description: o, type: output, cardinality: 1..1}
-"""
+SERVICES = CP
 
 
 def _validate(tmp_path: Path, monkeypatch, name: str, text: str, *extra: str):
