@@ -60,9 +60,22 @@ def _component_environment(request, requires: list[str], where: str) -> dict[str
     return extra
 
 
-@pytest.mark.parametrize("path", [pytest.param(p, marks=_marks(p), id=str(p.relative_to(DOCS)))
-                                  for p in pages()])
+def page_params(guides: bool) -> list:
+    """The pages as test parameters: those under docs/guide/, or all others. (Two test files
+    share them, so that `make test`'s two workers, which take a file each, can run them side
+    by side: together they take over a minute and a half.)"""
+    return [pytest.param(p, marks=_marks(p), id=str(p.relative_to(DOCS))) for p in pages()
+            if (p.relative_to(DOCS).parts[0] == "guide") == guides]
+
+
+@pytest.mark.parametrize("path", page_params(guides=False))
 def test_page_examples(path: Path, tmp_path: Path, request) -> None:
+    check_page(path, tmp_path, request)
+
+
+def check_page(path: Path, tmp_path: Path, request) -> None:
+    """Run the examples of the page at `path`; a failure names the block, the command, what
+    was expected and what came."""
     name = str(path.relative_to(ROOT))
     try:
         page = parse_page(path, name)
