@@ -10,11 +10,10 @@ functions) does not reach the tool.
 
 from __future__ import annotations
 
-import asyncio
 import os
-import subprocess
 from collections.abc import Mapping
 
+from steepy.agent.preparing import last_lines, run_preparing
 from steepy.errors import SteepyError
 
 __all__ = ["LMOD_PATHS", "ModulesFailed", "lmod_command", "module_environment"]
@@ -22,7 +21,6 @@ __all__ = ["LMOD_PATHS", "ModulesFailed", "lmod_command", "module_environment"]
 # where Lmod's command is when LMOD_CMD is not set (Debian's package, Lmod's own install)
 LMOD_PATHS = ("/usr/share/lmod/lmod/libexec/lmod", "/opt/apps/lmod/lmod/libexec/lmod",
               "/usr/local/lmod/lmod/libexec/lmod")
-LINES_KEPT = 12
 _SCRIPT = 'eval "$("$0" bash load "$@")" || exit 1; exec env -0'
 _SHELL_OWN = {"_", "SHLVL", "PWD", "OLDPWD"}  # what bash itself sets
 
@@ -47,20 +45,11 @@ async def module_environment(modules: list[str], env: Mapping[str, str]) -> dict
     """`env' with `modules' loaded (in their order); ModulesFailed with Lmod's words."""
     argv = ["bash", "--noprofile", "--norc", "-c", _SCRIPT, lmod_command(env), *modules]
     try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, env=dict(env), start_new_session=True)
+        code, out, err = await run_preparing(argv, env)
     except OSError as e:
         raise ModulesFailed(f"bash could not start: {e}") from None
-    try:
-        out, err = await proc.communicate()
-    except asyncio.CancelledError:
-        proc.kill()
-        await proc.wait()
-        raise
-    if proc.returncode != 0:
-        lines = [line for line in err.decode(errors="replace").splitlines() if line.strip()]
-        raise ModulesFailed("\n".join(lines[-LINES_KEPT:]) or f"Lmod failed ({proc.returncode})")
+    if code != 0:
+        raise ModulesFailed(last_lines(err) or f"Lmod failed ({code})")
     loaded = dict(item.split("=", 1) for item in out.decode(errors="replace").split("\0")
                   if "=" in item)
     for name in _SHELL_OWN:

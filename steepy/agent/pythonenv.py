@@ -17,12 +17,12 @@ import logging
 import os
 import platform
 import shutil
-import subprocess
 import tempfile
 import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from steepy.agent.preparing import last_lines, run_preparing
 from steepy.errors import SteepyError
 from steepy.model.software import PythonEnvironment
 
@@ -30,7 +30,6 @@ __all__ = ["BuildFailed", "python_environment", "uv_binary"]
 
 log = logging.getLogger(__name__)
 LOCK_POLL_S = 0.2
-LINES_KEPT = 12  # of uv's output, for the error message
 
 # environments being built by this process: a second attempt waits here (fcntl locks do not
 # exclude coroutines of one process from each other on every file system)
@@ -104,15 +103,6 @@ async def _build(spec: PythonEnvironment, root: Path, digest: str,
 
 
 async def _run(argv: list[str], env: Mapping[str, str]) -> None:
-    proc = await asyncio.create_subprocess_exec(
-        *argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        env={**env, "NO_COLOR": "1"}, start_new_session=True)
-    try:
-        out, _ = await proc.communicate()
-    except asyncio.CancelledError:
-        proc.kill()
-        await proc.wait()
-        raise
-    if proc.returncode != 0:
-        lines = [line for line in out.decode(errors="replace").splitlines() if line.strip()]
-        raise BuildFailed("\n".join(lines[-LINES_KEPT:]) or f"uv exited with {proc.returncode}")
+    code, out, _ = await run_preparing(argv, {**env, "NO_COLOR": "1"}, merge_stderr=True)
+    if code != 0:
+        raise BuildFailed(last_lines(out) or f"uv exited with {code}")
