@@ -6,6 +6,7 @@ restarted server gets exactly what it missed."""
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 import threading
@@ -29,6 +30,7 @@ class Listener:
     def __init__(self, url: str, last_event_id: int | None = None):
         self.events: list[dict] = []
         self.opened = threading.Event()
+        self._response: httpx.Response | None = None
         headers = {} if last_event_id is None else {"Last-Event-ID": str(last_event_id)}
         self._client = httpx.Client(base_url=url, timeout=httpx.Timeout(30, read=None))
         self._thread = threading.Thread(target=self._listen, args=(headers,), daemon=True)
@@ -38,6 +40,7 @@ class Listener:
     def _listen(self, headers: dict) -> None:
         try:
             with self._client.stream("GET", "/events", headers=headers) as response:
+                self._response = response
                 assert response.headers["content-type"].startswith("text/event-stream")
                 self.opened.set()
                 for line in response.iter_lines():
@@ -53,8 +56,14 @@ class Listener:
             time.sleep(0.05)
 
     def close(self) -> None:
+        # closing the stream ends the reader's blocking read at once (closing the client
+        # alone leaves it waiting for the next event)
+        if self._response is not None:
+            stream = self._response.extensions["network_stream"]
+            stream.get_extra_info("socket").shutdown(socket.SHUT_RDWR)
         self._client.close()
         self._thread.join(10)
+        assert not self._thread.is_alive(), "the feed's reader did not stop"
 
 
 def _finished(sid: str):
