@@ -26,6 +26,7 @@ from steepy.model.backoff import LIVE_OUTAGE
 from steepy.model.clock import SYSTEM, Clock
 from steepy.registry.failures import is_database_failure
 from steepy.registry.outage import Outage
+from steepy.registry.wakeups import WakeSource
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +42,8 @@ class Watched(Protocol):
 
     def forget_watch(self) -> None: ...
 
+    def wake_source(self) -> WakeSource | None: ...
+
 
 @dataclass(frozen=True)
 class Change:
@@ -54,14 +57,18 @@ Crash = Callable[[BaseException], None]
 
 class ChangeWatcher:
     def __init__(self, db: Watched, interval_s: float = 0.02, blind_every_s: float = 1.0,
-                 clock: Clock = SYSTEM):
+                 clock: Clock = SYSTEM, safety_s: float = 5.0):
         self.db = db
         self.clock = clock  # its looks and its waits while the database fails
-        self.interval_s = interval_s  # how often the marker is looked at
+        self.interval_s = interval_s  # how often the marker is looked at, at most
+        # with a wake source (steepy.registry.wakeups), the marker is looked at when it says
+        # so, and at least this often (a commit it cannot see: another machine's, on NFS)
+        self.safety_s = safety_s
         self.blind_every_s = blind_every_s  # a database without a marker: "maybe" this often
         self._listeners: dict[int, tuple[Listener, Crash | None]] = {}
         self._next_key = 0
         self._task: asyncio.Task | None = None
+        self._woken: asyncio.Event | None = None  # set by the wake source or the last leaver
         self._last: int | None = None  # the marker last read
         self._own = 0  # this process's commits when it was read
 
@@ -83,12 +90,15 @@ class ChangeWatcher:
         self._next_key += 1
         self._listeners[key] = (listener, on_crash)
         if not self.running:
+            self._wake_source()  # watching first: a commit after the marker's read wakes it
             self._last, self._own = self._read(), self.db.commits
             self._task = loop.create_task(self._run(), name=TASK_NAME)
             self._task.add_done_callback(self._ended)
 
         def unsubscribe() -> None:
             self._listeners.pop(key, None)
+            if not self._listeners and self._woken is not None:
+                self._woken.set()  # the last one left: the watcher ends now, not at its timer
 
         return unsubscribe
 
@@ -115,7 +125,7 @@ class ChangeWatcher:
         # this watcher, so it looks again by the live policy (a second at most)
         outage = Outage(TASK_NAME, log, then="looking again", policy=LIVE_OUTAGE)
         while self._listeners:
-            await clock.sleep(self.interval_s)
+            await self._until_worth_a_look()
             try:
                 marker = self.db.change_marker()
                 outage.over()
@@ -133,6 +143,33 @@ class ChangeWatcher:
                 surely_other = self.db.commits == self._own  # we wrote nothing meanwhile
                 self._last, self._own = marker, self.db.commits
                 self._tell(Change(surely_other))
+
+    def _wake_source(self) -> WakeSource | None:
+        try:
+            return getattr(self.db, "wake_source", lambda: None)()
+        except Exception as e:  # noqa: BLE001 - the timer covers; the marker's read says why
+            log.debug("no wake source: %s", e)
+            return None
+
+    async def _until_worth_a_look(self) -> None:
+        """Wait until the marker may have moved: until the database's wake source is
+        readable (then one interval more, so a burst of commits costs one look), or on the
+        timer where there is none. An idle process sleeps here at no cost."""
+        source = self._wake_source()
+        if source is None:
+            await self.clock.sleep(self.interval_s)
+            return
+        loop, woken = asyncio.get_running_loop(), asyncio.Event()
+        self._woken = woken
+        loop.add_reader(source.fileno(), woken.set)
+        try:
+            await self.clock.wait(woken, self.safety_s)
+        finally:
+            loop.remove_reader(source.fileno())
+            self._woken = None
+        if woken.is_set() and self._listeners:
+            await self.clock.sleep(self.interval_s)
+        source.drain()
 
     def _tell(self, change: Change) -> None:
         for listener, _ in list(self._listeners.values()):

@@ -31,6 +31,7 @@ import asyncio
 import logging
 import os
 import socket
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Literal
@@ -188,19 +189,24 @@ class Engine:
         self._woken = asyncio.get_running_loop().time()
         self.changed("anything")
 
-    async def _checkpoints(self, every_s: float = 0.5) -> None:
+    async def _checkpoints(self, every_s: float = 0.5, idle_s: float = 10.0,
+                           busy_commits: int = 20) -> None:
         """SQLite: this engine checkpoints the WAL from a thread, at most every `every_s'
-        while it commits, so that its commits never do (Connector.take_over_checkpoints)."""
+        while it commits, so that its commits never do (Connector.take_over_checkpoints).
+        An idle engine's few commits (a heartbeat every 2 s) wait up to `idle_s': a checkpoint
+        of a handful of pages is not worth a wake-up each time."""
         db = self.registry.db
         if not db.take_over_checkpoints():
             return
-        done = -1
+        done, done_at = -1, 0.0
         outage = Outage("checkpoint of the database", log, level=logging.WARNING)
         try:
             while not self.stop.is_set():
                 wait_s = every_s
-                if db.commits != done:
-                    done = db.commits
+                now = time.monotonic()
+                if db.commits - done >= busy_commits \
+                        or (db.commits != done and now - done_at >= idle_s):
+                    done, done_at = db.commits, now
                     try:
                         await call(db.checkpoint)
                         outage.over()

@@ -18,6 +18,7 @@ from steepy.registry.dialect import BUSY_TIMEOUT_MS, Dialect
 from steepy.registry.failures import (DatabaseUnavailable, describe, disk_problem,
                                      is_database_failure)
 from steepy.registry.records import ADD_EVENT, ADD_EVENT_WITH_ID, PENDING_EVENTS
+from steepy.registry.wakeups import DirectoryWatch, SocketSource, WakeSource, watch_directory
 
 WAL_RESTART_FRAMES = 16384  # SQLite: a WAL larger than this (64 MB of 4-KB pages) starts over
 RESTART_WAIT_MS = 100  # how long such a checkpoint may hold writers back
@@ -45,6 +46,8 @@ class Connector:
         self.commits = 0  # write transactions committed through this connector
         self._write_lock = threading.Lock()
         self._watch: Any = None  # a connection of its own that notices commits
+        self._directory_watch: DirectoryWatch | None = None  # SQLite: inotify (wakeups.py)
+        self._directory_watched = False  # tried once: None then means it cannot be had
         self._seen = 0
         self.watcher: EventWatcher | None = None
         event.listen(engine, "commit", self._committed)
@@ -171,6 +174,23 @@ class Connector:
         self._seen = self.dialect.commits_seen(self._watch, self._seen)
         return self._seen
 
+    def wake_source(self) -> WakeSource | None:
+        """What becomes readable when another process may have committed
+        (steepy.registry.wakeups), or None: then the marker is looked at on a timer. On
+        PostgreSQL the listening connection's socket (once `change_marker` opened it)."""
+        if self.dialect.postgres:
+            try:
+                return None if self._watch is None \
+                    else SocketSource(self._watch.driver_connection.fileno())
+            except Exception:  # noqa: BLE001 - a broken connection: the timer covers
+                return None
+        if self.file is None or not self.dialect.watches_commits:
+            return None
+        if not self._directory_watched:
+            self._directory_watched = True
+            self._directory_watch = watch_directory(os.path.dirname(self.file))
+        return self._directory_watch
+
     def close(self) -> None:
         """Close this process's connections (the watching one too). On SQLite, what the WAL
         holds is copied into the database file first and the WAL cut to nothing, so the file
@@ -178,6 +198,9 @@ class Connector:
         watch, self._watch = self._watch, None
         if watch is not None:
             watch.close()
+        directory, self._directory_watch = self._directory_watch, None
+        if directory is not None:
+            directory.close()
         try:
             if self.dialect.name == "sqlite" and self._file_problem is None:
                 self.checkpoint(last=True)

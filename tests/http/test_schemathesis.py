@@ -3,6 +3,8 @@ which may get a 5xx (bounded, in-process, offline)."""
 
 from __future__ import annotations
 
+import atexit
+import shutil
 import tempfile
 import warnings
 from pathlib import Path
@@ -15,7 +17,9 @@ from steepy.documents.loading import read_services
 from steepy.registry import open_registry
 from tests.conftest import ROOT
 
+# made when the module is collected (the schema is read then), removed when pytest ends
 _directory = Path(tempfile.mkdtemp(prefix="steepy-schemathesis-"))
+atexit.register(shutil.rmtree, _directory, ignore_errors=True)
 _context = ApiContext(open_registry(f"sqlite:///{_directory / 'steepy.db'}"),
                       read_services(str(ROOT / "services")), log_dir=_directory / "logs",
                       cancel_wait_s=0.0)
