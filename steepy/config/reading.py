@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from steepy.config.located import Origin, environment, nest, problem_of
 from steepy.config.model import (FILE_NAME, GROUPS, LEAVES, NOT_YET, STEEP_FILES, UNIMPLEMENTED,
                                  Config, _strip)
+from steepy.config.plugin_files import read_plugin_files
 from steepy.config.runtime_sections import RuntimeSections
 from steepy.errors import InputError, Problem
 from steepy.documents.loading import Document, read_file
@@ -123,18 +124,6 @@ def _override(directory: Path, environ: Mapping[str, str], raw: dict, origins: d
         raw[key], origins[key] = value, places[key]
 
 
-def _steep_plugin_files(raw: dict, origins: dict) -> list[Problem]:
-    """A warning for Steep's form of `plugins' (files of Kotlin plugin descriptors)."""
-    value = raw.get("plugins")
-    if isinstance(value, str) or (isinstance(value, list) and value
-                                  and all(isinstance(v, str) for v in value)):
-        del raw["plugins"]
-        return [origins["plugins"].problem(
-            "Steep's plugin files (Kotlin scripts) cannot run in steepy; ignored. Declare Python "
-            "plugins as a list of {name, type, object: module:attribute}", "plugins")]
-    return []
-
-
 def load_config(directory: str | os.PathLike = ".",
                 environ: Mapping[str, str] | None = None) -> Config:
     """The checked configuration of `directory`; InputError with every problem located (its
@@ -152,7 +141,10 @@ def load_config(directory: str | os.PathLike = ".",
     _override(Path(directory), environ, raw, origins, problems)
     written = [(key, origins[key], value) for key, value in raw.items()]
     runtimes = RuntimeSections.taken_from(raw, origins, environ, str(path or FILE_NAME), problems)
-    warnings = _steep_plugin_files(raw, origins) + _ignored(raw, origins, problems)
+    # Steep's `steep.plugins': files of descriptors, templates that see the keys written
+    places, warnings = read_plugin_files(raw, origins, Path(directory), {
+        "env": dict(environ), "config": _written(written)}, problems)
+    warnings += _ignored(raw, origins, problems)
     config = None
     try:
         # relative paths in values (a webhook's `templateFile') are the file's
@@ -166,10 +158,10 @@ def load_config(directory: str | os.PathLike = ".",
         # what can still be checked, so that every problem comes out at once: the runtime
         # sections, against the runtimes steepy and the plugins declared here bring
         error.partial = _read_config(  # type: ignore[attr-defined]
-            _declared_only(raw), path, warnings, runtimes, origins)
+            _declared_only(raw), path, warnings, runtimes, origins, places)
         raise error
     assert config is not None
-    config = _read_config(config, path, warnings, runtimes, origins)
+    config = _read_config(config, path, warnings, runtimes, origins, places)
     config._written = _written(written)
     return config
 
@@ -195,12 +187,16 @@ def _declared_only(raw: dict) -> Config:
 
 
 def _read_config(config: Config, path: Path | None, warnings: list[Problem],
-                 runtimes: RuntimeSections, origins: dict[str, Origin]) -> Config:
-    """`config' with what reading it found besides its values."""
+                 runtimes: RuntimeSections, origins: dict[str, Origin],
+                 plugin_places: list[Problem] | None) -> Config:
+    """`config' with what reading it found besides its values; `plugin_places': where each
+    plugin was declared when `plugins' named files (see plugin_files)."""
     config._source = None if path is None else str(path)
     config._warnings = warnings
     config._runtime_sections = runtimes
-    if "plugins" in origins:
+    if plugin_places is not None and len(plugin_places) == len(config.plugins):
+        config._plugin_places = plugin_places
+    elif "plugins" in origins:
         config._plugin_places = [origins["plugins"].problem("", f"plugins[{i}]")
                                  for i in range(len(config.plugins))]
     return config

@@ -6,6 +6,9 @@ constructs Steep's users write mean what they mean in Pebble: `range(1, 3)' and 
 3, `loop.index' counts from 0, `default' also replaces null and empty values, `null' is None,
 `is null' and `is empty' are tests, `replace' takes Pebble's map, `split' and `raw' exist, and
 values are HTML-escaped as Pebble's default does (`{{ env.URL | raw }}' writes it as is).
+Pebble's `{% include "file" %}' reads a file beside the including file (or, as Steep's
+loader does, in the working directory), `{% for entry in map %}' gives entries with `key' and
+`value', and `a contains b' asks lists, maps (their keys) and strings.
 
 Every line of the rendered text remembers the source line it came from (a marker is put after
 each newline of the template's own text and taken out after rendering), so that a problem
@@ -17,10 +20,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Mapping
+from pathlib import Path
+from typing import Any, Iterator, Mapping
 
 import yaml
 
+from steepy.documents.pebble import (contains, default, empty, escape, inclusive_range,
+                                     iterable, replace)
 from steepy.errors import InputError, Problem
 
 _MARK, _END = "\x1e", "\x1f"
@@ -97,106 +103,146 @@ class Rendered:
         return at, column, note
 
 
-def _inclusive_range(*args: int) -> range:
-    """Pebble's `range(low, high[, step])': `high' included."""
-    if len(args) == 1:
-        return range(args[0] + 1)
-    step = args[2] if len(args) > 2 else 1
-    return range(args[0], args[1] + (1 if step > 0 else -1), step)
+# tokens after which a `contains' is an operator (it follows an operand)
+_OPERAND_END = {"name", "string", "integer", "float", "rparen", "rbracket", "rbrace"}
+_NOT_OPERANDS = {"set", "for", "in", "if", "elif", "not", "and", "or", "is", "with",
+                 "include", "import", "from", "as", "macro", "call", "block", "filter"}
+_OPEN, _CLOSE = {"lparen", "lbracket", "lbrace"}, {"rparen", "rbracket", "rbrace"}
 
 
-def _empty(value: Any) -> bool:
-    from jinja2 import Undefined
+class _Files:
+    """Where Pebble's `include' finds a file: `root' is the text of the file being read (in
+    `directory'); every other name is a file, read afresh at each rendering."""
 
-    return (isinstance(value, Undefined) or value is None
-            or (isinstance(value, (str, list, tuple, dict, set)) and len(value) == 0))
+    def __init__(self, root: str, directory: Path):
+        self.root, self.directory = root, directory
+        self.asked: dict[str, str] = {}  # a file's path -> the name an include gave
+
+    def resolve(self, name: str, parent: str | None) -> str:
+        """Beside the including file (the root's directory for the root); else, as Steep's
+        FileLoader, the name itself (from the working directory)."""
+        base = self.directory if parent in (None, _TEMPLATE_NAME) else Path(parent).parent
+        beside = str(base / name)
+        found = beside if Path(beside).is_file() or not Path(name).is_file() else name
+        self.asked[found] = name
+        return found
+
+    def source(self, path: str) -> tuple[str, str, Any]:
+        from jinja2 import TemplateNotFound
+
+        if path == _TEMPLATE_NAME:
+            return _pebble_text(self.root), _TEMPLATE_NAME, lambda: True
+        name = self.asked.get(path, path)
+        try:
+            text = Path(path).read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError) as e:
+            reason = "no file" if isinstance(e, FileNotFoundError) else f"cannot read ({e})"
+            also = "" if name == path else f" or {name}"
+            raise TemplateNotFound(path, f"cannot include `{name}': {reason} {path}{also}"
+                                   ) from None
+        return _pebble_text(text), path, lambda: False
 
 
-def _default(value: Any, default: Any = "") -> Any:
-    """Pebble's `default': also for null and empty values."""
-    return default if _empty(value) else value
+def _pebble_tokens(stream: Any, Token: Any) -> Iterator[Any]:
+    """Pebble's spellings as Jinja2's, token by token: line markers in the root template's
+    text, `loop.index' from 0, `a..b' as `range(a, b)', `for x in e' as
+    `for x in _iterable(e)', `a contains b' as `a is contains b'."""
+    tokens = list(stream)
+    root = stream.name == _TEMPLATE_NAME
+    i, iterating, depth = 0, None, 0
+    while i < len(tokens):
+        token = tokens[i]
+        before = tokens[i - 1] if i else token
+        if iterating == "iterable":
+            depth += (token.type in _OPEN) - (token.type in _CLOSE)
+            if depth < 0 or (depth == 0 and (token.type == "block_end" or (
+                    token.type == "name" and token.value in ("if", "recursive")))):
+                yield Token(token.lineno, "rparen", ")")
+                iterating = None
+        if token.type == "name" and token.value == "for" and before.type == "block_begin":
+            iterating, depth = "target", 0
+        if token.type == "data":
+            yield _marked(token, Token) if root else token
+        elif (token.type == "name" and token.value == "in" and iterating == "target"):
+            yield token
+            yield Token(token.lineno, "name", "_iterable")
+            yield Token(token.lineno, "lparen", "(")
+            iterating, depth = "iterable", 0
+        elif (token.type == "name" and token.value == "contains" and i
+              and before.type in _OPERAND_END
+              and not (before.type == "name" and before.value in _NOT_OPERANDS)):
+            yield Token(token.lineno, "name", "is")
+            yield token
+        elif (token.type == "name" and token.value in ("index", "revindex") and i >= 2
+              and tokens[i - 1].type == "dot" and tokens[i - 2].value == "loop"):
+            yield Token(token.lineno, "name", token.value + "0")
+        elif (token.type in ("integer", "name") and i + 3 < len(tokens)
+              and tokens[i + 1].type == "dot" and tokens[i + 2].type == "dot"
+              and tokens[i + 3].type in ("integer", "name")):
+            line, high = token.lineno, tokens[i + 3]
+            for kind, value in (("name", "range"), ("lparen", "("),
+                                (token.type, token.value), ("comma", ","),
+                                (high.type, high.value), ("rparen", ")")):
+                yield Token(line, kind, value)
+            i += 3
+        else:
+            yield token
+        i += 1
 
 
-def _replace(value: Any, old: Any, new: Any = None) -> str:
-    """Pebble's `replace({'a': 'b'})'; Jinja's `replace('a', 'b')' works too."""
-    text = str(value)
-    pairs = old.items() if isinstance(old, Mapping) else [(old, new)]
-    for a, b in pairs:
-        text = text.replace(str(a), str(b))
-    return text
-
-
-def _escape(value: Any) -> Any:
-    """Pebble's default HTML escaping of what `{{ }}' writes (`raw' turns it off)."""
-    from markupsafe import Markup
-
-    if isinstance(value, Markup):
-        return str(value)
-    if value is None:
-        return ""
-    text = value if isinstance(value, str) else _pebble_str(value)
-    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace('"', "&quot;").replace("'", "&#39;"))
-
-
-def _pebble_str(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
+def _marked(token: Any, Token: Any) -> Any:
+    parts = token.value.split("\n")
+    text = parts[0] + "".join(f"\n{_MARK}{token.lineno + n}{_END}{part}"
+                              for n, part in enumerate(parts[1:], 1))
+    return Token(token.lineno, "data", text)
 
 
 @lru_cache(maxsize=1)
 def _environment() -> Any:
-    from jinja2 import StrictUndefined
+    from jinja2 import BaseLoader, StrictUndefined
     from jinja2.ext import Extension
     from jinja2.lexer import Token
     from jinja2.sandbox import SandboxedEnvironment
     from markupsafe import Markup
 
+    class Loader(BaseLoader):
+        def __init__(self, files: _Files):
+            self.files = files
+
+        def get_source(self, environment, template):  # type: ignore[no-untyped-def]
+            return self.files.source(template)
+
+    class Environment(SandboxedEnvironment):
+        def join_path(self, template: str, parent: str) -> str:
+            return self.loader.files.resolve(template, parent)  # type: ignore[union-attr]
+
+        def for_file(self, root: str, directory: Path) -> Any:
+            return self.overlay(loader=Loader(_Files(root, directory)), cache_size=0)
+
     class Pebble(Extension):
-        """Token rewrites: line markers in the template's text, `loop.index' from 0,
-        `a..b' as `range(a, b)'."""
+        """Token rewrites: line markers in the root template's text, `loop.index' from 0,
+        `a..b' as `range(a, b)', `for x in e' as `for x in _iterable(e)', `a contains b' as
+        `a is contains b'."""
 
         def filter_stream(self, stream):  # type: ignore[no-untyped-def]
-            tokens = list(stream)
-            i = 0
-            while i < len(tokens):
-                token = tokens[i]
-                if token.type == "data":
-                    yield _marked(token)
-                elif (token.type == "name" and token.value in ("index", "revindex") and i >= 2
-                      and tokens[i - 1].type == "dot" and tokens[i - 2].value == "loop"):
-                    yield Token(token.lineno, "name", token.value + "0")
-                elif (token.type in ("integer", "name") and i + 3 < len(tokens)
-                      and tokens[i + 1].type == "dot" and tokens[i + 2].type == "dot"
-                      and tokens[i + 3].type in ("integer", "name")):
-                    line, high = token.lineno, tokens[i + 3]
-                    for kind, value in (("name", "range"), ("lparen", "("),
-                                        (token.type, token.value), ("comma", ","),
-                                        (high.type, high.value), ("rparen", ")")):
-                        yield Token(line, kind, value)
-                    i += 3
-                else:
-                    yield token
-                i += 1
+            return _pebble_tokens(stream, Token)
 
-    def _marked(token):  # type: ignore[no-untyped-def]
-        parts = token.value.split("\n")
-        text = parts[0] + "".join(f"\n{_MARK}{token.lineno + n}{_END}{part}"
-                                  for n, part in enumerate(parts[1:], 1))
-        return Token(token.lineno, "data", text)
-
-    env = SandboxedEnvironment(undefined=StrictUndefined, keep_trailing_newline=True,
-                               extensions=[Pebble], finalize=_escape)
-    env.globals.update(range=_inclusive_range, null=None)
-    env.filters.update(default=_default, d=_default, replace=_replace, raw=Markup,
+    env = Environment(undefined=StrictUndefined, keep_trailing_newline=True,
+                      extensions=[Pebble], finalize=escape)
+    env.globals.update(range=inclusive_range, null=None, _iterable=iterable)
+    env.filters.update(default=default, d=default, replace=replace, raw=Markup,
                        split=lambda value, sep: str(value).split(sep))
-    env.tests.update(null=lambda v: v is None, empty=_empty,
-                     map=lambda v: isinstance(v, Mapping))
+    env.tests.update(null=lambda v: v is None, empty=empty,
+                     map=lambda v: isinstance(v, Mapping), contains=contains)
     return env
 
 
 _VERBATIM = re.compile(r"\{%(-?)\s*(end)?verbatim\s*(-?)%\}")
+
+
+def _pebble_text(text: str) -> str:
+    """Pebble's `verbatim' is Jinja2's `raw'."""
+    return _VERBATIM.sub(lambda m: "{%" + m[1] + f" {m[2] or ''}raw " + m[3] + "%}", text)
 
 
 def render(text: str, name: str, context: Mapping[str, Any]) -> Rendered | None:
@@ -207,29 +253,41 @@ def render(text: str, name: str, context: Mapping[str, Any]) -> Rendered | None:
         return None
     from jinja2 import TemplateError, TemplateSyntaxError
 
-    body = _VERBATIM.sub(lambda m: "{%" + m[1] + f" {m[2] or ''}raw " + m[3] + "%}", source.body)
     lines = text.split("\n")
+    directory = Path(name).parent if not name.startswith("<") else Path.cwd()
     try:
-        template = _environment().from_string(body)
-        template.name = template.filename = _TEMPLATE_NAME
-        output = template.render(dict(context))
+        environment = _environment().for_file(source.body, directory)
+        output = environment.get_template(_TEMPLATE_NAME).render(dict(context))
     except TemplateSyntaxError as e:
-        raise _located(e.message or str(e), e.lineno, source, lines, name) from None
+        if e.name == _TEMPLATE_NAME:
+            raise _located(e.message or str(e), e.lineno, source, lines, name) from None
+        message = f"{e.message} (line {e.lineno} of the included {e.filename})"
+        raise _located(message, _line_of(e)[0], source, lines, name) from None
     except TemplateError as e:
-        raise _located(str(e), _line_of(e), source, lines, name) from None
+        raise _located(_in_included(str(e), e), _line_of(e)[0], source, lines, name) from None
     except (ArithmeticError, TypeError, ValueError, LookupError) as e:
-        raise _located(f"{type(e).__name__}: {e}", _line_of(e), source, lines, name) from None
+        raise _located(_in_included(f"{type(e).__name__}: {e}", e), _line_of(e)[0], source,
+                       lines, name) from None
     return _mapped(output, source, name, lines)
 
 
-def _line_of(error: BaseException) -> int | None:
-    """The template line the error happened at, from the frames Jinja2 names after it."""
-    tb, line = error.__traceback__, None
+def _line_of(error: BaseException) -> tuple[int | None, tuple[str, int] | None]:
+    """The template line the error happened at, from the frames Jinja2 names after it, and
+    (file, line) in the innermost included file when it happened in one."""
+    tb, line, inner = error.__traceback__, None, None
     while tb is not None:
-        if tb.tb_frame.f_code.co_filename == _TEMPLATE_NAME:
-            line = tb.tb_lineno
+        filename = tb.tb_frame.f_code.co_filename
+        if filename == _TEMPLATE_NAME:
+            line, inner = tb.tb_lineno, None
+        elif line is not None and "__jinja_exception__" in tb.tb_frame.f_globals:
+            inner = (filename, tb.tb_lineno)
         tb = tb.tb_next
-    return line
+    return line, inner
+
+
+def _in_included(message: str, error: BaseException) -> str:
+    inner = _line_of(error)[1]
+    return message if inner is None else f"{message} (line {inner[1]} of the included {inner[0]})"
 
 
 def _located(message: str, line: int | None, source: Source, lines: list[str],

@@ -1,34 +1,36 @@
-"""The body of `PUT /workflows/{id}` and `PUT /processchains/{id}`:
-`{"status": "CANCELLED"}` and/or `{"priority": N}`."""
+"""The body of `PUT /workflows/{id}` and `PUT /processchains/{id}`: `{"status": S}` and/or
+`{"priority": N}`, read as Steep's HttpEndpoint reads it. S must name a status of the route's
+kind (a submission's for /workflows, a chain's for /processchains): an unknown name is 400,
+CANCELLED cancels, and every other name is accepted and ignored."""
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Collection
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Collection, Iterable
 
 from steepy.http.errors import ApiError
 from steepy.http.responses import INT_MAX, json_body
-from steepy.model.submission import priority_refused
 from steepy.registry.offload import call
 from steepy.ui.negotiation import accepts_json
 
 if TYPE_CHECKING:
     from steepy.http.context import ApiContext
 
-UPDATE_BODY = {
-    "requestBody": {
-        "required": True,
-        "content": {"application/json": {"schema": {
-            "type": "object",
-            "properties": {
-                "status": {"type": "string", "enum": ["CANCELLED"]},
-                "priority": {"type": "integer", "minimum": -INT_MAX, "maximum": INT_MAX},
-            },
-            "minProperties": 1,
-        }}},
-    },
-}
+CANCELLED = "CANCELLED"
+
+
+def update_body(statuses: Iterable[str]) -> dict:
+    """The OpenAPI request body of the PUT route whose kind has these status names."""
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": {
+        "type": "object",
+        "properties": {
+            "status": {"type": "string", "enum": list(statuses),
+                       "description": "CANCELLED cancels; any other status is ignored"},
+            "priority": {"type": "integer", "minimum": -INT_MAX, "maximum": INT_MAX},
+        },
+        "minProperties": 1,
+    }}}}}
 
 
 @dataclass
@@ -44,25 +46,24 @@ def require_json(accept: str) -> None:
         raise ApiError(406, "Not Acceptable")
 
 
-def parse_update(raw: bytes) -> Update:
+def parse_update(raw: bytes, statuses: Collection[str]) -> Update:
+    """Steep's checks in Steep's order; a property that is null counts as missing (Vert.x's
+    `getString` and `getInteger` answer null for it)."""
     data = json_body(raw)
     if not isinstance(data, dict):
         raise ApiError(400, "Invalid request body: expected a JSON object")
-    if "status" in data and not isinstance(data["status"], str):
+    status, priority = data.get("status"), data.get("priority")
+    if status is not None and not isinstance(status, str):
         raise ApiError(400, "`status' property must be a string")
-    priority = data.get("priority")
-    if "priority" in data and (not isinstance(priority, int) or isinstance(priority, bool)
-                               or not -INT_MAX <= priority <= INT_MAX):
+    if priority is not None and (not isinstance(priority, int) or isinstance(priority, bool)
+                                 or not -INT_MAX <= priority <= INT_MAX):
         raise ApiError(400, "`priority' property must be an integer")
-    if "status" not in data and "priority" not in data:
+    if status is None and priority is None:
         raise ApiError(400, "Missing properties. At least one of `status' and `priority' "
                             "required")
-    cancel = False
-    if "status" in data:
-        if data["status"] != "CANCELLED":
-            raise ApiError(400, "Invalid `status' property")
-        cancel = True
-    return Update(cancel, priority)
+    if status is not None and status not in statuses:
+        raise ApiError(400, "Invalid `status' property")
+    return Update(status == CANCELLED, priority)
 
 
 async def wait_until(check: Callable[[], Awaitable[bool]], timeout_s: float,
@@ -80,11 +81,13 @@ async def apply_update(ctx: "ApiContext", update: Update, status: str, noun: str
                        set_priority: Callable[[int], str | None], cancel: Callable[[], Any],
                        current: Callable[[], str | None]) -> None:
     """Change the priority of a submission or chain in status `status` (422 once it has
-    finished), then cancel it, and wait a little for the cancel to take effect."""
+    finished, and then nothing is cancelled either), then cancel it, and wait a little for
+    the cancel to take effect."""
     if update.priority is not None:
         status = await call(set_priority, update.priority)
         if status not in active:
-            raise ApiError(422, priority_refused(noun, str(status)))
+            raise ApiError(422, f"Cannot change priority of a finished {noun}\n\n"
+                                f"Its status is {status}.")
         ctx.wake_scheduler()
     if update.cancel and status in active:
         await call(cancel)

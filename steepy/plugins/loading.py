@@ -3,8 +3,9 @@
 Three sources, in this order (a later one may take over a runtime or data type of an earlier):
 steepy's own runtimes (`steepy.runtimes.BUILTIN`), the entry points of installed packages (one group
 per kind, e.g. `steepy.runtimes`, the entry point's name is the plugin's name), and the
-`plugins` list of steepy.yaml (Steep's descriptor with `object: module:attribute`; the module
-is looked for beside the configuration file first, then on the import path).
+`plugins` of steepy.yaml (Steep's descriptor with `object: module:attribute`, in steepy.yaml or
+in the descriptor files it names; the module is looked for beside the file that declares it
+first, then on the import path).
 
 A plugin that cannot be used stops loading with a `PluginError`: one located line naming the
 plugin and what is missing (the CLI prints it and exits with code 2).
@@ -68,7 +69,7 @@ class Plugin:
     name: str
     kind: Kind
     implementation: Any  # has `kind.method'
-    origin: str  # `builtin', `entry point' or `steepy.yaml'
+    origin: str  # `builtin', `entry point', `steepy.yaml' or the descriptor file's path
     object: str | None = None  # `module:attribute'
     version: str | None = None
     selector: Any = None  # supportedRuntime / supportedDataType / supportedServiceIds
@@ -306,16 +307,22 @@ def entry_point_plugins() -> list[Plugin]:
 
 
 def declared_plugins(config: Declarations) -> list[Plugin]:
-    """The plugins of steepy.yaml's `plugins' list, their modules looked for beside the
-    configuration file first."""
-    beside = None if config.source is None else Path(config.source).parent
+    """The plugins of steepy.yaml's `plugins' (or of the descriptor files it names), their
+    modules looked for beside the file that declares them first."""
+    source = None if config.source is None else Path(config.source)
     found: list[Plugin] = []
     for index, declaration in enumerate(config.plugins):
-        found.append(_declared(declaration, config.plugin_place(index), beside))
+        place = config.plugin_place(index)
+        # the file it was declared in (a variable, STEEPY_PLUGINS, counts as steepy.yaml)
+        file = Path(place.file) if place.file and Path(place.file).is_file() else source
+        in_config = file is None or source is None or file.resolve() == source.resolve()
+        found.append(_declared(declaration, place, file and file.parent,
+                               "steepy.yaml" if in_config else str(file)))
     return found
 
 
-def _declared(declaration: Declaration, place: Problem, beside: Path | None) -> Plugin:
+def _declared(declaration: Declaration, place: Problem, beside: Path | None,
+              origin: str) -> Plugin:
     kind = KINDS[declaration.type]
     selector = {"runtime": declaration.supported_runtime,
                 "progressEstimator": declaration.supported_service_ids}.get(
@@ -323,7 +330,7 @@ def _declared(declaration: Declaration, place: Problem, beside: Path | None) -> 
     assert declaration.object is not None  # checked with the configuration
     try:
         target = load_object(declaration.object, beside)
-        return _make(declaration.name, kind, target, "steepy.yaml", declaration.object,
+        return _make(declaration.name, kind, target, origin, declaration.object,
                      declaration.version, selector, declaration.depends_on or None)
     except ValueError as e:
         raise _error(place, declaration.name, kind, str(e)) from None

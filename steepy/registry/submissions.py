@@ -107,12 +107,13 @@ class SqlSubmissionStore:
 
     def finish_submission(self, submission_id: str, status: SubmissionStatus,
                           error_message: str | None = None, results: dict | None = None) -> None:
+        now = utcnow()  # the end time and its event's time are one (Steep's bus says it)
         with self.db.write() as conn:
             conn.execute(update(submissions).where(submissions.c.id == submission_id).values(
                 status=status, error_message=error_message, results=dump(results or None),
-                end_time=utcnow()))
-            add_event(conn, submission_id, ev.SubmissionStatusChanged(
-                status=str(status), error_message=error_message))
+                end_time=now))
+            add_events(conn, [event_row(submission_id, ev.SubmissionStatusChanged(
+                status=str(status), error_message=error_message), None, now)])
 
 
 def _store_round(conn: Connection, submission_id: str, write: RoundWrite) -> None:
@@ -130,6 +131,9 @@ def _store_round(conn: Connection, submission_id: str, write: RoundWrite) -> Non
             for c in write.chains])
         add_events(conn, [event_row(submission_id, ev.ChainRegistered(
             executables=len(c.executables)), c.id, now) for c in write.chains])
+    if write.skipped:  # extensions 10, 11: what a stopped chain left out
+        add_events(conn, [event_row(submission_id, ev.SubmissionActionSkipped(
+            action_id=action_id, reason=why), None, now) for action_id, why in write.skipped])
     conn.execute(update(submissions).where(submissions.c.id == submission_id)
                  .values(generator_state=dump(write.state), state_round=write.round_number))
 

@@ -66,7 +66,7 @@ def test_runs_and_logs_are_refused_in_steeps_words(server, silent_chain: str) ->
     (b"[]", "Invalid request body: "),
     (b"{}", "Missing properties. At least one of `status' and `priority' required"),
     (b'{"status": 1}', "`status' property must be a string"),
-    (b'{"status": "RUNNING"}', "Invalid `status' property"),
+    (b'{"status": "DONE"}', "Invalid `status' property"),
     (b'{"priority": "high"}', "`priority' property must be an integer"),
 ])
 def test_bad_updates_are_refused_in_steeps_words(server, body: bytes, text: str) -> None:

@@ -10,6 +10,7 @@ import random
 import string
 import time
 from contextlib import ExitStack
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -97,6 +98,14 @@ class EventBus:
             self.receive(min(1.0, max(0.01, end - time.monotonic())))
         return self.received[before:]
 
+    def caught_up(self, seconds: float = 0.3) -> list[dict]:
+        """After registering: what the server said of the time before (catchup.py), which is
+        then forgotten, so that what follows is only what happens from now on."""
+        said = self.quiet_for(seconds)
+        self.received.clear()
+        self.frames.clear()
+        return said
+
     def is_open(self) -> bool:
         try:
             self.ws.ping().wait(5)
@@ -114,6 +123,15 @@ class EventBus:
 def _status(sid: str, status: str):
     return lambda m: (m.get("address") == SR + "submissionStatusChanged"
                       and m["body"] == {"submissionId": sid, "status": status})
+
+
+def _of_this_run(message: dict, sid: str, began: float) -> bool:
+    """Not said again of an earlier test's submission or agents (caught up once more, a second
+    after registering): of `sid`, or an agent's state since `began`."""
+    body = message["body"]
+    if "stateChangedTime" in body:
+        return datetime.fromisoformat(body["stateChangedTime"]).timestamp() >= began
+    return body.get("submissionId", sid) == sid
 
 
 def test_info_says_websocket(server: Server) -> None:
@@ -134,12 +152,14 @@ def test_a_submission_s_messages_have_steep_s_bodies(server: Server) -> None:
                  "processChainsAdded", "processChainsAddedSize", "processChainStatusChanged",
                  "processChainRunAdded", "processChainRunFinished"]
         bus.register(*(SR + n for n in names), AGENT_BUSY, AGENT_IDLE)
-        bus.quiet_for(0.3)  # registered before anything happens
+        bus.caught_up()  # registered before anything happens
+        began = time.time()
         sid = server.submit(FAN_OUT)
         bus.until(_status(sid, "SUCCESS"))
     finally:
         bus.close()
     assert all(m["type"] == "rec" for m in bus.received), bus.received
+    bus.received = [m for m in bus.received if _of_this_run(m, sid, began)]  # no catching up
     document = server.http.get(f"/workflows/{sid}").json()
 
     added = bus.bodies(SR + "submissionAdded")
@@ -203,7 +223,7 @@ def test_every_message_comes_in_a_sockjs_frame_of_its_own(server: Server) -> Non
     try:
         bus.register(*(SR + n for n in ["submissionAdded", "submissionStatusChanged",
                                         "processChainsAddedSize", "processChainStatusChanged"]))
-        bus.quiet_for(0.3)
+        bus.caught_up()
         sid = server.submit(FAN_OUT)
         bus.until(_status(sid, "SUCCESS"))
     finally:
@@ -234,6 +254,41 @@ def test_unregister_stops_messages_and_a_ping_keeps_the_session(server: Server) 
         assert bus.is_open()
     finally:
         bus.close()
+
+
+ONE_CHAIN = """api: 4.7.0
+actions:
+  - type: execute
+    service: sleep
+    inputs: [{id: seconds, value: 0}]
+"""
+
+
+def test_a_client_that_registers_late_is_told_the_newest_status(server: Server) -> None:
+    """Steep's UI fetches a list, then opens its WebSocket and registers: a workflow that ended
+    in between stayed "Running" on the list. A client is now told, when it registers, the
+    newest status and times of what changed in the last seconds, but nothing that counts."""
+    sid = server.submit(ONE_CHAIN)
+    document = server.wait(sid)
+    bus = EventBus(server.url)
+    try:
+        bus.register(*(SR + n for n in ("submissionStatusChanged", "submissionEndTimeChanged",
+                                         "processChainStatusChanged", "submissionAdded")))
+        both = bus.caught_up(1.3)  # at once, and once more a second after registering
+    finally:
+        bus.close()
+    said, again = both[:len(both) // 2], both[len(both) // 2:]
+    mine = [(m["address"], m["body"]) for m in said if m["body"].get("submissionId") == sid]
+    assert [(address, sorted(body)) for address, body in mine] == [  # in the order registered
+        (SR + "submissionStatusChanged", ["status", "submissionId"]),
+        (SR + "submissionEndTimeChanged", ["endTime", "submissionId"])], said
+    assert mine[0][1]["status"] == "SUCCESS"
+    assert [(m["address"], m["body"]) for m in again] == [(m["address"], m["body"]) for m in said]
+    said_end, stored_end = (datetime.fromisoformat(t).timestamp()
+                            for t in (mine[1][1]["endTime"], document["endTime"]))
+    assert abs(said_end - stored_end) < 0.1  # the event's stamp, in the same transaction
+    assert {m["address"] for m in said} <= {SR + "submissionStatusChanged",
+                                             SR + "submissionEndTimeChanged"}
 
 
 @pytest.mark.parametrize("framed", [True, False], ids=["sockjs", "raw"])

@@ -52,3 +52,9 @@ async def enrich(views: ReadViews, events: list[dict], wanted: set[str],
             event["chainStatus"] = await call(chain_status, views, event["chainId"])
         out.append(event)
     return out
+
+
+def newest_events(views: ReadViews, most: int) -> list[dict]:
+    """The newest `most` events of the timeline, oldest first."""
+    last = views.last_event_id()
+    return views.feed(max(0, last - most), None, most)

@@ -2,7 +2,8 @@
 
 Each session follows the live feed (steepy/engine/feed.py) from the moment it opens, translates the
 events into Steep's messages (messages.py) and sends those whose address the client has
-registered to. It closes when the client goes, when the client sends no ping for
+registered to. A client that registers is caught up on the last seconds (catchup.py), at once
+and AGAIN_S later. It closes when the client goes, when the client sends no ping for
 `PING_TIMEOUT_S` (as Vert.x's bridge does), when the client sends a broken SockJS frame, or
 when the server stops.
 """
@@ -19,9 +20,12 @@ from steepy.engine.feed import Subscription
 from steepy.events import EventKind
 from steepy.http.context import ApiContext
 from steepy.http.eventbus import sockjs
+from steepy.http.eventbus.catchup import RECENT_MAX, Recent
 from steepy.http.eventbus.logtail import LogTail
-from steepy.http.eventbus.lookups import enrich
-from steepy.http.eventbus.messages import LOGS_PROCESSCHAINS_PREFIX, Memory, permitted, translate
+from steepy.http.eventbus.lookups import enrich, newest_events
+from steepy.http.eventbus.messages import (LOGS_PROCESSCHAINS_PREFIX, Memory, Message,
+                                           permitted, translate)
+from steepy.registry.failures import is_database_failure
 from steepy.registry.offload import call
 from steepy.registry.outage import database_failure_said
 
@@ -29,6 +33,7 @@ log = logging.getLogger(__name__)
 
 WAKE_S = 0.5  # how often a quiet session looks at its heartbeat, pings and the server
 TAIL_S = 0.2  # how often the logs a session follows are looked at
+AGAIN_S = 1.0  # a client is caught up on an address when it registers, and this much later
 
 
 class Session:
@@ -42,9 +47,22 @@ class Session:
         self.last_ping = time.monotonic()
         self.last_sent = time.monotonic()
         self._lock = asyncio.Lock()
+        self.recent = Recent()  # the last seconds' events, for clients that register
+        # held while a batch of events is handled and while a client registers: a client is
+        # caught up on the events before its register and sent those after it, none lost
+        self._turn = asyncio.Lock()
+        self._again: dict[str, asyncio.Task] = {}  # address -> its catching up again
 
     async def run(self) -> None:
-        subscription = await self.ctx.feed.subscribe(None, None, self.ctx.stopping)
+        try:
+            history = await call(newest_events, self.ctx.views, RECENT_MAX)
+        except Exception as e:  # the database fails: no catching up; the feed says it again
+            if not is_database_failure(e):
+                raise
+            history = []
+        self.recent.add(history, time.time())
+        subscription = await self.ctx.feed.subscribe(history[-1]["id"] if history else None,
+                                                     None, self.ctx.stopping)
         # the database fails: the client reconnects later
         with database_failure_said(log, "event bus session ended: %s", level=logging.WARNING):
             try:
@@ -56,8 +74,9 @@ class Session:
                     await self._deliver(subscription, reader)
                     await self.close()
                 finally:
-                    reader.cancel()
-                    await asyncio.gather(reader, return_exceptions=True)
+                    for task in (reader, *self._again.values()):
+                        task.cancel()
+                    await asyncio.gather(reader, *self._again.values(), return_exceptions=True)
             except (WebSocketDisconnect, OSError, RuntimeError):
                 pass  # the client went away while we were sending
             finally:
@@ -74,17 +93,39 @@ class Session:
             for event in events:  # a new run writes a new log
                 if event["kind"] == EventKind.CHAIN_STARTED and event.get("chainId") in self.tails:
                     self.tails[event["chainId"]].follow(event.get("run", 1))
-            if events and self.registered:
-                wanted = set(self.registered)
-                events = await enrich(self.ctx.views, events, wanted, self.memory)
-                await self.send([sockjs.rec(m.address, m.body, m.headers)
-                                 for m in translate(events, self.memory)
-                                 if m.address in self.registered])
-            elif events:
-                translate(events, self.memory)  # keep in mind which agent runs which chain
+            if events:
+                async with self._turn:
+                    await self._publish(events)
             for tail in list(self.tails.values()):
                 lines = await call(tail.read)
                 await self.send([sockjs.rec(m.address, m.body, m.headers) for m in lines])
+
+    async def _publish(self, events: list[dict]) -> None:
+        """Send the messages of `events` to the addresses registered, and remember them."""
+        if self.registered:
+            events = await enrich(self.ctx.views, events, set(self.registered), self.memory)
+            await self.send([sockjs.rec(m.address, m.body, m.headers)
+                             for m in translate(events, self.memory)
+                             if m.address in self.registered])
+        else:
+            translate(events, self.memory)  # keep in mind which agent runs which chain
+        self.recent.add(events, time.time())
+
+    async def _say(self, said: list[Message]) -> None:
+        await self.send([sockjs.rec(m.address, m.body, m.headers) for m in said])
+
+    async def _catch_up_again(self, address: str, said: list[Message]) -> None:
+        """AGAIN_S after registering, what the client was caught up on is said once more
+        (what has a newer value since is not): Steep's UI may apply the list it fetched only
+        after the first catching up arrived, and the list then overwrote it."""
+        await asyncio.sleep(AGAIN_S)
+        async with self._turn:
+            self._again.pop(address, None)
+            newest = self.recent.replay(address, time.time())
+            try:
+                await self._say([m for m in newest if m in said])
+            except (WebSocketDisconnect, OSError, RuntimeError):
+                pass  # the client went away: the session ends
 
     async def _read(self) -> None:
         """Handle what the client sends until it goes (or breaks the SockJS framing)."""
@@ -119,12 +160,22 @@ class Session:
                 return await self.send([sockjs.err(sockjs.TOO_MANY_HANDLERS)])
             if not permitted(address):
                 return await self.send([sockjs.err(sockjs.ACCESS_DENIED)])
-            self.registered.add(address)
+            async with self._turn:
+                if address not in self.registered:
+                    self.registered.add(address)
+                    said = self.recent.replay(address, time.time())
+                    await self._say(said)
+                    if said:
+                        self._again[address] = asyncio.create_task(
+                            self._catch_up_again(address, said), name="eventbus-again")
             await self._follow_log(address)
         elif request.type == "unregister":
             if not permitted(address):
                 return await self.send([sockjs.err(sockjs.ACCESS_DENIED)])
             self.registered.discard(address)
+            again = self._again.pop(address, None)
+            if again is not None:
+                again.cancel()
             self.tails.pop(address.removeprefix(LOGS_PROCESSCHAINS_PREFIX), None)
         else:  # send, publish: Steep permits nothing inbound
             await self.send([sockjs.err(sockjs.ACCESS_DENIED)])
