@@ -1,7 +1,9 @@
 """One attempt of one executable: it runs one try of the tool through its runtime, records it
 (with a retry policy the record is stored before the tool starts: the attempt is spent then),
 and reports how it ended: the tool's `RunResult` when it succeeded, else it raises `Failure`,
-`Requeued` (its policy's `requeue` takes it back, uncounted) or `Cancelled`.
+`Requeued` (its policy's `requeue` takes it back, uncounted, or the tool asked for it),
+`PrunedByTool` (the tool ended its chain) or `Cancelled`. The tool's signal file (extensions
+11, steepy/agent/signals.py) is read once the tool has ended on its own, whatever its exit code.
 
 The retry loop around it is steepy/agent/retry.py; steepy/agent/runner.py puts them together.
 """
@@ -19,12 +21,17 @@ from steepy.agent.config import CANCELLED, FAILED, REQUEUED, SUCCESS, TIMEOUT, A
 from steepy.agent.context import ExecContext
 from steepy.agent.environment import attempt_environment
 from steepy.agent.executor import identity as executor_identity
+from steepy.agent.lastfailure import last_failure_env
 from steepy.agent.messages import failure_message
+from steepy.agent.outputs import missing_output
 from steepy.agent.process import Limits, RunResult, run_process
+from steepy.agent.signals import (MAX_REQUEUES, SIGNAL_FILE, SIGNAL_REASON, PrunedByTool, Signal,
+                                  SignalError, read_signal, remove_signal, signal_path)
 from steepy.agent.software import SoftwareMissing, provide
 from steepy.errors import SteepyError
 from steepy.events import EventKind
-from steepy.model.attempt import RUNNING
+from steepy.model.attempt import PRUNED, RUNNING
+from steepy.model.durations import format_duration
 from steepy.model.policies import TimeoutKind, TimeoutPolicy
 from steepy.model.processchain import Executable
 from steepy.runtimes.seam import Launch, RuntimeContext
@@ -46,11 +53,13 @@ class Failure(SteepyError):
 
 
 class Requeued(Failure):
-    """The attempt failed in a way its policy's `requeue' takes: it does not count."""
+    """The attempt failed in a way its policy's `requeue' takes, or its tool asked to run
+    again: it does not count; it runs again after `delay_ms' (`rule' says how that was chosen)."""
 
-    def __init__(self, message: str, reason: str, result: RunResult, record: AttemptRecord) -> None:
+    def __init__(self, message: str, reason: str, result: RunResult, record: AttemptRecord,
+                 delay_ms: int, rule: str) -> None:
         super().__init__(message, None, result, record)
-        self.reason = reason
+        self.reason, self.delay_ms, self.rule = reason, delay_ms, rule
 
 
 def timeout_message(exe: Executable, kind: TimeoutKind, policy: TimeoutPolicy) -> str:
@@ -62,7 +71,7 @@ def timeout_message(exe: Executable, kind: TimeoutKind, policy: TimeoutPolicy) -
 class Executing:
     """What the attempts of one executable share: its runtime, its limits (the deadline on
     the loop's clock for the tool's timers, and on the context's clock for the pauses) and
-    the exit code of the attempt before."""
+    the exit code and record of the failed attempt before, and the `requeue' signals given."""
 
     exe: Executable
     ctx: ExecContext
@@ -71,6 +80,8 @@ class Executing:
     limits: Limits
     deadline_at: float | None  # ctx.clock.monotonic() when the deadline passes
     last_exit: int | None = None
+    last_failure: AttemptRecord | None = None
+    signal_requeues: int = 0
 
     @property
     def counted(self) -> bool:
@@ -94,6 +105,7 @@ class Attempt:
 
     def __init__(self, shared: Executing, number: int) -> None:
         self.shared, self.number = shared, number
+        self.signal_file = signal_path(shared.ctx.config.tmp_path, shared.ctx.chain_id)
 
     async def run(self) -> RunResult:
         shared = self.shared
@@ -116,6 +128,7 @@ class Attempt:
         try:
             return await self._try(env, steepy_env)
         finally:  # a failure of a counted attempt is stored before anything goes on
+            remove_signal(self.signal_file)
             await ctx.store(record, shared.counted and record.outcome not in (SUCCESS, RUNNING))
 
     def _environment(self) -> tuple[dict[str, str], list[str]]:
@@ -128,6 +141,7 @@ class Attempt:
             "STEEPY_RUN_NUMBER": str(ctx.run_number), "STEEPY_EXECUTABLE_ID": shared.exe.id,
             "STEEPY_ATTEMPT": str(self.number),
             "STEEPY_LAST_EXIT_CODE": "" if shared.last_exit is None else str(shared.last_exit),
+            **last_failure_env(shared.last_failure), SIGNAL_FILE: self.signal_file,
         }
         env.update(steepy_env)
         return env, list(steepy_env)
@@ -194,23 +208,59 @@ class Attempt:
         record.end_time = shared.ctx.clock.now()
         record.exit_code, record.signal = result.exit_code, result.signal
         record.last_lines = result.last_lines
-        if result.ok:
-            record.outcome = SUCCESS
-            return result
+        told = self._told(result)
+        missing = None
+        if result.ok and told is None:
+            missing = missing_output(shared.exe, shared.ctx.config.plugins.output_data_types())
+            if missing is None:
+                record.outcome = SUCCESS
+                return result
         if result.cancelled:
             record.outcome, record.message = CANCELLED, "cancelled"
             raise Cancelled()
+        if isinstance(told, Signal):
+            raise self._signalled(told, result)
         if result.timeout_kind is not None:
             kind = result.timeout_kind
             record.outcome, record.timeout_kind = TIMEOUT, kind.words
             message = timeout_message(shared.exe, kind, kind.policy(shared.exe))
+        elif told is not None or missing is not None:  # a malformed signal file, no output
+            record.outcome = FAILED
+            message = f"Execution of service `{shared.exe.service_id}' failed: {told or missing}"
         else:
             record.outcome = FAILED
             message = failure_message(shared.exe, launch.argv, result,
                                       await _explain(launch, shared.runtime_name))
         record.message = message
-        shared.last_exit = result.exit_code
+        shared.last_exit, shared.last_failure = result.exit_code, record
         raise self._failure(result, message)
+
+    def _told(self, result: RunResult) -> Signal | SignalError | None:
+        """What the tool wrote to its signal file, once it has ended on its own (one that was
+        cancelled or timed out, or never started, says nothing)."""
+        if result.cancelled or result.timeout_kind is not None or result.spawn_error is not None:
+            return None
+        try:
+            return read_signal(self.signal_file)
+        except SignalError as e:
+            return e
+
+    def _signalled(self, signal: Signal, result: RunResult) -> Exception:
+        """What the tool's `prune' or `requeue' makes of the attempt."""
+        shared, record = self.shared, self.record
+        if signal.kind == "prune":
+            record.outcome, record.message = PRUNED, signal.describe()
+            return PrunedByTool(signal.reason, record)
+        if shared.signal_requeues >= MAX_REQUEUES:
+            record.outcome = FAILED
+            record.message = (f"Execution of service `{shared.exe.service_id}' failed: its tool "
+                              f"asked to be re-queued more than {MAX_REQUEUES} times")
+            shared.last_exit, shared.last_failure = result.exit_code, record
+            return self._failure(result, record.message)
+        shared.signal_requeues += 1
+        record.outcome, record.message = REQUEUED, signal.describe()
+        return Requeued(record.message, SIGNAL_REASON, result, record, signal.delay_ms,
+                        f"requeue after {format_duration(signal.delay_ms)}")
 
     def _failure(self, result: RunResult, message: str) -> Failure:
         """How the attempt failed: `Requeued` when the policy takes it back, else `Failure`
@@ -219,9 +269,10 @@ class Attempt:
         exe, ctx = shared.exe, shared.ctx
         reason = None if exe.retries is None else exe.retries.requeue_reason(
             result.exit_code, result.last_lines, result.timeout_kind)
-        if reason is not None:
+        if reason is not None and exe.retries is not None and exe.retries.requeue is not None:
             record.outcome = REQUEUED
-            return Requeued(message, reason, result, record)
+            rule = exe.retries.requeue
+            return Requeued(message, reason, result, record, rule.delay, rule.describe())
         ctx.emit(EventKind.CHAIN_ATTEMPT_FAILED, {
             "chainId": ctx.chain_id, "executableId": exe.id, "serviceId": exe.service_id,
             "attempt": self.number, "outcome": record.outcome, "exitCode": result.exit_code,

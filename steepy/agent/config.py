@@ -79,3 +79,8 @@ class ChainOutcome:
     results: dict[str, list] = field(default_factory=dict)
     error_message: str | None = None
     attempts: list[AttemptRecord] = field(default_factory=list)
+    # the tool of an executable wrote `prune' (extensions 11), or a stopping fallback or the
+    # workflow's catch ran (extensions 10): the chain ended there with status SUCCESS, the
+    # results of the executables before it and the marker of steepy/model/stopping.py; this
+    # says why ("the tool pruned its chain: <reason>")
+    pruned: str | None = None

@@ -46,5 +46,7 @@ class ExecContext:
 
 @dataclass
 class ExecOutcome:
-    status: str  # SUCCESS | SKIPPED | ERROR | CANCELLED
+    status: str  # SUCCESS | SKIPPED | ERROR | CANCELLED | PRUNED (the tool's signal) | STOPPED (a
+    # stopping fallback or the workflow's catch ran: agent/fallback.py)
     message: str | None = None
+    by: str | None = None  # PRUNED, STOPPED: the executable that ended it, if not the step's

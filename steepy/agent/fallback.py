@@ -3,8 +3,12 @@ the chain when that one has ended in ERROR after all its attempts.
 
 A cancel, or a timeout without `errorOnTimeout', ends the executable as CANCELLED, which is
 not a failure: no fallback runs then. The fallback writes the same output paths (the
-generator gave it the action's), gets the failed executable's service, last exit code and
-message in its environment, and runs under its own retry and timeout policies.
+generator gave it the action's), gets the failed executable's action id, service, last exit
+code and message in its environment, and runs under its own retry and timeout policies.
+
+The workflow's `catch' comes here as a fallback too (the generator attached it). One with
+`stop: true', and the catch, end the chain once they succeed: the outcome is STOPPED, and
+the engine skips what needs the failed action's outputs (generator/skipping.py).
 """
 
 from __future__ import annotations
@@ -17,8 +21,10 @@ from steepy.agent.context import ExecContext, ExecOutcome
 from steepy.agent.runner import run_executable
 from steepy.errors import SteepyError
 from steepy.events import EventKind
+from steepy.model.stopping import CATCH_SUFFIX
 from steepy.model.processchain import Executable
 
+FAILED_ACTION = "STEEPY_FAILED_ACTION"
 FAILED_SERVICE = "STEEPY_FAILED_SERVICE"
 FAILED_EXIT_CODE = "STEEPY_FAILED_EXIT_CODE"
 FAILED_MESSAGE = "STEEPY_FAILED_MESSAGE"
@@ -64,12 +70,17 @@ async def run_step(step: Step, ctx: ExecContext) -> ExecOutcome:
         "chainId": ctx.chain_id, "executableId": exe.id, "serviceId": exe.service_id,
         "fallbackId": fallback.id, "fallbackServiceId": fallback.service_id,
         "exitCode": exit_code, "message": message})
-    env = {**ctx.base_env, FAILED_SERVICE: exe.service_id,
+    env = {**ctx.base_env, FAILED_ACTION: exe.id, FAILED_SERVICE: exe.service_id,
            FAILED_EXIT_CODE: "" if exit_code is None else str(exit_code),
            FAILED_MESSAGE: message[:MAX_MESSAGE_CHARS]}
     stand_in = await run_executable(fallback, replace(ctx, base_env=env))
     if stand_in.status == "ERROR":
         return ExecOutcome("ERROR", f"{message}\nIts fallback failed too: {stand_in.message}")
+    if stand_in.status == "SUCCESS" and fallback.stops:
+        what = "the workflow's catch" if fallback.id.endswith(CATCH_SUFFIX) else "its fallback"
+        return ExecOutcome("STOPPED", f"failed, and {what} ended the chain", fallback.id)
+    if stand_in.status == "PRUNED":
+        return replace(stand_in, by=fallback.id)
     return stand_in
 
 

@@ -9,6 +9,7 @@ import os
 import random
 import threading
 from collections import deque
+from dataclasses import replace
 from typing import Any, Awaitable, Callable, Sequence
 
 from steepy.agent.cancel import CancelToken
@@ -22,6 +23,7 @@ from steepy.agent.outputs import collect_results, output_dirs
 from steepy.errors import SteepyError
 from steepy.model.clock import SYSTEM, Clock
 from steepy.model.processchain import DATA_TYPE_DIRECTORY, Executable, ProcessChain
+from steepy.model.stopping import stop_marker
 from steepy.model.submission import ProcessChainStatus
 
 log = logging.getLogger(__name__)
@@ -184,8 +186,22 @@ class LocalAgent:
             if outcome.status in ("SUCCESS", "SKIPPED"):
                 self._set_progress(chain.id, (step.last_index + 1) / total)
                 continue
+            if outcome.status in ("PRUNED", "STOPPED"):  # not in error (extensions 10, 11)
+                # what ran before it counts; the engine skips what needs the rest
+                done = await self._results(replace(chain, executables=chain.executables[
+                    :step.index]), records)
+                if done.status == ProcessChainStatus.SUCCESS:
+                    done.results.update(stop_marker(step.executable.id, outcome.message or "",
+                                                    outcome.by or step.executable.id))
+                    done.pruned = outcome.message or ""
+                return done
             status = ProcessChainStatus(outcome.status)
             return ChainOutcome(status, error_message=outcome.message, attempts=records)
+        return await self._results(chain, records)
+
+    async def _results(self, chain: ProcessChain, records: list[AttemptRecord]) -> ChainOutcome:
+        """The outcome of a chain whose executables have succeeded: their outputs."""
+        plugins = self.config.plugins
         adapt = plugins.adapt_output if plugins.output_data_types() else None
         try:
             if adapt is not None or any(a.data_type == DATA_TYPE_DIRECTORY and a.type == "output"

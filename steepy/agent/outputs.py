@@ -1,15 +1,17 @@
-"""A chain's outputs: the directories to create before it runs, and its results after it
+"""A chain's outputs: the directories to create before it runs, whether an executable that
+exited 0 wrote what it declares (steepy's checked outputs), and its results after it
 succeeded (reference section 3.1); an output adapter plugin makes the results of its data
 type."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from typing import Callable
 
-from steepy.model.processchain import DATA_TYPE_DIRECTORY, Argument, ProcessChain
+from steepy.model.processchain import DATA_TYPE_DIRECTORY, Argument, Executable, ProcessChain
 
-__all__ = ["output_dirs", "collect_results"]
+__all__ = ["output_dirs", "missing_output", "collect_results"]
 
 # (output argument, chain) -> its results, or None when no adapter handles its data type
 OutputAdapt = Callable[[Argument, ProcessChain], "list | None"]
@@ -28,6 +30,25 @@ def output_dirs(chain: ProcessChain) -> list[str]:
             if target:
                 dirs[target] = None
     return list(dirs)
+
+
+def missing_output(exe: Executable, adapted: Collection[str] = ()) -> str | None:
+    """Why an executable that exited 0 has not done its job: the first output it declares
+    that is not there (a file; a directory for the data type `directory`, made before it
+    ran, so only one the tool removed), as `declared output `ID' was not written: PATH`.
+    None when all are, or its service says `checkOutputs: false`. Outputs of `adapted` data
+    types are their output adapter's (a plugin) to make sense of."""
+    if not exe.check_outputs:
+        return None
+    for a in exe.arguments:
+        path = a.variable.value
+        if a.type != "output" or not path or a.data_type in adapted:
+            continue
+        directory = a.data_type == DATA_TYPE_DIRECTORY
+        if os.path.isdir(path) if directory else os.path.exists(path) and not os.path.isdir(path):
+            continue
+        return f"declared output `{a.id}' was not written: {path}"
+    return None
 
 
 def _files_below(directory: str) -> list[str]:

@@ -1,10 +1,10 @@
 """The pauses between the attempts of one executable: the retry loop's hooks (agent/retry.py).
 
-They decide whether a failure is retried (`retryOn`, `abortOn`) or re-queued (`requeue`,
-extensions 11); before a pause begins they keep it within the deadline (a pause that would
-outlast it ends the executable instead: deadline-aware waiting, extensions section 2), store
-it with the attempt (its due time survives a crash: agent/resume.py goes on from it) and
-announce it; the pause itself is a sleep on the context's clock that a cancel ends at once.
+They decide whether a failure is retried (`retryOn`, `abortOn`) or re-queued (`requeue`, or
+the tool's signal: extensions 11); before a pause begins they keep it within the deadline (a
+pause that would outlast it ends the executable instead: deadline-aware waiting, extensions
+section 2), store it with the attempt (its due time survives a crash: agent/resume.py goes on
+from it) and announce it; the pause itself is a sleep on the context's clock that a cancel ends at once.
 """
 
 from __future__ import annotations
@@ -37,13 +37,15 @@ class Pauses:
             error.record.delay_rule = f"no retry: {reason}"
         return allowed, reason
 
+    def gave_up(self, error: Exception, reason: str) -> None:
+        """The policy's limits end the executable: say which in the failed attempt's record."""
+        if isinstance(error, Failure) and error.record is not None:
+            error.record.delay_rule = f"no retry: {reason}"
+
     def requeue_delay(self, error: Exception) -> int | None:
-        """The delay (ms) after which a failure the policy's `requeue` took runs again."""
-        if not isinstance(error, Requeued):
-            return None
-        retries = self.shared.exe.retries
-        assert retries is not None and retries.requeue is not None
-        return retries.requeue.delay
+        """The delay (ms) after which a failure the policy's `requeue` (or the tool's signal)
+        took runs again."""
+        return error.delay_ms if isinstance(error, Requeued) else None
 
     async def before_sleep(self, state: RetryState) -> None:
         """Within the deadline, stored, announced; raises `Cancelled` for a cancelled chain and
@@ -69,7 +71,9 @@ class Pauses:
                                      f"{state.performed + 1} could start after {delay_ms} ms")
             raise shared.deadline_failure()
         assert exe.retries is not None
-        rule = f"{exe.retries.describe_delay_rule()}; {state.reason}"
+        chosen = (f"retry policy plugin `{exe.retries.plugin}'" if exe.retries.plugin
+                  else exe.retries.describe_delay_rule())
+        rule = f"{chosen}; {state.reason}"
         if record is not None:  # the pause is stored before it begins: it survives a crash
             record.delay_ms, record.delay_rule = delay_ms, rule
             record.due_time = ctx.clock.now() + timedelta(milliseconds=delay_ms)
@@ -85,20 +89,19 @@ class Pauses:
             "rule": rule})
 
     async def _requeue(self, state: RetryState) -> None:
-        """Extensions 11: the same attempt runs again after the rule's delay, within the
-        deadline."""
+        """Extensions 11: the same attempt runs again after the rule's (or the tool's) delay,
+        within the deadline."""
         shared = self.shared
         exe, ctx, delay_ms = shared.exe, shared.ctx, state.delay_ms
         error = state.error
         assert isinstance(error, Requeued) and error.record is not None
-        assert exe.retries is not None and exe.retries.requeue is not None
         record = error.record
         if shared.deadline_passes_within(delay_ms):
             record.delay_rule = (f"no re-queue: the deadline passes before attempt "
                                  f"{state.attempt} could run again after {delay_ms} ms; "
                                  f"{error.reason}")
             raise shared.deadline_failure()
-        rule = f"{exe.retries.requeue.describe()}; {error.reason}"
+        rule = f"{error.rule}; {error.reason}"
         record.delay_ms, record.delay_rule = delay_ms, rule
         record.due_time = ctx.clock.now() + timedelta(milliseconds=delay_ms)
         await ctx.store(record, True)

@@ -20,6 +20,9 @@ from steepy.agent.process import Limits
 from steepy.agent.resume import FRESH, Resume, resume_point
 from steepy.agent.retry import SKIPPED as SKIPPED_RESULT
 from steepy.agent.retry import Retrying
+from steepy.agent.retryplugin import PluginChoice
+from steepy.agent.signals import PrunedByTool
+from steepy.model.attempt import PRUNED
 from steepy.model.policies import TimeoutKind
 from steepy.model.processchain import Executable
 
@@ -45,6 +48,8 @@ async def run_executable(exe: Executable, ctx: ExecContext) -> ExecOutcome:
         outcome = await _attempts(shared, resume)
     except Cancelled:
         return ExecOutcome("CANCELLED")
+    except PrunedByTool as pruned:  # the chain ends here, not in error (extensions 11)
+        return ExecOutcome("PRUNED", str(pruned))
     except Failure as failure:
         return _failed(exe, failure)
     if outcome is SKIPPED_RESULT:
@@ -71,7 +76,8 @@ def _executing(exe: Executable, ctx: ExecContext, runtime_name: str, runtime: An
         runtime_ms=None if exe.max_runtime is None else exe.max_runtime.timeout,
         inactivity_ms=None if exe.max_inactivity is None else exe.max_inactivity.timeout,
         deadline_at=loop_deadline_at)
-    return Executing(exe, ctx, runtime_name, runtime, limits, deadline_at, resume.last_exit)
+    return Executing(exe, ctx, runtime_name, runtime, limits, deadline_at, resume.last_exit,
+                     resume.last_failure, resume.signal_requeues)
 
 
 async def _attempts(shared: Executing, resume: Resume) -> object:
@@ -79,11 +85,14 @@ async def _attempts(shared: Executing, resume: Resume) -> object:
     pauses = Pauses(shared)
     if not resume.fresh:
         await pauses.go_on_after(resume)
+    plugin = None if shared.exe.retries is None else shared.exe.retries.plugin
     retrying: Retrying = Retrying(
         shared.exe.retries, retryable=pauses.retryable, requeue=pauses.requeue_delay,
         before_sleep=pauses.before_sleep, sleep=pauses.sleep, rng=shared.ctx.rng,
-        clock=shared.ctx.clock)
-    return await retrying(lambda number: Attempt(shared, number).run(), resume.performed)
+        clock=shared.ctx.clock, gave_up=pauses.gave_up,
+        choose=None if plugin is None else PluginChoice(shared, plugin))
+    return await retrying(lambda number: Attempt(shared, number).run(), resume.performed,
+                          resume.first_start)
 
 
 def _failed(exe: Executable, failure: Failure) -> ExecOutcome:
@@ -101,6 +110,8 @@ def _ended(exe: Executable, last: AttemptRecord, message: str | None) -> ExecOut
     """How an executable ends that a cut run had already ended (or used up)."""
     if last.outcome in (SUCCESS, SKIPPED):
         return ExecOutcome(last.outcome)
+    if last.outcome == PRUNED:
+        return ExecOutcome(PRUNED, last.message)
     kind = TimeoutKind.from_words(last.timeout_kind)
     policy = None if kind is None else kind.policy(exe)
     if last.outcome == TIMEOUT and policy is not None and not policy.error_on_timeout:

@@ -5,7 +5,7 @@ engine in this process, and the types they return (docs/guide/python-api.md).
 - `submission.py`, `chain.py`, `event.py`: `Submission`, `Chain` (with `Run`, `Attempt`) and
   `Event`, typed views of the API's JSON documents;
 - `inprocess.py`: `run`, an engine in a thread of this process;
-- `workflow.py`: a workflow given as a path, text or dict, with `vars` set;
+- `workflow.py`: a workflow given as a path, text or dict;
 - `backends.py`, `local.py`, `remote.py`, `sse.py`: where the answers come from (a database,
   or a server over HTTP); the CLI's management commands use them too;
 - `setup.py`: steepy.yaml, plugins, services and macros for local work;

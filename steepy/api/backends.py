@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Iterator, Protocol
 
 if TYPE_CHECKING:
     from steepy.documents.loading import Document
+    from steepy.documents.variables import GivenVars
 
 
 @dataclass(frozen=True)
@@ -36,12 +37,13 @@ class Backend(Protocol):
     """The view of steepy's state the API and the commands share. `None' answers: no such
     item."""
 
-    def submit(self, workflow_file: str, services: tuple[str, ...],
-               macros: tuple[str, ...]) -> str:
-        """Store a workflow file; its submission's id. Bad input: InputError."""
+    def submit(self, workflow_file: str, services: tuple[str, ...], macros: tuple[str, ...],
+               given: "GivenVars | None" = None) -> str:
+        """Store a workflow file (with the values `given` for its variables); its
+        submission's id. Bad input: InputError."""
 
     def submit_document(self, document: "Document", services: tuple[str, ...],
-                        macros: tuple[str, ...]) -> str:
+                        macros: tuple[str, ...], given: "GivenVars | None" = None) -> str:
         """Store a workflow read already (`steepy.api.workflow`); its submission's id."""
 
     def submissions(self, status: str | None, size: int,

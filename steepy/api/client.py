@@ -42,10 +42,14 @@ class Client:
 
     def submit(self, workflow: Workflow, vars: Mapping[str, Any] | None = None) -> Submission:
         """Check a workflow (a path, YAML or JSON text, or a dict) and store it as ACCEPTED;
-        `vars` sets the values of its declared variables by id first. Something must run it:
-        a server, or a `steepy worker` on the database. InputError with every problem."""
-        document = workflow_document(workflow, vars)
-        submission_id = self.backend.submit_document(document, self._services, self._macros)
+        `vars` sets the values of its variables that have a default value, by id (kept with
+        the submission). Something must run it: a server, or a `steepy worker` on the
+        database. InputError with every problem."""
+        from steepy.documents.variables import GivenVars
+
+        submission_id = self.backend.submit_document(workflow_document(workflow),
+                                                     self._services, self._macros,
+                                                     GivenVars.of(vars))
         return self.submission(submission_id)
 
     def submission(self, submission_id: str) -> Submission:

@@ -20,6 +20,7 @@ from steepy.api.local import LocalBackend
 from steepy.api.setup import LocalSetup
 from steepy.api.submission import Submission
 from steepy.api.workflow import Workflow, workflow_document
+from steepy.documents.variables import GivenVars
 
 if TYPE_CHECKING:
     from steepy.engine.engine import Engine, EngineSettings
@@ -32,8 +33,8 @@ STOP_S = 10.0  # how long a stopped engine may take to end, besides its tools' k
 def run(workflow: Workflow, *, services: Paths = None, macros: Paths = None,
         vars: Mapping[str, Any] | None = None, db: str | os.PathLike | None = None,
         agents: int | None = None) -> Submission:
-    """Check `workflow` (a path, YAML or JSON text, or a dict; `vars` sets its declared
-    variables' values by id), store it in the database `db` (a URL or an SQLite file's path;
+    """Check `workflow` (a path, YAML or JSON text, or a dict; `vars` sets the values of its
+    variables that have a default value, by id), store it in the database `db` (a URL or an SQLite file's path;
     default: steepy.yaml's `db.url`, else .steepy/steepy.db) and run it to its end here, with
     `agents` chains at once (default: `agent.instances`, else one per core). Returns the
     finished submission, whatever its status; it keeps the database open to read it again
@@ -42,12 +43,13 @@ def run(workflow: Workflow, *, services: Paths = None, macros: Paths = None,
     runs, the engine is stopped (and waited for) first."""
     setup = LocalSetup(services, macros)
     settings = setup.engine_settings(agents)  # the configuration is checked first
-    document = workflow_document(workflow, vars)
+    document = workflow_document(workflow)
     url = None if db is None else database_url(os.fspath(db), "db")
     _not_in_memory(url, setup)
     backend = LocalBackend(url, setup)
     try:
-        submission, service_map, macro_map = backend.prepare(document)
+        submission, service_map, macro_map = backend.prepare(document,
+                                                             given=GivenVars.of(vars))
         backend.store(submission)
         drive(backend.registry, service_map, macro_map, settings, submission.id)
         return Client(backend).submission(submission.id)

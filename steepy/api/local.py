@@ -17,6 +17,7 @@ from steepy.model.submission import (ACTIVE_CHAIN, ACTIVE_SUBMISSION, RETRYABLE_
 
 if TYPE_CHECKING:
     from steepy.documents.loading import Document
+    from steepy.documents.variables import GivenVars
     from steepy.model import Submission
     from steepy.registry import Registry
 
@@ -40,26 +41,28 @@ class LocalBackend:
         if "registry" in self.__dict__:
             self.registry.close()
 
-    def submit(self, workflow_file: str, services: tuple[str, ...],
-               macros: tuple[str, ...]) -> str:
-        return self.store(self.prepare(workflow_file, services, macros)[0])
+    def submit(self, workflow_file: str, services: tuple[str, ...], macros: tuple[str, ...],
+               given: "GivenVars | None" = None) -> str:
+        return self.store(self.prepare(workflow_file, services, macros, given)[0])
 
     def prepare(self, workflow: "Document | str", services: tuple[str, ...] = (),
-                macros: tuple[str, ...] = ()):
+                macros: tuple[str, ...] = (), given: "GivenVars | None" = None):
         """The submission of a workflow (a document, or a file read after the services and
-        macros), checked (InputError), with the services and macros it was checked against;
-        nothing stored."""
+        macros; with the values `given` for its variables), checked (InputError), with the
+        services and macros it was checked against; nothing stored."""
+        from steepy.documents.inputfiles import InputBase
         from steepy.documents.loading import read_file
         from steepy.documents.submissions import submission_from
 
         service_map, macro_map = self.setup.definitions(services, macros)
         document = read_file(workflow) if isinstance(workflow, str) else workflow
-        submission = submission_from(document, service_map, macro_map, self.setup.runtimes())
+        submission = submission_from(document, service_map, macro_map, self.setup.runtimes(),
+                                     given, InputBase.submitter())
         return submission, service_map, macro_map
 
     def submit_document(self, document: "Document", services: tuple[str, ...],
-                        macros: tuple[str, ...]) -> str:
-        return self.store(self.prepare(document, services, macros)[0])
+                        macros: tuple[str, ...], given: "GivenVars | None" = None) -> str:
+        return self.store(self.prepare(document, services, macros, given)[0])
 
     def store(self, submission: "Submission") -> str:
         self.stores = True

@@ -16,6 +16,7 @@ from steepy.model.submission import (ACTIVE_SUBMISSION, ProcessChainStatus as CS
 
 if TYPE_CHECKING:
     from steepy.documents.loading import Document
+    from steepy.documents.variables import GivenVars
 
 STREAM_READ_S = 60.0  # a quiet stream gets a keep-alive comment every 15 s
 STREAM_RETRY_S = (0.5, 5.0)  # before opening again a stream that gave nothing: first, at most
@@ -37,23 +38,27 @@ class RemoteBackend:
     def close(self) -> None:
         self.api.__exit__()
 
-    def submit(self, workflow_file: str, services: tuple[str, ...],
-               macros: tuple[str, ...]) -> str:
+    def submit(self, workflow_file: str, services: tuple[str, ...], macros: tuple[str, ...],
+               given: "GivenVars | None" = None) -> str:
         from steepy.documents.loading import read_file
 
-        return self.submit_document(read_file(workflow_file), services, macros)
+        return self.submit_document(read_file(workflow_file), services, macros, given)
 
     def submit_document(self, document: "Document", services: tuple[str, ...],
-                        macros: tuple[str, ...]) -> str:
+                        macros: tuple[str, ...], given: "GivenVars | None" = None) -> str:
         """The server checks the workflow against its own services and macros; its problems
-        are placed in the document by their JSON paths."""
-        response = self.api.request("POST", "/workflows", ok=(202, 400),
+        are placed in the document by their JSON paths (those of the values `given`, sent as
+        the query parameter `vars`, where they were given)."""
+        import json
+
+        params = {"vars": json.dumps(given.values)} if given else None
+        response = self.api.request("POST", "/workflows", ok=(202, 400), params=params,
                                     content=(document.text or "").encode("utf-8"),
                                     headers={"Content-Type": "application/x-yaml"})
         if response.status_code == 404:
             raise ClientError(f"{self.server} has no /workflows; is it a steepy or Steep server?")
         if response.status_code == 400:
-            problems = [_located(p, document) for p in server_problems(response)]
+            problems = [_located(p, document, given) for p in server_problems(response)]
             raise InputError(problems or [Problem(message(response), file=document.file)])
         return decoded(response, dict, ("id",))["id"]
 
@@ -246,9 +251,14 @@ class RemoteBackend:
         return found, int(response.headers.get("x-page-total", len(found)))
 
 
-def _located(problem: dict, document: "Document") -> Problem:
+def _located(problem: dict, document: "Document", given: "GivenVars | None" = None) -> Problem:
     """A problem the server found, placed in `document` (the file it was read from) by its
-    JSON path: the text sent may not be the file's (a dict, or `vars` set)."""
+    JSON path: the text sent may not be the file's (a dict); one of a value `given`, where it
+    was given (`--var NAME`, a line of a `--vars` file)."""
+    from steepy.documents.variables import GIVEN
+
+    if given and problem.get("file") == GIVEN and problem.get("path") in given.places:
+        return given.problem(problem["path"], problem["message"])
     found = Problem(problem["message"], problem.get("path", ""), document.file,
                     problem.get("line"), problem.get("column"))
     if found.path and document.positions:

@@ -32,6 +32,7 @@ class Submission:
     error_message: str | None = None  # after ERROR
     results: dict[str, list] = field(default_factory=dict)  # after SUCCESS, PARTIAL_SUCCESS
     chain_counts: dict[str, int] = field(default_factory=dict)  # e.g. {"succeeded": 2}
+    vars: dict[str, Any] = field(default_factory=dict)  # the values given at submit time
     _backend: Backend | None = field(default=None, repr=False)
 
     @classmethod
@@ -41,7 +42,7 @@ class Submission:
         return cls(data["id"], SubmissionStatus(data["status"]), data.get("name"),
                    data.get("priority", 0), time_of(data.get("startTime")),
                    time_of(data.get("endTime")), data.get("errorMessage"), results_of(data),
-                   counts, backend)
+                   counts, data.get("vars") or {}, backend)
 
     @property
     def finished(self) -> bool:

@@ -26,6 +26,32 @@ AGENTS_OPTION = click.option("--agents", type=int,
 NO_SERVICES = "No services were loaded: " + WHERE_SERVICES
 
 
+def vars_options(command):
+    """`--var name=value` and `--vars FILE`: values for the workflow's variables."""
+    command = click.option("--vars", "vars_files", multiple=True, metavar="FILE",
+                           type=click.Path(),
+                           help="Values of workflow variables from a YAML file of "
+                                "`name: value' pairs.")(command)
+    return click.option("--var", "var_options", multiple=True, metavar="NAME=VALUE",
+                        help="Set a workflow variable that has a default value (the value "
+                             "is read as YAML: `--var 'sizes=[1, 2]''). Repeatable.")(command)
+
+
+def given_vars(var_options: tuple[str, ...], vars_files: tuple[str, ...]):
+    """The values of `--vars` files, then of `--var` options (the later wins); a malformed
+    one is exit code 2."""
+    from steepy.documents.variables import GivenVars, from_file, from_options
+
+    given = GivenVars()
+    try:
+        for path in vars_files:
+            given.update(from_file(path))
+        given.update(from_options(var_options))
+    except InputError as e:
+        fail(e.problems)
+    return given
+
+
 def load_registries(services: tuple[str, ...], macros: tuple[str, ...]) -> tuple[dict, dict]:
     """The services and macros by id (steepy.api.setup.LocalSetup.definitions); a problem
     is exit code 2."""
@@ -74,14 +100,17 @@ def gc_settings(config):
     return GcSettings.from_config(config)
 
 
-def prepare(workflow_file: str, services: tuple[str, ...], macros: tuple[str, ...]):
-    """Read and check a workflow; exit 2 with every problem before anything is stored."""
+def prepare(workflow_file: str, services: tuple[str, ...], macros: tuple[str, ...],
+            given=None):
+    """Read and check a workflow (with the values `given` for its variables); exit 2 with
+    every problem before anything is stored."""
+    from steepy.documents.inputfiles import InputBase
     from steepy.documents.submissions import submission_from
 
     service_map, macro_map = load_registries(services, macros)
     try:
         submission = submission_from(read_file(workflow_file), service_map, macro_map,
-                                     checked_plugins().runtimes())
+                                     checked_plugins().runtimes(), given, InputBase.submitter())
     except InputError as e:
         fail(e.problems)
     return submission, service_map, macro_map

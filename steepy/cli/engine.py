@@ -10,8 +10,8 @@ from steepy.cli import output
 from steepy.cli.group import exit_quickly, main
 from steepy.cli.logsetup import log_options
 from steepy.cli.common import (AGENTS_OPTION, DB_OPTION, EXIT_CODES, MACROS_OPTION, SERVICES_OPTION,
-                               engine_settings, exit_if_engine_failed, load_registries,
-                               open_registry_or_fail, prepare)
+                               engine_settings, exit_if_engine_failed, given_vars,
+                               load_registries, open_registry_or_fail, prepare, vars_options)
 from steepy.model.submission import ACTIVE_SUBMISSION
 from steepy.registry.offload import call
 from steepy.model.clock import wait_event
@@ -48,9 +48,11 @@ async def _follow(registry, submission_id: str, done) -> None:
 @MACROS_OPTION
 @DB_OPTION
 @AGENTS_OPTION
+@vars_options
 @click.option("--json", "as_json", is_flag=True, help="Print the final submission as JSON.")
 @log_options
-def run(workflow_file: str, services, macros, db, agents, as_json: bool) -> None:
+def run(workflow_file: str, services, macros, db, agents, var_options, vars_files,
+        as_json: bool) -> None:
     """Submit a workflow and run it to the end in this process."""
     import asyncio
     import signal
@@ -58,7 +60,8 @@ def run(workflow_file: str, services, macros, db, agents, as_json: bool) -> None
     from steepy.engine.engine import Engine
 
     settings = engine_settings(agents)  # checks the configuration first: exit 2, nothing stored
-    submission, service_map, macro_map = prepare(workflow_file, services, macros)
+    submission, service_map, macro_map = prepare(workflow_file, services, macros,
+                                                 given_vars(var_options, vars_files))
     registry = open_registry_or_fail(db)
     registry.requests.add_submission(submission)
     if not as_json:

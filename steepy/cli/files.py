@@ -10,6 +10,7 @@ import click
 from steepy.cli.group import main
 from steepy.cli.common import (MACROS_OPTION, NO_SERVICES, SERVICES_OPTION, checked_config,
                                checked_plugins, fail, load_registries, prepare)
+from steepy.cli.output import warn
 from steepy.errors import InputError, Problem
 from steepy.documents.loading import expand_paths, read_file
 from steepy.model import ExecuteAction, ForEachAction, IncludeAction, Macro, Service, Workflow
@@ -32,12 +33,13 @@ def _summary(workflow: Workflow, macros: dict[str, Macro]) -> str:
 
 
 def validate_file(path: Path, services: dict[str, Service], macros: dict[str, Macro],
-                  runtimes: Any = None) -> str:
+                  runtimes: Any = None, warnings: list[Problem] | None = None) -> str:
     """Check one file of any kind against the services, macros and runtimes (steepy's
     documents.validation_services.Runtimes; None: not checked); return a one-line summary or
-    raise InputError."""
+    raise InputError. Warnings about a valid file are added to `warnings'."""
     from steepy.documents.checking import check_macros, check_workflow, document_kind
     from steepy.documents.loading import read_definitions
+    from steepy.documents.policy_checks import policy_warnings
     from steepy.documents.validation_services import service_file_problems
 
     try:
@@ -49,6 +51,8 @@ def validate_file(path: Path, services: dict[str, Service], macros: dict[str, Ma
         if document_kind(document.data) not in ("service", "macro"):
             raise plain from None
     kind = document_kind(document.data)
+    if warnings is not None:
+        warnings += policy_warnings(document)
     if kind == "service":
         found, problems = read_definitions(str(path), "service")
         problems += service_file_problems(found, runtimes)
@@ -74,8 +78,10 @@ def validate(files: tuple[str, ...], services: tuple[str, ...], macros: tuple[st
     paths = expand_paths(files) or [Path(f) for f in files]
     for path in paths:
         try:
-            summary = validate_file(path, service_map, macro_map, runtimes)
+            warnings: list[Problem] = []
+            summary = validate_file(path, service_map, macro_map, runtimes, warnings)
             click.echo(f"{click.style(str(path), bold=True)}: {click.style('valid', fg='green')}: {summary}")
+            warn(warnings)
         except InputError as e:
             problems += e.problems
     if problems:

@@ -6,14 +6,17 @@ are the same."""
 from __future__ import annotations
 
 import functools
+import sys
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, NoReturn, TypeVar
 
 import click
 
 from steepy.api.backends import Backend
-from steepy.cli.common import DB_OPTION, MACROS_OPTION, SERVICES_OPTION, checked_config
+from steepy.cli.common import (DB_OPTION, MACROS_OPTION, SERVICES_OPTION, checked_config,
+                               given_vars, vars_options)
 from steepy.cli.group import main
+from steepy.cli.waiting import WAIT_OPTION, wait_for
 from steepy.cli.output import (fail, print_document, print_events, print_json,
                                print_submissions, print_unowned, stop)
 from steepy.errors import InputError
@@ -67,15 +70,31 @@ def found(answer: T | None, what: str, item_id: str) -> T:
 @click.argument("workflow_file", metavar="WORKFLOW", type=click.Path())
 @SERVICES_OPTION
 @MACROS_OPTION
+@vars_options
+@WAIT_OPTION
 @with_backend
-def submit(backend: Backend, workflow_file: str, services, macros) -> None:
-    """Store a workflow as ACCEPTED; a `steepy worker' runs it. Prints the new id last."""
+def submit(backend: Backend, workflow_file: str, services, macros, var_options, vars_files,
+           wait_for_end: bool) -> None:
+    """Store a workflow as ACCEPTED; a `steepy worker' runs it. Prints the new id last (with
+    --wait: then how it ended)."""
     checked_config()
+    given = given_vars(var_options, vars_files)
     try:
-        submission_id = backend.submit(workflow_file, services, macros)
+        submission_id = backend.submit(workflow_file, services, macros, given)
     except InputError as e:
         fail(e.problems)
     click.echo(f"submitted {submission_id}")
+    if wait_for_end:
+        sys.exit(wait_for(backend, [submission_id]))
+
+
+@main.command()
+@click.argument("submission_ids", metavar="ID...", nargs=-1, required=True)
+@with_backend
+def wait(backend: Backend, submission_ids: tuple[str, ...]) -> None:
+    """Wait until submissions have finished (a worker or server runs them); exit as `steepy
+    run' does, with the highest code of them when several."""
+    sys.exit(wait_for(backend, list(submission_ids)))
 
 
 @main.command(name="list")

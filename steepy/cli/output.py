@@ -165,12 +165,16 @@ def _print_submission(doc: dict) -> None:
     for key in ("startTime", "endTime", "errorMessage"):
         if doc.get(key):
             click.echo(f"  {key}: {doc[key]}")
+    for name, value in (doc.get("vars") or {}).items():  # given at submit time
+        click.echo(f"  var {name}: {json.dumps(value)}")
     click.echo(f"  chains: {doc['totalProcessChains']} in all, {doc['succeededProcessChains']} "
                f"succeeded, {doc['failedProcessChains']} failed, {doc['cancelledProcessChains']} "
                f"cancelled, {doc['runningProcessChains']} running, "
                f"{doc['pausedProcessChains']} paused")
     for var, values in (doc.get("results") or {}).items():
         click.echo(f"  result {var}: {', '.join(map(str, values))}")
+    for action_id, why in (doc.get("skippedActions") or {}).items():
+        click.echo(f"  skipped {action_id}: {why}")
     table(["chain", "status", "runs", "executables"],
           [(c["id"], c["status"], c["totalRuns"], " ".join(e["id"] for e in c["executables"]))
            for c in doc["processChains"]])
@@ -199,8 +203,7 @@ def _retries(data: dict) -> str:
     from steepy.model.policies import RetryPolicy
 
     policy = RetryPolicy.from_json(data)
-    attempts = "unlimited" if policy.max_attempts < 0 else str(policy.max_attempts)
-    text = f"{attempts} attempts, delay {policy.describe_delay_rule()}"
+    text = f"{policy.describe_stop_rule()}, delay {policy.describe_delay_rule()}"
     for key in ("retryOn", "abortOn", "requeue"):
         if data.get(key) is not None:
             text += f"; {key} {json.dumps(data[key])}"

@@ -17,6 +17,7 @@ from steepy.model.durations import format_duration
 from steepy.errors import InputError, Problem
 from steepy.model.common import type_name as _kind
 from steepy.config.notifications import NotificationsSettings
+from steepy.config.retries import RetriesSettings
 from steepy.config.section import S, Section, _attribute_names, _strip  # noqa: F401 (re-exported)
 
 FILE_NAME = "steepy.yaml"
@@ -156,7 +157,8 @@ class RuntimesSettings(Section):
 
 # Steep's plugin types steepy runs (steepy.plugins.kinds has their interfaces)
 PLUGIN_TYPES = ("runtime", "outputAdapter", "inputAdapter", "processChainAdapter",
-                "processChainConsistencyChecker", "progressEstimator", "initializer")
+                "processChainConsistencyChecker", "progressEstimator", "initializer",
+                "retryPolicy")
 _OBJECT_REFERENCE = r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*"
 
 
@@ -208,10 +210,13 @@ class Config(Section):
                                                         alias="garbageCollector")
     runtimes: RuntimesSettings = Field(default_factory=RuntimesSettings)
     environments: EnvironmentsSettings = Field(default_factory=EnvironmentsSettings)
+    # the plugins' descriptors, or (Steep's form) files or globs of files that hold lists of
+    # descriptors, relative to the configuration's directory: `conf/plugins/*.yaml'
     plugins: list[PluginDeclaration] = Field(default_factory=list)
     # another file whose keys override this one's (read by steepy.config.reading)
     override_config_file: str | None = Field(None, alias="overrideConfigFile", min_length=1)
     notifications: NotificationsSettings = Field(default_factory=NotificationsSettings)
+    retries: RetriesSettings = Field(default_factory=RetriesSettings)  # extensions 1
 
     _source: str | None = PrivateAttr(None)
     _warnings: list[Problem] = PrivateAttr(default_factory=list)

@@ -14,7 +14,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from steepy.documents.layers import Layered, build_layers
+from steepy.documents.limits import limit_problems
 from steepy.documents.loading import Definitions, Document, layered_items
+from steepy.documents.retryplugins import plugin_problems
 from steepy.documents.validation import validate_macro, validate_workflow
 from steepy.documents.validation_services import Runtimes
 from steepy.errors import InputError, Problem
@@ -60,6 +62,12 @@ def check_workflow(document: Document, services: Mapping | None, macros: Mapping
         problems += [layered.original(p) for p in validate_workflow(
             layered.value, macros=macros, services=services, runtimes=runtimes,
             opaque=layered.pruned.opaque)]
+        site = Runtimes.of(runtimes)  # with the site's retry limits
+        if site is not None:
+            problems += [layered.original(p)
+                         for p in limit_problems(layered.value, services or {}, site.retries)]
+            problems += [layered.original(p) for p in plugin_problems(
+                layered.value, services or {}, site.retry_plugins)]
     if problems:
         raise InputError(in_line_order(document.locate(p) for p in problems))
     return layered.value

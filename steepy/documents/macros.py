@@ -43,9 +43,8 @@ def expand_includes(workflow: Workflow, macros: dict[str, Macro] | None) -> Work
         expander.declare(Variable(var.id, var.value))
     top = _Scope(prefix="", params={}, macro_path=())
     actions = expander.expand(workflow.actions, top)
-    return Workflow(api=workflow.api, name=workflow.name, priority=workflow.priority,
-                    retries=workflow.retries, vars=list(expander.declared.values()),
-                    actions=actions, has_retries=workflow.has_retries)
+    # every other part (name, priority, default policies, ...) as it was
+    return replace(workflow, vars=list(expander.declared.values()), actions=actions)
 
 
 @dataclass

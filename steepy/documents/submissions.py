@@ -10,6 +10,8 @@ from collections.abc import Iterable, Mapping
 from steepy.documents.checking import check_workflow
 from steepy.documents.loading import Document
 from steepy.documents.validation_services import Runtimes
+from steepy.documents.inputfiles import InputBase, resolve_input_files
+from steepy.documents.variables import GivenVars, blame, with_vars
 from steepy.errors import InputError, Problem
 from steepy.model import Submission
 from steepy.model.ids import unique_id
@@ -17,15 +19,34 @@ from steepy.model.submission import MissingMacroError, collect_required_capabili
 
 
 def submission_from(document: Document, services: Mapping, macros: Mapping,
-                    runtimes: Runtimes | Iterable[str] | None) -> Submission:
+                    runtimes: Runtimes | Iterable[str] | None,
+                    given: GivenVars | None = None,
+                    base: InputBase | None = None) -> Submission:
     """The submission of the workflow in `document` (from `read_file` or `parse_text`);
     InputError with every problem (file:line:column and JSON path) otherwise. Services'
-    runtimes are checked against `runtimes` (None: not checked)."""
+    runtimes are checked against `runtimes` (None: not checked). `given`: values for its
+    variables (steepy.documents.variables), kept with the submission. `base`: what relative
+    constant input paths are resolved against (steepy.documents.inputfiles; None: they are
+    left as written and not checked)."""
     workflow = check_workflow(document, services, macros, runtimes)
+    if given:
+        def check(changed: Document):
+            return check_workflow(changed, services, macros, runtimes)
+
+        changed = with_vars(document, given)  # names, defaults: InputError where given
+        try:
+            workflow = check(changed)
+        except InputError:
+            blame(document, given, check)  # the value to blame, where it was given
+            raise
+    if base is not None:
+        problems = resolve_input_files(workflow, document.data, services, base, given)
+        if problems:
+            raise InputError([p if p.file else document.locate(p) for p in problems])
     try:
         capabilities = collect_required_capabilities(workflow, services, macros)
     except MissingMacroError as e:
         raise InputError(Problem(str(e), file=document.file)) from None
     return Submission(id=unique_id(), workflow=workflow, name=workflow.name,
                       priority=workflow.priority, required_capabilities=capabilities,
-                      source=document.text)
+                      source=document.text, vars=dict(given.values) if given else None)

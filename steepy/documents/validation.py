@@ -11,11 +11,13 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator
 
 from steepy.documents.cycles import find_cycles
+from steepy.documents.policy_checks import chain_policy_problems
 from steepy.errors import Problem, json_path
 from steepy.model.macro import MACRO_INPUT, MACRO_OUTPUT, Macro
 from steepy.model.service import Service
 from steepy.model.workflow import (Action, ExecuteAction, ForEachAction, IncludeAction, Variable,
                                    Workflow)
+from steepy.documents.validation_catch import catch_problems
 from steepy.documents.validation_api import MAX_API, MIN_API, api_problem  # noqa: F401 (re-exported)
 from steepy.documents.validation_macros import include_cycle_problems, services_reached
 from steepy.documents.validation_services import Runtimes, check_services, known
@@ -145,7 +147,7 @@ class _Checker:
 
     def fallbacks(self) -> None:
         """A fallback writes what its action would have (extensions 10): its outputs bind
-        exactly the action's output variables."""
+        exactly the action's output variables (one with `stop: true' need not bind them)."""
         for site in self.sites:
             a = site.action
             if not isinstance(a, ExecuteAction) or a.fallback is None:
@@ -153,7 +155,7 @@ class _Checker:
             own = [p.var.id for p in a.outputs]
             given = [p.var.id for p in a.fallback.outputs]
             where = site.path + ("fallback", "outputs")
-            for var in dict.fromkeys(v for v in own if v not in given):
+            for var in dict.fromkeys(v for v in own if v not in given and not a.fallback.stop):
                 self.add(f"The fallback does not bind output variable `{var}' of its action. A "
                          "fallback's outputs must bind exactly the action's output variables, so "
                          "that it writes what the action would have.", site, where)
@@ -348,7 +350,7 @@ def validate_workflow(workflow: Workflow, macros: dict[str, Macro] | None = None
     checker = _Checker("workflow", workflow.actions, workflow.vars, macros, services,
                        runtimes=Runtimes.of(runtimes), opaque=opaque)
     api = api_problem(workflow.api)
-    return ([api] if api else []) + _run(checker)
+    return ([api] if api else []) + _run(checker) + catch_problems(workflow, services, opaque) + chain_policy_problems(workflow)
 
 
 def validate_macro(macro: Macro, macros: dict[str, Macro] | None = None,

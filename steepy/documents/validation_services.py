@@ -14,7 +14,9 @@ import difflib
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
+from steepy.documents.limits import service_limit_problems
 from steepy.errors import Problem
+from steepy.model.limits import NO_SITE, SiteRetries
 from steepy.model.service import INPUT, OUTPUT, Service
 from steepy.model.workflow import ExecuteAction, Fallback
 
@@ -23,10 +25,14 @@ from steepy.model.workflow import ExecuteAction, Fallback
 class Runtimes:
     """What checking services needs to know of the runtimes: the names steepy can run
     services with, and for a runtime it lacks what to say instead of "cannot run" (e.g. for
-    Steep's `kubernetes')."""
+    Steep's `kubernetes'); and the site's retry settings, which its executables' policies
+    are checked against (steepy.documents.limits); and the names of the `retryPolicy'
+    plugins a policy may name (`plugin: NAME', steepy.documents.retryplugins)."""
 
     names: tuple[str, ...]
     hints: Mapping[str, str] = field(default_factory=dict)
+    retries: SiteRetries = NO_SITE
+    retry_plugins: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, runtimes: "Runtimes | Iterable[str] | None") -> "Runtimes | None":
@@ -81,7 +87,8 @@ def service_file_problems(services: dict[str, Service],
     """Problems of service definitions themselves (for validating a service file)."""
     runtimes = Runtimes.of(runtimes)
     found = [runtime_problem(s, services, runtimes) for s in services.values()]
-    return [p for p in found if p is not None]
+    limited = [] if runtimes is None else service_limit_problems(services, runtimes.retries)
+    return [p for p in found if p is not None] + limited
 
 
 def check_services(checker: Any, reached: list[str]) -> None:

@@ -14,11 +14,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 from steepy.errors import SteepyError
-from steepy.generator import ProcessChainGenerator
+from steepy.generator import ProcessChainGenerator, Stop
 from steepy.plugins.generation import PluginGenerator
 from steepy.plugins.pluginset import PluginSet, builtin_set
 from steepy.model.macro import Macro
 from steepy.model.service import Service
+from steepy.model.stopping import CATCH_SUFFIX, stopped_at, without_marker
 from steepy.model.submission import (ProcessChainStatus as CS, Submission,
                                      SubmissionStatus as SS)
 from steepy.registry import ChainRecord, SubmissionStore
@@ -212,17 +213,39 @@ class Controller:
         # the priority may have been changed (HTTP API) since the last round
         generator.default_priority = submission.priority if view.priority is None else view.priority
         new = [] if view.cancel_requested else generator.generate(*_outcomes(view.finished))
-        save = save or bool(new)
+        # what stopped chains left out is recorded with the state that knows it, at once
+        skipped = list(generator.take_skipped().items())
+        save = save or bool(new) or bool(skipped)
         return RoundWrite(round_number, [c.chain.id for c in view.finished], new, save,
-                          generator.persist_state() if save else None)
+                          generator.persist_state() if save else None, skipped)
 
 
-def _outcomes(done: list[ChainRecord]) -> tuple[dict[str, list], set[str]]:
-    """Results and executed executable ids of the successful chains among `done`."""
+def _outcomes(done: list[ChainRecord]) -> tuple[dict[str, list], set[str], list[Stop],
+                                                list[str]]:
+    """Results and executed executable ids of the successful chains among `done`, what the
+    stopped ones among them left out (extensions 10, 11), and the ids of all of them."""
     results: dict[str, list] = {}
     executed: set[str] = set()
+    stops: list[Stop] = []
     for record in done:
-        if record.status == CS.SUCCESS:
-            results.update(record.results or {})
-            executed.update(e.id for e in record.chain.executables)
-    return results, executed
+        if record.status != CS.SUCCESS:
+            continue
+        results.update(without_marker(record.results))
+        executables = record.chain.executables
+        marker = stopped_at(record.results)
+        if marker is not None:
+            executable_id, why, by = marker
+            start = next(i for i, e in enumerate(executables) if e.id == executable_id)
+            stops.append(_stop(record.chain.id, executables[start:], why, by))
+            executables = executables[:start]
+        executed.update(e.id for e in executables)
+    return results, executed, stops, [record.chain.id for record in done]
+
+
+def _stop(chain_id: str, left_out: list, why: str, by: str) -> Stop:
+    """What a chain that stopped left out: the actions of the executables `left_out` (the
+    one it stopped at and those after it) and the variables they would have written."""
+    rest = [e for e in left_out if e.fallback_for is None]
+    return Stop(tuple(e.id for e in rest),
+                tuple(a.variable.id for e in rest for a in e.arguments if a.type == "output"),
+                why, chain_id, caught=by.endswith(CATCH_SUFFIX))

@@ -47,6 +47,7 @@ class EventKind(StrEnum):
     SUBMISSION_PRIORITY = "submission.priority"
     SUBMISSION_RESUMED = "submission.resumed"
     SUBMISSION_RETRIED = "submission.retried"
+    SUBMISSION_SKIPPED = "submission.skipped"
     SUBMISSION_STATUS = "submission.status"
 
     @property
@@ -291,6 +292,13 @@ class SubmissionStatusChanged(Event):
     """A submission's status changed (`ACCEPTED` when it is submitted)."""
     status: str = _field("the new status")
     error_message: str | None = _field("why it failed", default=None)
+
+
+@_kind(EventKind.SUBMISSION_SKIPPED)
+class SubmissionActionSkipped(Event):
+    """An action is skipped: it ended its chain early but not in error, or needs one that did."""
+    action_id: str = _field("the action's id (with `$k` for iteration k of a for-each)")
+    reason: str = _field("why: what it needs, or how the action that stopped ended")
 
 
 @_kind(EventKind.SUBMISSION_RESUMED)

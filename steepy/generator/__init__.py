@@ -1,10 +1,10 @@
 """Process chain generation: from a workflow to chains of executables (reference 3.2)."""
 
 from steepy.generator.chains import ConsistencyChecker
-from steepy.generator.core import ProcessChainGenerator
+from steepy.generator.core import ProcessChainGenerator, Stop
 from steepy.generator.executables import common_directory, normalize_path
 from steepy.generator.nodes import GeneratorError
 from steepy.generator.simulate import SimulatedSteps, simulate, simulated_results
 
 __all__ = ["ConsistencyChecker", "GeneratorError", "ProcessChainGenerator", "SimulatedSteps",
-           "common_directory", "normalize_path", "simulate", "simulated_results"]
+           "Stop", "common_directory", "normalize_path", "simulate", "simulated_results"]

@@ -7,15 +7,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from steepy.generator.catching import Catching
 from steepy.generator.executables import ExecutableBuilder
 from steepy.generator.nodes import ExecNode, Node, execute_action_model
-from steepy.generator.state import STREAM, GeneratorState
+from steepy.generator.state import STREAM
 from steepy.model import ExecuteAction, Executable, ProcessChain, RetryPolicy
 
 ConsistencyChecker = Callable[[list[Executable], ExecuteAction], bool]
 
 
-class ChainGrouping(GeneratorState):
+class ChainGrouping(Catching):
     """The chain-making part of the generator."""
 
     default_priority: int
@@ -51,6 +52,7 @@ class ChainGrouping(GeneratorState):
         produced: dict[str, str] = {}
         in_chain: set[str] = set()
         capabilities: set[str] = set()
+        holding = False  # a place of the catch's maxRecoveries (generator/catching.py)
 
         def value_of(var: str) -> tuple[Any, bool]:
             if var in produced:
@@ -65,10 +67,13 @@ class ChainGrouping(GeneratorState):
             executable, outputs = self._builder.build(node, value_of)
             capabilities.update(self._builder.service(node).required_capabilities)
             executables.append(executable)
-            if node.fallback is not None:  # extensions 10: right after, writing the same paths
-                fallback = self._builder.build_fallback(node, value_of, outputs)
-                capabilities.update(self._builder.service(node.fallback).required_capabilities)
+            catch = None if node.fallback is not None else self._catch_for(node, holding)
+            stand_in = node.fallback or catch
+            if stand_in is not None:  # extensions 10: right after, writing the same paths
+                fallback = self._builder.build_fallback(node, value_of, outputs, catch)
+                capabilities.update(self._builder.service(stand_in).required_capabilities)
                 executables.append(fallback)
+                holding = holding or catch is not None
             self._remove(seq)
             in_chain.add(node.id)
             produced.update(outputs)
@@ -81,9 +86,12 @@ class ChainGrouping(GeneratorState):
             seq, node = following
         if not executables:
             return None
-        return ProcessChain(id=self._next_id(), executables=executables,
-                            required_capabilities=sorted(capabilities),
-                            priority=self.default_priority, retries=self.retries)
+        chain = ProcessChain(id=self._next_id(), executables=executables,
+                             required_capabilities=sorted(capabilities),
+                             priority=self.default_priority, retries=self.retries)
+        if holding and self._recoveries.limit is not None:
+            self._recoveries.holding.add(chain.id)
+        return chain
 
     def _next_in_chain(self, node: ExecNode, produced: dict[str, str],
                        in_chain: set[str]) -> tuple[int, ExecNode] | None:

@@ -28,18 +28,22 @@ from typing import Any
 from steepy.generator.chains import ChainGrouping, ConsistencyChecker
 from steepy.generator.executables import ExecutableBuilder
 from steepy.generator.loops import ForEachUnrolling
-from steepy.generator.nodes import GeneratorError, node_from_json, node_to_json, nodes_from_actions
-from steepy.generator.state import Loop, copy_values
+from steepy.generator.catching import Recoveries
+from steepy.generator.nodes import (GeneratorError, fallback_node, node_from_json, node_to_json,
+                                    nodes_from_actions)
+from steepy.generator.skipping import Skipping, Stop
+from steepy.generator.state import Loop, Skipped, copy_values
 from steepy.model.ids import unique_id
 from steepy.documents.macros import expand_includes, has_includes
 from steepy.model import Macro, ProcessChain, Service, Workflow
+from steepy.model.policies import RetryPolicy
 
-__all__ = ["ConsistencyChecker", "ProcessChainGenerator", "STATE_VERSION"]
+__all__ = ["ConsistencyChecker", "ProcessChainGenerator", "STATE_VERSION", "Stop"]
 
 STATE_VERSION = 1
 
 
-class ProcessChainGenerator(ForEachUnrolling, ChainGrouping):
+class ProcessChainGenerator(ForEachUnrolling, ChainGrouping, Skipping):
     """Turns a workflow into process chains, step by step (see module docstring); its state
     is `steepy.generator.state`, its for-each part `loops`, its chain making `chains`."""
 
@@ -47,7 +51,8 @@ class ProcessChainGenerator(ForEachUnrolling, ChainGrouping):
                  services: dict[str, Service], macros: dict[str, Macro] | None = None, *,
                  consistency_checker: ConsistencyChecker | None = None,
                  output_adapters: Collection[str] = (),
-                 id_generator: Callable[[], str] = unique_id):
+                 id_generator: Callable[[], str] = unique_id,
+                 engine_retries: RetryPolicy | None = None):
         if has_includes(workflow.actions):
             workflow = expand_includes(workflow, macros)
         self._workflow = workflow
@@ -56,26 +61,48 @@ class ProcessChainGenerator(ForEachUnrolling, ChainGrouping):
         # Recursive for-each actions stop feeding items back after this many rounds
         # (None = never); only simulations set it, to keep a plan finite.
         self.loop_round_limit: int | None = None
-        self._builder = ExecutableBuilder(tmp_path, out_path, services, id_generator)
+        self._builder = ExecutableBuilder(tmp_path, out_path, services, id_generator,
+                                          (workflow.executable_retries, engine_retries))
         self._next_id = id_generator
         self._checker = consistency_checker
         self._adapters = frozenset(output_adapters)
         values: dict[str, Any] = {v.id: v.value for v in workflow.vars if v.value is not None}
         nodes = nodes_from_actions(workflow.actions, values)
-        self._restore(nodes, values, set(), set(), {}, [])
+        # the workflow's catch (generator/catching.py); its own values survive a load_state
+        self._catch_model = catch = workflow.catch
+        self._catch_values: dict[str, Any] = {}
+        self._catch = None if catch is None else fallback_node(catch, self._catch_values)
+        self._recoveries = Recoveries(None if catch is None else catch.max_recoveries)
+        self._restore(nodes, {**values, **self._catch_values}, set(), set(), {}, [])
 
     # -- public API ------------------------------------------------------------------------------
 
     def generate(self, results: dict[str, list] | None = None,
-                 executed_executable_ids: Collection[str] | None = None) -> list[ProcessChain]:
-        """Feed back results and executed executable ids; return the chains that can run now."""
+                 executed_executable_ids: Collection[str] | None = None,
+                 stopped: Collection[Stop] = (),
+                 ended_chains: Collection[str] = ()) -> list[ProcessChain]:
+        """Feed back results, executed executable ids, the chains that stopped without an
+        error (their dependents are skipped) and the ids of every chain that ended (however:
+        for the catch's maxRecoveries); return the chains that can run now."""
         with _collector_paused():
+            self._chains_ended(set(ended_chains), {s.chain_id for s in stopped if s.caught})
             for var_id, value in (results or {}).items():
                 self._set(var_id, _unwrap(value), from_results=True)
             for action_id in executed_executable_ids or ():
                 self._mark_executed(action_id)
+            for stop in stopped:
+                self._stop(stop)
             self._propagate()
             return self._make_chains()
+
+    def take_skipped(self) -> dict[str, str]:
+        """The actions skipped since the last call (action id -> why), to be recorded."""
+        skipped, self._newly_skipped = self._newly_skipped, {}
+        return skipped
+
+    def skipped(self) -> dict[str, str]:
+        """Every action skipped so far (action id -> why)."""
+        return dict(self._skipped)
 
     def is_finished(self) -> bool:
         """True when no action is left (every one was turned into chains or unrolled)."""
@@ -89,7 +116,9 @@ class ProcessChainGenerator(ForEachUnrolling, ChainGrouping):
                 "fromResults": sorted(self._from_results),
                 "executed": sorted(self._executed),
                 "counters": dict(self._counters),
-                "loops": [loop.to_json() for loop in self._loops.values()]}
+                "loops": [loop.to_json() for loop in self._loops.values()],
+                "skipped": Skipped(self._skipped, self._dead_vars, self._dead_ids).to_json(),
+                "recoveries": self._recoveries.to_json()}
 
     def load_state(self, state: dict) -> None:
         """Continue from a state made by persist_state() (of a generator for this workflow)."""
@@ -99,14 +128,19 @@ class ProcessChainGenerator(ForEachUnrolling, ChainGrouping):
         loops = [Loop.from_json(d) for d in state["loops"]]
         self._restore([node_from_json(d) for d in state["actions"]], copy_values(state["values"]),
                       set(state["fromResults"]), set(state["executed"]),
-                      dict(state["counters"]), loops)
+                      dict(state["counters"]), loops,
+                      Skipped.from_json(state.get("skipped")))
+        self._values.update(self._catch_values)
+        self._recoveries.load(state.get("recoveries"))
 
     # -- events ----------------------------------------------------------------------------------
 
     def _propagate(self) -> None:
         """Handle every event until nothing changes any more."""
         while True:
-            if self._new_ids:
+            if self._new_dead:
+                self._spread_skips()
+            elif self._new_ids:
                 ids, self._new_ids = self._new_ids, []
                 for action_id in ids:
                     self._on_executed(action_id)

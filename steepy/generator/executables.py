@@ -15,8 +15,11 @@ from typing import Any
 from steepy.generator.nodes import ExecNode, GeneratorError
 from steepy.model import Argument, ArgumentVariable, Executable, Service, ServiceParameter
 from steepy.model.common import scalar_text
+from steepy.model.inheritance import executable_policy
+from steepy.model.policies import RetryPolicy
 from steepy.model.processchain import DATA_TYPE_DIRECTORY
 from steepy.model.service import INPUT, OUTPUT
+from steepy.model.stopping import CATCH_SUFFIX
 
 
 FALLBACK_SUFFIX = ".fallback"  # the id of a fallback's executable: the action's plus this
@@ -26,11 +29,14 @@ class ExecutableBuilder:
     """Builds executables for one generator (fixed paths, services and id source)."""
 
     def __init__(self, tmp_path: str, out_path: str, services: dict[str, Service],
-                 id_generator: Callable[[], str]):
+                 id_generator: Callable[[], str], default_retries: tuple[
+                     RetryPolicy | None, RetryPolicy | None] = (None, None)):
         self.tmp_path = tmp_path
         self.out_path = out_path
         self.services = services
         self.next_id = id_generator
+        # the workflow's and the engine's default retry policies (steepy.model.inheritance)
+        self.default_retries = default_retries
 
     def service(self, node: ExecNode) -> Service:
         service = self.services.get(node.service)
@@ -40,17 +46,21 @@ class ExecutableBuilder:
         return service
 
     def build_fallback(self, node: ExecNode, value_of: Callable[[str], tuple[Any, bool]],
-                       paths: dict[str, str]) -> Executable:
-        """The executable of `node`'s fallback (extensions 10): it writes the paths `paths`
-        the action's executable was given, and runs only if that one fails."""
-        assert node.fallback is not None
-        fallback = replace(node.fallback, id=node.id + FALLBACK_SUFFIX)
+                       paths: dict[str, str], catch: ExecNode | None = None) -> Executable:
+        """The executable of `node`'s fallback, or of the workflow's `catch` for it
+        (extensions 10): it writes the paths `paths` the action's executable was given (one
+        that stops need not), and runs only if that one fails."""
+        fallback = node.fallback if catch is None else catch
+        assert fallback is not None
+        suffix = FALLBACK_SUFFIX if catch is None else CATCH_SUFFIX
+        fallback = replace(fallback, id=node.id + suffix)
         unbound = sorted({o.var for o in fallback.outputs} ^ set(paths))
-        if unbound:
+        if unbound and not fallback.stops:
             raise GeneratorError(f"The fallback of execute action `{node.id}' must bind exactly "
                                  f"the action's output variables (not: {', '.join(unbound)})")
         executable, _ = self.build(fallback, value_of, paths)
         executable.fallback_for = node.id
+        executable.stops = fallback.stops
         return executable
 
     def build(self, node: ExecNode, value_of: Callable[[str], tuple[Any, bool]],
@@ -82,13 +92,14 @@ class ExecutableBuilder:
         executable = Executable(
             id=node.id, path=service.path, service_id=service.id, arguments=arguments,
             runtime=service.runtime, runtime_args=runtime_args,
-            retries=policies.retries if policies.retries is not None else service.retries,
+            retries=executable_policy(policies.retries, service.retries, *self.default_retries),
             max_inactivity=_either(policies.max_inactivity, service.max_inactivity),
             max_runtime=_either(policies.max_runtime, service.max_runtime),
             deadline=_either(policies.deadline, service.deadline),
             environment=dict(service.environment),
             pass_environment=list(service.pass_environment),
-            python=service.python, modules=list(service.modules))
+            python=service.python, modules=list(service.modules),
+            check_outputs=service.check_outputs)
         return executable, produced
 
     def _inputs(self, node: ExecNode, param: ServiceParameter,
@@ -116,7 +127,7 @@ class ExecutableBuilder:
         for out in node.outputs:
             if out.param != param.id:
                 continue
-            if paths is not None:
+            if paths is not None and out.var in paths:
                 args.append(Argument(param.id, ArgumentVariable(out.var, paths[out.var]), OUTPUT,
                                      param.label, param.data_type))
                 continue

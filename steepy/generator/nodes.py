@@ -69,6 +69,7 @@ class ExecNode:
     # extensions 10: what runs when this action's executable fails after all its attempts
     # (its id is unused: the executable's id comes from this node's)
     fallback: "ExecNode | None" = None
+    stops: bool = False  # a fallback with `stop: true', or the workflow's catch
 
     def consumed(self) -> list[str]:
         """The variables it reads, its fallback's included (both need them to be ready)."""
@@ -117,7 +118,7 @@ def _node(action: Action, values: dict[str, Any]) -> Node:
             depends_on=list(action.depends_on),
             policies=Policies(action.retries, action.max_inactivity, action.max_runtime,
                               action.deadline),
-            fallback=None if action.fallback is None else _fallback_node(action.fallback, values))
+            fallback=None if action.fallback is None else fallback_node(action.fallback, values))
     if isinstance(action, ForEachAction):
         return ForNode(
             id=action.id, input=_var_id(action.input, values),
@@ -131,13 +132,15 @@ def _node(action: Action, values: dict[str, Any]) -> Node:
     raise GeneratorError(f"include action `{action.id}' was not expanded")
 
 
-def _fallback_node(fallback: Fallback, values: dict[str, Any]) -> ExecNode:
+def fallback_node(fallback: Fallback, values: dict[str, Any]) -> ExecNode:
+    """The node of an action's fallback or of the workflow's catch (a `Fallback' too)."""
     return ExecNode(
         id="", service=fallback.service,
         inputs=[Input(p.id, _var_id(p.var, values), p.anonymous) for p in fallback.inputs],
         outputs=[Output(p.id, _var_id(p.var, values)) for p in fallback.outputs],
         depends_on=[], policies=Policies(fallback.retries, fallback.max_inactivity,
-                                         fallback.max_runtime, fallback.deadline))
+                                         fallback.max_runtime, fallback.deadline),
+        stops=fallback.stop)
 
 
 def execute_action_model(node: ExecNode, values: dict[str, Any]) -> ExecuteAction:
@@ -206,7 +209,8 @@ class Renamer:
                 [Input(i.param, self.var(i.var), i.anonymous) for i in node.inputs],
                 [Output(o.param, self.var(o.var), o.prefix, o.store) for o in node.outputs],
                 deps, node.policies,
-                None if node.fallback is None else self.node(node.fallback))  # type: ignore[arg-type]
+                None if node.fallback is None else self.node(node.fallback),  # type: ignore[arg-type]
+                node.stops)
         return ForNode(self.action(node.id), self.var(node.input), self.var(node.enumerator),
                        self.var(node.output), self.var(node.yield_to_output),
                        self.var(node.yield_to_input), deps, [self.node(n) for n in node.body])
@@ -226,6 +230,8 @@ def node_to_json(node: Node) -> dict:
             out["policies"] = policies
         if node.fallback is not None:
             out["fallback"] = node_to_json(node.fallback)
+        if node.stops:
+            out["stops"] = True
         return out
     return {"type": "for", "id": node.id, "input": node.input, "enumerator": node.enumerator,
             "output": node.output, "yieldToOutput": node.yield_to_output,
@@ -242,7 +248,8 @@ def node_from_json(data: dict) -> Node:
                          for p, v, prefix, store in data["outputs"]],
                         list(data["dependsOn"]),
                         Policies.from_json(policies) if policies else NO_POLICIES,
-                        node_from_json(data["fallback"]) if data.get("fallback") else None)  # type: ignore[arg-type]
+                        (node_from_json(data["fallback"])  # type: ignore[arg-type]
+                         if data.get("fallback") else None), bool(data.get("stops")))
     return ForNode(data["id"], data["input"], data["enumerator"], data.get("output"),
                    data.get("yieldToOutput"), data.get("yieldToInput"), list(data["dependsOn"]),
                    [node_from_json(n) for n in data["actions"]])

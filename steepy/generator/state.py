@@ -47,16 +47,42 @@ class Loop:
                    data["done"])
 
 
+@dataclass
+class Skipped:
+    """What stopped chains left out: action id -> why it was skipped, and the variables and
+    action ids that will never be there."""
+
+    why: dict[str, str] = field(default_factory=dict)
+    vars: set[str] = field(default_factory=set)
+    ids: set[str] = field(default_factory=set)
+
+    def to_json(self) -> dict:
+        return {"why": dict(self.why), "vars": sorted(self.vars), "ids": sorted(self.ids)}
+
+    @classmethod
+    def from_json(cls, data: dict | None) -> "Skipped":
+        data = data or {}
+        return cls(dict(data.get("why") or {}), set(data.get("vars") or ()),
+                   set(data.get("ids") or ()))
+
+
 class GeneratorState:
     """The generator's state and its indexes; `_restore` (re)builds them."""
 
     loop_round_limit: int | None
 
     def _restore(self, nodes: list[Node], values: dict[str, Any], from_results: set[str],
-                 executed: set[str], counters: dict[str, int], loops: list[Loop]) -> None:
+                 executed: set[str], counters: dict[str, int], loops: list[Loop],
+                 skipped: Skipped | None = None) -> None:
         self._values = values
         self._from_results = from_results  # vars whose value earlier chains reported
         self._executed = executed
+        # what a stopped chain left out (generator/skipping.py): action id -> why, and the
+        # variables and action ids that will never be there
+        done = skipped or Skipped()
+        self._skipped, self._dead_vars, self._dead_ids = done.why, done.vars, done.ids
+        self._newly_skipped: dict[str, str] = {}  # since the last generate() call
+        self._new_dead: list[tuple[str, str]] = []  # ("var" | "id", name) to spread
         self._counters = counters  # enumerator id -> next iteration number
         self._loops = {loop.id: loop for loop in loops}
         self._actions: dict[int, Node] = {}  # remaining actions in workflow order
@@ -95,6 +121,9 @@ class GeneratorState:
             self._dependents.setdefault(dep, set()).add(seq)
         if isinstance(node, ForNode):
             self._for_seq[node.id] = seq
+        if self._dead_vars or self._dead_ids:  # e.g. an iteration needing a skipped action
+            self._new_dead.extend(("id", d) for d in node.depends_on if d in self._dead_ids)
+            self._new_dead.extend(("var", v) for v in consumed_vars(node) if v in self._dead_vars)
         self._touch(seq)
 
     def _remove(self, seq: int) -> None:

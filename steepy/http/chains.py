@@ -7,7 +7,7 @@ from starlette.responses import Response
 
 from steepy.http.errors import ApiError
 from steepy.http.responses import INT_MAX, OFFSET, SIZE, context, json_response, page_response
-from steepy.http.updates import UPDATE_BODY, apply_update, parse_update, require_json
+from steepy.http.updates import apply_update, parse_update, require_json, update_body
 from steepy.model.submission import ACTIVE_CHAIN, FINISHED_CHAIN, ProcessChainStatus
 from steepy.registry import documents
 from steepy.registry.offload import call
@@ -43,14 +43,14 @@ def get_chain(request: Request, id: str) -> Response:
 
 
 @router.put("/processchains/{id}", summary="Cancel a process chain or change its priority",
-            openapi_extra=UPDATE_BODY,
+            openapi_extra=update_body(ProcessChainStatus),
             responses={**NOT_FOUND, 400: {"description": "Invalid body"},
                        406: {"description": "The client does not take JSON"},
                        422: {"description": "The priority of a finished process chain"}})
 async def put_chain(request: Request, id: str) -> Response:
     require_json(request.headers.get("accept", ""))
     ctx = context(request)
-    update = parse_update(await request.body())
+    update = parse_update(await request.body(), set(ProcessChainStatus))
     found = await call(ctx.views.chain_status, id)
     if found is None:
         raise _missing(id)

@@ -1,26 +1,53 @@
 """A POSTed workflow becomes a submission exactly as `steepy submit` makes one: parsed
 (YAML or JSON), checked against the schema, the API version and every validation rule
-(`steepy.documents.submissions`)."""
+(`steepy.documents.submissions`).
+
+The body stays Steep's (the workflow alone). Values for the workflow's variables come in the
+query parameter `vars`, a JSON object: `POST /workflows?vars={"size":3}` (URL-encoded);
+their problems name the file `<vars>` and the variable as the path. Relative input paths
+are resolved against the server's working directory (steepy.documents.inputfiles)."""
 
 from __future__ import annotations
 
+import json
+
+from steepy.documents.inputfiles import InputBase
 from steepy.documents.loading import parse_text
 from steepy.documents.submissions import submission_from
 from steepy.documents.validation_services import Runtimes
+from steepy.documents.variables import GIVEN, GivenVars
 from steepy.errors import InputError, Problem
 from steepy.model import Submission
 
 NAME = "<request>"  # the "file" problems name
 
 
-def build_submission(raw: bytes, services: dict, macros: dict,
-                     runtimes: Runtimes) -> Submission:
-    """The submission for a request body; InputError with every problem otherwise. Its
-    services' runtimes are checked against `runtimes' (`ApiContext.runtimes()`)."""
+def given_vars(text: str | None) -> GivenVars | None:
+    """The query parameter `vars` (a JSON object); InputError otherwise."""
+    if text is None:
+        return None
+    try:
+        values = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(Problem(f"the query parameter `vars' is not JSON: {e.msg}",
+                                 file=GIVEN)) from None
+    if not isinstance(values, dict):
+        raise InputError(Problem("the query parameter `vars' must be a JSON object of "
+                                 "variable ids and values", file=GIVEN))
+    return GivenVars.of(values)
+
+
+def build_submission(raw: bytes, services: dict, macros: dict, runtimes: Runtimes,
+                     vars_text: str | None = None) -> Submission:
+    """The submission for a request body (and the query parameter `vars`, `vars_text`);
+    InputError with every problem otherwise. Its services' runtimes are checked against
+    `runtimes' (`ApiContext.runtimes()`)."""
+    given = given_vars(vars_text)
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise InputError(Problem(f"not UTF-8 text (byte {e.start})", file=NAME)) from None
     if "\x00" in text:
         raise InputError(Problem("the body contains a NUL character", file=NAME))
-    return submission_from(parse_text(text, NAME), services, macros, runtimes)
+    return submission_from(parse_text(text, NAME), services, macros, runtimes, given,
+                           InputBase.server())

@@ -13,7 +13,7 @@ from steepy.http.errors import ApiError
 from steepy.http.responses import OFFSET, SIZE, context, json_response, page_response
 from steepy.http.stream import event_stream, resume_after
 from steepy.http.submit import build_submission
-from steepy.http.updates import UPDATE_BODY, apply_update, parse_update, require_json
+from steepy.http.updates import apply_update, parse_update, require_json, update_body
 from steepy.model.submission import (ACTIVE_SUBMISSION, FINISHED_SUBMISSION, RETRYABLE_SUBMISSION,
                                      SubmissionStatus)
 from steepy.registry import documents
@@ -29,6 +29,11 @@ WORKFLOW_BODY = {
         "content": {"application/json": {"schema": {"type": "object"}},
                     "application/x-yaml": {"schema": {"type": "object"}}},
     },
+    "parameters": [{  # steepy's; Steep's body stays the workflow alone
+        "name": "vars", "in": "query", "required": False,
+        "description": "Values for the workflow's variables that have a default value, as "
+                       "a JSON object of ids and values, e.g. {\"size\": 3}",
+        "schema": {"type": "string"}}],
 }
 
 
@@ -63,12 +68,13 @@ def get_workflow(request: Request, id: str) -> Response:
                         413: {"description": "Body larger than http.postMaxSize"}})
 async def post_workflow(request: Request) -> Response:
     """The body is YAML, or JSON when it starts with `{`. It is validated like
-    `steepy submit` does and stored as ACCEPTED."""
+    `steepy submit` does and stored as ACCEPTED. steepy's query parameter `vars`, a JSON
+    object, sets variables that have a default value: `?vars={"size":3}` (URL-encoded)."""
     ctx = context(request)
     raw = await request.body()
     try:
         submission = await asyncio.to_thread(build_submission, raw, ctx.services, ctx.macros,
-                                              ctx.runtimes())
+                                              ctx.runtimes(), request.query_params.get("vars"))
     except InputError as e:
         raise ApiError(400, "Invalid workflow:", e.problems) from None
     await call(ctx.requests.add_submission, submission)
@@ -78,17 +84,18 @@ async def post_workflow(request: Request) -> Response:
 
 
 @router.put("/workflows/{id}", summary="Cancel a submission or change its priority",
-            openapi_extra=UPDATE_BODY,
+            openapi_extra=update_body(SubmissionStatus),
             responses={**NOT_FOUND, 400: {"description": "Invalid body"},
                        406: {"description": "The client does not take JSON"},
                        422: {"description": "The priority of a finished submission"}})
 async def put_workflow(request: Request, id: str) -> Response:
     """`{"status": "CANCELLED"}` cancels its waiting process chains and stops the running
-    ones; `{"priority": N}` changes its priority and that of its unfinished chains. The
-    answer is the submission without its workflow, results and error message (Steep's)."""
+    ones; any other status name is accepted and ignored (Steep's). `{"priority": N}` changes
+    its priority and that of its unfinished chains. The answer is the submission without its
+    workflow, results and error message (Steep's)."""
     require_json(request.headers.get("accept", ""))
     ctx = context(request)
-    update = parse_update(await request.body())
+    update = parse_update(await request.body(), set(SubmissionStatus))
     status = await call(ctx.views.submission_status, id)
     if status is None:
         raise _missing(id)

@@ -18,6 +18,7 @@ TIMEOUT = "TIMEOUT"
 CANCELLED = "CANCELLED"
 SKIPPED = "SKIPPED"
 REQUEUED = "REQUEUED"  # the tool asked to run later (extensions 11): no attempt number spent
+PRUNED = "PRUNED"  # the tool wrote `prune' (extensions 11): its chain ends here without error
 RUNNING = "RUNNING"  # started, not ended yet (rows are written as attempts start)
 AGENT_LOST = "AGENT_LOST"  # cut by the death of the engine that ran it: it counts as spent
 INTERRUPTED = "INTERRUPTED"  # cut by a stopping engine that gave its chain back: spent too

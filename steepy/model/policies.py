@@ -1,8 +1,8 @@
 """Retry and timeout policies: the model (JSON in and out) and the decisions behind them.
 
 Steep's retry policy (reference §6) is `{maxAttempts, delay, exponentialBackoff, maxDelay}`;
-steepy adds `strategy`, `jitter`, `retryOn` and `abortOn` (extensions §1) and `requeue`
-(extensions §11). A timeout policy
+steepy adds `strategy`, `jitter`, `retryOn` and `abortOn`, `capAfterJitter`, `maxElapsed`,
+`stop` and `waits` (extensions §1) and `requeue` (extensions §11). A timeout policy
 (reference §5) is a duration, or `{timeout, errorOnTimeout}`.
 
 Nothing here sleeps or runs anything: the agent and the scheduler call these functions to decide
@@ -13,23 +13,23 @@ failure conditions are `steepy.model.conditions`.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from steepy.model.durations import INT64_MAX, INT64_MIN, format_duration
 from steepy.model.backoff import JITTERS as NAMED_JITTERS
-from steepy.model.backoff import WAITS, AddJitter, Jitter, NoJitter, RatioJitter, Wait, clamp64
+from steepy.model.backoff import WAITS, Backoff, Jitter, NoJitter, Term, Wait, clamp64
 from steepy.model.checks import (DURATION_HINT, Problems, check_keys, describe, is_int,
                                  read_duration)
 from steepy.model.conditions import TIMEOUT_KINDS, RetryCondition
+from steepy.model.delayforms import JITTERS, STRATEGIES, read_backoff, read_jitter, read_waits
 from steepy.model.requeue import Requeue
 from steepy.model.timeouts import TimeoutKind
 
 __all__ = ["RetryCondition", "RetryPolicy", "TimeoutKind", "TimeoutPolicy", "STRATEGIES", "JITTERS",
            "TIMEOUT_KINDS"]
 
-STRATEGIES = tuple(WAITS)
-JITTERS = tuple(NAMED_JITTERS) + ("{ratio: [a, b]}", "{add: DURATION}")
+STOPS = ("any", "all")
 
 
 @dataclass
@@ -38,13 +38,20 @@ class RetryPolicy:
 
     max_attempts: int = 1  # counts the first attempt; < 0 = unlimited; 0 = never run
     delay: int = 0  # ms
-    exponential_backoff: int = 1
+    exponential_backoff: Backoff = 1  # an integer, or a fraction > 1
     max_delay: int | None = None  # ms
     strategy: Wait = WAITS["exponential"]  # or its name
     jitter: Jitter = NoJitter()  # or the name of a plain one
     retry_on: RetryCondition | None = None
     abort_on: RetryCondition | None = None
     requeue: Requeue | None = None  # failures that are not counted as attempts (extensions 11)
+    cap_after_jitter: bool = False  # True: jitter the raw delay, then cap (Exosphere)
+    max_elapsed: int | None = None  # ms from the start of attempt 1 to the start of a retry
+    stop: str = "any"  # give up when any limit is reached, or only when all are
+    waits: tuple[Term, ...] | None = None  # summed instead of strategy/delay/exponentialBackoff
+    inherit: bool = False  # True: keys not given come from the next level (model.inheritance)
+    plugin: str | None = None  # a `retryPolicy' plugin picks each pause (extensions 1)
+    given: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)  # as read
 
     def __post_init__(self) -> None:
         if isinstance(self.strategy, str):
@@ -53,7 +60,8 @@ class RetryPolicy:
             self.jitter = NAMED_JITTERS[self.jitter]
 
     KEYS = ("maxAttempts", "delay", "exponentialBackoff", "maxDelay", "strategy", "jitter",
-            "retryOn", "abortOn", "requeue")
+            "retryOn", "abortOn", "requeue", "capAfterJitter", "maxElapsed", "stop", "waits",
+            "inherit", "plugin")
 
     # -- JSON ------------------------------------------------------------------------------------
 
@@ -64,8 +72,19 @@ class RetryPolicy:
         policy = cls()
         if check_keys(data, cls.KEYS, "a retry policy", (), problems):
             policy._read(data, problems)
+            policy._read_inherit(data, problems)
         problems.raise_if_any()
         return policy
+
+    def _read_inherit(self, data: dict, problems: Problems) -> None:
+        """`inherit', and the keys given (their values as written), which an inheriting
+        policy takes from no other level (steepy.model.inheritance)."""
+        self.given = {k: v for k, v in data.items() if k != "inherit" and v is not None}
+        if (v := data.get("inherit")) is not None:
+            if isinstance(v, bool):
+                self.inherit = v
+            else:
+                problems.add(("inherit",), f"inherit must be true or false, not {describe(v)}")
 
     def _read(self, data: dict, problems: Problems) -> None:
         if (v := data.get("maxAttempts")) is not None:
@@ -78,11 +97,7 @@ class RetryPolicy:
             if (ms := read_duration(v, ("delay",), problems)) is not None:
                 self.delay = ms
         if (v := data.get("exponentialBackoff")) is not None:
-            if is_int(v) and 1 <= v <= INT64_MAX:
-                self.exponential_backoff = v
-            else:
-                problems.add(("exponentialBackoff",), "exponentialBackoff must be an integer factor of "
-                             f"at least 1 (1 = no backoff), not {describe(v)}")
+            self.exponential_backoff = read_backoff(v, ("exponentialBackoff",), problems)
         if (v := data.get("maxDelay")) is not None:
             self.max_delay = read_duration(v, ("maxDelay",), problems)
         if (v := data.get("strategy")) is not None:
@@ -92,12 +107,45 @@ class RetryPolicy:
                 problems.add(("strategy",), f"strategy must be one of {', '.join(STRATEGIES)}, "
                              f"not {describe(v)}")
         if (v := data.get("jitter")) is not None:
-            self.jitter = _read_jitter(v, problems) or self.jitter
+            self.jitter = read_jitter(v, problems) or self.jitter
         for key, attr in (("retryOn", "retry_on"), ("abortOn", "abort_on")):
             if (v := data.get(key)) is not None:
                 setattr(self, attr, RetryCondition._read(v, (key,), problems))
         if (v := data.get("requeue")) is not None:
             self.requeue = Requeue._read(v, ("requeue",), problems)
+        if (v := data.get("plugin")) is not None:
+            if isinstance(v, str) and v:
+                self.plugin = v
+                if data.get("maxAttempts") is None:
+                    self.max_attempts = -1  # the plugin decides when to give up
+            else:
+                problems.add(("plugin",), f"plugin must be the name of a retryPolicy plugin, "
+                             f"not {describe(v)}")
+        self._read_more(data, problems)
+
+    def _read_more(self, data: dict, problems: Problems) -> None:
+        """capAfterJitter, maxElapsed, stop and waits (extensions 1)."""
+        if (v := data.get("capAfterJitter")) is not None:
+            if isinstance(v, bool):
+                self.cap_after_jitter = v
+            else:
+                problems.add(("capAfterJitter",), f"capAfterJitter must be true or false, not {describe(v)}")
+        if (v := data.get("maxElapsed")) is not None:
+            self.max_elapsed = read_duration(v, ("maxElapsed",), problems)
+            if data.get("maxAttempts") is None:
+                self.max_attempts = -1  # the only limit given is maxElapsed
+        if (v := data.get("stop")) is not None:
+            if v in STOPS:
+                self.stop = v
+            else:
+                problems.add(("stop",), "stop must be any (give up when one limit is reached) or "
+                             f"all (only when every limit given is reached), not {describe(v)}")
+        if (v := data.get("waits")) is not None:
+            for key in ("delay", "exponentialBackoff", "strategy"):
+                if data.get(key) is not None:
+                    problems.add((key,), f"{key} cannot be given beside waits: each wait in the "
+                                 "list has its own strategy, delay and exponentialBackoff")
+            self.waits = read_waits(v, problems)
 
     def to_json(self) -> dict[str, Any]:
         """Only the fields that differ from their defaults; durations as integer milliseconds."""
@@ -118,29 +166,47 @@ class RetryPolicy:
             out["abortOn"] = self.abort_on.to_json()
         if self.requeue is not None:
             out["requeue"] = self.requeue.to_json()
+        if self.cap_after_jitter:
+            out["capAfterJitter"] = True
+        if self.max_elapsed is not None:
+            out["maxElapsed"] = self.max_elapsed
+        if self.stop != "any":
+            out["stop"] = self.stop
+        if self.waits is not None:
+            out["waits"] = [term.to_json() for term in self.waits]
+        if self.plugin is not None:
+            out["plugin"] = self.plugin
+        if self.inherit:  # a key given stays given, even with its default value
+            out = {**self.given, **out, "inherit": True}
         return out
 
     # -- delays ----------------------------------------------------------------------------------
 
-    def delay_after_attempts(self, performed: int) -> int:
-        """The pause (ms, before jitter) after `performed` attempts, before the next one.
+    def raw_delay(self, performed: int) -> int:
+        """The pause (ms) after `performed` attempts, before the cap and the jitter.
 
         n = performed, capped at maxAttempts when maxAttempts >= 0 (Steep's rule; so beyond the
-        last attempt the delay stays put); then the strategy's formula; then the maxDelay cap.
+        last attempt the delay stays put); then the strategy's formula, or the sum of `waits'.
         """
         if performed <= 0:
             return 0
         n = min(performed, self.max_attempts) if self.max_attempts >= 0 else performed
-        d = clamp64(self.strategy.raw(self.delay, self.exponential_backoff, n))
-        if self.max_delay is not None:
-            d = min(d, self.max_delay)
-        return d
+        if self.waits is not None:
+            return clamp64(sum(term.raw(n) for term in self.waits))
+        return clamp64(self.strategy.raw(self.delay, self.exponential_backoff, n))
+
+    def delay_after_attempts(self, performed: int) -> int:
+        """The pause (ms, before jitter) after `performed` attempts: `raw_delay' capped at
+        maxDelay (also without backoff, as Steep's code does)."""
+        d = self.raw_delay(performed)
+        return d if self.max_delay is None else min(d, self.max_delay)
 
     def retry_delay(self, performed: int, rng: random.Random | None = None) -> int:
-        """`delay_after_attempts` with the policy's jitter applied (rng injectable for tests)."""
-        d = self.delay_after_attempts(performed)
+        """The pause with the policy's jitter (rng injectable for tests): the capped delay
+        jittered, capped again; with capAfterJitter the raw delay jittered, then capped."""
+        d = self.raw_delay(performed) if self.cap_after_jitter else self.delay_after_attempts(performed)
         if d <= 0:
-            return d
+            return max(d, 0) if self.cap_after_jitter else d
         result = self.jitter.apply(d, rng if rng is not None else random)
         if self.max_delay is not None:
             result = min(result, self.max_delay)
@@ -149,16 +215,59 @@ class RetryPolicy:
     def describe_delay_rule(self) -> str:
         """The rule behind the delays, for attempt records, e.g.
         "exponential 100ms*2^(n-1), max 1s, jitter none"."""
-        text = self.strategy.describe(self.delay, self.exponential_backoff)
+        if self.waits is not None:
+            text = " + ".join(term.describe() for term in self.waits)
+        else:
+            text = self.strategy.describe(self.delay, self.exponential_backoff)
         if self.max_delay is not None:
             text += f", max {format_duration(self.max_delay)}"
-        return text + f", jitter {self.jitter.describe()}"
+        text += f", jitter {self.jitter.describe()}"
+        return text + (", capped after jitter" if self.cap_after_jitter else "")
+
+    def cap_warning(self) -> str | None:
+        """What `steepy validate` says of a maxDelay below a delay that does not grow."""
+        grows = self.waits is not None or self.strategy.name == "linear" or (
+            self.strategy.name == "exponential" and self.exponential_backoff != 1)
+        if grows or self.max_delay is None or self.max_delay >= self.delay:
+            return None
+        return (f"maxDelay ({format_duration(self.max_delay)}) is below delay "
+                f"({format_duration(self.delay)}) and there is no backoff: every pause is "
+                f"{format_duration(self.max_delay)}. steepy caps the delay as Steep's code does; "
+                "Steep's documentation says maxDelay only applies with an exponentialBackoff "
+                "larger than 1")
+
+    def describe_stop_rule(self) -> str:
+        """The limits, e.g. "5 attempts", "unlimited attempts, max elapsed 30s",
+        "3 attempts, max elapsed 10s, stop all"."""
+        text = "unlimited attempts" if self.max_attempts < 0 else f"{self.max_attempts} attempts"
+        if self.max_elapsed is not None:
+            text += f", max elapsed {format_duration(self.max_elapsed)}"
+        return text + (", stop all" if self.stop == "all" else "")
 
     # -- decisions -------------------------------------------------------------------------------
 
     def attempts_left(self, performed: int) -> bool:
-        """May another attempt follow `performed` attempts?"""
+        """Is maxAttempts not yet reached after `performed` attempts?"""
         return self.max_attempts < 0 or performed < self.max_attempts
+
+    def gives_up(self, performed: int, elapsed_ms: int) -> str | None:
+        """Why no attempt follows `performed` attempts when the next one would begin
+        `elapsed_ms` after the first began; None when it may follow.
+
+        The limits given are maxAttempts (>= 0) and maxElapsed; `stop: any` gives up when one
+        is reached, `stop: all` only when every one is. A retry due exactly at maxElapsed runs.
+        """
+        limits = []
+        if self.max_attempts >= 0:
+            limits.append((performed >= self.max_attempts, f"all {self.max_attempts} attempts used"))
+        if self.max_elapsed is not None:
+            limits.append((elapsed_ms > self.max_elapsed, (
+                f"attempt {performed + 1} would begin {format_duration(max(elapsed_ms, 0))} after "
+                f"the first began, past maxElapsed {format_duration(self.max_elapsed)}")))
+        reached = [words for hit, words in limits if hit]
+        if not reached or (self.stop == "all" and len(reached) < len(limits)):
+            return None
+        return "; ".join(reached)
 
     def requeue_reason(self, exit_code: int | None, output_lines: list[str],
                        timeout_kind: str | None, cancelled: bool = False) -> str | None:
@@ -190,28 +299,6 @@ class RetryPolicy:
                 return False, f"retryOn did not match ({_failure_words(exit_code, timeout_kind)})"
             return True, f"retryOn matched {reason}"
         return True, "every failure is retried (no retryOn)"
-
-
-def _read_jitter(value: Any, problems: Problems) -> Jitter | None:
-    """`none', `full', `equal', `{ratio: [a, b]}' (0 <= a <= b <= 1) or `{add: DURATION}'."""
-    if isinstance(value, str) and value in NAMED_JITTERS:
-        return NAMED_JITTERS[value]
-    if isinstance(value, dict) and len(value) == 1 and "ratio" in value:
-        pair = value["ratio"]
-        if (isinstance(pair, list) and len(pair) == 2
-                and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in pair)
-                and 0 <= pair[0] <= pair[1] <= 1):
-            return RatioJitter(float(pair[0]), float(pair[1]))
-        shown = repr(pair) if isinstance(pair, list) else describe(pair)
-        problems.add(("jitter", "ratio"), "ratio must be a list of two numbers [a, b] with "
-                     "0 <= a <= b <= 1 (the delay is multiplied by a uniform number between "
-                     f"them), not {shown}")
-        return None
-    if isinstance(value, dict) and len(value) == 1 and "add" in value:
-        ms = read_duration(value["add"], ("jitter", "add"), problems)
-        return None if ms is None else AddJitter(ms)
-    problems.add(("jitter",), f"jitter must be one of {', '.join(JITTERS)}, not {describe(value)}")
-    return None
 
 
 def _failure_words(exit_code: int | None, timeout_kind: str | None) -> str:

@@ -75,6 +75,9 @@ class Executable:
     # steepy (extensions 10): this executable runs only if the one with this id, right
     # before it in the chain, has failed after all its attempts
     fallback_for: str | None = None
+    # steepy (extensions 10): a fallback with `stop: true' or the workflow's catch: once it
+    # succeeds, the chain ends here and what needs the failed executable's outputs is skipped
+    stops: bool = False
     # steepy (issue 24), from its service: variables set for the tool, and names of variables
     # taken from the engine's environment (their values are read when an attempt starts)
     environment: dict[str, str] = field(default_factory=dict)
@@ -82,6 +85,8 @@ class Executable:
     # steepy (issue 27), from its service: its Python environment and environment modules
     python: PythonEnvironment | None = None
     modules: list[str] = field(default_factory=list)
+    # steepy (extensions 14), from its service: declared outputs must exist after exit 0
+    check_outputs: bool = True
 
     @classmethod
     def from_json(cls, data: dict, path: tuple = ()) -> "Executable":
@@ -94,11 +99,13 @@ class Executable:
             runtime_args=[Argument.from_json(a) for a in data.get("runtimeArgs") or []],
             **read_policies(data, path),
             fallback_for=None if data.get("fallbackFor") is None else scalar_text(data["fallbackFor"]),
+            stops=bool(data.get("stops", False)),
             environment={str(k): scalar_text(v)
                          for k, v in (data.get("environment") or {}).items()},
             pass_environment=[scalar_text(n) for n in data.get("passEnvironment") or []],
             python=PythonEnvironment.from_json(data.get("python")),
             modules=[scalar_text(m) for m in data.get("modules") or []],
+            check_outputs=data.get("checkOutputs") is not False,
         )
 
     def to_json(self) -> dict:
@@ -108,6 +115,8 @@ class Executable:
                      "runtimeArgs": [a.to_json() for a in self.runtime_args]}
         write_policies(out, self)
         put(out, "fallbackFor", self.fallback_for)
+        if self.stops:
+            out["stops"] = True
         if self.environment:  # (none: written as Steep writes an executable)
             out["environment"] = dict(self.environment)
         if self.pass_environment:
@@ -116,6 +125,8 @@ class Executable:
             out["python"] = self.python.to_json()
         if self.modules:
             out["modules"] = list(self.modules)
+        if not self.check_outputs:
+            out["checkOutputs"] = False
         return out
 
 

@@ -126,6 +126,8 @@ class Service:
     # before it (steepy.model.software)
     python: PythonEnvironment | None = None
     modules: list[str] = field(default_factory=list)
+    # steepy (extensions 14): each declared output must exist after the tool exited 0
+    check_outputs: bool = True
 
     @classmethod
     def from_json(cls, data: dict, path: tuple = ()) -> "Service":
@@ -144,6 +146,7 @@ class Service:
             pass_environment=[str(n) for n in data.get("passEnvironment") or []],
             python=PythonEnvironment.from_json(data.get("python")),
             modules=[str(m) for m in data.get("modules") or []],
+            check_outputs=bool(data.get("checkOutputs", True)),
         )
 
     def to_json(self) -> dict:
@@ -163,6 +166,8 @@ class Service:
             out["python"] = self.python.to_json()
         if self.modules:
             out["modules"] = list(self.modules)
+        if not self.check_outputs:
+            out["checkOutputs"] = False
         return out
 
     def parameter(self, param_id: str) -> ServiceParameter | None:

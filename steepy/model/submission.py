@@ -74,6 +74,7 @@ class Submission:
     source: str | None = None
     error_message: str | None = None
     results: dict[str, list] | None = None
+    vars: dict[str, Any] | None = None  # the values given at submit time, by variable id
 
     def to_json(self, with_workflow: bool = True) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id}
@@ -88,6 +89,7 @@ class Submission:
             put(out, "source", self.source)
         put(out, "errorMessage", self.error_message)
         put(out, "results", self.results)
+        put(out, "vars", self.vars)
         return out
 
 

@@ -7,147 +7,13 @@ from typing import Any, Union
 
 from steepy.errors import InputError
 from steepy.model.ids import unique_id
-from steepy.model.common import as_list, nested, problem, put, read_policies, write_policies
+from steepy.model.common import as_list, nested, put, read_policies, write_policies
 from steepy.model.policies import RetryPolicy, TimeoutPolicy
+from steepy.model.wiring import (  # noqa: F401 - the variables and parameters, read from here too
+    IncludeOutputParameter, InputParameter, OutputParameter, Variable, VariableResolver,
+    VariableWriter, var_to_json)
 
 API_VERSION = "4.7.0"
-
-
-@dataclass(eq=False)
-class Variable:
-    """A named value. Undefined (value None) means an output whose value steepy generates.
-
-    All references to one id share one Variable object, as in Steep.
-    """
-
-    id: str
-    value: Any = None
-
-    def __repr__(self) -> str:
-        return f"Variable({self.id!r}, {self.value!r})"
-
-    def same(self, other: "Variable") -> bool:
-        return other is not None and self.id == other.id and self.value == other.value
-
-
-class VariableResolver:
-    """Hands out one Variable per id while a workflow or macro is read.
-
-    A variable given as an object twice is the one rule of reading a workflow that the model
-    cannot leave to validation: one Variable per id cannot hold two definitions.
-    """
-
-    def __init__(self) -> None:
-        self.by_id: dict[str, Variable] = {}
-        self._defined: set[str] = set()  # ids already given as an object (declared or inline)
-
-    def declare(self, data: dict, path: tuple) -> Variable:
-        """An entry of `vars`: an object {id, value}."""
-        var_id = data["id"]
-        if var_id in self._defined:
-            raise problem(path + ("id",), f"Variable `{var_id}' is declared more than once "
-                          f"(key={var_id}); declare it once and refer to it by its id")
-        return self._define(var_id, data.get("value"))
-
-    def ref(self, data: Any, path: tuple) -> Variable:
-        """A reference: a bare id string, or an inline definition {id, value}."""
-        if isinstance(data, str):
-            if data not in self.by_id:
-                self.by_id[data] = Variable(data)
-            return self.by_id[data]
-        var_id = data["id"]
-        if var_id in self._defined:
-            raise problem(path, f"Variable `{var_id}' is defined more than once (key={var_id}); "
-                          "define it once and refer to it elsewhere by its id only")
-        return self._define(var_id, data.get("value"))
-
-    def _define(self, var_id: str, value: Any) -> Variable:
-        self._defined.add(var_id)
-        var = self.by_id.get(var_id)
-        if var is None:
-            var = self.by_id[var_id] = Variable(var_id, value)
-        else:
-            var.value = value
-        return var
-
-
-class VariableWriter:
-    """Writes variable references as Steep does: an id string, or the object on first sight
-    of an undeclared variable that has a value (so reading it back restores the value)."""
-
-    def __init__(self, declared: list[Variable]):
-        self._written = {v.id for v in declared}
-
-    def ref(self, var: Variable | None) -> Any:
-        if var is None:
-            return None
-        if var.id in self._written or var.value is None:
-            self._written.add(var.id)
-            return var.id
-        self._written.add(var.id)
-        return {"id": var.id, "value": var.value}
-
-
-def var_to_json(var: Variable) -> dict:
-    out: dict = {"id": var.id}
-    put(out, "value", var.value)
-    return out
-
-
-@dataclass
-class InputParameter:
-    """`{id, var}`, or `{id, value}` (anonymous: a private variable holds the value)."""
-
-    id: str
-    var: Variable
-    anonymous: bool = False
-
-    @classmethod
-    def from_json(cls, data: dict, resolver: VariableResolver, path: tuple) -> "InputParameter":
-        param_id = data["id"]
-        if "var" in data:
-            return cls(param_id, resolver.ref(data["var"], path + ("var",)))
-        return cls(param_id, Variable(f"{param_id}_{unique_id()}", data["value"]), anonymous=True)
-
-    def to_json(self, writer: VariableWriter) -> dict:
-        if self.anonymous:
-            return {"id": self.id, "value": self.var.value}
-        return {"id": self.id, "var": writer.ref(self.var)}
-
-
-@dataclass
-class OutputParameter:
-    id: str
-    var: Variable
-    prefix: str | None = None
-    store: bool = False
-
-    @classmethod
-    def from_json(cls, data: dict, resolver: VariableResolver, path: tuple) -> "OutputParameter":
-        var = resolver.ref(data["var"], path + ("var",))
-        return cls(data["id"], var, data.get("prefix"), bool(data.get("store", False)))
-
-    def to_json(self, writer: VariableWriter) -> dict:
-        out: dict = {"id": self.id, "var": writer.ref(self.var)}
-        put(out, "prefix", self.prefix)
-        if self.store:
-            out["store"] = True
-        return out
-
-
-@dataclass
-class IncludeOutputParameter:
-    """Binds a macro output parameter to a workflow variable."""
-
-    id: str
-    var: Variable
-
-    @classmethod
-    def from_json(cls, data: dict, resolver: VariableResolver, path: tuple) -> "IncludeOutputParameter":
-        return cls(data["id"], resolver.ref(data["var"], path + ("var",)))
-
-    def to_json(self, writer: VariableWriter) -> dict:
-        return {"id": self.id, "var": writer.ref(self.var)}
 
 
 def _write_wiring(out: dict, action: Any, writer: VariableWriter) -> None:
@@ -218,16 +84,19 @@ class Fallback:
     max_inactivity: TimeoutPolicy | None = None
     max_runtime: TimeoutPolicy | None = None
     deadline: TimeoutPolicy | None = None
+    # `stop: true': once it succeeds, what needs the action's outputs is skipped (its
+    # outputs need not bind the action's then)
+    stop: bool = False
 
     @classmethod
-    def from_json(cls, data: dict, resolver: VariableResolver, path: tuple) -> "Fallback":
+    def from_json(cls, data: dict, resolver: VariableResolver, path: tuple, **extra: Any) -> Any:
         return cls(
             service=data["service"],
             inputs=[InputParameter.from_json(p, resolver, path + ("inputs", i))
                     for i, p in enumerate(data.get("inputs") or [])],
             outputs=[OutputParameter.from_json(p, resolver, path + ("outputs", i))
                      for i, p in enumerate(data.get("outputs") or [])],
-            **read_policies(data, path))
+            **read_policies(data, path), stop=bool(data.get("stop", False)), **extra)
 
     def to_json(self, writer: VariableWriter) -> dict:
         out: dict = {"service": self.service}
@@ -236,7 +105,38 @@ class Fallback:
         if self.outputs:
             out["outputs"] = [p.to_json(writer) for p in self.outputs]
         write_policies(out, self)
+        if self.stop:
+            out["stop"] = True
         return out
+
+
+@dataclass
+class Catch(Fallback):
+    """The workflow's `catch' (extensions 10): a fallback with `stop: true' for every action
+    (or those in `for_actions') that has none of its own, at most `max_recoveries' times in
+    the submission. It gets STEEPY_FAILED_ACTION besides what a fallback gets."""
+
+    stop: bool = True
+    for_actions: list[str] | None = None
+    max_recoveries: int | None = None
+
+    @classmethod
+    def read(cls, data: dict, resolver: VariableResolver) -> "Catch":
+        return cls.from_json({**data, "stop": True}, resolver, ("catch",),
+                             for_actions=None if data.get("forActions") is None else [
+                                 str(a) for a in data["forActions"]],
+                             max_recoveries=data.get("maxRecoveries"))
+
+    def to_json(self, writer: VariableWriter) -> dict:
+        out = super().to_json(writer)
+        del out["stop"]
+        if self.for_actions is not None:
+            out["forActions"] = list(self.for_actions)
+        put(out, "maxRecoveries", self.max_recoveries)
+        return out
+
+    def covers(self, action_id: str) -> bool:
+        return self.for_actions is None or action_id in self.for_actions
 
 
 @dataclass
@@ -344,20 +244,22 @@ class Workflow:
     vars: list[Variable] = field(default_factory=list)
     actions: list[Action] = field(default_factory=list)
     has_retries: bool = False  # `retries: {}` without processChains is kept for round trips
+    executable_retries: RetryPolicy | None = None  # retries.executables (model.inheritance)
+    catch: Catch | None = None  # steepy (extensions 10)
 
     @classmethod
     def from_json(cls, data: dict) -> "Workflow":
         resolver = VariableResolver()
         variables = [resolver.declare(v, ("vars", i)) for i, v in enumerate(data.get("vars") or [])]
         actions = read_actions(data.get("actions") or [], resolver, ("actions",))
+        catch = None if data.get("catch") is None else Catch.read(data["catch"], resolver)
         retries_json = data.get("retries")
-        retries = None
-        if isinstance(retries_json, dict) and retries_json.get("processChains") is not None:
-            retries = nested(RetryPolicy.from_json, retries_json["processChains"],
-                              ("retries", "processChains"))
+        retries, executables = (_default_policy(retries_json, key)
+                                for key in ("processChains", "executables"))
         return cls(api=data.get("api") or API_VERSION, name=data.get("name"),
                    priority=int(data.get("priority") or 0), retries=retries,
-                   vars=variables, actions=actions, has_retries=retries_json is not None)
+                   vars=variables, actions=actions, has_retries=retries_json is not None,
+                   executable_retries=executables, catch=catch)
 
     def to_json(self) -> dict:
         writer = VariableWriter(self.vars)
@@ -365,13 +267,23 @@ class Workflow:
         put(out, "name", self.name)
         if self.priority:
             out["priority"] = self.priority
-        if self.retries is not None:
-            out["retries"] = {"processChains": self.retries.to_json()}
-        elif self.has_retries:
-            out["retries"] = {}
+        defaults = {key: policy.to_json() for key, policy in (
+            ("processChains", self.retries), ("executables", self.executable_retries))
+            if policy is not None}
+        if defaults or self.has_retries:
+            out["retries"] = defaults
         out["vars"] = [var_to_json(v) for v in self.vars]
         out["actions"] = [a.to_json(writer) for a in self.actions]
+        if self.catch is not None:
+            out["catch"] = self.catch.to_json(writer)
         return out
 
     def all_actions(self):
         return walk_actions(self.actions)
+
+
+def _default_policy(retries: Any, key: str) -> RetryPolicy | None:
+    """`retries.processChains' or `retries.executables' of a workflow, if given."""
+    if not isinstance(retries, dict) or retries.get(key) is None:
+        return None
+    return nested(RetryPolicy.from_json, retries[key], ("retries", key))

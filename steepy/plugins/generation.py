@@ -18,11 +18,13 @@ class PluginGenerator(ProcessChainGenerator):
                  plugins: PluginSet) -> None:
         super().__init__(workflow, tmp_path, out_path, services, macros,
                          consistency_checker=plugins.consistency_checker(workflow),
-                         output_adapters=plugins.output_data_types())
+                         output_adapters=plugins.output_data_types(),
+                         engine_retries=plugins.retries.default)  # steepy.yaml's default
         self.plugins = plugins
         self.workflow = workflow
 
     def generate(self, results: dict[str, list] | None = None,
-                 executed_executable_ids: Collection[str] | None = None) -> list[ProcessChain]:
-        chains = super().generate(results, executed_executable_ids)
+                 executed_executable_ids: Collection[str] | None = None,
+                 *stopped_and_ended: Collection) -> list[ProcessChain]:
+        chains = super().generate(results, executed_executable_ids, *stopped_and_ended)
         return self.plugins.adapt_chains(chains, self.workflow)

@@ -10,6 +10,10 @@ with no arguments when loaded), or, for brevity, a plain function (it becomes th
     processChainConsistencyChecker  check(executables, action, workflow) -> bool
     progressEstimator               estimate(executable, recent_lines) -> float | None
     initializer                     initialize() -> None (may be a coroutine)
+    retryPolicy                     next(elapsed_ms, attempts, failure) -> int | None
+                                    (steepy's: the pause in ms before the next attempt of an
+                                    executable whose policy names it, `plugin: NAME'; None:
+                                    give up)
 
 A runtime's side of the seam (`Runtime', `RuntimeContext', `Launch', and `RuntimeSettings'
 for its `runtimes.<name>' keys) lives with the runtimes, `steepy.runtimes.seam'; it is
@@ -27,7 +31,8 @@ from steepy.runtimes.seam import Launch, Runtime, RuntimeContext, RuntimeSetting
 
 __all__ = ["KINDS", "Kind", "Launch", "RuntimeContext", "Runtime", "RuntimeSettings",
            "OutputAdapter", "InputAdapter", "ProcessChainAdapter",
-           "ProcessChainConsistencyChecker", "ProgressEstimator", "Initializer"]
+           "ProcessChainConsistencyChecker", "ProgressEstimator", "Initializer",
+           "RetryFailure", "RetryPolicyPlugin"]
 
 
 @runtime_checkable
@@ -59,6 +64,23 @@ class ProgressEstimator(Protocol):
 @runtime_checkable
 class Initializer(Protocol):
     def initialize(self) -> None | Awaitable[None]: ...
+
+
+@dataclass(frozen=True)
+class RetryFailure:
+    """How the attempt a `retryPolicy' plugin decides after failed: its exit code (None when
+    it was killed or never started), the timeout that ended it (`maximum runtime',
+    `maximum inactivity' or None), its last output lines and the error message."""
+
+    exit_code: int | None
+    timeout_kind: str | None
+    last_lines: tuple[str, ...]
+    message: str = ""
+
+
+@runtime_checkable
+class RetryPolicyPlugin(Protocol):
+    def next(self, elapsed_ms: int, attempts: int, failure: RetryFailure) -> int | None: ...
 
 
 @dataclass(frozen=True)
@@ -95,4 +117,6 @@ KINDS: dict[str, Kind] = {k.type: k for k in (
          "supported_service_ids"),
     Kind("initializer", "initializer", "steepy.initializers", Initializer, "initialize", (),
          depends=True),
+    Kind("retryPolicy", "retry policy", "steepy.retryPolicies", RetryPolicyPlugin, "next",
+         ("elapsed_ms", "attempts", "failure")),
 )}

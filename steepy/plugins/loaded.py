@@ -19,6 +19,7 @@ from steepy.config.model import runtime_defaults
 from steepy.documents.validation_services import Runtimes
 from steepy.errors import InputError, Problem
 from steepy.model import ExecuteAction, Executable, ProcessChain, Workflow
+from steepy.model.limits import NO_SITE, SiteRetries
 from steepy.model.processchain import Argument
 from steepy.plugins.kinds import KINDS
 from steepy.plugins.loading import Plugin, PluginError, builtin_plugins, order_by_dependencies
@@ -55,6 +56,8 @@ class PluginSet:
         self._outputs = {p.selector: p for p in self.of("outputAdapter")}
         self._inputs = {p.selector: p for p in self.of("inputAdapter")}
         self._estimators = {s: p for p in self.of("progressEstimator") for s in p.selector}
+        self._retry_policies = {p.name: p for p in self.of("retryPolicy")}
+        self.retries: SiteRetries = NO_SITE  # steepy.yaml `retries' (set by load_plugins)
 
     def of(self, kind: str) -> list[Plugin]:
         ordered = getattr(self, "_ordered", {}).get(kind)
@@ -80,7 +83,8 @@ class PluginSet:
     def runtimes(self) -> Runtimes:
         """What checking a workflow needs to know of these runtimes (`validate_workflow')."""
         return Runtimes(tuple(self._runtimes), {name: hint for name, hint in STEEP_ONLY.items()
-                                                if name not in self._runtimes})
+                                                if name not in self._runtimes}, self.retries,
+                        tuple(self._retry_policies))
 
     # -- the agent: inputs, outputs, progress ----------------------------------------------------
 
@@ -111,6 +115,11 @@ class PluginSet:
         """Progress of `exe' (0..1) by the estimator of its service (None: none, or unknown)."""
         plugin = self._estimators.get(exe.service_id)
         return None if plugin is None else plugin.call(exe, recent_lines)
+
+    def retry_policy(self, name: str) -> Callable | None:
+        """The `next' method of the `retryPolicy' plugin `name' (None: there is none)."""
+        plugin = self._retry_policies.get(name)
+        return None if plugin is None else plugin.call
 
     # -- the controller: generating chains -------------------------------------------------------
 

@@ -34,6 +34,9 @@ class PluginConfig(Declarations, Protocol):
 
     def runtime_setting_problems(self, runtimes: list[str]) -> list[Problem]: ...
 
+    @property
+    def retries(self) -> Any: ...  # `retries': has site() -> SiteRetries
+
 
 def load_plugins(config: PluginConfig | None = None) -> PluginSet:
     """steepy's runtimes, the installed plugins and (with `config') steepy.yaml's, checked;
@@ -52,6 +55,7 @@ def load_plugins(config: PluginConfig | None = None) -> PluginSet:
     found = PluginSet(plugins, place, None if config is None else config.runtime_settings)
     if config is not None:  # e.g. a typing error in `runtimes.slrum.partition'
         found.warnings = config.runtime_setting_problems(found.runtime_names())
+        found.retries = config.retries.site()  # its executables' default and limits
     return found
 
 

@@ -49,6 +49,7 @@ def submission(row: Any, counts: dict[str, int], with_workflow: bool = True,
     if full:
         if with_workflow:
             _put(out, "source", row.source)
+        _put(out, "vars", load(row.vars))  # steepy: the values given at submit time
         if row.status == SS.ERROR:
             _put(out, "errorMessage", row.error_message)
         if row.status in SUCCEEDED_SUBMISSION:
@@ -215,6 +216,9 @@ def write_submission_document(views: "ReadViews", submission_id: str,
 
 def _submission_head(views: "ReadViews", submission_id: str) -> dict:
     out = views.get_submission(submission_id).to_json(with_workflow=False)
+    skipped = views.skipped_actions(submission_id)  # extensions 10, 11
+    if skipped:
+        out["skippedActions"] = skipped
     return _counters(out, views.chain_counts(submission_id))
 
 

@@ -83,6 +83,7 @@ class RoundWrite:
     chains: Sequence[ProcessChain] = ()
     save_state: bool = False
     state: dict | None = None
+    skipped: Sequence[tuple[str, str]] = ()  # (action id, why): events, stored with the state
 
 
 @dataclass(frozen=True)
@@ -250,6 +251,8 @@ class ReadViews(Protocol):
                             chain_ids: list[str] | None = None) -> list[tuple[str, dict]]: ...
 
     def events(self, submission_id: str, after: int = 0) -> list[dict]: ...
+
+    def skipped_actions(self, submission_id: str) -> dict[str, str]: ...
 
     def feed(self, after: int = 0, submission_id: str | None = None,
              limit: int = 1000) -> list[dict]: ...

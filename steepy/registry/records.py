@@ -87,7 +87,8 @@ def submission_record(row: Any) -> Submission:
         id=row.id, workflow=Workflow.from_json(load(row.workflow)), name=row.name,
         priority=row.priority, status=SS(row.status), start_time=as_utc(row.start_time),
         end_time=as_utc(row.end_time), required_capabilities=load(row.required_capabilities) or [],
-        source=row.source, error_message=row.error_message, results=load(row.results))
+        source=row.source, error_message=row.error_message, results=load(row.results),
+        vars=load(row.vars))
 
 
 def chain_record(row: Any) -> ChainRecord:

@@ -34,6 +34,7 @@ submissions = Table(
     Column("cancel_requested", Boolean, nullable=False, default=False),
     Column("owner", String(64)),  # the controller driving it (lease)
     Column("lease_until", DateTime(timezone=True)),
+    Column("vars", Text),  # JSON: the values given at submit time (migration 0012)
 )
 # the order ACCEPTED submissions start in: highest priority first, then oldest (0003)
 Index("ix_submissions_status", submissions.c.status, submissions.c.priority.desc(),

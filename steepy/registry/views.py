@@ -4,11 +4,13 @@ needs (a page of submissions never loads their workflows), so a page of 50 stays
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import Connection, func, select
 
+from steepy.events import EventKind
 from steepy.model.attempt import AttemptRecord
 from steepy.model.submission import Submission, SubmissionStatus
 from steepy.registry import documents
@@ -151,6 +153,15 @@ class SqlReadViews:
                                 .order_by(events.c.id)).all()
         return [documents.event(r) for r in rows]
 
+    def skipped_actions(self, submission_id: str) -> dict[str, str]:
+        """The actions skipped because a chain stopped early (extensions 10, 11): id -> why."""
+        with self.db.read() as conn:
+            rows = conn.execute(select(events.c.data).where(
+                events.c.submission_id == submission_id,
+                events.c.kind == str(EventKind.SUBMISSION_SKIPPED)).order_by(events.c.id)).all()
+        found = [json.loads(r.data) for r in rows]
+        return {d["actionId"]: d["reason"] for d in found}
+
     def feed(self, after: int = 0, submission_id: str | None = None,
              limit: int = 1000) -> list[dict]:
         """The whole timeline (every submission's events, agents arriving and leaving) after
@@ -185,7 +196,7 @@ class SqlReadViews:
 
     def submission(self, submission_id: str, with_workflow: bool = True) -> dict | None:
         columns = [_sc.id, _sc.name, _sc.priority, _sc.status, _sc.required_capabilities,
-                   _sc.start_time, _sc.end_time, _sc.error_message, _sc.results]
+                   _sc.start_time, _sc.end_time, _sc.error_message, _sc.results, _sc.vars]
         if with_workflow:
             columns += [_sc.workflow, _sc.source]
         with self.db.read() as conn:

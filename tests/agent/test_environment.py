@@ -177,6 +177,7 @@ async def test_a_local_tool_gets_no_secret(monkeypatch, tmp_path) -> None:
     steepy_names.discard("STEEPY_TREE_TOKEN")  # (the agent's, where it marks a tool's processes)
     assert steepy_names == {"STEEPY_ATTEMPT", "STEEPY_SUBMISSION_ID", "STEEPY_PROCESS_CHAIN_ID",
                             "STEEPY_EXECUTABLE_ID", "STEEPY_RUN_NUMBER", "STEEPY_LAST_EXIT_CODE",
+                            "STEEPY_LAST_FAILED_AT", "STEEPY_LAST_MESSAGE", "STEEPY_SIGNAL_FILE",
                             "STEEPY_FOR_THE_TOOL"}
 
 

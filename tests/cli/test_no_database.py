@@ -14,7 +14,8 @@ from steepy.cli import main
 READING = [["list"], ["show", "x"], ["status", "x"], ["logs", "x"], ["events", "x"],
            ["search", "x"], ["notifications"], ["schedule", "list"], ["schedule", "show", "x"],
            ["cancel", "x"], ["retry", "x"], ["priority", "x", "1"], ["schedule", "pause", "x"],
-           ["schedule", "resume", "x"], ["schedule", "remove", "x"], ["gc", "--dry-run"]]
+           ["schedule", "resume", "x"], ["schedule", "remove", "x"], ["gc", "--dry-run"],
+           ["wait", "x"]]
 
 
 @pytest.fixture

@@ -40,7 +40,7 @@ STORED = {
     "chain.priority", "chain.progress", "chain.registered", "chain.requeued", "chain.resumed",
     "chain.retryScheduled", "chain.started", "chain.waiting", "schedule.fired",
     "schedule.skipped", "submission.cancelRequested", "submission.priority",
-    "submission.resumed", "submission.retried", "submission.status"}
+    "submission.resumed", "submission.retried", "submission.skipped", "submission.status"}
 
 
 def _docstrings(tree: ast.AST) -> set[int]:

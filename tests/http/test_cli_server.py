@@ -72,3 +72,32 @@ def test_an_unreachable_server_is_a_clear_error(cli, monkeypatch) -> None:
     result = CliRunner().invoke(main, ["list", "--server", "http://127.0.0.1:9"],
                                 catch_exceptions=False)
     assert result.exit_code == 2 and "Cannot reach the steepy server" in result.stderr
+
+
+NAP = """
+api: 4.7.0
+name: nap
+vars:
+  - {id: seconds, value: 30}
+actions:
+  - {id: nap, type: execute, service: sleep, inputs: [{id: seconds, var: seconds}]}
+"""
+
+
+def test_vars_wait_and_submit_wait_through_a_server(cli, workflow_file) -> None:
+    path = workflow_file(NAP)
+    done = cli("submit", path, "--var", "seconds=0.05", "--wait").stdout.splitlines()
+    fine = done[0].split()[-1]
+    assert done[1] == f"submission {fine}: SUCCESS"
+    failing = cli("submit", path, "--var", "seconds=nope").stdout.split()[-1]
+    sleeping = cli("submit", path).stdout.split()[-1]
+    assert json.loads(cli("show", failing, "--json").stdout)["vars"] == {"seconds": "nope"}
+    both = cli("wait", fine, failing, code=1).stdout.splitlines()  # the highest code
+    assert both[0] == f"submission {fine}: SUCCESS"
+    assert both[1].startswith(f"submission {failing}: ERROR (")
+    assert "No submission with the id `nosuch'" in cli("wait", sleeping, "nosuch", code=2).stderr
+    cli("cancel", sleeping)
+    assert cli("wait", sleeping, code=3).stdout == f"submission {sleeping}: CANCELLED\n"
+    typo = cli("submit", path, "--var", "secnds=1", code=2).stderr  # the server's problem
+    assert typo.startswith("--var secnds: the workflow has no variable `secnds' that can be "
+                           "set; did you mean `seconds'?\n")

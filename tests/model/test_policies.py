@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
@@ -222,8 +223,8 @@ def test_ratio_and_add_edges(jitter, d, low, high):
        performed=st.integers(1, 20), seed=st.integers(0, 2**32))
 def test_ratio_and_add_stay_in_their_bounds(delay, low, width, extra, max_delay, performed, seed):
     high = min(1.0, low + width)
-    for jitter, lowest, highest in ((RatioJitter(low, high), lambda d: round(d * low),
-                                     lambda d: round(d * high)),
+    for jitter, lowest, highest in ((RatioJitter(low, high), lambda d: math.floor(d * low),
+                                     lambda d: math.floor(d * high)),
                                     (AddJitter(extra), lambda d: d, lambda d: d + extra)):
         policy = RetryPolicy(max_attempts=-1, delay=delay, exponential_backoff=2,
                              max_delay=max_delay, jitter=jitter)

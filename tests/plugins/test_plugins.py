@@ -196,14 +196,6 @@ def test_declared_plugins_with_steeps_descriptor_fields(tmp_path, plugmod) -> No
     assert plugins.runtime_settings("lsf")["slots"] == 1  # its default
 
 
-def test_steeps_plugin_files_are_ignored_with_a_warning(tmp_path) -> None:
-    config = _config(tmp_path, "plugins: conf/plugins/*.yaml\n")
-    assert config.plugins == []
-    (warning,) = config.warnings
-    assert str(warning).replace(f"{tmp_path}/", "").startswith("steepy.yaml:1:10: plugins: Steep's plugin files (Kotlin "
-                                   "scripts) cannot run in steepy; ignored")
-
-
 @pytest.mark.parametrize("declaration,message", [
     ("type: runtime\n    object: {mod}:Missing",
      "plugin `p' (runtime): `{mod}' has no attribute `Missing'"),
@@ -274,7 +266,7 @@ def test_names_are_unique_and_dependencies_not_circular(tmp_path, plugmod) -> No
      "object that implements it (Steep's Kotlin `scriptFile' cannot run in steepy)"),
     ("{name: p, type: runtim, object: 'a:b'}", "steepy.yaml:2:21: plugins[0].type: `runtim' is "
      "not allowed here; expected runtime, outputAdapter, inputAdapter, processChainAdapter, "
-     "processChainConsistencyChecker, progressEstimator or initializer"),
+     "processChainConsistencyChecker, progressEstimator, initializer or retryPolicy"),
     ("{name: p, type: runtime, object: 'not a reference'}", "steepy.yaml:2:38: plugins[0].object: "
      "`not a reference' is not a Python object reference such as `package.module:attribute'"),
 ])

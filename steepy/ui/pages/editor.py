@@ -1,12 +1,15 @@
 """The "New workflow" editor (`/new/workflow`): a text area for a workflow in YAML or JSON,
 starting with a small example or, with `?from=<submission id>`, with that submission's source
-(the workflow page's "resubmit"). The page's script (static/editor.js) POSTs the text to the
-API's `/workflows` and shows the API's `line:column: path: message` problems beside the text;
-the page itself stores nothing."""
+(the workflow page's "resubmit"). Below it, a field per variable of that workflow with a
+default value (a resubmission's filled with the values given to it). The page's script
+(static/editor.js) POSTs the text to the API's `/workflows`, with the fields filled in as its
+query parameter `vars`, and shows the API's `line:column: path: message` problems beside the
+text; the page itself stores nothing."""
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -37,6 +40,29 @@ def _source(found: dict) -> str:
     return json.dumps(found.get("workflow") or {}, indent=2, ensure_ascii=False) + "\n"
 
 
+def _shown(value: Any) -> str:
+    """A value as its field shows it: a string as it is, anything else as JSON (which the
+    script sends back as JSON, so `3` stays a number)."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def variables(text: str, given: dict | None) -> list[dict]:
+    """The variables of the workflow in `text` that can be set at submit time (those with a
+    default value): id, default and the value given (for a resubmission), each as shown.
+    None of a text that is no workflow."""
+    from steepy.documents.loading import parse_text
+    from steepy.errors import InputError
+
+    try:
+        data = parse_text(text, "<editor>").data
+    except InputError:
+        return []
+    declared = data.get("vars") if isinstance(data, dict) else None
+    return [{"id": str(v["id"]), "default": _shown(v["value"]),
+             "given": _shown(given[v["id"]]) if given and v["id"] in given else ""}
+            for v in declared or [] if isinstance(v, dict) and "id" in v and "value" in v]
+
+
 def editor(request: Request) -> Response:
     ctx = request.app.state.ctx
     origin = request.query_params.get("from", "").strip()
@@ -48,8 +74,9 @@ def editor(request: Request) -> Response:
         else:
             text, resubmitted = _source(found), found
     services = sorted(((s.id, s.name) for s in ctx.services.values()), key=lambda s: s[0])
+    given = (resubmitted or {}).get("vars")
     return render(request, "editor.html", text=text, notice=notice, origin=resubmitted,
-                  services=services)
+                  services=services, variables=variables(text, given))
 
 
 def new(request: Request) -> Response:

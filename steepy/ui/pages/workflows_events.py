@@ -118,6 +118,8 @@ DESCRIBE: dict[str, Callable[[dict], Made]] = {
     K.SUBMISSION_RETRIED: lambda e: (
         f"Retried (was {e.get('previous')}): failed and cancelled chains run again",
         "status-running", None),
+    K.SUBMISSION_SKIPPED: lambda e: (
+        f"Action {e.get('actionId', '?')} skipped: {e.get('reason', '?')}", "", None),
     K.SUBMISSION_RESUMED: lambda e: (
         f"Taken over by engine {e.get('owner')} (its engine was lost)", "", None),
     K.SUBMISSION_CANCEL_REQUESTED: lambda e: (

@@ -309,6 +309,20 @@
   }
 
   // ----------------------------------------------------------------- submitting
+  // The variables' fields that were filled in, as the API's query parameter `vars' (a JSON
+  // object): a value that is JSON is sent as such (3, [1, 2], true), any other as text.
+  function givenVars() {
+    const given = {};
+    let any = false;
+    for (const field of form.querySelectorAll("[data-var]")) {
+      if (field.value.trim() === "") continue;
+      try { given[field.dataset.var] = JSON.parse(field.value); }
+      catch (e) { given[field.dataset.var] = field.value; }
+      any = true;
+    }
+    return any ? "?vars=" + encodeURIComponent(JSON.stringify(given)) : "";
+  }
+
   async function submit() {
     if (sending) return;
     const text = area.value;
@@ -318,7 +332,7 @@
     state.textContent = "Submitting…";
     let result = null;
     try {
-      result = await window.steepy.api("POST", "/workflows", text,
+      result = await window.steepy.api("POST", "/workflows" + givenVars(), text,
                                        json ? "application/json" : "application/x-yaml");
     } catch (e) {
       show("steepy did not answer: " + (e && e.message || e), []);

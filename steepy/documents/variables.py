@@ -1,0 +1,139 @@
+"""Values given at submit time for a workflow's variables (`--var name=value`, `--vars
+FILE`, the API's `vars`, the query parameter `vars` of POST /workflows, the UI's form).
+
+Only a variable that the workflow declares with a default `value` can be set: the others are
+written by actions. Each value is remembered with where it was given (`--var`, a line of the
+vars file, `<vars>`), so that a name the workflow does not have, or a value the workflow
+cannot use, is reported there like every other problem (exit code 2, nothing stored)."""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from steepy.documents.loading import Document, parse_yaml_all, read_file
+from steepy.errors import InputError, Problem
+
+OPTION = "--var"
+GIVEN = "<vars>"  # where the values of a mapping (API, HTTP) are
+
+
+@dataclass
+class GivenVars:
+    """Values by variable id, each with the place it was given at (file, line, column)."""
+
+    values: dict[str, Any] = field(default_factory=dict)
+    places: dict[str, tuple[str, int | None, int | None]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, values: Mapping[str, Any] | None, file: str = GIVEN) -> "GivenVars":
+        values = dict(values or {})
+        return cls(values, {name: (file, None, None) for name in values})
+
+    def __bool__(self) -> bool:
+        return bool(self.values)
+
+    def update(self, other: "GivenVars") -> "GivenVars":
+        """These values, with `other`'s put over them (a later option wins)."""
+        self.values.update(other.values)
+        self.places.update(other.places)
+        return self
+
+    def problem(self, name: str, message: str) -> Problem:
+        file, line, column = self.places.get(name, (GIVEN, None, None))
+        return Problem(message, path=name if file == GIVEN else "", file=file, line=line,
+                       column=column)
+
+
+def from_options(options: Iterable[str]) -> GivenVars:
+    """`--var name=value` options; each value is read as YAML (`[1, 2]` is a list, `3` a
+    number, `'3'` a string). InputError with every malformed one."""
+    given, problems = GivenVars(), []
+    for option in options:
+        name, equals, text = option.partition("=")
+        name = name.strip()
+        if not equals or not name:
+            problems.append(Problem(f"`{option}' is not name=value", file=OPTION))
+            continue
+        try:  # YAML only: `[a, b]' is a list of two strings, not bad JSON
+            found = parse_yaml_all(text, f"{OPTION} {name}") if text.strip() else []
+            value = found[0].data if found else ""
+        except InputError as e:
+            problems += e.problems
+            continue
+        given.values[name] = value
+        given.places[name] = (f"{OPTION} {name}", None, None)
+    if problems:
+        raise InputError(problems)
+    return given
+
+
+def from_file(path: str) -> GivenVars:
+    """A YAML or JSON file of `name: value` pairs (`--vars FILE`)."""
+    document = read_file(path)
+    if not isinstance(document.data, dict):
+        raise InputError(Problem("a vars file holds `name: value' pairs (an object)",
+                                 file=path, line=1, column=1))
+    places = {}
+    for name in document.data:
+        line, column = document.positions.get(str(name), (None, None))
+        places[str(name)] = (path, line, column)
+    return GivenVars({str(k): v for k, v in document.data.items()}, places)
+
+
+def with_vars(document: Document, given: GivenVars) -> Document:
+    """`document` with the default values of the given variables replaced (its positions and
+    text stay: the source shown is the file as written, the values given are kept beside).
+    InputError at the given places: a name the workflow does not declare, a variable
+    without a default value, an object for a value."""
+    data = copy.deepcopy(document.data)
+    declared = data.get("vars") if isinstance(data, dict) else None
+    entries = {entry.get("id"): entry for entry in declared or [] if isinstance(entry, dict)}
+    settable = [name for name, entry in entries.items() if "value" in entry]
+    problems = []
+    for name, value in given.values.items():
+        entry = entries.get(name)
+        if entry is None:
+            problems.append(given.problem(name, _unknown(name, settable)))
+        elif "value" not in entry:
+            problems.append(given.problem(name, f"variable `{name}' has no default value in "
+                                                "the workflow: an action writes it, so it "
+                                                "cannot be set"))
+        elif isinstance(value, Mapping) and not isinstance(entry["value"], Mapping):
+            problems.append(given.problem(name, f"variable `{name}' takes a string, number, "
+                                                "boolean or list, not an object"))
+        else:
+            entry["value"] = value
+    if problems:
+        raise InputError(problems)
+    return Document(data, document.file, document.positions, document.text)
+
+
+def _unknown(name: str, settable: list[str]) -> str:
+    close = difflib.get_close_matches(name, settable, n=1)
+    hint = (f"; did you mean `{close[0]}'?" if close else
+            " (it has: " + ", ".join(f"`{n}'" for n in settable) + ")" if settable else
+            " (it has none with a default value)")
+    return f"the workflow has no variable `{name}' that can be set{hint}"
+
+
+def blame(document: Document, given: GivenVars, check: Callable[[Document], Any]) -> None:
+    """After the workflow with every value given failed `check` (while the workflow as written
+    passed it): each value that makes it fail on its own, reported at the place it was given,
+    with where the workflow cannot use it. Nothing when no single value is to blame."""
+    problems = []
+    for name, value in given.values.items():
+        try:
+            check(with_vars(document, GivenVars({name: value}, given.places)))
+        except InputError as e:
+            for p in e.problems:
+                where = f"{p.location()}: {p.path + ': ' if p.path else ''}"
+                problems.append(given.problem(name, f"the workflow cannot use `{name}' = "
+                                                    f"{json.dumps(value, default=str)}: "
+                                                    f"{where}{p.message}"))
+    if problems:
+        raise InputError(problems)

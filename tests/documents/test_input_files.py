@@ -1,0 +1,95 @@
+"""Constant input files at submit time (steepy.documents.inputfiles): relative paths made
+absolute against the base directory, those that do not exist reported at their value's place
+(or where a value was given), URLs, string inputs and generated values left alone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from steepy.documents.inputfiles import InputBase
+from steepy.documents.loading import parse_text
+from steepy.documents.submissions import submission_from
+from steepy.documents.variables import GivenVars
+from steepy.errors import InputError
+from steepy.model.service import Service
+
+SERVICE = Service.from_json({
+    "id": "tool", "name": "Tool", "description": "", "path": "tool", "runtime": "other",
+    "parameters": [
+        {"id": "file", "name": "", "description": "", "type": "input", "cardinality": "0..n",
+         "dataType": "file"},
+        {"id": "dir", "name": "", "description": "", "type": "input", "cardinality": "0..1",
+         "dataType": "directory"},
+        {"id": "word", "name": "", "description": "", "type": "input", "cardinality": "0..1",
+         "dataType": "string"},
+        {"id": "out", "name": "", "description": "", "type": "output", "cardinality": "0..1",
+         "dataType": "file"}]})
+WORKFLOW = """\
+api: 4.7.0
+vars:
+  - id: files
+    value: [here.txt, s3://bucket/key]
+  - id: made
+actions:
+  - type: execute
+    service: tool
+    inputs:
+      - {id: file, var: files}
+      - {id: file, value: /no/such/file}
+      - {id: dir, value: folder}
+      - {id: word, value: not-a-path.txt}
+    outputs: [{id: out, var: made}]
+  - type: execute
+    service: tool
+    inputs:
+      - {id: file, var: made}
+      - {id: file, var: {id: inline, value: gone.txt}}
+"""
+
+
+def _submit(base: Path, given: GivenVars | None = None, named: str = "the directory it was "
+            "submitted from"):
+    return submission_from(parse_text(WORKFLOW, "wf.yaml"), {"tool": SERVICE}, {}, None, given,
+                           InputBase(base, named))
+
+
+def test_missing_files_are_reported_where_their_values_are(tmp_path: Path) -> None:
+    with pytest.raises(InputError) as missing:
+        _submit(tmp_path, named="the server's working directory")
+    said = f"(a relative path is resolved against the server's working directory, {tmp_path})"
+    assert [str(p) for p in missing.value.problems] == [
+        f"wf.yaml:4:13: vars[0].value[0]: input file `here.txt' does not exist {said}",
+        "wf.yaml:11:27: actions[0].inputs[1].value: input file `/no/such/file' does not exist",
+        f"wf.yaml:12:26: actions[0].inputs[2].value: input directory `folder' does not exist "
+        f"{said}",
+        f"wf.yaml:19:45: actions[1].inputs[1].var.value: input file `gone.txt' does not exist "
+        f"{said}"]
+
+
+def test_relative_paths_become_absolute_and_the_rest_stays(tmp_path: Path) -> None:
+    for name in ("here.txt", "gone.txt", "other.txt"):
+        (tmp_path / name).write_text("x")
+    (tmp_path / "folder").mkdir()
+    with pytest.raises(InputError) as absolute:
+        _submit(tmp_path)
+    assert [p.path for p in absolute.value.problems] == ["actions[0].inputs[1].value"]
+
+    text = WORKFLOW.replace("/no/such/file", str(tmp_path / "here.txt"))
+    submission = submission_from(parse_text(text, "wf.yaml"), {"tool": SERVICE}, {}, None,
+                                 GivenVars.of({"files": ["other.txt"]}),
+                                 InputBase(tmp_path, "there"))
+    first, second = submission.workflow.actions
+    assert [i.var.value for i in first.inputs] == [
+        [str(tmp_path / "other.txt")], str(tmp_path / "here.txt"), str(tmp_path / "folder"),
+        "not-a-path.txt"]
+    assert [i.var.value for i in second.inputs] == [None, str(tmp_path / "gone.txt")]
+    assert submission.vars == {"files": ["other.txt"]}  # as given
+
+
+def test_a_given_value_that_is_missing_is_reported_where_it_was_given(tmp_path: Path) -> None:
+    with pytest.raises(InputError) as missing:
+        _submit(tmp_path, GivenVars({"files": ["x.txt"]}, {"files": ("--var files", None, None)}))
+    assert str(missing.value.problems[0]).startswith(
+        "--var files: input file `x.txt' does not exist")

@@ -1,0 +1,98 @@
+"""The editor's fields for workflow variables: one per variable with a default value (none for
+those actions write), a resubmission's filled with the values given to it, and submitting
+sends the filled ones as the API's `vars` (JSON values as such, other text as strings)."""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.parse
+import warnings
+
+import pytest
+
+with warnings.catch_warnings():  # Starlette would like httpx2; httpx works
+    warnings.simplefilter("ignore")
+    from starlette.testclient import TestClient
+
+from steepy.documents.loading import parse_text
+from steepy.documents.submissions import submission_from
+from steepy.documents.variables import GivenVars
+from steepy.http import ApiContext, create_app
+from steepy.model.service import Service
+from steepy.registry import open_registry
+from steepy.ui.pages.editor import variables
+from tests.ui.test_site import HTML
+
+WORKFLOW = """\
+api: 4.7.0
+name: with variables
+vars:
+  - id: seconds
+    value: 0
+  - id: label
+    value: a <nap>
+  - id: written
+actions:
+  - type: execute
+    service: sleep
+    inputs:
+      - id: seconds
+        var: seconds
+"""
+FIELD = re.compile(r'<input type="text" data-var="([^"]+)" name="[^"]+" value="([^"]*)"\s+'
+                   r'placeholder="([^"]*)"')
+
+
+def test_fields_of_the_variables_with_a_default_value() -> None:
+    assert variables(WORKFLOW, {"seconds": 0.5}) == [
+        {"id": "seconds", "default": "0", "given": "0.5"},
+        {"id": "label", "default": "a <nap>", "given": ""}]
+    assert variables("api: [", None) == []  # no workflow: no fields
+
+
+@pytest.fixture
+def app(tmp_path):
+    registry = open_registry(f"sqlite:///{tmp_path / 'steepy.db'}")
+    sleep = Service.from_json({"id": "sleep", "name": "Sleep", "description": "", "path": "sleep",
+                               "runtime": "other", "parameters": [
+                                   {"id": "seconds", "name": "", "description": "",
+                                    "type": "input", "cardinality": "1..1"}]})
+    stored = submission_from(parse_text(WORKFLOW, "<request>"), {"sleep": sleep}, {}, None,
+                             GivenVars.of({"label": "short"}))
+    registry.requests.add_submission(stored)
+    with TestClient(create_app(ApiContext(registry, log_dir=tmp_path / "logs"))) as client:
+        yield client, stored.id
+
+
+def test_a_resubmission_starts_with_the_values_given(app) -> None:
+    client, submission_id = app
+    assert client.get(f"/workflows/{submission_id}").json()["vars"] == {"label": "short"}
+    page = client.get(f"/new/workflow?from={submission_id}", headers=HTML).text
+    assert FIELD.findall(page) == [("seconds", "", "0"), ("label", "short", "a &lt;nap&gt;")]
+    assert "Variables" in page and 'data-var="written"' not in page
+    fresh = client.get("/new/workflow", headers=HTML).text  # the example has none
+    assert "editor-vars" not in fresh
+    shown = client.get(f"/workflows/{submission_id}", headers=HTML).text  # the workflow page
+    assert '<dd data-testid="vars"><code>label="short"</code> </dd>' in shown
+
+
+def test_submitting_sends_the_fields_filled_in(ui, browser_page) -> None:
+    from playwright.sync_api import expect
+
+    answer = ui.http.post("/workflows?" + urllib.parse.urlencode(
+        {"vars": json.dumps({"label": "first"})}), content=WORKFLOW)
+    assert answer.status_code == 202, answer.text
+    first = answer.json()["id"]
+    page = browser_page
+    page.goto(f"{ui.url}/new/workflow?from={first}")
+    label = page.locator('[data-var="label"]')
+    expect(label).to_have_value("first")
+    label.fill("second")
+    page.locator('[data-var="seconds"]').fill("0.05")
+    page.get_by_role("button", name="Submit").click()
+    page.wait_for_url(re.compile(r"/workflows/(?!" + first + ")[a-z0-9]+$"))
+    again = page.url.rsplit("/", 1)[1]
+    assert ui.http.get(f"/workflows/{again}").json()["vars"] == {"label": "second",
+                                                                "seconds": 0.05}
+    assert ui.wait(again)["status"] == "SUCCESS"
