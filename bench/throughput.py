@@ -5,10 +5,12 @@ dependent executables; the time from `steepy submit` to the first executable und
 `steepy worker`; with --peers, Snakemake and Parsl on the same 1,000 jobs (bench/peers.py).
 
 Usage: .venv/bin/python bench/throughput.py [N ...] [--repeats 3] [--pg URL|auto|none]
-                                            [--memory N] [--peers] [--markdown]
+                                            [--memory N ...] [--memory-only] [--peers]
+                                            [--markdown]
 Default sizes: 1000 10000. --pg auto asks `.ci/postgres start` for a server (skipped with
-one line if there is none). --memory N runs one for-each over N items (e.g. 100000) only
-for the engine's peak memory. Nothing here is asserted: it prints.
+one line if there is none). --memory N runs one for-each over N items (e.g. 100000 1000000)
+for the engine's peak memory, its time and CPU time (the tools' included) per item;
+--memory-only runs nothing else. Nothing here is asserted: it prints.
 """
 
 from __future__ import annotations
@@ -217,15 +219,29 @@ def measure_sizes(sizes: list[int], repeats: int, pg: Postgres | None) -> list[d
     return rows
 
 
+def measure_memory(sizes: list[int]) -> None:
+    """One for-each over each number of items: time, CPU and the engine's peak memory."""
+    for n in sizes:
+        big = steepy_run(fan_out(n))
+        print(f"for-each over {n}: {big.seconds:.0f} s ({big.seconds / n * 1000:.2f} ms/item), "
+              f"CPU {big.cpu_s:.0f} s ({big.cpu_s / n * 1000:.2f} ms/item), engine peak "
+              f"{big.peak_mb:.0f} MB", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("sizes", nargs="*", type=int, default=[1000, 10000])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--pg", default="auto", help="URL, auto (.ci/postgres) or none")
-    parser.add_argument("--memory", type=int, default=0, help="peak memory of a for-each over N")
+    parser.add_argument("--memory", type=int, nargs="+", default=[],
+                        help="peak memory of a for-each over N items (several: each)")
+    parser.add_argument("--memory-only", action="store_true", help="only the --memory runs")
     parser.add_argument("--peers", action="store_true", help="Snakemake and Parsl, 1,000 jobs")
     parser.add_argument("--markdown", action="store_true", help="also print a README table")
     args = parser.parse_args()
+    if args.memory_only:
+        measure_memory(args.memory)
+        return
     print(f"cores: {CORES}, median of {args.repeats}, steepy and xargs alternating")
     rows = measure_sizes(args.sizes, args.repeats, Postgres.find(args.pg))
     chain = steepy_run(pipeline(200))
@@ -234,10 +250,7 @@ def main() -> None:
     latency_ms = statistics.median(latencies) * 1000
     print(f"submit -> first executable under an idle worker: median {latency_ms:.0f} ms "
           f"(of {', '.join(f'{x * 1000:.0f}' for x in latencies)} ms)", flush=True)
-    if args.memory:
-        big = steepy_run(fan_out(args.memory))
-        print(f"for-each over {args.memory}: {big.seconds:.0f} s, engine peak {big.peak_mb:.0f} MB",
-              flush=True)
+    measure_memory(args.memory)
     peers = {}
     if args.peers:
         from bench.peers import peer_figures

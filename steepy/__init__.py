@@ -23,17 +23,25 @@ __all__ = sorted(_LAZY) + ["__version__"]
 # to steepy.api)
 
 
-def __getattr__(name: str) -> Any:
-    """PEP 562: `steepy.connect` and the rest, imported on first use."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'steepy' has no attribute {name!r}")
+def lazy_attributes(namespace: dict[str, Any], homes: dict[str, str]):
+    """A package's PEP 562 `__getattr__` and `__dir__`: each name of `homes` (name -> the
+    module that defines it) is imported on first use and then kept in `namespace` (the
+    package's globals()). steepy's and steepy.api's names are found this way, so that
+    `steepy --help` and `import steepy.model` do not load the API's client and engine."""
     import importlib
 
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    def __getattr__(name: str) -> Any:
+        module = homes.get(name)
+        if module is None:
+            raise AttributeError(f"module {namespace['__name__']!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        namespace[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(namespace) | set(homes))
+
+    return __getattr__, __dir__
 
 
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_attributes(globals(), _LAZY)

@@ -203,7 +203,7 @@ def test_a_macro_executing_such_a_service_makes_its_workflows_invalid(tmp_path, 
 
 
 def test_status_is_show_by_another_name(tmp_path) -> None:
-    assert main.commands["status"] is main.commands["show"]
+    assert main.get_command(None, "status") is main.get_command(None, "show")
     (tmp_path / "w.yaml").write_text(WORKFLOW)
     db = {"STEEPY_DB_URL": f"sqlite:///{tmp_path / 'steepy.db'}"}
     submitted = _run(["submit", "w.yaml", "--services", str(ROOT / "services")], tmp_path, db)

@@ -99,8 +99,13 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_steepy_has_no_import_cycle() -> None:
+    from steepy.cli.group import COMMANDS
+
     graph = import_graph(ROOT, "steepy")
-    assert len(graph) > 50 and "steepy.cli.manage" in graph["steepy.cli"]
+    assert len(graph) > 50 and "steepy.cli.output" in graph["steepy.cli.engine"]
+    # the `steepy' group imports each command's module by its name, when it is used
+    graph["steepy.cli.group"] |= {f"steepy.cli.{where.split(':')[0]}"
+                                  for where, _ in COMMANDS.values()}
     assert cycles(graph) == []
 
 

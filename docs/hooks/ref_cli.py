@@ -59,12 +59,13 @@ class CliPage:
         options = _options(command, ctx)
         if options:
             self.out.append(options)
-        if isinstance(command, click.Group):
-            names = [n for n, c in sorted(command.commands.items()) if not c.hidden]
+        if isinstance(command, click.Group):  # (`steepy` imports a command when asked)
+            found = {n: command.get_command(ctx, n) for n in command.list_commands(ctx)}
+            names = [n for n, c in sorted(found.items()) if c is not None and not c.hidden]
             self.out.append("Commands: " + ", ".join(
                 f"[`{n}`](#{anchor(f'{path} {n}')})" for n in names) + ".")
             for name in names:
-                self.command(command.commands[name], f"{path} {name}", ctx)
+                self.command(found[name], f"{path} {name}", ctx)
 
     def render(self) -> str:
         self.out = ["# Command line", generated_note("steepy/cli (click)"),

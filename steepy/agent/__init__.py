@@ -13,11 +13,24 @@ its runtime, steepy/runtimes), `outputs` (output directories, results), `logs` (
 log files), `local` (the agent).
 """
 
-from steepy.agent.cancel import Cancelled, CancelToken
-from steepy.agent.config import AgentConfig, AttemptRecord, ChainOutcome
-from steepy.agent.interface import Agent
-from steepy.agent.local import LocalAgent
-from steepy.agent.logs import log_path
+from typing import TYPE_CHECKING
 
-__all__ = ["Agent", "AgentConfig", "AttemptRecord", "CancelToken", "Cancelled", "ChainOutcome",
-           "LocalAgent", "log_path"]
+from steepy import lazy_attributes
+
+# name -> the module that defines it, imported on first use: `steepy logs` reads a log file
+# (steepy.agent.logsource) without loading the agent and its runtimes
+_HOMES = {"Cancelled": "steepy.agent.cancel", "CancelToken": "steepy.agent.cancel",
+          "AgentConfig": "steepy.agent.config", "AttemptRecord": "steepy.agent.config",
+          "ChainOutcome": "steepy.agent.config", "Agent": "steepy.agent.interface",
+          "LocalAgent": "steepy.agent.local", "log_path": "steepy.agent.logs"}
+
+__all__ = sorted(_HOMES)
+
+__getattr__, __dir__ = lazy_attributes(globals(), _HOMES)
+
+if TYPE_CHECKING:  # what type checkers see
+    from steepy.agent.cancel import Cancelled, CancelToken  # noqa: F401
+    from steepy.agent.config import AgentConfig, AttemptRecord, ChainOutcome  # noqa: F401
+    from steepy.agent.interface import Agent  # noqa: F401
+    from steepy.agent.local import LocalAgent  # noqa: F401
+    from steepy.agent.logs import log_path  # noqa: F401

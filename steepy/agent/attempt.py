@@ -23,14 +23,14 @@ from steepy.agent.environment import attempt_environment
 from steepy.agent.executor import identity as executor_identity
 from steepy.agent.lastfailure import last_failure_env
 from steepy.agent.messages import failure_message
-from steepy.agent.outputs import missing_output
+from steepy.agent.outputs import missing_output_settled
 from steepy.agent.process import Limits, RunResult, run_process
 from steepy.agent.signals import (MAX_REQUEUES, SIGNAL_FILE, SIGNAL_REASON, PrunedByTool, Signal,
                                   SignalError, read_signal, remove_signal, signal_path)
 from steepy.agent.software import SoftwareMissing, provide
 from steepy.errors import SteepyError
 from steepy.events import EventKind
-from steepy.model.attempt import PRUNED, RUNNING
+from steepy.model.attempt import BY_POLICY, BY_TOOL, PRUNED, RUNNING
 from steepy.model.durations import format_duration
 from steepy.model.policies import TimeoutKind, TimeoutPolicy
 from steepy.model.processchain import Executable
@@ -208,10 +208,13 @@ class Attempt:
         record.end_time = shared.ctx.clock.now()
         record.exit_code, record.signal = result.exit_code, result.signal
         record.last_lines = result.last_lines
-        told = self._told(result)
+        told = await self._told(result)
         missing = None
         if result.ok and told is None:
-            missing = missing_output(shared.exe, shared.ctx.config.plugins.output_data_types())
+            clock = shared.ctx.clock
+            missing = await missing_output_settled(
+                shared.exe, shared.ctx.config.plugins.output_data_types(),
+                getattr(shared.runtime, "outputs_settle_ms", 0), clock.sleep, clock.monotonic)
             if missing is None:
                 record.outcome = SUCCESS
                 return result
@@ -235,13 +238,14 @@ class Attempt:
         shared.last_exit, shared.last_failure = result.exit_code, record
         raise self._failure(result, message)
 
-    def _told(self, result: RunResult) -> Signal | SignalError | None:
+    async def _told(self, result: RunResult) -> Signal | SignalError | None:
         """What the tool wrote to its signal file, once it has ended on its own (one that was
-        cancelled or timed out, or never started, says nothing)."""
+        cancelled or timed out, or never started, says nothing). Read in a thread: the file
+        lies on a shared file system under a cluster's runtimes."""
         if result.cancelled or result.timeout_kind is not None or result.spawn_error is not None:
             return None
         try:
-            return read_signal(self.signal_file)
+            return await asyncio.to_thread(read_signal, self.signal_file)
         except SignalError as e:
             return e
 
@@ -259,6 +263,7 @@ class Attempt:
             return self._failure(result, record.message)
         shared.signal_requeues += 1
         record.outcome, record.message = REQUEUED, signal.describe()
+        record.requeued_by = BY_TOOL
         return Requeued(record.message, SIGNAL_REASON, result, record, signal.delay_ms,
                         f"requeue after {format_duration(signal.delay_ms)}")
 
@@ -270,7 +275,7 @@ class Attempt:
         reason = None if exe.retries is None else exe.retries.requeue_reason(
             result.exit_code, result.last_lines, result.timeout_kind)
         if reason is not None and exe.retries is not None and exe.retries.requeue is not None:
-            record.outcome = REQUEUED
+            record.outcome, record.requeued_by = REQUEUED, BY_POLICY
             rule = exe.retries.requeue
             return Requeued(message, reason, result, record, rule.delay, rule.describe())
         ctx.emit(EventKind.CHAIN_ATTEMPT_FAILED, {

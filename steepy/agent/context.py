@@ -15,6 +15,8 @@ from steepy.model.processchain import Executable
 
 # (the attempt as it is now, whether the tool must wait until it is stored) -> stored
 SaveAttempt = Callable[[AttemptRecord, bool], Awaitable[None]]
+# (the workflow catch's attempt 1) -> whether it may run; stored if so (agent/recovery.py)
+ClaimRecovery = Callable[[AttemptRecord], Awaitable[bool]]
 
 
 @dataclass
@@ -37,6 +39,7 @@ class ExecContext:
     history: Sequence[AttemptRecord] = ()
     save: SaveAttempt | None = None  # stores an attempt as it starts, pauses and ends
     clock: Clock = SYSTEM  # stamps the records, measures the deadline, waits the pauses
+    claim_recovery: ClaimRecovery | None = None  # the catch's maxRecoveries (agent/recovery.py)
 
     async def store(self, record: AttemptRecord, durable: bool) -> None:
         """Store the attempt as it is now; `durable`: return only once it is committed."""

@@ -4,7 +4,8 @@ the chain when that one has ended in ERROR after all its attempts.
 A cancel, or a timeout without `errorOnTimeout', ends the executable as CANCELLED, which is
 not a failure: no fallback runs then. The fallback writes the same output paths (the
 generator gave it the action's), gets the failed executable's action id, service, last exit
-code and message in its environment, and runs under its own retry and timeout policies.
+code and message in its environment (steepy/agent/lastfailure.py makes them), and runs under
+its own retry and timeout policies.
 
 The workflow's `catch' comes here as a fallback too (the generator attached it). One with
 `stop: true', and the catch, end the chain once they succeed: the outcome is STOPPED, and
@@ -18,17 +19,14 @@ from dataclasses import dataclass, replace
 
 from steepy.agent.config import FAILED, TIMEOUT
 from steepy.agent.context import ExecContext, ExecOutcome
+from steepy.agent.lastfailure import failed_env
+from steepy.agent.recovery import USED_UP, may_recover
 from steepy.agent.runner import run_executable
 from steepy.errors import SteepyError
 from steepy.events import EventKind
+from steepy.model.attempt import AttemptRecord
 from steepy.model.stopping import CATCH_SUFFIX
 from steepy.model.processchain import Executable
-
-FAILED_ACTION = "STEEPY_FAILED_ACTION"
-FAILED_SERVICE = "STEEPY_FAILED_SERVICE"
-FAILED_EXIT_CODE = "STEEPY_FAILED_EXIT_CODE"
-FAILED_MESSAGE = "STEEPY_FAILED_MESSAGE"
-MAX_MESSAGE_CHARS = 8192  # one environment string must stay far below Linux's 128 KiB
 
 
 @dataclass(frozen=True)
@@ -64,15 +62,16 @@ async def run_step(step: Step, ctx: ExecContext) -> ExecOutcome:
     outcome = await run_executable(exe, ctx)
     if fallback is None or outcome.status != "ERROR":
         return outcome
-    exit_code = _last_exit_code(exe, ctx)
+    if not await may_recover(fallback, ctx):  # the workflow catch's maxRecoveries
+        return ExecOutcome("ERROR", f"{outcome.message or ''}\n{USED_UP}")
+    failed = _last_failed(exe, ctx)
+    exit_code = None if failed is None else failed.exit_code
     message = outcome.message or ""
     ctx.emit(EventKind.CHAIN_FALLBACK_STARTED, {
         "chainId": ctx.chain_id, "executableId": exe.id, "serviceId": exe.service_id,
         "fallbackId": fallback.id, "fallbackServiceId": fallback.service_id,
         "exitCode": exit_code, "message": message})
-    env = {**ctx.base_env, FAILED_ACTION: exe.id, FAILED_SERVICE: exe.service_id,
-           FAILED_EXIT_CODE: "" if exit_code is None else str(exit_code),
-           FAILED_MESSAGE: message[:MAX_MESSAGE_CHARS]}
+    env = {**ctx.base_env, **failed_env(exe, failed, message)}
     stand_in = await run_executable(fallback, replace(ctx, base_env=env))
     if stand_in.status == "ERROR":
         return ExecOutcome("ERROR", f"{message}\nIts fallback failed too: {stand_in.message}")
@@ -84,10 +83,10 @@ async def run_step(step: Step, ctx: ExecContext) -> ExecOutcome:
     return stand_in
 
 
-def _last_exit_code(exe: Executable, ctx: ExecContext) -> int | None:
+def _last_failed(exe: Executable, ctx: ExecContext) -> AttemptRecord | None:
     for record in reversed([*ctx.history, *ctx.records]):
         if record.executable_id == exe.id and record.outcome in (FAILED, TIMEOUT):
-            return record.exit_code
+            return record
     return None
 
 

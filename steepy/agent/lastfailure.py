@@ -1,13 +1,19 @@
-"""What a tool learns of the attempt that failed before it (extensions 3):
-`STEEPY_LAST_FAILED_AT' (when it ended, ISO 8601 in UTC) and `STEEPY_LAST_MESSAGE' (its error
-message on one line). Both are empty on a first attempt.
+"""What a tool is told about the failure before it, in one home:
 
-The message is made from the attempt's record, so a run that goes on from cut runs tells the
-same as the run that saw the failure. It never holds the command line (a runtime's command
-may carry settings such as `-e NAME=value'), it is one line of at most `MAX_CHARS'
-characters, and where it would hold the value of a secret the engine keeps to itself (a
-`STEEPY_*' or `STEEP_*' variable named like a token, password, secret, key or URL, e.g.
-`STEEPY_HTTP_TOKEN', or the password in `STEEPY_DB_URL') that value is replaced by `***'.
+* every attempt after a failed one (extensions 3): `STEEPY_LAST_FAILED_AT' (when it ended,
+  ISO 8601 in UTC) and `STEEPY_LAST_MESSAGE' (its error message); both are empty on a first
+  attempt;
+* a fallback or the workflow's catch (extensions 10): `STEEPY_FAILED_ACTION',
+  `STEEPY_FAILED_SERVICE', `STEEPY_FAILED_EXIT_CODE' and `STEEPY_FAILED_MESSAGE'.
+
+The last message is made from the attempt's record, so a run that goes on from cut runs tells
+the same as the run that saw the failure. Both messages are made by `told': they never hold the
+command line (a runtime's command may carry settings such as `-e NAME=value'), they are one
+line of at most `MAX_CHARS' characters without control characters (a NUL byte in a tool's
+output would make the next environment impossible), and where they would hold the value of a
+secret the engine keeps to itself (a `STEEPY_*' or `STEEP_*' variable named like a token,
+password, secret, key or URL, e.g. `STEEPY_HTTP_TOKEN', or the password in `STEEPY_DB_URL')
+that value is replaced by `***'.
 """
 
 from __future__ import annotations
@@ -18,11 +24,18 @@ from urllib.parse import urlsplit
 
 from steepy.agent.environment import environment, is_engine_setting
 from steepy.model.attempt import AttemptRecord
+from steepy.model.processchain import Executable
 
-__all__ = ["LAST_FAILED_AT", "LAST_MESSAGE", "MAX_CHARS", "last_failure_env", "one_line"]
+__all__ = ["FAILED_ACTION", "FAILED_EXIT_CODE", "FAILED_MESSAGE", "FAILED_SERVICE",
+           "LAST_FAILED_AT", "LAST_MESSAGE", "MAX_CHARS", "failed_env", "last_failure_env",
+           "one_line", "told"]
 
 LAST_FAILED_AT = "STEEPY_LAST_FAILED_AT"
 LAST_MESSAGE = "STEEPY_LAST_MESSAGE"
+FAILED_ACTION = "STEEPY_FAILED_ACTION"
+FAILED_SERVICE = "STEEPY_FAILED_SERVICE"
+FAILED_EXIT_CODE = "STEEPY_FAILED_EXIT_CODE"
+FAILED_MESSAGE = "STEEPY_FAILED_MESSAGE"
 MAX_CHARS = 1000
 _MIN_SECRET = 4  # shorter values are no secrets and would spoil every message
 _SECRET_NAME = re.compile(r"TOKEN|PASSWORD|PASSWD|SECRET|KEY|URL|CREDENTIAL")
@@ -30,6 +43,7 @@ _SECRET_NAME = re.compile(r"TOKEN|PASSWORD|PASSWD|SECRET|KEY|URL|CREDENTIAL")
 # failure_message's "`COMMAND' exited with code 3": the command goes (greedy: the last quote)
 _COMMAND = re.compile(r"( failed: )`.*' ((?:exited with code|was killed by signal) )")
 _LAST_OUTPUT = ". Last output:"
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # C0, DEL and C1: each becomes a space
 
 
 def last_failure_env(record: AttemptRecord | None) -> dict[str, str]:
@@ -43,17 +57,32 @@ def last_failure_env(record: AttemptRecord | None) -> dict[str, str]:
     return {LAST_FAILED_AT: at.replace("+00:00", "Z"), LAST_MESSAGE: one_line(record)}
 
 
+def failed_env(exe: Executable, failed: AttemptRecord | None, message: str) -> dict[str, str]:
+    """The variables of the fallback (or catch) that stands in for `exe', which ended with
+    `message'; `failed' is its last failed attempt (its exit code and output), if any."""
+    return {FAILED_ACTION: exe.id, FAILED_SERVICE: exe.service_id,
+            FAILED_EXIT_CODE: "" if failed is None or failed.exit_code is None
+            else str(failed.exit_code),
+            FAILED_MESSAGE: told(message, [] if failed is None else failed.last_lines)}
+
+
 def one_line(record: AttemptRecord) -> str:
-    """The record's message without the command, its last output line appended."""
-    text = record.message or f"attempt {record.attempt} ended {record.outcome}"
-    head, _, _ = text.partition("\n")
+    """What the attempt after `record' is told of it."""
+    return told(record.message or f"attempt {record.attempt} ended {record.outcome}",
+                record.last_lines)
+
+
+def told(message: str, last_lines: list[str]) -> str:
+    """The first line of a failure's `message' without the command, the last non-blank line
+    of output appended; one line without control characters, redacted, cut."""
+    head, _, _ = message.partition("\n")
     head = _COMMAND.sub(r"\1\2", head, count=1)
     if head.endswith(_LAST_OUTPUT):
         head = head[: -len(_LAST_OUTPUT)]
-    last = next((line for line in reversed(record.last_lines) if line.strip()), None)
+    last = next((line for line in reversed(last_lines) if _CONTROL.sub(" ", line).strip()), None)
     if last is not None:
         head += f"; last output: {last}"
-    return _cut(_redacted(" ".join(head.split())))
+    return _cut(_redacted(" ".join(_CONTROL.sub(" ", head).split())))
 
 
 def _redacted(text: str) -> str:

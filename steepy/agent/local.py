@@ -34,6 +34,8 @@ EventCallback = Callable[[EventKind, dict], None]
 # (chain id, run number, the attempt as it is now, wait until it is committed) -> stored; raises
 # `Cancelled` when it cannot be stored (the engine stops): the attempt must not start then
 AttemptStore = Callable[[str, int, AttemptRecord, bool], Awaitable[None]]
+# (submission id, chain id, run number, the workflow catch's attempt 1) -> whether it may run
+RecoveryClaims = Callable[[str, str, int, AttemptRecord], Awaitable[bool]]
 
 _MAX_CACHED_DIRS = 10_000
 
@@ -51,7 +53,8 @@ class LocalAgent:
                  capabilities: Sequence[str] = (), progress_estimator: ProgressEstimator | None = None,
                  on_event: EventCallback | None = None, rng: random.Random | None = None,
                  log_sink: LogSink | None = None,
-                 store_attempt: AttemptStore | None = None, clock: Clock = SYSTEM) -> None:
+                 store_attempt: AttemptStore | None = None, clock: Clock = SYSTEM,
+                 claim_recovery: RecoveryClaims | None = None) -> None:
         self.id = agent_id
         self.config = config if config is not None else AgentConfig()
         self.capabilities = tuple(capabilities)
@@ -64,6 +67,7 @@ class LocalAgent:
         self.log_sink = log_sink  # where logs go besides their files (read on other machines)
         self.store_attempt = store_attempt  # attempts are stored as they happen (registry)
         self.clock = clock  # stamps attempts, waits their pauses
+        self.claim_recovery = claim_recovery  # the catch's maxRecoveries (agent/recovery.py)
         self._lock = threading.Lock()
         self._chain_id: str | None = None
         self._token: CancelToken | None = None
@@ -168,10 +172,12 @@ class LocalAgent:
         env = engine_environment(self.config.env)
         store = self.store_attempt
         save = None if store is None else functools.partial(store, chain.id, run_number)
+        claims = self.claim_recovery
         ctx = ExecContext(self.config, token, chain.id, submission_id, run_number, env, on_lines,
                           self._emit, records, self.rng, on_attempt,
                           tuple(chain.required_capabilities), tuple(history), save,
-                          self.clock)
+                          self.clock, None if claims is None else functools.partial(
+                              claims, submission_id, chain.id, run_number))
         plugins = self.config.plugins
         for step in steps(chain.executables):
             index = step.index

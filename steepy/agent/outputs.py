@@ -1,17 +1,30 @@
 """A chain's outputs: the directories to create before it runs, whether an executable that
 exited 0 wrote what it declares (steepy's checked outputs), and its results after it
 succeeded (reference section 3.1); an output adapter plugin makes the results of its data
-type."""
+type.
+
+An output not seen at once is looked for again before it counts as missing: an NFS client
+caches a file's absence (and a directory's listing) for some seconds, so its directory is
+listed (which makes the client ask the server) and the file looked up again. Under a runtime
+whose tools write on another machine (SLURM: its `outputs_settle_ms') the look is repeated
+until that bound has passed. An output that is there is seen at once, and a local run that
+did not write one fails at once.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import os
+import time
 from collections.abc import Collection
-from typing import Callable
+from typing import Awaitable, Callable
 
 from steepy.model.processchain import DATA_TYPE_DIRECTORY, Argument, Executable, ProcessChain
 
-__all__ = ["output_dirs", "missing_output", "collect_results"]
+__all__ = ["SETTLE_POLL_MS", "output_dirs", "missing_output", "missing_output_settled",
+           "collect_results"]
+
+SETTLE_POLL_MS = 200  # between two looks for an output written on another machine
 
 # (output argument, chain) -> its results, or None when no adapter handles its data type
 OutputAdapt = Callable[[Argument, ProcessChain], "list | None"]
@@ -38,6 +51,29 @@ def missing_output(exe: Executable, adapted: Collection[str] = ()) -> str | None
     ran, so only one the tool removed), as `declared output `ID' was not written: PATH`.
     None when all are, or its service says `checkOutputs: false`. Outputs of `adapted` data
     types are their output adapter's (a plugin) to make sense of."""
+    return _first_missing(exe, adapted, relist=False)
+
+
+async def missing_output_settled(exe: Executable, adapted: Collection[str] = (),
+                                 settle_ms: int = 0,
+                                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+                                 monotonic: Callable[[], float] = time.monotonic) -> str | None:
+    """`missing_output', but what is not seen at once is looked for again (its directory
+    listed first, in a thread: a network file system may be slow), for up to `settle_ms'
+    when its tool wrote on another machine."""
+    why = missing_output(exe, adapted)
+    if why is None:
+        return None
+    ends = monotonic() + settle_ms / 1000
+    while True:
+        why = await asyncio.to_thread(_first_missing, exe, adapted, True)
+        left = ends - monotonic()
+        if why is None or left <= 0:
+            return why
+        await sleep(min(SETTLE_POLL_MS / 1000, left))
+
+
+def _first_missing(exe: Executable, adapted: Collection[str], relist: bool) -> str | None:
     if not exe.check_outputs:
         return None
     for a in exe.arguments:
@@ -45,10 +81,28 @@ def missing_output(exe: Executable, adapted: Collection[str] = ()) -> str | None
         if a.type != "output" or not path or a.data_type in adapted:
             continue
         directory = a.data_type == DATA_TYPE_DIRECTORY
-        if os.path.isdir(path) if directory else os.path.exists(path) and not os.path.isdir(path):
+        if _there(path, directory):
             continue
+        if relist:
+            _list(os.path.dirname(os.path.abspath(path)))
+            if _there(path, directory):
+                continue
         return f"declared output `{a.id}' was not written: {path}"
     return None
+
+
+def _there(path: str, directory: bool) -> bool:
+    return os.path.isdir(path) if directory else os.path.exists(path) and not os.path.isdir(path)
+
+
+def _list(directory: str) -> None:
+    """List `directory' (an NFS client then asks the server instead of its cache)."""
+    try:
+        with os.scandir(directory) as entries:
+            for _ in entries:
+                pass
+    except OSError:
+        pass
 
 
 def _files_below(directory: str) -> list[str]:

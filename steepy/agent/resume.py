@@ -4,21 +4,28 @@ killed, or stopped and gave the chain back).
 The attempts those runs recorded count, as in Temporal: an executable that succeeded is not
 run again; one with a retry policy goes on at attempt N + 1 (an attempt cut while it ran
 counts as spent: it may have done its work, or half of it), not before the pause its policy
-asked for is over (a recorded due time, or for a cut attempt the policy's delay from now),
-and within the deadline counted from its first attempt. An executable with no retry policy
-has one attempt per run, as in Steep: a cut run runs it again.
+asked for is over (a recorded due time; for a cut attempt the pause from now that the policy,
+or its `retryPolicy' plugin, chooses), and within the deadline counted from its first attempt.
+An executable with no retry policy has one attempt per run, as in Steep: a cut run runs it
+again. A re-queue its tool asked for (extensions 11) goes on with or without a policy: its due
+time is kept, and the re-queues of cut runs count against `MAX_REQUEUES'.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Sequence
+from typing import Callable, Sequence
 
-from steepy.agent.signals import SIGNAL_REASON
-from steepy.model.attempt import (FAILED, PRUNED, REQUEUED, SKIPPED, SUCCESS, TIMEOUT,
+from steepy.model.attempt import (BY_TOOL, FAILED, PRUNED, REQUEUED, SKIPPED, SUCCESS, TIMEOUT,
                                   AttemptRecord)
 from steepy.model.processchain import Executable
+
+__all__ = ["FRESH", "Choose", "Resume", "resume_point"]
+
+# (the cut attempt, attempts spent, ms since attempt 1 began) -> the pause in ms before the
+# next attempt, or why none follows (a `retryPolicy' plugin's answer)
+Choose = Callable[[AttemptRecord, int, int], "int | str"]
 
 
 @dataclass(frozen=True)
@@ -45,45 +52,62 @@ class Resume:
 FRESH = Resume()
 
 
-def resume_point(exe: Executable, history: Sequence[AttemptRecord], now: datetime) -> Resume:
-    """Where `exe` goes on, given the attempts of the cut runs before this one."""
+def resume_point(exe: Executable, history: Sequence[AttemptRecord], now: datetime,
+                 choose: Choose | None = None) -> Resume:
+    """Where `exe` goes on, given the attempts of the cut runs before this one; `choose`
+    picks the pause after a cut attempt instead of the policy (its `retryPolicy' plugin)."""
     mine = [a for a in history if a.executable_id == exe.id]
     if not mine:
         return FRESH
     done = next((a for a in mine if a.outcome in (SUCCESS, SKIPPED, PRUNED)), None)
     if done is not None:
         return Resume(ended=(done, None))
+    last, requeues = mine[-1], sum(1 for a in mine if _by_tool(a))
     policy = exe.retries
-    if policy is None:
-        return FRESH  # one attempt per run (Steep): the cut run's attempt is not carried
+    if policy is None:  # one attempt per run (Steep): the cut run's attempt is not carried,
+        if _by_tool(last) and last.due_time is not None:  # but its tool's re-queue is
+            return Resume(due=last.due_time, reason=_paused(last), signal_requeues=requeues,
+                          first_start=mine[0].start_time)
+        return Resume(signal_requeues=requeues)
     performed = sum(1 for a in mine if a.spent)
-    last = mine[-1]
     exits = [a.exit_code for a in mine if a.exit_code is not None]
     failed = [a for a in mine if a.outcome in (FAILED, TIMEOUT)
-              or (a.outcome == REQUEUED and not _by_signal(a))]
+              or (a.outcome == REQUEUED and not _by_tool(a))]
     common = dict(performed=performed, last_exit=exits[-1] if exits else None,
-                  last_failure=failed[-1] if failed else None,
-                  signal_requeues=sum(1 for a in mine if _by_signal(a)),
+                  last_failure=failed[-1] if failed else None, signal_requeues=requeues,
                   first_start=mine[0].start_time)
     if last.outcome in (FAILED, TIMEOUT) and last.due_time is None:
         return Resume(ended=_ended_by(exe, last), **common)  # no retry was due: it had ended
+    if last.due_time is not None:
+        return Resume(due=last.due_time, reason=_paused(last), **common)
     # a cut attempt: the pause begins now; maxElapsed counts from attempt 1's recorded start
-    delay = policy.retry_delay(performed) if last.due_time is None else 0
-    begins = last.due_time or now + timedelta(milliseconds=delay)
-    stop = policy.gives_up(performed, round((begins - mine[0].start_time).total_seconds() * 1000))
+    spent_ms = _ms(now - mine[0].start_time)
+    if choose is None or last.outcome == REQUEUED:
+        delay: int | str = policy.retry_delay(performed)
+    else:
+        delay = choose(last, performed, spent_ms)
+    if isinstance(delay, str):
+        return Resume(ended=_ended_by(exe, last, delay), **common)
+    begins = now + timedelta(milliseconds=delay)
+    stop = policy.gives_up(performed, spent_ms + delay)
     if last.outcome != REQUEUED and stop is not None:
         return Resume(ended=_ended_by(exe, last, stop), **common)
-    if last.due_time is not None:
-        return Resume(due=last.due_time, reason=f"attempt {last.attempt} "
-                      f"{'was re-queued' if last.outcome == REQUEUED else 'failed'} before "
-                      "its engine stopped; the pause it was given goes on", **common)
     return Resume(due=begins, reason=(
         f"attempt {last.attempt} was cut ({last.outcome}): it counts as spent"), **common)
 
 
-def _by_signal(record: AttemptRecord) -> bool:
+def _by_tool(record: AttemptRecord) -> bool:
     """Was the attempt re-queued by its tool's signal (extensions 11)?"""
-    return record.outcome == REQUEUED and SIGNAL_REASON in (record.delay_rule or "")
+    return record.outcome == REQUEUED and record.requeued_by == BY_TOOL
+
+
+def _paused(last: AttemptRecord) -> str:
+    return (f"attempt {last.attempt} {'was re-queued' if last.outcome == REQUEUED else 'failed'} "
+            "before its engine stopped; the pause it was given goes on")
+
+
+def _ms(delta: timedelta) -> int:
+    return round(delta.total_seconds() * 1000)
 
 
 def _ended_by(exe: Executable, last: AttemptRecord,

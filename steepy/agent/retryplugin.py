@@ -5,14 +5,19 @@ the plugin its policy names (`plugin: NAME') for the pause in ms, or None to giv
 The policy's limits (maxAttempts, maxElapsed), retryOn and abortOn, the deadline and a cancel
 still apply. A plugin that raises, or answers something that is no whole number of ms >= 0,
 ends the executable: the attempt's failure stands, and its message says which plugin failed
-and how.
+and how. An attempt cut by a crash is a failure to the plugin too (`after_cut': the run that
+goes on from it asks before its next attempt).
 """
 
 from __future__ import annotations
 
 import logging
 
-from steepy.agent.attempt import Executing, Failure
+from steepy.agent.attempt import Failure
+from steepy.agent.context import ExecContext
+from steepy.errors import SteepyError
+from steepy.model.attempt import AttemptRecord
+from steepy.model.processchain import Executable
 from steepy.plugins.kinds import RetryFailure
 
 __all__ = ["PluginChoice"]
@@ -23,34 +28,61 @@ log = logging.getLogger(__name__)
 class PluginChoice:
     """The retry loop's `choose' hook for an executable whose policy names a plugin."""
 
-    def __init__(self, shared: Executing, name: str) -> None:
-        self.shared, self.name = shared, name
+    def __init__(self, exe: Executable, ctx: ExecContext, name: str) -> None:
+        self.exe, self.ctx, self.name = exe, ctx, name
+
+    def after_cut(self, record: AttemptRecord, attempts: int, elapsed_ms: int) -> int | str:
+        """The pause before the attempt after `record', which a crash cut (agent/resume.py),
+        or why none follows."""
+        failure = RetryFailure(exit_code=record.exit_code, timeout_kind=None,
+                               last_lines=tuple(record.last_lines), message=(
+                                   f"Execution of service `{self.exe.service_id}' failed: "
+                                   f"attempt {record.attempt} was cut ({record.outcome})"))
+        try:
+            delay = self._ask(failure, attempts, elapsed_ms)
+        except _PluginFailed as e:
+            return e.said
+        return f"retry policy plugin `{self.name}' gave up" if delay is None else delay
 
     def __call__(self, error: Exception, attempts: int, elapsed_ms: int) -> int | None:
         if not isinstance(error, Failure):  # (not a failed attempt: nothing to decide)
             return None
-        next_delay = self.shared.ctx.config.plugins.retry_policy(self.name)
+        try:
+            delay = self._ask(_failure(error), attempts, elapsed_ms)
+        except _PluginFailed as e:
+            raise self._failed(error, e.said) from e.__cause__
+        if delay is None and error.record is not None:
+            error.record.delay_rule = f"no retry: retry policy plugin `{self.name}' gave up"
+        return delay
+
+    def _ask(self, failure: RetryFailure, attempts: int, elapsed_ms: int) -> int | None:
+        """The plugin's answer; raises `_PluginFailed' when it fails or answers nonsense."""
+        next_delay = self.ctx.config.plugins.retry_policy(self.name)
         try:
             if next_delay is None:
                 raise LookupError("no retryPolicy plugin of that name is loaded")
-            delay = next_delay(elapsed_ms, attempts, _failure(error))
+            delay = next_delay(elapsed_ms, attempts, failure)
             if delay is not None and (isinstance(delay, bool) or not isinstance(delay, int)
                                       or delay < 0):
                 raise TypeError(f"next() gave {delay!r}, not a number of ms >= 0 or None")
         except Exception as e:
             log.exception("retry policy plugin `%s' failed for service `%s'", self.name,
-                          self.shared.exe.service_id)
-            raise self._failed(error, e) from e
-        if delay is None and error.record is not None:
-            error.record.delay_rule = f"no retry: retry policy plugin `{self.name}' gave up"
+                          self.exe.service_id)
+            raise _PluginFailed(
+                f"retry policy plugin `{self.name}' failed: {type(e).__name__}: {e}") from e
         return delay
 
-    def _failed(self, error: Failure, cause: Exception) -> Failure:
-        said = f"retry policy plugin `{self.name}' failed: {type(cause).__name__}: {cause}"
+    def _failed(self, error: Failure, said: str) -> Failure:
         if error.record is not None:
             error.record.delay_rule = f"no retry: {said}"
         return Failure(f"{error.message}\n{said[0].upper()}{said[1:]}", error.timeout_kind,
                        error.result, error.record)
+
+
+class _PluginFailed(SteepyError):
+    def __init__(self, said: str) -> None:
+        super().__init__(said)
+        self.said = said
 
 
 def _failure(error: Failure) -> RetryFailure:

@@ -40,12 +40,15 @@ async def run_executable(exe: Executable, ctx: ExecContext) -> ExecOutcome:
                            f"{', '.join(ctx.config.plugins.runtime_names())})")
     if ctx.token.cancelled:
         return ExecOutcome("CANCELLED")
-    resume = resume_point(exe, ctx.history, ctx.clock.now()) if ctx.history else FRESH
+    plugin = None if exe.retries is None or exe.retries.plugin is None else PluginChoice(
+        exe, ctx, exe.retries.plugin)
+    resume = FRESH if not ctx.history else resume_point(
+        exe, ctx.history, ctx.clock.now(), None if plugin is None else plugin.after_cut)
     if resume.ended is not None:
         return _ended(exe, *resume.ended)
     shared = _executing(exe, ctx, runtime_name, runtime, resume)
     try:
-        outcome = await _attempts(shared, resume)
+        outcome = await _attempts(shared, resume, plugin)
     except Cancelled:
         return ExecOutcome("CANCELLED")
     except PrunedByTool as pruned:  # the chain ends here, not in error (extensions 11)
@@ -80,17 +83,15 @@ def _executing(exe: Executable, ctx: ExecContext, runtime_name: str, runtime: An
                      resume.last_failure, resume.signal_requeues)
 
 
-async def _attempts(shared: Executing, resume: Resume) -> object:
+async def _attempts(shared: Executing, resume: Resume, plugin: PluginChoice | None) -> object:
     """The attempts under the retry policy, after the rest of a cut run's pause."""
     pauses = Pauses(shared)
     if not resume.fresh:
         await pauses.go_on_after(resume)
-    plugin = None if shared.exe.retries is None else shared.exe.retries.plugin
     retrying: Retrying = Retrying(
         shared.exe.retries, retryable=pauses.retryable, requeue=pauses.requeue_delay,
         before_sleep=pauses.before_sleep, sleep=pauses.sleep, rng=shared.ctx.rng,
-        clock=shared.ctx.clock, gave_up=pauses.gave_up,
-        choose=None if plugin is None else PluginChoice(shared, plugin))
+        clock=shared.ctx.clock, gave_up=pauses.gave_up, choose=plugin)
     return await retrying(lambda number: Attempt(shared, number).run(), resume.performed,
                           resume.first_start)
 

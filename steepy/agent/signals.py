@@ -10,12 +10,18 @@ whatever its exit code. The tool may write one line there:
 No file, or an empty one, is no signal. Anything else (an unknown word, a missing or bad
 duration, a second line, more than `MAX_BYTES', text that is not UTF-8) is a `SignalError'
 whose message says what is wrong: the agent fails the attempt with it.
+
+The file must be one the tool wrote: a symbolic link (under Docker it would be resolved on the
+host), a FIFO or device (opening one would block), a directory or a file with a second name (a
+hard link) is refused unread. No message quotes the file's text but for a prune's reason.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 from dataclasses import dataclass
 from typing import Literal
 
@@ -35,6 +41,7 @@ MAX_REQUEUES = 100
 SIGNAL_REASON = "signal from the tool"  # why an attempt was re-queued by a signal
 
 _USAGE = "expected `requeue <duration>' (e.g. `requeue 30s') or `prune [reason]'"
+_WRITE = "the tool must write its line into a new file there"
 
 
 @dataclass(frozen=True)
@@ -80,23 +87,43 @@ def parse_signal(text: str) -> Signal | None:
             raise SignalError("signal file: `requeue' needs a duration, e.g. `requeue 30s'")
         try:
             return Signal("requeue", delay_ms=parse_duration(rest))
-        except DurationError as e:
-            raise SignalError(f"signal file: bad duration in `requeue {_cut(rest)}': {e}") from None
+        except DurationError:
+            raise SignalError("signal file: bad duration after `requeue' (Steep's syntax, e.g. "
+                              "`requeue 30s' or `requeue 1m 30s')") from None
     if word == "prune":
         return Signal("prune", reason=_cut(rest))
-    raise SignalError(f"signal file: unknown signal `{_cut(word, 40)}'; {_USAGE}")
+    raise SignalError(f"signal file: unknown signal; {_USAGE}")
 
 
 def read_signal(path: str | os.PathLike[str]) -> Signal | None:
     """The signal the tool left at `path'; None when there is no file or it is empty.
-    Raises `SignalError' for a malformed file (also one that cannot be read)."""
+    Raises `SignalError' for a malformed file, one that cannot be read, and one that is not a
+    regular file with one name (a link, a FIFO, a device, a directory: not read at all).
+    Never blocks: a FIFO is opened without waiting for a writer."""
     try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_BYTES + 1)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         return None
     except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise SignalError(f"signal file: a symbolic link, not a file; {_WRITE}") from None
         raise SignalError(f"signal file: cannot read it: {e.strerror or e}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise SignalError(f"signal file: not a regular file; {_WRITE}")
+        if info.st_nlink > 1:
+            raise SignalError(f"signal file: a file with another name (a hard link); {_WRITE}")
+        data = b""
+        while len(data) <= MAX_BYTES:
+            more = os.read(fd, MAX_BYTES + 1 - len(data))
+            if not more:
+                break
+            data += more
+    except OSError as e:
+        raise SignalError(f"signal file: cannot read it: {e.strerror or e}") from None
+    finally:
+        os.close(fd)
     if len(data) > MAX_BYTES:
         raise SignalError(f"signal file: longer than {MAX_BYTES} bytes; {_USAGE}")
     try:

@@ -14,12 +14,27 @@ engine in this process, and the types they return (docs/guide/python-api.md).
 
 from __future__ import annotations
 
-from steepy.api.chain import Attempt, Chain, Run
-from steepy.api.client import Client, connect
-from steepy.api.errors import EngineFailed, NotFound, Refused, WaitTimeout
-from steepy.api.event import Event
-from steepy.api.inprocess import run
-from steepy.api.submission import Submission
+from typing import TYPE_CHECKING
 
-__all__ = ["Attempt", "Chain", "Client", "EngineFailed", "Event", "NotFound", "Refused", "Run",
-           "Submission", "WaitTimeout", "connect", "run"]
+from steepy import lazy_attributes
+
+# name -> the module that defines it; imported on first use (`steepy list` uses the backends
+# without loading the client, the in-process engine or asyncio)
+_HOMES = {"Attempt": "steepy.api.chain", "Chain": "steepy.api.chain", "Run": "steepy.api.chain",
+          "Client": "steepy.api.client", "connect": "steepy.api.client",
+          "EngineFailed": "steepy.api.errors", "NotFound": "steepy.api.errors",
+          "Refused": "steepy.api.errors", "WaitTimeout": "steepy.api.errors",
+          "Event": "steepy.api.event", "run": "steepy.api.inprocess",
+          "Submission": "steepy.api.submission"}
+
+__all__ = sorted(_HOMES)
+
+__getattr__, __dir__ = lazy_attributes(globals(), _HOMES)
+
+if TYPE_CHECKING:  # what type checkers see
+    from steepy.api.chain import Attempt, Chain, Run  # noqa: F401
+    from steepy.api.client import Client, connect  # noqa: F401
+    from steepy.api.errors import EngineFailed, NotFound, Refused, WaitTimeout  # noqa: F401
+    from steepy.api.event import Event  # noqa: F401
+    from steepy.api.inprocess import run  # noqa: F401
+    from steepy.api.submission import Submission  # noqa: F401

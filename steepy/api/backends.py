@@ -38,12 +38,13 @@ class Backend(Protocol):
     item."""
 
     def submit(self, workflow_file: str, services: tuple[str, ...], macros: tuple[str, ...],
-               given: "GivenVars | None" = None) -> str:
-        """Store a workflow file (with the values `given` for its variables); its
-        submission's id. Bad input: InputError."""
+               given: "GivenVars | None" = None, resume: bool | None = None) -> str:
+        """Store a workflow file (with the values `given` for its variables; `resume`:
+        reuse earlier work, extensions 15); its submission's id. Bad input: InputError."""
 
     def submit_document(self, document: "Document", services: tuple[str, ...],
-                        macros: tuple[str, ...], given: "GivenVars | None" = None) -> str:
+                        macros: tuple[str, ...], given: "GivenVars | None" = None,
+                        resume: bool | None = None) -> str:
         """Store a workflow read already (`steepy.api.workflow`); its submission's id."""
 
     def submissions(self, status: str | None, size: int,

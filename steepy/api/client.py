@@ -40,16 +40,18 @@ class Client:
     def close(self) -> None:
         self.backend.close()
 
-    def submit(self, workflow: Workflow, vars: Mapping[str, Any] | None = None) -> Submission:
+    def submit(self, workflow: Workflow, vars: Mapping[str, Any] | None = None,
+               resume: bool | None = None) -> Submission:
         """Check a workflow (a path, YAML or JSON text, or a dict) and store it as ACCEPTED;
         `vars` sets the values of its variables that have a default value, by id (kept with
-        the submission). Something must run it: a server, or a `steepy worker` on the
-        database. InputError with every problem."""
+        the submission); `resume` reuses the work of earlier submissions (default: the
+        configuration's `cache.enabled`). Something must run it: a server, or a `steepy
+        worker` on the database. InputError with every problem."""
         from steepy.documents.variables import GivenVars
 
         submission_id = self.backend.submit_document(workflow_document(workflow),
                                                      self._services, self._macros,
-                                                     GivenVars.of(vars))
+                                                     GivenVars.of(vars), resume)
         return self.submission(submission_id)
 
     def submission(self, submission_id: str) -> Submission:

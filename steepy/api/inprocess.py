@@ -32,7 +32,7 @@ STOP_S = 10.0  # how long a stopped engine may take to end, besides its tools' k
 
 def run(workflow: Workflow, *, services: Paths = None, macros: Paths = None,
         vars: Mapping[str, Any] | None = None, db: str | os.PathLike | None = None,
-        agents: int | None = None) -> Submission:
+        agents: int | None = None, resume: bool | None = None) -> Submission:
     """Check `workflow` (a path, YAML or JSON text, or a dict; `vars` sets the values of its
     variables that have a default value, by id), store it in the database `db` (a URL or an SQLite file's path;
     default: steepy.yaml's `db.url`, else .steepy/steepy.db) and run it to its end here, with
@@ -40,7 +40,8 @@ def run(workflow: Workflow, *, services: Paths = None, macros: Paths = None,
     finished submission, whatever its status; it keeps the database open to read it again
     (Python closes it at exit). InputError (nothing stored) for bad input, or a database in
     memory; EngineFailed when the engine stopped by itself. Whatever is raised while it
-    runs, the engine is stopped (and waited for) first."""
+    runs, the engine is stopped (and waited for) first. `resume` reuses the work of earlier
+    submissions (default: the configuration's `cache.enabled`)."""
     setup = LocalSetup(services, macros)
     settings = setup.engine_settings(agents)  # the configuration is checked first
     document = workflow_document(workflow)
@@ -50,7 +51,7 @@ def run(workflow: Workflow, *, services: Paths = None, macros: Paths = None,
     try:
         submission, service_map, macro_map = backend.prepare(document,
                                                              given=GivenVars.of(vars))
-        backend.store(submission)
+        backend.store(submission, resume)
         drive(backend.registry, service_map, macro_map, settings, submission.id)
         return Client(backend).submission(submission.id)
     except BaseException:

@@ -42,8 +42,8 @@ class LocalBackend:
             self.registry.close()
 
     def submit(self, workflow_file: str, services: tuple[str, ...], macros: tuple[str, ...],
-               given: "GivenVars | None" = None) -> str:
-        return self.store(self.prepare(workflow_file, services, macros, given)[0])
+               given: "GivenVars | None" = None, resume: bool | None = None) -> str:
+        return self.store(self.prepare(workflow_file, services, macros, given)[0], resume)
 
     def prepare(self, workflow: "Document | str", services: tuple[str, ...] = (),
                 macros: tuple[str, ...] = (), given: "GivenVars | None" = None):
@@ -61,10 +61,14 @@ class LocalBackend:
         return submission, service_map, macro_map
 
     def submit_document(self, document: "Document", services: tuple[str, ...],
-                        macros: tuple[str, ...], given: "GivenVars | None" = None) -> str:
-        return self.store(self.prepare(document, services, macros, given)[0])
+                        macros: tuple[str, ...], given: "GivenVars | None" = None,
+                        resume: bool | None = None) -> str:
+        return self.store(self.prepare(document, services, macros, given)[0], resume)
 
-    def store(self, submission: "Submission") -> str:
+    def store(self, submission: "Submission", resume: bool | None = None) -> str:
+        """Store a prepared submission (`resume`: reuse earlier work, extensions 15)."""
+        if resume is not None:
+            submission.resume = resume
         self.stores = True
         self.registry.requests.add_submission(submission)
         return submission.id
@@ -98,20 +102,19 @@ class LocalBackend:
         return ChainState(str(record.status), runs[-1].run_number if runs else None)
 
     @cached_property
-    def _agent(self):
-        return self.setup.agent()  # where the agents write their logs
+    def _logs(self) -> tuple[Path, int]:
+        return self.setup.log_settings()  # where the agents write their logs
 
     def _log_path(self, chain_id: str, run_number: int) -> Path:
-        from steepy.agent import log_path
+        from steepy.agent.logs import log_path
 
-        return log_path(self._agent.log_dir, chain_id, run_number,
-                        self._agent.log_group_by_prefix)
+        log_dir, group_by_prefix = self._logs
+        return log_path(log_dir, chain_id, run_number, group_by_prefix)
 
     def log(self, chain_id: str, run_number: int, offset: int) -> bytes | None:
         from steepy.agent.logsource import find_log
 
-        found = find_log(self._agent.log_dir, self._agent.log_group_by_prefix,
-                         self.registry.logs, chain_id, run_number)
+        found = find_log(*self._logs, self.registry.logs, chain_id, run_number)
         if found is None:
             return None
         return b"".join(found.chunks(offset, max(0, found.size - offset)))

@@ -39,19 +39,22 @@ class RemoteBackend:
         self.api.__exit__()
 
     def submit(self, workflow_file: str, services: tuple[str, ...], macros: tuple[str, ...],
-               given: "GivenVars | None" = None) -> str:
+               given: "GivenVars | None" = None, resume: bool | None = None) -> str:
         from steepy.documents.loading import read_file
 
-        return self.submit_document(read_file(workflow_file), services, macros, given)
+        return self.submit_document(read_file(workflow_file), services, macros, given, resume)
 
     def submit_document(self, document: "Document", services: tuple[str, ...],
-                        macros: tuple[str, ...], given: "GivenVars | None" = None) -> str:
+                        macros: tuple[str, ...], given: "GivenVars | None" = None,
+                        resume: bool | None = None) -> str:
         """The server checks the workflow against its own services and macros; its problems
         are placed in the document by their JSON paths (those of the values `given`, sent as
         the query parameter `vars`, where they were given)."""
         import json
 
-        params = {"vars": json.dumps(given.values)} if given else None
+        params = {"vars": json.dumps(given.values)} if given else {}
+        if resume is not None:  # extensions 15
+            params["resume"] = "true" if resume else "false"
         response = self.api.request("POST", "/workflows", ok=(202, 400), params=params,
                                     content=(document.text or "").encode("utf-8"),
                                     headers={"Content-Type": "application/x-yaml"})

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 from steepy.errors import InputError, Problem, SteepyError
 
 if TYPE_CHECKING:
-    from steepy.agent import AgentConfig
     from steepy.config import Config
     from steepy.documents.validation_services import Runtimes
     from steepy.engine.engine import EngineSettings
@@ -40,8 +39,9 @@ class Setup(Protocol):
         """The database at `db` (None: steepy.yaml's `db.url`, else .steepy/steepy.db); with
         `create` False, an SQLite file that does not exist is not made (an error)."""
 
-    def agent(self) -> "AgentConfig":
-        """The agents' settings (where they write their logs)."""
+    def log_settings(self) -> tuple[Path, int]:
+        """Where the agents write the chains' logs: `logs.processChains.path` and its
+        `groupByPrefix`."""
 
 
 def configured(option: Paths, key: str, reader: Callable[..., dict], config: "Config") -> dict:
@@ -149,8 +149,10 @@ class LocalSetup:
         except SteepyError as e:  # e.g. not a database URL
             raise InputError(Problem(str(e), file=self.db_option if db else "db.url")) from None
 
-    def agent(self) -> "AgentConfig":
-        return self.engine_settings().agent
+    def log_settings(self) -> tuple[Path, int]:
+        """(without the plugins or the engine: `steepy logs` reads a file)"""
+        logs = self.config.logs.process_chains
+        return Path(logs.path), logs.group_by_prefix
 
     def engine_settings(self, agents: int | None = None) -> "EngineSettings":
         from steepy.engine.settings import settings_from_config

@@ -11,10 +11,5 @@ from __future__ import annotations
 from steepy.cli.group import entry, main
 
 __all__ = ["entry", "main"]
-
-# the commands register themselves on `main'
-from steepy.cli import (engine, files, manage, notifications, pilots, plugins,  # noqa: E402,F401
-                        report, schedules, search, serve)
-from steepy.cli.helptext import add_help  # noqa: E402
-
-add_help(main)  # every command's examples and exit codes, at the end of its --help
+# (the commands are in steepy.cli.group's COMMANDS; each module is imported when its command
+# is used)

@@ -11,7 +11,6 @@ from steepy.cli.output import EXIT_INVALID, fail, stop, warn  # noqa: F401 (re-e
 from steepy.cli.setup import (WHERE_SERVICES, CliSetup, checked_config,  # noqa: F401
                               checked_plugins)  # (re-exported)
 from steepy.errors import InputError
-from steepy.documents.loading import read_file
 from steepy.model.submission import SubmissionStatus as SS
 
 EXIT_INTERNAL = 5  # steepy itself failed (a bug)
@@ -105,6 +104,7 @@ def prepare(workflow_file: str, services: tuple[str, ...], macros: tuple[str, ..
     """Read and check a workflow (with the values `given` for its variables); exit 2 with
     every problem before anything is stored."""
     from steepy.documents.inputfiles import InputBase
+    from steepy.documents.loading import read_file
     from steepy.documents.submissions import submission_from
 
     service_map, macro_map = load_registries(services, macros)

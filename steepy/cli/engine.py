@@ -7,14 +7,12 @@ import sys
 import click
 
 from steepy.cli import output
-from steepy.cli.group import exit_quickly, main
+from steepy.cli.ending import exit_quickly
 from steepy.cli.logsetup import log_options
 from steepy.cli.common import (AGENTS_OPTION, DB_OPTION, EXIT_CODES, MACROS_OPTION, SERVICES_OPTION,
                                engine_settings, exit_if_engine_failed, given_vars,
                                load_registries, open_registry_or_fail, prepare, vars_options)
 from steepy.model.submission import ACTIVE_SUBMISSION
-from steepy.registry.offload import call
-from steepy.model.clock import wait_event
 
 
 def print_events(registry, submission_id: str, after: int) -> int:
@@ -27,6 +25,8 @@ def print_events(registry, submission_id: str, after: int) -> int:
 async def _follow(registry, submission_id: str, done) -> None:
     """A live view on a terminal; piped, one line per event (until `done' is set)."""
     import asyncio
+
+    from steepy.model.clock import wait_event
 
     if sys.stdout.isatty():
         from rich.console import Console
@@ -42,7 +42,7 @@ async def _follow(registry, submission_id: str, done) -> None:
     print_events(registry, submission_id, seen)  # the last lines
 
 
-@main.command()
+@click.command()
 @click.argument("workflow_file", metavar="WORKFLOW", type=click.Path())
 @SERVICES_OPTION
 @MACROS_OPTION
@@ -50,9 +50,12 @@ async def _follow(registry, submission_id: str, done) -> None:
 @AGENTS_OPTION
 @vars_options
 @click.option("--json", "as_json", is_flag=True, help="Print the final submission as JSON.")
+@click.option("--resume", is_flag=True, default=None,
+              help="Reuse the results of chains that earlier submissions ran with the same "
+                   "tools, arguments and input files (default: cache.enabled).")
 @log_options
 def run(workflow_file: str, services, macros, db, agents, var_options, vars_files,
-        as_json: bool) -> None:
+        as_json: bool, resume: bool | None) -> None:
     """Submit a workflow and run it to the end in this process."""
     import asyncio
     import signal
@@ -62,6 +65,7 @@ def run(workflow_file: str, services, macros, db, agents, var_options, vars_file
     settings = engine_settings(agents)  # checks the configuration first: exit 2, nothing stored
     submission, service_map, macro_map = prepare(workflow_file, services, macros,
                                                  given_vars(var_options, vars_files))
+    submission.resume = resume
     registry = open_registry_or_fail(db)
     registry.requests.add_submission(submission)
     if not as_json:
@@ -116,13 +120,17 @@ def _say_outcome(registry, submission_id: str, resumed: list[str], as_json: bool
     else:
         message = f" ({final.error_message})" if final.error_message else ""
         click.echo(f"submission {final.id}: {final.status}{message}")
+        reused = registry.cache.reused(submission_id)
+        if reused:  # extensions 15
+            click.echo(output.reused_summary(sum(registry.views.chain_counts(
+                submission_id).values()), reused))
     for resumed_id in resumed:  # their own statuses; the exit code is this one's
         record = registry.views.get_submission(resumed_id)
         click.echo(f"resumed submission {resumed_id}: {record.status}", err=True)
     return final
 
 
-@main.command()
+@click.command()
 @SERVICES_OPTION
 @MACROS_OPTION
 @DB_OPTION
@@ -135,6 +143,7 @@ def worker(services, macros, db, agents, exit_when_idle: bool) -> None:
     import signal
 
     from steepy.engine.engine import Engine
+    from steepy.registry.offload import call
 
     settings = engine_settings(agents)  # checks the configuration first
     service_map, macro_map = load_registries(services, macros)

@@ -3,21 +3,23 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from steepy.cli.group import main
 from steepy.cli.common import (MACROS_OPTION, NO_SERVICES, SERVICES_OPTION, checked_config,
                                checked_plugins, fail, load_registries, prepare)
 from steepy.cli.output import warn
 from steepy.errors import InputError, Problem
-from steepy.documents.loading import expand_paths, read_file
-from steepy.model import ExecuteAction, ForEachAction, IncludeAction, Macro, Service, Workflow
-from steepy.documents.validation_macros import services_reached
+
+if TYPE_CHECKING:
+    from steepy.model import Macro, Service, Workflow
 
 
 def _summary(workflow: Workflow, macros: dict[str, Macro]) -> str:
+    from steepy.documents.validation_macros import services_reached
+    from steepy.model import ExecuteAction, ForEachAction, IncludeAction
+
     actions = list(workflow.all_actions())
     counts = {kind.__name__: sum(isinstance(a, kind) for a in actions)
               for kind in (ExecuteAction, ForEachAction, IncludeAction)}
@@ -38,7 +40,7 @@ def validate_file(path: Path, services: dict[str, Service], macros: dict[str, Ma
     documents.validation_services.Runtimes; None: not checked); return a one-line summary or
     raise InputError. Warnings about a valid file are added to `warnings'."""
     from steepy.documents.checking import check_macros, check_workflow, document_kind
-    from steepy.documents.loading import read_definitions
+    from steepy.documents.loading import read_definitions, read_file
     from steepy.documents.policy_checks import policy_warnings
     from steepy.documents.validation_services import service_file_problems
 
@@ -66,12 +68,14 @@ def validate_file(path: Path, services: dict[str, Service], macros: dict[str, Ma
 
 
 
-@main.command()
+@click.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path())
 @SERVICES_OPTION
 @MACROS_OPTION
 def validate(files: tuple[str, ...], services: tuple[str, ...], macros: tuple[str, ...]) -> None:
     """Check workflows (and service or macro files) and report every problem."""
+    from steepy.documents.loading import expand_paths
+
     service_map, macro_map = load_registries(services, macros)
     runtimes = checked_plugins().runtimes()
     problems: list[Problem] = []
@@ -101,7 +105,7 @@ def _distinct(problems: list[Problem]) -> list[Problem]:
     return out
 
 
-@main.command(name="services")
+@click.command(name="services")
 @SERVICES_OPTION
 def list_services(services: tuple[str, ...]) -> None:
     """List the services workflows can use."""
@@ -120,7 +124,7 @@ def list_services(services: tuple[str, ...]) -> None:
 
 
 
-@main.command()
+@click.command()
 @click.argument("workflow_file", metavar="WORKFLOW", type=click.Path())
 @SERVICES_OPTION
 @MACROS_OPTION
@@ -133,8 +137,13 @@ def list_services(services: tuple[str, ...]) -> None:
 @click.option("--chains", is_flag=True,
               help="With --format: a graph of the process chains and what they read of each "
                    "other's outputs.")
+@click.option("--resume", is_flag=True,
+              help="Say which chains a submission with --resume would reuse, and why each "
+                   "other one would run (reads the database).")
+@click.option("--db", help="With --resume: the database URL "
+                           "(default: sqlite:///.steepy/steepy.db).")
 def plan(workflow_file: str, services, macros, whole: bool, as_json: bool, fmt: str | None,
-         chains: bool) -> None:
+         chains: bool, resume: bool, db: str | None) -> None:
     """Show the process chains a workflow turns into, without running anything."""
     import json as jsonlib
 
@@ -148,7 +157,15 @@ def plan(workflow_file: str, services, macros, whole: bool, as_json: bool, fmt: 
     if fmt is not None and as_json:
         fail([Problem("--format and --json each choose the output: give one of them",
                       file="--format")])
+    if resume and fmt is not None:
+        fail([Problem("--resume says what would run: not with --format", file="--resume")])
     submission, service_map, macro_map = prepare(workflow_file, services, macros)
+    if resume:
+        from steepy.cli.planresume import plan_resumed
+
+        plan_resumed(workflow_file, submission.workflow, service_map, macro_map, whole,
+                     as_json, db)
+        return
     if fmt is not None and not chains:
         click.echo(render(action_graph(submission.workflow), fmt))
         return

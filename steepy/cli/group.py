@@ -1,18 +1,76 @@
-"""The `steepy` command group, on which every command module registers its commands."""
+"""The `steepy` command group. Its commands are listed here by name (`COMMANDS`) and a
+command's module is imported only when that command is used: `steepy --help` and `steepy
+list` do not load the engine, the HTTP server or the workflow checks (issue 31: commands that
+do not run an engine start in 0.25 s; tests/cli/test_import_budget.py checks what each one
+imports)."""
 
 from __future__ import annotations
 
-import atexit
-import os
+import importlib
 import sys
 
 import click
 
 from steepy import __version__
+from steepy.cli.ending import run_to_the_end
+from steepy.cli.helptext import HELP, add_help, epilog
+
+# a command's name -> where it is ("module:attribute" in steepy.cli) and its line in
+# `steepy --help' (at most 60 characters, so that it is not cut at 80 columns)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "cancel": ("manage:cancel", "Cancel a submission or a single process chain."),
+    "events": ("manage:show_events", "Print the timeline of a submission."),
+    "gc": ("schedules:gc", "Delete old submissions now (the garbage collector)."),
+    "list": ("manage:list_submissions", "List submissions, newest first."),
+    "logs": ("manage:logs", "Print the output of a process chain's run."),
+    "notifications": ("notifications:notifications", "List the deliveries of notifications."),
+    "plan": ("files:plan", "Show the process chains a workflow turns into."),
+    "plugins": ("plugins:list_plugins", "List the plugins: runtimes, adapters, checkers, ..."),
+    "priority": ("manage:priority", "Set the priority of a submission or a process chain."),
+    "report": ("report:report", "Write a submission's report as one HTML file."),
+    "retry": ("manage:retry", "Run the failed chains of a finished submission again."),
+    "run": ("engine:run", "Submit a workflow and run it to the end in this process."),
+    "schedule": ("schedules:schedule", "Submit a workflow on a cron expression or interval."),
+    "search": ("search:search", "Search submissions and process chains (Steep's queries)."),
+    "serve": ("serve:serve", "Serve Steep's HTTP API and web UI (and run the workflows)."),
+    "services": ("files:list_services", "List the services workflows can use."),
+    "show": ("manage:show", "Show a submission or a process chain."),
+    "slurm-workers": ("pilots:slurm_workers", "Submit SLURM jobs that each run a worker."),
+    "status": ("manage:show", "Show a submission or a process chain (as `show')."),
+    "submit": ("manage:submit", "Store a workflow as ACCEPTED; a `steepy worker' runs it."),
+    "validate": ("files:validate", "Check workflows, services and macros; report problems."),
+    "wait": ("manage:wait", "Wait until submissions have finished."),
+    "worker": ("engine:worker", "Run everything in the database until stopped."),
+}
 
 
 class _Steepy(click.Group):
-    """Every command: a database that cannot be used is one line and exit code 4."""
+    """The commands of `COMMANDS`, each imported when first asked for (click's lazy group),
+    with its examples and exit codes (steepy/cli/helptext.py). Every command: a database
+    that cannot be used is one line and exit code 4."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(self.commands) | set(COMMANDS))
+
+    def get_command(self, ctx: click.Context | None, cmd_name: str) -> click.Command | None:
+        command = self.commands.get(cmd_name)
+        if command is None and cmd_name in COMMANDS:
+            module, attribute = COMMANDS[cmd_name][0].split(":")
+            command = getattr(importlib.import_module(f"steepy.cli.{module}"), attribute)
+            add_help(command, cmd_name)
+            self.add_command(command, cmd_name)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The commands' lines from `COMMANDS`, without importing a command's module."""
+        names = self.list_commands(ctx)
+        limit = max(formatter.width - 6 - max(map(len, names)), 10)  # as click's own
+        lines = [COMMANDS[name][1] if name in COMMANDS else
+                 self.commands[name].get_short_help_str(limit) for name in names]
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, line if len(line) <= limit else
+                                 line[:limit - 3].rstrip() + "...")
+                                for name, line in zip(names, lines)])
 
     def invoke(self, ctx: click.Context):
         try:
@@ -28,49 +86,15 @@ class _Steepy(click.Group):
             sys.exit(EXIT_DATABASE)
 
 
-@click.group(cls=_Steepy, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_Steepy, context_settings={"help_option_names": ["-h", "--help"]},
+             epilog=epilog(*HELP[""]))
 @click.version_option(__version__, prog_name="steepy")
 def main() -> None:
     """steepy: run scientific workflows of command-line tools (Steep-compatible)."""
 
 
-_quick_exit = False
-
-
-def exit_quickly() -> None:
-    """Let this process end without the interpreter's teardown once its command returns.
-
-    A command asks for it when all it did is finished and stored: the engine of `steepy run`
-    has stopped, drained its writers and closed its database connections. The teardown then
-    only frees objects one by one (0.3-0.5 s after 1,000 chains, a twentieth of the run),
-    which nobody needs. The atexit handlers still run (logging
-    flushes there), and stdout and stderr are flushed."""
-    global _quick_exit
-    _quick_exit = True
-
-
 def entry() -> None:
     """The `steepy` program (console script and `python -m steepy.cli`): `main`, then the end
-    of the process, quickly where the command asked for it (`exit_quickly`). Tests that run
-    `main` in their own process (click's CliRunner) never come here."""
-    try:
-        main()
-    except SystemExit as e:
-        if not _quick_exit:
-            raise
-        code = e.code
-    else:  # main() always raises SystemExit; this is for safety's sake
-        code = 0
-    if code is not None and not isinstance(code, int):
-        print(code, file=sys.stderr)
-        code = 1
-    atexit._run_exitfuncs()  # what the interpreter does first at exit (CPython, since 3.0)
-    try:
-        sys.stdout.flush()
-    except OSError:  # the reader went away (a closed pipe): as Python itself would say
-        code = code or 120
-    try:
-        sys.stderr.flush()
-    except OSError:
-        pass
-    os._exit(code or 0)
+    of the process (steepy/cli/ending.py). Tests that run `main` in their own process
+    (click's CliRunner) never come here."""
+    run_to_the_end(main)

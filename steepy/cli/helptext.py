@@ -1,6 +1,7 @@
 """The end of every command's `--help`: examples and exit codes, kept here in one table
-(`HELP`) and written the same way for all (`epilog`). `add_help` gives each registered
-command its part; tests/cli/test_help.py checks that none is left without one.
+(`HELP`) and written the same way for all (`epilog`). `add_help` gives a command its part
+when the `steepy` group loads it (steepy/cli/group.py); tests/cli/test_help.py checks that
+none is left without one.
 
 The exit codes are steepy's (steepy/cli/__init__.py): 0 fine, 1 a workflow ran and failed,
 2 bad input (nothing stored or run), 3 cancelled, 4 the database cannot be used, 5 steepy
@@ -106,14 +107,13 @@ def epilog(examples: list[str], exit_codes: dict[int, str]) -> str:
     return f"Examples:\n\n\b\n{lines}\n\nExit codes:\n\n\b\n{codes}"
 
 
-def add_help(group: click.Group, prefix: str = "") -> None:
-    """Give `group` and every command of it (and of its subgroups) its examples and exit
-    codes."""
-    if not prefix and not group.epilog:
-        group.epilog = epilog(*HELP[""])
-    for name, command in group.commands.items():
-        found = HELP.get(f"{prefix}{name}")
-        if found is not None and not command.epilog:
-            command.epilog = epilog(*found)
-        if isinstance(command, click.Group):
-            add_help(command, f"{prefix}{name} ")
+def add_help(command: click.Command, name: str) -> None:
+    """Give `command` (registered as `name`) its examples and exit codes, and so every
+    subcommand of a group (`schedule add` ...). A command under two names (`status` is
+    `show`) has those of the name it was written with."""
+    found = HELP.get(name) or HELP.get(command.name or "")
+    if found is not None and not command.epilog:
+        command.epilog = epilog(*found)
+    if isinstance(command, click.Group):
+        for sub_name, sub in command.commands.items():
+            add_help(sub, f"{name} {sub_name}")

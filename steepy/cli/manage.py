@@ -15,7 +15,6 @@ import click
 from steepy.api.backends import Backend
 from steepy.cli.common import (DB_OPTION, MACROS_OPTION, SERVICES_OPTION, checked_config,
                                given_vars, vars_options)
-from steepy.cli.group import main
 from steepy.cli.waiting import WAIT_OPTION, wait_for
 from steepy.cli.output import (fail, print_document, print_events, print_json,
                                print_submissions, print_unowned, stop)
@@ -66,21 +65,24 @@ def found(answer: T | None, what: str, item_id: str) -> T:
     return answer
 
 
-@main.command()
+@click.command()
 @click.argument("workflow_file", metavar="WORKFLOW", type=click.Path())
 @SERVICES_OPTION
 @MACROS_OPTION
 @vars_options
 @WAIT_OPTION
+@click.option("--resume", is_flag=True, default=None,
+              help="Reuse the results of chains that earlier submissions ran with the same "
+                   "tools, arguments and input files (default: cache.enabled).")
 @with_backend
 def submit(backend: Backend, workflow_file: str, services, macros, var_options, vars_files,
-           wait_for_end: bool) -> None:
+           wait_for_end: bool, resume: bool | None) -> None:
     """Store a workflow as ACCEPTED; a `steepy worker' runs it. Prints the new id last (with
     --wait: then how it ended)."""
     checked_config()
     given = given_vars(var_options, vars_files)
     try:
-        submission_id = backend.submit(workflow_file, services, macros, given)
+        submission_id = backend.submit(workflow_file, services, macros, given, resume)
     except InputError as e:
         fail(e.problems)
     click.echo(f"submitted {submission_id}")
@@ -88,7 +90,7 @@ def submit(backend: Backend, workflow_file: str, services, macros, var_options, 
         sys.exit(wait_for(backend, [submission_id]))
 
 
-@main.command()
+@click.command()
 @click.argument("submission_ids", metavar="ID...", nargs=-1, required=True)
 @with_backend
 def wait(backend: Backend, submission_ids: tuple[str, ...]) -> None:
@@ -97,7 +99,7 @@ def wait(backend: Backend, submission_ids: tuple[str, ...]) -> None:
     sys.exit(wait_for(backend, list(submission_ids)))
 
 
-@main.command(name="list")
+@click.command(name="list")
 @click.option("--status",
               type=click.Choice([str(s) for s in SubmissionStatus], case_sensitive=False),
               help="Only submissions with this status.")
@@ -112,7 +114,7 @@ def list_submissions(backend: Backend, status, size: int, offset: int) -> None:
     print_unowned(backend.unowned(running) if running else {})
 
 
-@main.command()
+@click.command()
 @click.argument("item_id", metavar="ID")
 @click.option("--json", "as_json", is_flag=True,
               help="One JSON object (its `status' is the item's).")
@@ -129,8 +131,7 @@ def show(backend: Backend, item_id: str, as_json: bool) -> None:
 
 
 # `steepy status ID': inspecting a submission's or process chain's status is `show' by the
-# name Steep's users look for; one command registered under both names
-main.add_command(show, name="status")
+# name Steep's users look for; one command registered under both names (steepy/cli/group.py)
 
 
 def _not_a_chain(backend: Backend, item_id: str, shown: int = 10) -> NoReturn:
@@ -153,7 +154,7 @@ def _not_a_chain(backend: Backend, item_id: str, shown: int = 10) -> NoReturn:
     stop("\n".join(lines))
 
 
-@main.command()
+@click.command()
 @click.argument("chain_id")
 @click.option("--run", "run_number", type=int, help="Run number (default: the latest).")
 @click.option("--follow", "-f", is_flag=True, help="Keep printing new lines while the chain runs.")
@@ -192,7 +193,7 @@ def logs(backend: Backend, chain_id: str, run_number: int | None, follow: bool) 
         time.sleep(0.2)
 
 
-@main.command()
+@click.command()
 @click.argument("item_id", metavar="ID")
 @with_backend
 def cancel(backend: Backend, item_id: str) -> None:
@@ -207,7 +208,7 @@ def cancel(backend: Backend, item_id: str) -> None:
                    f"{answer.running} running chain(s) are being stopped)")
 
 
-@main.command()
+@click.command()
 @click.argument("submission_id")
 @with_backend
 def retry(backend: Backend, submission_id: str) -> None:
@@ -220,7 +221,7 @@ def retry(backend: Backend, submission_id: str) -> None:
                "a worker picks it up")
 
 
-@main.command(context_settings={"ignore_unknown_options": True})  # N may be -5
+@click.command(context_settings={"ignore_unknown_options": True})  # N may be -5
 @click.argument("item_id", metavar="ID")
 @click.argument("priority", type=click.IntRange(-(2**31 - 1), 2**31 - 1), metavar="N")
 @with_backend
@@ -234,7 +235,7 @@ def priority(backend: Backend, item_id: str, priority: int) -> None:
     click.echo(f"{answer.kind} {item_id}: priority {priority} ({answer.before})")
 
 
-@main.command(name="events")
+@click.command(name="events")
 @click.argument("submission_id")
 @with_backend
 def show_events(backend: Backend, submission_id: str) -> None:

@@ -6,12 +6,11 @@ from __future__ import annotations
 import click
 
 from steepy.api.backends import Backend
-from steepy.cli.group import main
 from steepy.cli.manage import with_backend
 from steepy.cli.output import _time, print_json, table
 
 
-@main.command(name="notifications")
+@click.command(name="notifications")
 @click.option("--failed", is_flag=True, help="Only deliveries that gave up (FAILED).")
 @click.option("--size", default=20, show_default=True, help="How many, newest first.")
 @click.option("--json", "as_json", is_flag=True, help="The deliveries as a JSON list.")

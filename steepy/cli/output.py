@@ -151,6 +151,11 @@ def print_unowned(unowned: dict[str, str | None]) -> None:
                    "`steepy worker'", err=True)
 
 
+def reused_summary(total: int, reused: int) -> str:
+    """`12 chains, 9 reused' (extensions 15)."""
+    return f"{_plural(total, 'chain')}, {reused} reused"
+
+
 def print_document(doc: dict) -> None:
     """A submission document (with its chains) or a process chain document (with its runs
     and attempts), for people."""
@@ -171,12 +176,20 @@ def _print_submission(doc: dict) -> None:
                f"succeeded, {doc['failedProcessChains']} failed, {doc['cancelledProcessChains']} "
                f"cancelled, {doc['runningProcessChains']} running, "
                f"{doc['pausedProcessChains']} paused")
+    reused = sum(1 for c in doc["processChains"] if c.get("reused"))
+    if reused:  # extensions 15
+        click.echo(f"  {reused_summary(doc['totalProcessChains'], reused)}")
     for var, values in (doc.get("results") or {}).items():
         click.echo(f"  result {var}: {', '.join(map(str, values))}")
+    for chain in doc["processChains"]:  # extensions 10, 11: ran, and ended its chain early
+        if chain.get("stopped"):
+            click.echo(f"  stopped {chain['stopped']['executableId']}: "
+                       f"{chain['stopped']['reason']}")
     for action_id, why in (doc.get("skippedActions") or {}).items():
         click.echo(f"  skipped {action_id}: {why}")
     table(["chain", "status", "runs", "executables"],
-          [(c["id"], c["status"], c["totalRuns"], " ".join(e["id"] for e in c["executables"]))
+          [(c["id"], c["status"] + (" (reused)" if c.get("reused") else ""), c["totalRuns"],
+            " ".join(e["id"] for e in c["executables"]))
            for c in doc["processChains"]])
     blocked = Counter(c["waiting"] for c in doc["processChains"] if c.get("waiting"))
     for reason, count in sorted(blocked.items()):
@@ -187,6 +200,11 @@ def _print_chain(doc: dict) -> None:
     click.echo(f"process chain {doc['id']}  {doc['status']}  (submission {doc['submissionId']})")
     if doc.get("waiting"):
         click.echo(f"  {doc['waiting']}")
+    if doc.get("reused"):  # extensions 15
+        click.echo(f"  reused the work of process chain {doc['reused']['processChainId']} "
+                   f"(submission {doc['reused']['submissionId']})")
+    if doc.get("stopped"):  # extensions 10, 11
+        click.echo(f"  stopped at {doc['stopped']['executableId']}: {doc['stopped']['reason']}")
     if doc.get("retries"):  # the chain-level policy: another run after a failed one
         click.echo(f"  chain retries: {_retries(doc['retries'])}")
     last = doc["runs"][-1] if doc["runs"] else {}

@@ -8,11 +8,10 @@ import shlex
 import click
 
 from steepy.cli.common import DB_OPTION, MACROS_OPTION, SERVICES_OPTION, db_url, fail
-from steepy.cli.group import main
 from steepy.errors import Problem
 
 
-@main.command(name="slurm-workers")
+@click.command(name="slurm-workers")
 @click.argument("count", type=click.IntRange(1, 10_000))
 @DB_OPTION
 @SERVICES_OPTION

@@ -7,7 +7,6 @@ import json
 
 import click
 
-from steepy.cli.group import main
 from steepy.cli.common import checked_plugins
 
 
@@ -21,7 +20,7 @@ def _applies_to(descriptor: dict) -> str:
     return f"dependsOn {', '.join(depends)}" if depends else ""
 
 
-@main.command(name="plugins")
+@click.command(name="plugins")
 @click.option("--json", "as_json", is_flag=True,
               help="Print Steep's plugin descriptors as JSON (what GET /plugins returns).")
 def list_plugins(as_json: bool) -> None:

@@ -9,7 +9,6 @@ from pathlib import Path
 import click
 
 from steepy.api.backends import Backend
-from steepy.cli.group import main
 from steepy.cli.manage import found, with_backend
 from steepy.cli.output import stop
 
@@ -26,7 +25,7 @@ def _write(path: str, text: str, what: str) -> None:
     click.echo(f"wrote {what} {path}", err=True)
 
 
-@main.command()
+@click.command()
 @click.argument("submission_id", metavar="ID")
 @click.option("--output", "-o", metavar="FILE",
               help="Where to write the HTML report (default: report-ID.html; `-': stdout).")

@@ -9,7 +9,6 @@ import click
 
 from steepy.api.backends import Backend
 from steepy.cli.common import DB_OPTION, MACROS_OPTION, SERVICES_OPTION, checked_config
-from steepy.cli.group import main
 from steepy.cli.manage import found, with_backend
 from steepy.cli.output import fail, print_json, stop
 from steepy.errors import InputError
@@ -43,7 +42,7 @@ def _line(schedule: dict) -> str:
     return f"{schedule['id']}  {schedule['name']}: {_trigger(schedule)}, {state}"
 
 
-@main.group()
+@click.group()
 def schedule() -> None:
     """Submit a workflow again and again: on a cron expression or at an interval."""
 
@@ -142,7 +141,7 @@ def remove(backend: Backend, schedule_id: str) -> None:
     click.echo(f"removed schedule {schedule_id}")
 
 
-@main.command()
+@click.command()
 @click.option("--dry-run", is_flag=True, help="Only count what would be deleted.")
 @DB_OPTION
 def gc(db: str | None, dry_run: bool) -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import click
 
 from steepy.api.backends import Backend
-from steepy.cli.group import main
 from steepy.cli.manage import with_backend
 from steepy.cli.output import print_json
 
@@ -24,7 +23,7 @@ def hit_line(hit: dict) -> str:
     return f"{hit['type']:<12}  {hit['id']}  {hit['status']}{name}  ({where})"
 
 
-@main.command()
+@click.command()
 @click.argument("query", nargs=-1, required=True)
 @click.option("--size", default=20, show_default=True, help="How many hits, best first.")
 @click.option("--offset", default=0, help="Hits to skip (the next page).")

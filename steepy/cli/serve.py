@@ -7,7 +7,6 @@ from pathlib import Path
 
 import click
 
-from steepy.cli.group import main
 from steepy.cli.logsetup import log_options
 from steepy.cli.common import (AGENTS_OPTION, DB_OPTION, EXIT_INVALID, MACROS_OPTION,
                                SERVICES_OPTION, checked_config, checked_plugins,
@@ -42,7 +41,7 @@ def _http_options(config, host: str | None, port: int | None):
     return host, port, token, steep_ui
 
 
-@main.command()
+@click.command()
 @click.option("--host", help="Address to listen on (default: http.host, 127.0.0.1).")
 @click.option("--port", type=click.IntRange(0, 65535),
               help="Port (default: http.port, 8080; 0: any free port).")

@@ -12,7 +12,6 @@ import click
 from steepy.api.errors import NotFound
 from steepy.api.setup import LocalSetup, Paths
 from steepy.cli.output import fail, hint_on_failure, stop, warn
-from steepy.config import load_config
 from steepy.errors import InputError, Problem
 
 WHERE_SERVICES = ("give `--services DIR' (a file, folder or glob), set `services' in "
@@ -78,6 +77,8 @@ def checked_config():
     context = click.get_current_context(silent=True)
     if context is not None and _CONFIG_KEY in context.meta:
         return context.meta[_CONFIG_KEY]
+    from steepy.config import load_config
+
     try:
         config = load_config()
     except InputError as e:

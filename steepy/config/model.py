@@ -194,6 +194,14 @@ class PluginDeclaration(Section):
         return self
 
 
+class CacheConfig(Section):
+    """`cache.*' (extensions 15): reuse of unchanged work."""
+
+    enabled: bool = False  # every submission reuses earlier work (else only with --resume)
+    mode: Literal["standard", "deep"] = "standard"  # files by size and time, or by content
+    record: bool = True  # chains leave records a later submission may reuse
+
+
 class Config(Section):
     services: Paths = "services"
     macros: Paths = "macros"
@@ -217,6 +225,7 @@ class Config(Section):
     override_config_file: str | None = Field(None, alias="overrideConfigFile", min_length=1)
     notifications: NotificationsSettings = Field(default_factory=NotificationsSettings)
     retries: RetriesSettings = Field(default_factory=RetriesSettings)  # extensions 1
+    cache: CacheConfig = Field(default_factory=CacheConfig)  # extensions 15
 
     _source: str | None = PrivateAttr(None)
     _warnings: list[Problem] = PrivateAttr(default_factory=list)
@@ -307,6 +316,6 @@ UNIMPLEMENTED = (
     "agent.enabled", "agent.id", "agent.autoShutdownTimeout", "agent.busyTimeout",
     "db.driver", "db.username", "db.password", "db.connectionPool",
     "cluster", "logs.level", "logs.main", "logs.processChains.enabled", "garbageCollector.retention.vms",
-    "cloud", "cache",
+    "cloud", "cache.plugins",
 )
 NOT_YET: tuple[str, ...] = ()  # steepy's own keys (extensions.md) not built yet

@@ -1,12 +1,14 @@
 """Constant input files of a submitted workflow: made absolute and checked to exist.
 
 A value that a workflow gives to an input of data type `file` or `directory` (in the action,
-or through a variable with a value) is a path. A relative one is resolved against a base
-directory: the directory `steepy submit` or `steepy run` was started in (the submitter's),
-or, for a workflow POSTed to the HTTP API, the server's working directory. The stored workflow
-holds the absolute path, so the tool finds its file wherever the engine runs. A path that
-does not exist is a problem at the place of its value (`file:line:column`); URLs
-(`scheme://...`) and values that actions write are left alone."""
+through a variable with a value, or as an item of a constant list that a for-each hands such
+an input) is a path. A relative one is resolved against a base directory: the directory
+`steepy submit` or `steepy run` was started in (the submitter's), or, for a workflow POSTed
+to the HTTP API, the server's working directory. The stored workflow holds the absolute path,
+so the tool finds its file wherever the engine runs. A path that does not exist is a problem
+at the place of its value (`file:line:column`). URLs (`scheme://...`), values that actions
+write, and absolute paths POSTed to the HTTP API (Steep's agents may see files the server
+does not) are left alone."""
 
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ class InputBase:
 
     directory: Path
     named: str  # e.g. "the directory it was submitted from"
+    check_absolute: bool = True  # False: absolute paths are passed on as given, unchecked
 
     @classmethod
     def submitter(cls) -> "InputBase":
@@ -35,7 +38,9 @@ class InputBase:
 
     @classmethod
     def server(cls) -> "InputBase":
-        return cls(Path.cwd(), "the server's working directory")
+        """For a workflow POSTed to the HTTP API. An absolute path is Steep's: passed on to
+        the agents unchecked, as they may see files the server does not."""
+        return cls(Path.cwd(), "the server's working directory", check_absolute=False)
 
 
 class _Resolver:
@@ -44,7 +49,9 @@ class _Resolver:
         declared = data.get("vars") if isinstance(data, dict) else None
         self.declared = {v.get("id"): i for i, v in enumerate(declared or [])
                          if isinstance(v, dict)}
-        self.done: set[int] = set()  # variables already resolved (one object per id)
+        self.kinds: dict[int, str] = {}  # id(variable): the path type an input reads it as
+        self.places: list[tuple[Variable, tuple]] = []  # where each is read, document order
+        self.loops: list[ForEachAction] = []  # in document order: outer before inner
         self.problems: list[Problem] = []
 
     def actions(self, actions: list, data: list, path: tuple) -> None:
@@ -52,6 +59,9 @@ class _Resolver:
             if isinstance(action, ExecuteAction) and isinstance(raw, dict):
                 self.execute(action, raw, path + (i,))
             elif isinstance(action, ForEachAction) and isinstance(raw, dict):
+                self.loops.append(action)
+                self.places.append((action.input, self.where(
+                    action.input, raw.get("input"), path + (i, "input"))))
                 self.actions(action.actions, raw.get("actions") or [], path + (i, "actions"))
 
     def execute(self, action: ExecuteAction, raw: dict, path: tuple) -> None:
@@ -62,21 +72,34 @@ class _Resolver:
         listed += [("parameters", j) for j in range(len(raw.get("parameters") or []))]
         for inp, (key, j) in zip(action.inputs, listed):
             param = service.parameter(inp.id)
-            if param is None or param.data_type not in PATH_TYPES or inp.var.value is None:
+            if param is None or param.data_type not in PATH_TYPES:
                 continue
-            if id(inp.var) in self.done:
-                continue
-            self.done.add(id(inp.var))
-            where = self.where(inp.var, inp.anonymous, raw[key][j], path + (key, j))
-            inp.var.value = self.value(inp.var.value, where, inp.var.id, param.data_type)
+            self.kinds.setdefault(id(inp.var), param.data_type)
+            here = path + (key, j)
+            self.places.append((inp.var, here + ("value",) if inp.anonymous else
+                                self.where(inp.var, raw[key][j].get("var"), here + ("var",))))
 
-    def where(self, var: Variable, anonymous: bool, raw: Any, path: tuple) -> tuple:
-        """The JSON path of the variable's value: in the input, inline, or declared."""
-        if anonymous:
+    def where(self, var: Variable, ref: Any, path: tuple) -> tuple:
+        """The JSON path of the value of the variable referred to by `ref` at `path`: inline
+        (`{id, value}`), or declared in `vars`."""
+        if isinstance(ref, dict):
             return path + ("value",)
-        if isinstance(raw.get("var"), dict):
-            return path + ("var", "value")
         return ("vars", self.declared[var.id], "value") if var.id in self.declared else path
+
+    def resolve(self) -> None:
+        """Each constant value read as a path: directly by an input, or as the list a for-each
+        hands such an input one item at a time (an inner loop first: its list may be an outer
+        loop's item)."""
+        for loop in reversed(self.loops):
+            if id(loop.enumerator) in self.kinds:
+                self.kinds.setdefault(id(loop.input), self.kinds[id(loop.enumerator)])
+        done: set[int] = set()  # one object per variable id
+        for var, where in self.places:
+            kind = self.kinds.get(id(var))
+            if kind is None or var.value is None or id(var) in done:
+                continue
+            done.add(id(var))
+            var.value = self.value(var.value, where, var.id, kind)
 
     def value(self, value: Any, where: tuple, var_id: str, kind: str) -> Any:
         if isinstance(value, list):
@@ -84,6 +107,8 @@ class _Resolver:
         if not isinstance(value, str) or not value or "://" in value:
             return value
         path = Path(value)
+        if path.is_absolute() and not self.base.check_absolute:
+            return value
         resolved = path if path.is_absolute() else self.base.directory / path
         if not resolved.exists():
             said = "" if path.is_absolute() else (
@@ -105,5 +130,6 @@ def resolve_input_files(workflow: Workflow, data: Any, services: Mapping, base: 
     resolver = _Resolver(data, services, base, given)
     raw = data.get("actions") if isinstance(data, dict) else None
     resolver.actions(workflow.actions, raw or [], ("actions",))
+    resolver.resolve()
     return resolver.problems
 

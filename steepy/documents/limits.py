@@ -1,9 +1,11 @@
 """A workflow checked against the site's retry limits (steepy.yaml `retries.limits',
 extensions 1): the policy each executable would run with (its action's or fallback's, its
 service's, the workflow's default, the engine's: steepy.model.inheritance), each value some
-level gave within its bound. A problem is placed where the value was written: in the
-workflow (`actions[0].retries.maxAttempts', `retries.executables.delay') or in the service's
-file. The engine's default was checked when steepy.yaml was read (steepy.config.retries).
+level gave within its bound; the workflow's catch is one of them. `retries.processChains' is
+checked as written (it inherits from nowhere). A problem is placed where the value was
+written: in the workflow (`actions[0].retries.maxAttempts', `retries.executables.delay',
+`catch.retries.delay') or in the service's file. The engine's default was checked when
+steepy.yaml was read (steepy.config.retries).
 """
 
 from __future__ import annotations
@@ -18,9 +20,16 @@ from steepy.model.policies import RetryPolicy
 from steepy.model.workflow import Action, ExecuteAction, Fallback, ForEachAction, Workflow
 
 
-def _executables(actions: list[Action],
-                 path: tuple) -> Iterator[tuple[tuple, ExecuteAction | Fallback]]:
-    """(JSON path, the action or its fallback) of every executable the actions make."""
+def _executables(workflow: Workflow) -> Iterator[tuple[tuple, ExecuteAction | Fallback]]:
+    """(JSON path, the action, its fallback or the catch) of every executable the workflow
+    makes."""
+    yield from _of_actions(workflow.actions, ("actions",))
+    if workflow.catch is not None:
+        yield ("catch",), workflow.catch
+
+
+def _of_actions(actions: list[Action],
+                path: tuple) -> Iterator[tuple[tuple, ExecuteAction | Fallback]]:
     for i, action in enumerate(actions):
         here = path + (i,)
         if isinstance(action, ExecuteAction):
@@ -28,7 +37,7 @@ def _executables(actions: list[Action],
             if action.fallback is not None:
                 yield here + ("fallback",), action.fallback
         elif isinstance(action, ForEachAction):
-            yield from _executables(action.actions, here + ("actions",))
+            yield from _of_actions(action.actions, here + ("actions",))
 
 
 def limit_problems(workflow: Workflow, services: Mapping, site: SiteRetries) -> list[Problem]:
@@ -36,11 +45,13 @@ def limit_problems(workflow: Workflow, services: Mapping, site: SiteRetries) -> 
     relative to the workflow document, or the service's file); and an inheriting policy
     whose keys from several levels do not make one policy."""
     problems: dict[tuple, Problem] = {}
-    default = workflow.executable_retries  # checked as written, even if no executable takes it
-    for key, message in site.problems(default, given_keys(default)) if default else ():
-        problem = _placed(WORKFLOW, key, message, (), "", services)
-        problems[(problem.file, problem.path, problem.message)] = problem
-    for path, part in _executables(workflow.actions, ("actions",)):
+    # the workflow's defaults, as written (even if no executable takes it)
+    for name, policy in (("executables", workflow.executable_retries),
+                         ("processChains", workflow.retries)):
+        for key, message in site.problems(policy, given_keys(policy)) if policy else ():
+            problem = Problem(message, path=json_path(("retries", name, key)))
+            problems[(problem.file, problem.path, problem.message)] = problem
+    for path, part in _executables(workflow):
         service = services.get(part.service)
         service_policy: RetryPolicy | None = getattr(service, "retries", None)
         try:

@@ -31,6 +31,11 @@ def _validators() -> dict[str, Any]:
             for kind, schema in schemas.items()}
 
 
+def _plain(value: Any) -> str:
+    """A value as the YAML that gives it: `false', not Python's `False'."""
+    return value if isinstance(value, str) else json.dumps(value)
+
+
 def _schema_message(error: Any) -> str:
     """Plain words for a jsonschema error."""
     validator, value = error.validator, error.instance
@@ -43,7 +48,8 @@ def _schema_message(error: Any) -> str:
         missing = [k for k in error.validator_value if isinstance(value, dict) and k not in value]
         return f"`{missing[0] if missing else error.validator_value[0]}' is required"
     if validator == "enum":
-        return f"`{value}' is not allowed here; allowed: {', '.join(map(str, error.validator_value))}"
+        allowed = ", ".join(map(_plain, error.validator_value))
+        return f"`{_plain(value)}' is not allowed here; allowed: {allowed}"
     if validator == "type":
         expected = error.validator_value
         expected = " or ".join(expected) if isinstance(expected, list) else expected

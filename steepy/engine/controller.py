@@ -13,13 +13,14 @@ import logging
 from pathlib import Path
 from typing import Any, Callable
 
+from steepy.engine.reuse import Reuse, carried
 from steepy.errors import SteepyError
-from steepy.generator import ProcessChainGenerator, Stop
+from steepy.generator import CHAIN_WINDOW, ProcessChainGenerator, Stop
 from steepy.plugins.generation import PluginGenerator
 from steepy.plugins.pluginset import PluginSet, builtin_set
 from steepy.model.macro import Macro
 from steepy.model.service import Service
-from steepy.model.stopping import CATCH_SUFFIX, stopped_at, without_marker
+from steepy.model.stopping import stopped_at, without_marker
 from steepy.model.submission import (ProcessChainStatus as CS, Submission,
                                      SubmissionStatus as SS)
 from steepy.registry import ChainRecord, SubmissionStore
@@ -72,8 +73,10 @@ class Controller:
     def __init__(self, store: SubmissionStore, services: dict[str, Service], macros: dict[str, Macro],
                  tmp_path: str, out_path: str, wake_scheduler: Callable[[], None],
                  stop_chains: Callable[[list[str]], None], sweep_s: float = 2.0,
-                 plugins: PluginSet | None = None, clock: Clock = SYSTEM):
+                 plugins: PluginSet | None = None, clock: Clock = SYSTEM,
+                 reuse: Reuse | None = None):
         self.store = store
+        self.reuse = reuse  # extensions 15: reusable work (None: none kept)
         self.clock = clock
         self.services = services
         self.macros = macros
@@ -86,6 +89,7 @@ class Controller:
         self.batch_s = 0.02  # pause after a round that made new chains (others may wait)
         self.quiet_batch_s = 0.1  # after one that only took outcomes in (a fan-out draining)
         self.save_every_s = 2.0  # generator state stored at least this often while feeding
+        self.chain_window = CHAIN_WINDOW  # chains in flight per submission (generator/window.py)
         self._changed: dict[str, asyncio.Event] = {}
         self.tasks: dict[str, asyncio.Task] = {}
         self.on_crash: Callable[[BaseException], None] | None = None  # a task died of a bug
@@ -145,6 +149,7 @@ class Controller:
             submission.workflow, f"{self.tmp_path}/{submission.id}",
             f"{self.out_path}/{submission.id}", self.services, self.macros, plugins=self.plugins)
         generator.default_priority = submission.priority
+        generator.window = self.chain_window
         return generator
 
     async def _drive(self, submission: Submission) -> tuple[SS, str | None]:
@@ -170,6 +175,7 @@ class Controller:
             began = clock.monotonic() if began is None else began
             calling = clock.monotonic()
             view = await call(store.controller_round, submission.id, write, after_round)
+            view = carried(submission.id, write, view) if self.reuse else view  # reused
             after_round = None
             made_new = write is not None and bool(write.chains)
             if write is not None and write.save_state:
@@ -186,7 +192,8 @@ class Controller:
                 # now and then is enough (a crash re-feeds the later rounds): it can be large
                 # (a for-each over 100,000 items), so it is stored at most 5% of the time
                 save_due = clock.monotonic() - last_save >= max(self.save_every_s, 20 * save_cost)
-                write = self._step(generator, submission, view, round_number, first or save_due)
+                write = await self._reused(submission, view, self._step(
+                    generator, submission, view, round_number, first or save_due))
             first = False
             if write is not None and (write.chains or not view.active):
                 continue  # stored now: the chains wait for it, or the submission may be over
@@ -205,6 +212,15 @@ class Controller:
         return final_status(generator.is_finished(), sum(counts.values()), counts.get(CS.ERROR, 0),
                             counts.get(CS.CANCELLED, 0),
                             await call(store.cancel_requested, submission.id))
+
+    async def _reused(self, submission: Submission, view: RoundView,
+                      write: RoundWrite) -> RoundWrite:
+        """`write` with the new chains that reuse earlier work, the keys of the others and
+        the outputs of those that succeeded (extensions 15; steepy.engine.reuse)."""
+        if self.reuse is None:
+            return write
+        return await call(self.reuse.round, write, view.finished,
+                          self.reuse.resumes(submission.resume))
 
     @staticmethod
     def _step(generator: ProcessChainGenerator, submission: Submission, view: RoundView,
@@ -234,18 +250,18 @@ def _outcomes(done: list[ChainRecord]) -> tuple[dict[str, list], set[str], list[
         executables = record.chain.executables
         marker = stopped_at(record.results)
         if marker is not None:
-            executable_id, why, by = marker
+            executable_id, why, _ = marker
             start = next(i for i, e in enumerate(executables) if e.id == executable_id)
-            stops.append(_stop(record.chain.id, executables[start:], why, by))
+            stops.append(_stop(executables[start:], why))
             executables = executables[:start]
         executed.update(e.id for e in executables)
     return results, executed, stops, [record.chain.id for record in done]
 
 
-def _stop(chain_id: str, left_out: list, why: str, by: str) -> Stop:
+def _stop(left_out: list, why: str) -> Stop:
     """What a chain that stopped left out: the actions of the executables `left_out` (the
     one it stopped at and those after it) and the variables they would have written."""
     rest = [e for e in left_out if e.fallback_for is None]
     return Stop(tuple(e.id for e in rest),
                 tuple(a.variable.id for e in rest for a in e.arguments if a.type == "output"),
-                why, chain_id, caught=by.endswith(CATCH_SUFFIX))
+                why)

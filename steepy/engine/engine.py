@@ -43,6 +43,7 @@ from steepy.engine.changes import Change, watcher_of
 from steepy.engine.controller import Controller
 from steepy.engine.housekeeping import GcSettings
 from steepy.engine.lostruns import LostRuns
+from steepy.engine.reuse import CacheSettings, Reuse
 from steepy.model.ids import unique_id
 from steepy.model.macro import Macro
 from steepy.model.service import Service
@@ -50,8 +51,9 @@ from steepy.model.submission import SubmissionStatus
 from steepy.notifications.delivery import DeliverySettings, Notifier
 from steepy.registry import Registry
 from steepy.registry.leases import RUN_OWNER
-from steepy.registry.offload import call
+from steepy.registry.offload import call, persist
 from steepy.registry.outage import Outage, database_failure_said
+from steepy.registry.recoveries import Recoveries
 from steepy.engine.scheduler import Scheduler
 from steepy.engine.timekeeper import Timekeeper
 from steepy.events import EventKind
@@ -78,6 +80,7 @@ class EngineSettings:
     schedule_grace_s: float = 60.0  # missed fire times younger than this fire once, coalesced
     gc: GcSettings | None = None  # the garbage collector (None: disabled)
     notifications: DeliverySettings = field(default_factory=DeliverySettings)  # webhooks
+    cache: CacheSettings = field(default_factory=CacheSettings)  # reusable work (ext. 15)
 
 
 class Engine:
@@ -92,17 +95,20 @@ class Engine:
         shared = settings.logs_in_database
         if shared is None:
             shared = registry.db.dialect.postgres
+        self._recoveries = Recoveries(registry.db)
         self._agents = [LocalAgent(f"{self.owner}[{i + 1}]" if i else self.owner, settings.agent,
                                   settings.capabilities, on_event=self._agent_event,
                                   log_sink=registry.logs if shared else None,
-                                  store_attempt=self._store_attempt, clock=clock)
+                                  store_attempt=self._store_attempt, clock=clock,
+                                  claim_recovery=self._claim_recovery)
                        for i in range(count)]
         self._scheduler = Scheduler(registry.queue, self._agents, self._chain_finished,
                                     settings.sweep_s, clock)
         self._controller = Controller(registry.submissions, services, macros, settings.tmp_path,
                                       settings.out_path, self._scheduler.wake,
                                       self._scheduler.stop_chains, settings.sweep_s,
-                                      settings.agent.plugins, clock)
+                                      settings.agent.plugins, clock,
+                                      Reuse(registry.cache, services, settings.cache))
         self._timekeeper = Timekeeper(registry, self.owner, settings.schedule_grace_s,
                                       settings.sweep_s, self._submitted_here, settings.gc, clock)
         self._notifier = Notifier(registry.outbox, self.owner, settings.notifications, clock)
@@ -161,6 +167,14 @@ class Engine:
     async def _store_attempt(self, chain_id: str, run_number: int, record: AttemptRecord,
                              durable: bool) -> None:
         await self._scheduler.store_attempt(chain_id, run_number, record, durable)
+
+    async def _claim_recovery(self, submission_id: str, chain_id: str, run_number: int,
+                              first: AttemptRecord) -> bool:
+        """Whether the workflow's catch may run (its maxRecoveries: registry/recoveries.py);
+        while the database fails, the catch waits (until the engine stops)."""
+        return await persist("claiming a run of the workflow's catch", self.stop.is_set,
+                             self._recoveries.claim, submission_id, chain_id, run_number,
+                             first, clock=self._scheduler.clock)
 
     def _chain_finished(self, submission_id: str) -> None:
         self._controller.chain_finished(submission_id)

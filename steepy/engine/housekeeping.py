@@ -21,7 +21,8 @@ from steepy.model.common import utcnow
 from steepy.registry import Registry
 
 GC_TIMER = "garbageCollector"  # the engines' timer (registry table `timers')
-ROW_KINDS = ("submissions", "processChains", "runs", "attempts", "events", "logChunks")
+ROW_KINDS = ("submissions", "processChains", "runs", "attempts", "events", "logChunks",
+             "cacheEntries")
 FILE_KINDS = ("logFiles", "tmpDirs", "resultDirs")
 
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from steepy.agent import AgentConfig
 from steepy.engine.engine import EngineSettings
 from steepy.engine.housekeeping import GcSettings
+from steepy.engine.reuse import CacheSettings
 from steepy.notifications.delivery import DeliverySettings
 
 if TYPE_CHECKING:
@@ -32,6 +33,8 @@ def settings_from_config(config: "Config", plugins: "PluginSet",
                           schedule_grace_s=config.schedules.grace_period / 1000,
                           gc=(GcSettings.from_config(config)
                               if config.garbage_collector.enabled else None),
+                          cache=CacheSettings(config.cache.enabled, config.cache.mode,
+                                              config.cache.record),
                           notifications=DeliverySettings(
                               subscribers=notifications.subscribers(),
                               max_attempts=notifications.max_attempts,

@@ -39,6 +39,7 @@ class EventKind(StrEnum):
     CHAIN_REQUEUED = "chain.requeued"
     CHAIN_RESUMED = "chain.resumed"
     CHAIN_RETRY_SCHEDULED = "chain.retryScheduled"
+    CHAIN_REUSED = "chain.reused"
     CHAIN_STARTED = "chain.started"
     CHAIN_WAITING = "chain.waiting"
     SCHEDULE_FIRED = "schedule.fired"
@@ -172,6 +173,13 @@ class ChainRegistered(Event):
     executables: int = _field("how many executables it has")
 
 
+@_kind(EventKind.CHAIN_REUSED)
+class ChainReused(Event):
+    """A new process chain is not run: an earlier one did the same work (extensions 15)."""
+    from_submission_id: str = _field("the submission of the earlier chain")
+    from_chain_id: str = _field("the earlier chain, whose output files it reuses")
+
+
 @_kind(EventKind.CHAIN_WAITING)
 class ChainWaiting(Event):
     """Registered process chains of a submission cannot start yet, and why (no chain id)."""
@@ -296,9 +304,9 @@ class SubmissionStatusChanged(Event):
 
 @_kind(EventKind.SUBMISSION_SKIPPED)
 class SubmissionActionSkipped(Event):
-    """An action is skipped: it ended its chain early but not in error, or needs one that did."""
+    """An action is skipped: it needs one that ran and ended its chain early, or a skipped one."""
     action_id: str = _field("the action's id (with `$k` for iteration k of a for-each)")
-    reason: str = _field("why: what it needs, or how the action that stopped ended")
+    reason: str = _field("why: what it needs, and how the action that stopped ended")
 
 
 @_kind(EventKind.SUBMISSION_RESUMED)

@@ -5,6 +5,8 @@ from steepy.generator.core import ProcessChainGenerator, Stop
 from steepy.generator.executables import common_directory, normalize_path
 from steepy.generator.nodes import GeneratorError
 from steepy.generator.simulate import SimulatedSteps, simulate, simulated_results
+from steepy.generator.window import CHAIN_WINDOW
 
-__all__ = ["ConsistencyChecker", "GeneratorError", "ProcessChainGenerator", "SimulatedSteps",
-           "Stop", "common_directory", "normalize_path", "simulate", "simulated_results"]
+__all__ = ["CHAIN_WINDOW", "ConsistencyChecker", "GeneratorError", "ProcessChainGenerator",
+           "SimulatedSteps", "Stop", "common_directory", "normalize_path", "simulate",
+           "simulated_results"]

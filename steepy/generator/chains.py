@@ -52,7 +52,6 @@ class ChainGrouping(Catching):
         produced: dict[str, str] = {}
         in_chain: set[str] = set()
         capabilities: set[str] = set()
-        holding = False  # a place of the catch's maxRecoveries (generator/catching.py)
 
         def value_of(var: str) -> tuple[Any, bool]:
             if var in produced:
@@ -67,13 +66,12 @@ class ChainGrouping(Catching):
             executable, outputs = self._builder.build(node, value_of)
             capabilities.update(self._builder.service(node).required_capabilities)
             executables.append(executable)
-            catch = None if node.fallback is not None else self._catch_for(node, holding)
+            catch = None if node.fallback is not None else self._catch_for(node)
             stand_in = node.fallback or catch
             if stand_in is not None:  # extensions 10: right after, writing the same paths
                 fallback = self._builder.build_fallback(node, value_of, outputs, catch)
                 capabilities.update(self._builder.service(stand_in).required_capabilities)
                 executables.append(fallback)
-                holding = holding or catch is not None
             self._remove(seq)
             in_chain.add(node.id)
             produced.update(outputs)
@@ -86,12 +84,9 @@ class ChainGrouping(Catching):
             seq, node = following
         if not executables:
             return None
-        chain = ProcessChain(id=self._next_id(), executables=executables,
-                             required_capabilities=sorted(capabilities),
-                             priority=self.default_priority, retries=self.retries)
-        if holding and self._recoveries.limit is not None:
-            self._recoveries.holding.add(chain.id)
-        return chain
+        return ProcessChain(id=self._next_id(), executables=executables,
+                            required_capabilities=sorted(capabilities),
+                            priority=self.default_priority, retries=self.retries)
 
     def _next_in_chain(self, node: ExecNode, produced: dict[str, str],
                        in_chain: set[str]) -> tuple[int, ExecNode] | None:

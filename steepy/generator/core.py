@@ -28,11 +28,11 @@ from typing import Any
 from steepy.generator.chains import ChainGrouping, ConsistencyChecker
 from steepy.generator.executables import ExecutableBuilder
 from steepy.generator.loops import ForEachUnrolling
-from steepy.generator.catching import Recoveries
 from steepy.generator.nodes import (GeneratorError, fallback_node, node_from_json, node_to_json,
                                     nodes_from_actions)
 from steepy.generator.skipping import Skipping, Stop
-from steepy.generator.state import Loop, Skipped, copy_values
+from steepy.generator.state import STREAM, Loop, Skipped
+from steepy.generator.window import ChainWindow
 from steepy.model.ids import unique_id
 from steepy.documents.macros import expand_includes, has_includes
 from steepy.model import Macro, ProcessChain, Service, Workflow
@@ -43,9 +43,10 @@ __all__ = ["ConsistencyChecker", "ProcessChainGenerator", "STATE_VERSION", "Stop
 STATE_VERSION = 1
 
 
-class ProcessChainGenerator(ForEachUnrolling, ChainGrouping, Skipping):
+class ProcessChainGenerator(ForEachUnrolling, ChainGrouping, Skipping, ChainWindow):
     """Turns a workflow into process chains, step by step (see module docstring); its state
-    is `steepy.generator.state`, its for-each part `loops`, its chain making `chains`."""
+    is `steepy.generator.state`, its for-each part `loops`, its chain making `chains`, the
+    limit on chains in flight `window`."""
 
     def __init__(self, workflow: Workflow, tmp_path: str, out_path: str,
                  services: dict[str, Service], macros: dict[str, Macro] | None = None, *,
@@ -72,8 +73,12 @@ class ProcessChainGenerator(ForEachUnrolling, ChainGrouping, Skipping):
         self._catch_model = catch = workflow.catch
         self._catch_values: dict[str, Any] = {}
         self._catch = None if catch is None else fallback_node(catch, self._catch_values)
-        self._recoveries = Recoveries(None if catch is None else catch.max_recoveries)
-        self._restore(nodes, {**values, **self._catch_values}, set(), set(), {}, [])
+        # the workflow's own values: a stored state leaves them out (they can be large: the
+        # items of a for-each) and loading it takes them from here
+        self._initial_values = {**values, **self._catch_values}
+        self.window: int | None = None  # chains in flight at most (window.py); None: no limit
+        self._outstanding = 0
+        self._restore(nodes, dict(self._initial_values), set(), set(), {}, [])
 
     # -- public API ------------------------------------------------------------------------------
 
@@ -82,18 +87,20 @@ class ProcessChainGenerator(ForEachUnrolling, ChainGrouping, Skipping):
                  stopped: Collection[Stop] = (),
                  ended_chains: Collection[str] = ()) -> list[ProcessChain]:
         """Feed back results, executed executable ids, the chains that stopped without an
-        error (their dependents are skipped) and the ids of every chain that ended (however:
-        for the catch's maxRecoveries); return the chains that can run now."""
+        error (their dependents are skipped) and the ids of every chain that ended, however
+        (they make room in the window of chains in flight); return the chains that can run
+        now."""
         with _collector_paused():
-            self._chains_ended(set(ended_chains), {s.chain_id for s in stopped if s.caught})
             for var_id, value in (results or {}).items():
                 self._set(var_id, _unwrap(value), from_results=True)
             for action_id in executed_executable_ids or ():
                 self._mark_executed(action_id)
             for stop in stopped:
                 self._stop(stop)
-            self._propagate()
-            return self._make_chains()
+            self._chains_gone(len(ended_chains))
+            chains = self._make_within_window()
+            self._forget_finished()
+            return chains
 
     def take_skipped(self) -> dict[str, str]:
         """The actions skipped since the last call (action id -> why), to be recorded."""
@@ -112,13 +119,13 @@ class ProcessChainGenerator(ForEachUnrolling, ChainGrouping, Skipping):
         """The whole progress as plain JSON data (the id generator is not part of it)."""
         return {"version": STATE_VERSION,
                 "actions": [node_to_json(n) for n in self._actions.values()],
-                "values": copy_values(self._values),
+                "values": self._changed_values(),
                 "fromResults": sorted(self._from_results),
                 "executed": sorted(self._executed),
                 "counters": dict(self._counters),
                 "loops": [loop.to_json() for loop in self._loops.values()],
                 "skipped": Skipped(self._skipped, self._dead_vars, self._dead_ids).to_json(),
-                "recoveries": self._recoveries.to_json()}
+                "outstanding": self._outstanding}
 
     def load_state(self, state: dict) -> None:
         """Continue from a state made by persist_state() (of a generator for this workflow)."""
@@ -126,12 +133,19 @@ class ProcessChainGenerator(ForEachUnrolling, ChainGrouping, Skipping):
             raise GeneratorError(f"cannot load generator state version {state.get('version')!r}"
                                  f" (this steepy writes version {STATE_VERSION})")
         loops = [Loop.from_json(d) for d in state["loops"]]
-        self._restore([node_from_json(d) for d in state["actions"]], copy_values(state["values"]),
+        values = {**self._initial_values, **_copy_values(state["values"])}
+        self._restore([node_from_json(d) for d in state["actions"]], values,
                       set(state["fromResults"]), set(state["executed"]),
                       dict(state["counters"]), loops,
                       Skipped.from_json(state.get("skipped")))
         self._values.update(self._catch_values)
-        self._recoveries.load(state.get("recoveries"))
+        self._outstanding = int(state.get("outstanding", 0))
+
+    def _changed_values(self) -> dict[str, Any]:
+        """The values that are not the workflow's own, copied (see _copy_values)."""
+        initial, missing = self._initial_values, object()
+        return _copy_values({k: v for k, v in self._values.items()
+                             if initial.get(k, missing) is not v})
 
     # -- events ----------------------------------------------------------------------------------
 
@@ -162,9 +176,7 @@ class ProcessChainGenerator(ForEachUnrolling, ChainGrouping, Skipping):
             self._touch(seq)
         loop_id = self._parent.pop(action_id, None)
         if loop_id is not None:
-            loop = self._loops[loop_id]
-            loop.waiting.discard(action_id)
-            self._settle(loop)
+            self._release(self._loops[loop_id], action_id)
 
 
 @contextmanager
@@ -179,6 +191,11 @@ def _collector_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+
+
+def _copy_values(values: dict[str, Any]) -> dict[str, Any]:
+    """A copy that shares no list the generator extends in place (the `$$` collections)."""
+    return {k: list(v) if k.endswith(STREAM) else v for k, v in values.items()}
 
 
 def _unwrap(value: Any) -> Any:

@@ -99,7 +99,7 @@ class ExecutableBuilder:
             environment=dict(service.environment),
             pass_environment=list(service.pass_environment),
             python=service.python, modules=list(service.modules),
-            check_outputs=service.check_outputs)
+            check_outputs=service.check_outputs, cache=policies.cache)
         return executable, produced
 
     def _inputs(self, node: ExecNode, param: ServiceParameter,

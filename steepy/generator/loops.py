@@ -1,13 +1,19 @@
 """For-each actions while the generator runs: unrolling the items of an input that are known
 (also while another for-each still fills it), collecting what iterations yield into the
-output or back into the input, and marking the for-each executed when all is done."""
+output or back into the input, and marking the for-each executed when all is done.
+
+Within a window (window.py) a for-each unrolls only as many items as the window has room
+for and waits in the backlog with the rest. An iteration that has nothing left is forgotten
+(GeneratorState._forget_finished), so memory follows the iterations in flight, not the
+items."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from steepy.generator.nodes import BodyNames, ForNode, Renamer
-from steepy.generator.state import STREAM, GeneratorState, Loop
+from steepy.generator.state import STREAM, GeneratorState, Loop, iteration_of
 
 
 class ForEachUnrolling(GeneratorState):
@@ -31,22 +37,33 @@ class ForEachUnrolling(GeneratorState):
         loop = self._loops.get(node.id)
         if loop is None:
             loop = self._loops[node.id] = Loop(node.id, node.output,
-                                               output_done=node.output is None)
-        new = [(item, 0) for item in items[loop.consumed:]]
-        loop.consumed = len(items)
-        if loop.extra:
-            new.extend((item, round_) for item, round_ in loop.extra)
-            loop.extra = []
-        if new:
-            names = self._body_names.get(node.id)
-            if names is None:
-                names = self._body_names[node.id] = BodyNames.of(node)
-            for item, round_ in new:
-                self._iteration(node, loop, names, item, round_)
+                                               output_done=node.output is None,
+                                               names=BodyNames.of(node))
+        names = loop.names if loop.names is not None else BodyNames.of(node)
+        room = self._room(len(node.body))
+        new = [(item, 0) for item in items[loop.consumed:loop.consumed + room]]
+        loop.consumed += len(new)
+        if loop.extra and len(new) < room:
+            taken = room - len(new)
+            new.extend((item, round_) for item, round_ in loop.extra[:taken])
+            loop.extra = loop.extra[taken:]
+        for item, round_ in new:
+            self._iteration(node, loop, names, item, round_)
+        if self._budget is not None:
+            self._budget -= len(new) * max(1, len(node.body))
+        if loop.consumed < len(items) or loop.extra:
+            self._backlog.add(seq)  # the window is full: the rest when it has room
+            return
         if final and not loop.pending_in:
             self._remove(seq)
             loop.open = False
             self._settle(loop)
+
+    def _room(self, per_iteration: int) -> int:
+        """How many iterations may be unrolled now (at least one while the window has room)."""
+        if self._budget is None:
+            return sys.maxsize
+        return 0 if self._budget <= 0 else max(1, self._budget // max(1, per_iteration))
 
     def _iteration(self, node: ForNode, loop: Loop, names: BodyNames, item: Any,
                    round_: int) -> None:
@@ -54,6 +71,7 @@ class ForEachUnrolling(GeneratorState):
         self._counters[node.enumerator] = k + 1
         rename = Renamer(names, k)
         self._values[rename.var(node.enumerator)] = item
+        live = len(node.body)
         for child in node.body:
             copy = rename.node(child)
             self._add(copy)
@@ -62,11 +80,17 @@ class ForEachUnrolling(GeneratorState):
         if node.yield_to_output is not None:
             var = rename.var(node.yield_to_output)
             loop.pending_out[var] = k
+            live += loop.private(var, k)
             self._await_yield(var, loop.id, "out")
         if node.yield_to_input is not None:
             var = rename.var(node.yield_to_input)
             loop.pending_in[var] = [k, round_]
+            live += loop.private(var, k)
             self._await_yield(var, loop.id, "in")
+        if live and loop.names is not None:
+            loop.live[k] = live
+        elif loop.names is not None:
+            self._finished.append((loop.names, rename.suffix))
 
     def _await_yield(self, var: str, loop_id: str, kind: str) -> None:
         self._yields.setdefault(var, []).append((loop_id, kind))
@@ -85,8 +109,10 @@ class ForEachUnrolling(GeneratorState):
                     batches.setdefault(loop_id, []).append((k, kind, var))
         for loop_id, entries in batches.items():
             loop = self._loops[loop_id]
-            for _, kind, var in sorted(entries):  # in iteration order
+            for k, kind, var in sorted(entries):  # in iteration order
                 items = _items(self._values[var])
+                if loop.private(var, k):
+                    self._iteration_step(loop, k)
                 if kind == "out":
                     del loop.pending_out[var]
                     if loop.output is not None:
@@ -99,6 +125,12 @@ class ForEachUnrolling(GeneratorState):
                         loop.extra.extend([item, round_ + 1] for item in items)
                     self._touch(self._for_seq[loop_id])
             self._settle(loop)
+
+    def _release(self, loop: Loop, action_id: str) -> None:
+        """An action of one of the loop's iterations was executed or skipped."""
+        loop.waiting.discard(action_id)
+        self._iteration_step(loop, iteration_of(action_id))
+        self._settle(loop)
 
     def _settle(self, loop: Loop) -> None:
         """Publish the output and mark the for-each executed once that is due."""

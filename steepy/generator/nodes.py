@@ -23,21 +23,25 @@ class GeneratorError(SteepyError):
 
 @dataclass(frozen=True)
 class Policies:
-    """An execute action's own retry and timeout policies (None = take the service's)."""
+    """An execute action's own retry and timeout policies, and whether its work is reused
+    (`cache', extensions 15) (None = take the service's)."""
 
     retries: RetryPolicy | None = None
     max_inactivity: TimeoutPolicy | None = None
     max_runtime: TimeoutPolicy | None = None
     deadline: TimeoutPolicy | None = None
+    cache: str | None = None
 
     def to_json(self) -> dict:
         out: dict = {}
         write_policies(out, self)
+        if self.cache is not None:
+            out["cache"] = self.cache
         return out
 
     @classmethod
     def from_json(cls, data: dict) -> "Policies":
-        return cls(**read_policies(data, ()))
+        return cls(**read_policies(data, ()), cache=data.get("cache"))
 
 
 NO_POLICIES = Policies()
@@ -117,7 +121,7 @@ def _node(action: Action, values: dict[str, Any]) -> Node:
                      for p in action.outputs],
             depends_on=list(action.depends_on),
             policies=Policies(action.retries, action.max_inactivity, action.max_runtime,
-                              action.deadline),
+                              action.deadline, action.cache),
             fallback=None if action.fallback is None else fallback_node(action.fallback, values))
     if isinstance(action, ForEachAction):
         return ForNode(

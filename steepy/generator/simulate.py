@@ -39,8 +39,11 @@ def simulated_results(chains: list[ProcessChain]) -> tuple[dict[str, list], set[
 def simulate(workflow: Workflow, services: dict[str, Service],
              macros: dict[str, Macro] | None = None, tmp_path: str = "/tmp",
              out_path: str = "/out", id_generator: Callable[[], str] = unique_id, *,
-             loop_rounds: int = 1, max_steps: int = 10_000) -> SimulatedSteps:
-    """Generate all chains of `workflow`, feeding back simulated results after each step.
+             loop_rounds: int = 1, max_steps: int = 10_000,
+             feedback: Callable[[list[ProcessChain]], tuple[dict[str, list], set[str]]] = (
+                 simulated_results)) -> SimulatedSteps:
+    """Generate all chains of `workflow`, feeding back simulated results after each step
+    (`feedback`: what the chains of a step report, by default `simulated_results`).
 
     A recursive for-each (yieldToInput) would loop for ever on simulated results, so values
     are fed back only `loop_rounds` times per original item.
@@ -57,5 +60,5 @@ def simulate(workflow: Workflow, services: dict[str, Service],
             steps.finished = generator.is_finished()
             return steps
         steps.append(chains)
-        results, executed = simulated_results(chains)
+        results, executed = feedback(chains)
     raise GeneratorError(f"the simulation did not end after {max_steps} steps")

@@ -1,12 +1,15 @@
 """Skipping what depends on an action that ended its chain without an error (extensions 10
 and 11: a fallback with `stop: true', a workflow's `catch', a tool's `prune').
 
-Such an action never produces its outputs. Every remaining action that reads one of them, or
-names the action in `dependsOn', is skipped too, and so on down the graph: it is taken out of
-the generator's work and recorded in `skipped' (action id -> why), so the submission can end
-SUCCESS. An action of a for-each iteration that is skipped no longer holds its for-each up,
-and what it would have yielded is left out of the for-each's output. A for-each that has
-started iterating is not skipped: its input is known already.
+Such an action ran, but never produces its outputs; it is not skipped (its chain's document
+says where and why it stopped: registry/documents.py). Every remaining action that reads one
+of its outputs, or names it in `dependsOn', is skipped, and so on down the graph: it is taken
+out of the generator's work and recorded in `skipped' (action id -> why), so the submission
+can end SUCCESS. An action of a for-each iteration that stopped or is skipped no longer holds
+its for-each up, and what it would have yielded is left out of the for-each's output. A
+for-each that has started iterating is not skipped: its input is known already. So a
+consumer of a for-each whose every iteration stopped runs with an empty list, as it does
+after a for-each over no items.
 """
 
 from __future__ import annotations
@@ -21,39 +24,39 @@ from steepy.generator.state import GeneratorState
 class Stop:
     """The actions of one chain that ended it without an error: `action_ids` (the action
     that stopped it first, then those after it in the chain), the variables they would have
-    written (`outputs`), why (for the record), the chain, and whether the workflow's catch
-    ended it (`caught`: it used one of the catch's maxRecoveries)."""
+    written (`outputs`) and why (for the record)."""
 
     action_ids: tuple[str, ...]
     outputs: tuple[str, ...]
     reason: str
-    chain_id: str = ""
-    caught: bool = False
 
 
 class Skipping(GeneratorState):
     """The part of the generator that skips dependents."""
 
     def _stop(self, stop: Stop) -> None:
-        """Record the stopped actions and skip what depends on them."""
+        """The action that stopped its chain is done without its outputs; the rest of the
+        chain, and what depends on it, is skipped."""
         first, *rest = stop.action_ids
-        self._record_skip(first, stop.reason)
+        self._end_dead(first)
         for action_id in rest:
-            self._record_skip(action_id, f"needs `{first}', which was skipped")
+            self._record_skip(action_id, _needs(first, stop.reason))
         for var in stop.outputs:
             self._kill_var(var)
 
     def _record_skip(self, action_id: str, why: str) -> None:
         self._skipped.setdefault(action_id, why)
         self._newly_skipped.setdefault(action_id, why)
+        self._end_dead(action_id)
+
+    def _end_dead(self, action_id: str) -> None:
+        """`action_id' will never produce anything: what depends on it is to be skipped."""
         if action_id not in self._dead_ids:
             self._dead_ids.add(action_id)
             self._new_dead.append(("id", action_id))
         loop_id = self._parent.pop(action_id, None)
         if loop_id is not None and loop_id in self._loops:
-            loop = self._loops[loop_id]
-            loop.waiting.discard(action_id)
-            self._settle(loop)  # type: ignore[attr-defined]
+            self._release(self._loops[loop_id], action_id)  # type: ignore[attr-defined]
 
     def _kill_var(self, var: str) -> None:
         if var in self._dead_vars or var in self._values:
@@ -65,10 +68,13 @@ class Skipping(GeneratorState):
             if loop is None:
                 continue
             if kind == "out":
-                loop.pending_out.pop(var, None)
+                k = loop.pending_out.pop(var, None)
             else:
-                loop.pending_in.pop(var, None)
+                entry = loop.pending_in.pop(var, None)
+                k = None if entry is None else entry[0]
                 self._touch(self._for_seq[loop_id])
+            if k is not None and loop.private(var, k):
+                self._iteration_step(loop, k)
             self._settle(loop)  # type: ignore[attr-defined]
 
     def _spread_skips(self) -> bool:
@@ -82,7 +88,8 @@ class Skipping(GeneratorState):
                 node = self._actions.get(seq)
                 if node is not None and self._skippable(node):
                     self._skip_node(seq, node, (
-                        f"needs `{name}', which was skipped" if kind == "id" else
+                        f"needs `{name}', which was skipped" if name in self._skipped else
+                        _needs(name) if kind == "id" else
                         f"needs variable `{name}', which will not get a value"))
         return True
 
@@ -94,6 +101,11 @@ class Skipping(GeneratorState):
         self._record_skip(node.id, why)
         for var in _writes(node):
             self._kill_var(var)
+
+
+def _needs(action_id: str, reason: str = "") -> str:
+    """Why what needs `action_id', which ended its chain early, is skipped."""
+    return f"needs `{action_id}', which ended its chain early" + (f" ({reason})" if reason else "")
 
 
 def _writes(node: Node) -> list[str]:

@@ -31,20 +31,56 @@ class Loop:
     pending_in: dict[str, list[int]] = field(default_factory=dict)  # var -> [iteration, round]
     output_done: bool = False
     done: bool = False
+    # the names private to one iteration (None in states stored before they were kept)
+    names: BodyNames | None = None
+    # iteration -> its actions not executed and its private yields not collected; derived
+    live: dict[int, int] = field(default_factory=dict)
 
     def to_json(self) -> dict:
-        return {"id": self.id, "output": self.output, "consumed": self.consumed,
-                "extra": [list(e) for e in self.extra], "open": self.open,
-                "waiting": sorted(self.waiting), "pendingOut": dict(self.pending_out),
-                "pendingIn": {k: list(v) for k, v in self.pending_in.items()},
-                "outputDone": self.output_done, "done": self.done}
+        out = {"id": self.id, "output": self.output, "consumed": self.consumed,
+               "extra": [list(e) for e in self.extra], "open": self.open,
+               "waiting": sorted(self.waiting), "pendingOut": dict(self.pending_out),
+               "pendingIn": {k: list(v) for k, v in self.pending_in.items()},
+               "outputDone": self.output_done, "done": self.done}
+        if self.names is not None:
+            out["names"] = {"vars": sorted(self.names.vars),
+                            "actions": sorted(self.names.actions)}
+        return out
 
     @classmethod
     def from_json(cls, data: dict) -> "Loop":
-        return cls(data["id"], data["output"], data["consumed"], [list(e) for e in data["extra"]],
-                   data["open"], set(data["waiting"]), dict(data["pendingOut"]),
-                   {k: list(v) for k, v in data["pendingIn"].items()}, data["outputDone"],
-                   data["done"])
+        names = data.get("names")
+        loop = cls(data["id"], data["output"], data["consumed"],
+                   [list(e) for e in data["extra"]], data["open"], set(data["waiting"]),
+                   dict(data["pendingOut"]), {k: list(v) for k, v in data["pendingIn"].items()},
+                   data["outputDone"], data["done"],
+                   None if names is None else BodyNames(set(names["vars"]),
+                                                        set(names["actions"])))
+        loop.count_live()
+        return loop
+
+    def private(self, var: str, iteration: int) -> bool:
+        """Whether `var' is a name private to that iteration (not one all iterations share)."""
+        suffix = f"${iteration}"
+        return (self.names is not None and var.endswith(suffix)
+                and var[:-len(suffix)] in self.names.vars)
+
+    def count_live(self) -> None:
+        """`live' from what the loop waits for (after loading a state)."""
+        self.live = {}
+        if self.names is None:
+            return  # nothing is forgotten for it
+        pending = [(v, k) for v, k in self.pending_out.items()]
+        pending += [(v, entry[0]) for v, entry in self.pending_in.items()]
+        iterations = [iteration_of(a) for a in self.waiting]
+        iterations += [k for v, k in pending if self.private(v, k)]
+        for k in iterations:
+            self.live[k] = self.live.get(k, 0) + 1
+
+
+def iteration_of(action_id: str) -> int:
+    """The iteration an action of a for-each body belongs to: its copy's id ends in `$k'."""
+    return int(action_id.rpartition("$")[2])
 
 
 @dataclass
@@ -91,10 +127,16 @@ class GeneratorState:
         self._consumers: dict[str, set[int]] = {}
         self._dependents: dict[str, set[int]] = {}
         self._for_seq: dict[str, int] = {}
-        self._body_names: dict[str, BodyNames] = {}
         self._yields: dict[str, list[tuple[str, str]]] = {}  # var -> [(loop id, "out"|"in")]
         self._parent: dict[str, str] = {}  # iteration action id -> loop id
+        # iterations that have nothing left: their private names are forgotten at the end of
+        # the generate() call (loops.py), so a finished iteration costs no memory
+        self._finished: list[tuple[BodyNames, str]] = []
+        for_nodes = {n.id: n for n in nodes if isinstance(n, ForNode)}
         for loop in loops:
+            if loop.names is None and loop.id in for_nodes:  # a state stored without them
+                loop.names = BodyNames.of(for_nodes[loop.id])
+                loop.count_live()
             for var in loop.pending_out:
                 self._yields.setdefault(var, []).append((loop.id, "out"))
             for var in loop.pending_in:
@@ -108,6 +150,9 @@ class GeneratorState:
         self._queued: set[int] = set()
         self._new_vars: list[str] = []
         self._new_ids: list[str] = []
+        # for-eaches with items left to unroll when the window has room (window.py)
+        self._backlog: set[int] = set()
+        self._budget: int | None = None  # actions that may still be unrolled in this pass
         for node in nodes:
             self._add(node)
 
@@ -134,7 +179,6 @@ class GeneratorState:
             discard_entry(self._dependents, dep, seq)
         if isinstance(node, ForNode):
             self._for_seq.pop(node.id, None)
-            self._body_names.pop(node.id, None)
         self._candidates.discard(seq)
         self._rejected.discard(seq)
 
@@ -159,10 +203,30 @@ class GeneratorState:
             self._executed.add(action_id)
             self._new_ids.append(action_id)
 
+    def _iteration_step(self, loop: Loop, iteration: int) -> None:
+        """One of the things an iteration waits for is done (an action executed or skipped,
+        a private yield collected or dropped); after the last one its names are forgotten."""
+        left = loop.live.get(iteration)
+        if left is None:
+            return
+        if left > 1:
+            loop.live[iteration] = left - 1
+            return
+        del loop.live[iteration]
+        if loop.names is not None:
+            self._finished.append((loop.names, f"${iteration}"))
 
-def copy_values(values: dict[str, Any]) -> dict[str, Any]:
-    """A copy that shares no list the generator extends in place (the `$$` collections)."""
-    return {k: list(v) if k.endswith(STREAM) else v for k, v in values.items()}
+    def _forget_finished(self) -> None:
+        """Drop the values and executed ids private to iterations that are done: nothing
+        can read them any more (every action that could is one of the iteration's own)."""
+        values, from_results, executed = self._values, self._from_results, self._executed
+        for names, suffix in self._finished:
+            for var in names.vars:
+                values.pop(var + suffix, None)
+                from_results.discard(var + suffix)
+            for action_id in names.actions:
+                executed.discard(action_id + suffix)
+        self._finished.clear()
 
 
 def consumed_vars(node: Node) -> list[str]:

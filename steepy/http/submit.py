@@ -5,7 +5,9 @@
 The body stays Steep's (the workflow alone). Values for the workflow's variables come in the
 query parameter `vars`, a JSON object: `POST /workflows?vars={"size":3}` (URL-encoded);
 their problems name the file `<vars>` and the variable as the path. Relative input paths
-are resolved against the server's working directory (steepy.documents.inputfiles)."""
+are resolved against the server's working directory and must exist there; absolute ones are
+passed on unchecked, as Steep does: its agents may see files the server does not
+(`InputBase.server`, steepy.documents.inputfiles)."""
 
 from __future__ import annotations
 
@@ -35,6 +37,16 @@ def given_vars(text: str | None) -> GivenVars | None:
         raise InputError(Problem("the query parameter `vars' must be a JSON object of "
                                  "variable ids and values", file=GIVEN))
     return GivenVars.of(values)
+
+
+def given_resume(text: str | None) -> bool | None:
+    """The query parameter `resume` (`true` or `false`, extensions 15); InputError otherwise."""
+    if text is None:
+        return None
+    if text.lower() not in ("true", "false"):
+        raise InputError(Problem(f"the query parameter `resume' must be true or false, not "
+                                 f"`{text}'", file=NAME))
+    return text.lower() == "true"
 
 
 def build_submission(raw: bytes, services: dict, macros: dict, runtimes: Runtimes,

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Collection, Iterable
 
 from steepy.http.errors import ApiError
 from steepy.http.responses import INT_MAX, json_body
+from steepy.model.submission import priority_refused
 from steepy.registry.offload import call
 from steepy.ui.negotiation import accepts_json
 
@@ -86,8 +87,7 @@ async def apply_update(ctx: "ApiContext", update: Update, status: str, noun: str
     if update.priority is not None:
         status = await call(set_priority, update.priority)
         if status not in active:
-            raise ApiError(422, f"Cannot change priority of a finished {noun}\n\n"
-                                f"Its status is {status}.")
+            raise ApiError(422, priority_refused(noun, status))
         ctx.wake_scheduler()
     if update.cancel and status in active:
         await call(cancel)

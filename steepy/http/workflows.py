@@ -12,7 +12,7 @@ from steepy.errors import InputError
 from steepy.http.errors import ApiError
 from steepy.http.responses import OFFSET, SIZE, context, json_response, page_response
 from steepy.http.stream import event_stream, resume_after
-from steepy.http.submit import build_submission
+from steepy.http.submit import build_submission, given_resume
 from steepy.http.updates import apply_update, parse_update, require_json, update_body
 from steepy.model.submission import (ACTIVE_SUBMISSION, FINISHED_SUBMISSION, RETRYABLE_SUBMISSION,
                                      SubmissionStatus)
@@ -69,14 +69,17 @@ def get_workflow(request: Request, id: str) -> Response:
 async def post_workflow(request: Request) -> Response:
     """The body is YAML, or JSON when it starts with `{`. It is validated like
     `steepy submit` does and stored as ACCEPTED. steepy's query parameter `vars`, a JSON
-    object, sets variables that have a default value: `?vars={"size":3}` (URL-encoded)."""
+    object, sets variables that have a default value: `?vars={"size":3}` (URL-encoded).
+    `?resume=true` reuses the work of earlier submissions (extensions 15)."""
     ctx = context(request)
     raw = await request.body()
     try:
+        resume = given_resume(request.query_params.get("resume"))
         submission = await asyncio.to_thread(build_submission, raw, ctx.services, ctx.macros,
                                               ctx.runtimes(), request.query_params.get("vars"))
     except InputError as e:
         raise ApiError(400, "Invalid workflow:", e.problems) from None
+    submission.resume = resume
     await call(ctx.requests.add_submission, submission)
     ctx.submitted()
     return json_response(submission.to_json(), 202,

@@ -24,6 +24,9 @@ AGENT_LOST = "AGENT_LOST"  # cut by the death of the engine that ran it: it coun
 INTERRUPTED = "INTERRUPTED"  # cut by a stopping engine that gave its chain back: spent too
 # the outcomes of an attempt that does not spend one of the policy's attempts
 NOT_SPENT = frozenset({REQUEUED, SKIPPED})
+# who re-queued a REQUEUED attempt (`requeued_by')
+BY_TOOL = "tool"  # its signal file (extensions 11)
+BY_POLICY = "policy"  # its retry policy's `requeue'
 
 @dataclass
 class AttemptRecord:
@@ -50,6 +53,7 @@ class AttemptRecord:
     executor_pid: int | None = None  # the process that spawned them, and its start time
     executor_started: float | None = None
     pgid: int | None = None  # the tool's process group
+    requeued_by: str | None = None  # a REQUEUED attempt's: BY_TOOL or BY_POLICY
 
     def to_row(self) -> dict[str, Any]:
         """The columns of the registry's attempts table (but the chain and run)."""
@@ -63,7 +67,7 @@ class AttemptRecord:
                 "fallback_for": self.fallback_for, "ordinal": self.ordinal,
                 "due_time": self.due_time, "host": self.host,
                 "executor_pid": self.executor_pid, "executor_started": self.executor_started,
-                "pgid": self.pgid}
+                "pgid": self.pgid, "requeued_by": self.requeued_by}
 
     @classmethod
     def from_row(cls, row: Any) -> "AttemptRecord":
@@ -72,7 +76,7 @@ class AttemptRecord:
                    row.timeout_kind, row.delay_ms, row.delay_rule,
                    json.loads(row.last_lines) if row.last_lines else [], row.message,
                    row.fallback_for, row.ordinal, _utc(row.due_time), row.host,
-                   row.executor_pid, row.executor_started, row.pgid)
+                   row.executor_pid, row.executor_started, row.pgid, row.requeued_by)
 
     def to_json(self) -> dict[str, Any]:
         out = {
@@ -89,6 +93,8 @@ class AttemptRecord:
             out["dueTime"] = iso_time(self.due_time)
         if self.host is not None:
             out["host"] = self.host
+        if self.requeued_by is not None:
+            out["requeuedBy"] = self.requeued_by
         return out
 
     @property

@@ -61,7 +61,10 @@ def resolve(levels: Sequence[tuple[str, RetryPolicy | None]]) -> Resolved:
                 blocked |= set().union(*(other for other in EXCLUSIVE if other is not side))
         if not policy.inherit:
             break
-    return Resolved(RetryPolicy.from_json(merged), sources)
+    resolved = RetryPolicy.from_json(merged)
+    if "maxAttempts" not in merged and resolved.max_attempts < 0:  # implied: site limits see it
+        sources["maxAttempts"] = sources.get("maxElapsed") or sources["plugin"]
+    return Resolved(resolved, sources)
 
 
 def executable_levels(own: RetryPolicy | None, service: RetryPolicy | None,

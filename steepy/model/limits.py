@@ -4,7 +4,8 @@ of every executable, and the bounds a policy's values must keep (`retries.limits
 A bound is a range written `LOW..HIGH`, either end left out for none: `maxAttempts: 1..20`,
 `delay: 100ms..`, `maxDelay: ..1h`, `exponentialBackoff: 1..10`. A limit looks at a value some
 level gave (steepy.model.inheritance): a key no level gives keeps steepy's default and is not
-checked. `maxAttempts: -1` (unlimited) is above every upper bound.
+checked. `maxAttempts: -1` (unlimited) is above every upper bound, so a maxAttempts range
+cannot start below 0 (`-1..20' is refused: it would allow -1 and refuse it at once).
 """
 
 from __future__ import annotations
@@ -72,6 +73,10 @@ class Bound:
             raise ValueError(f"`{text}' bounds nothing; give a low end, a high end or both")
         if low is not None and high is not None and low > high:
             raise ValueError(f"`{text}': the low end is above the high end")
+        if key == "maxAttempts" and min(v for v in (low, high) if v is not None) < 0:
+            raise ValueError(f"`{text}': the ends of maxAttempts are 0 or more; -1 "
+                             "(unlimited) is above every high end: leave the high end out to "
+                             "allow it (`1..')")
         return cls(key, low, high)
 
     def problem(self, policy: RetryPolicy, source: str = SOURCE) -> str | None:

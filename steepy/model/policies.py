@@ -32,6 +32,13 @@ __all__ = ["RetryCondition", "RetryPolicy", "TimeoutKind", "TimeoutPolicy", "STR
 STOPS = ("any", "all")
 
 
+def _unlimited_implied(data: dict) -> bool:
+    """Whether a policy with maxElapsed or a plugin but no maxAttempts means unlimited
+    attempts. Not for one with `inherit: true': its maxAttempts comes from the levels below,
+    and only when none gives it does the merged policy (read without `inherit') mean -1."""
+    return data.get("maxAttempts") is None and data.get("inherit") is not True
+
+
 @dataclass
 class RetryPolicy:
     """How often and after which pause a failed executable or process chain is tried again."""
@@ -116,7 +123,7 @@ class RetryPolicy:
         if (v := data.get("plugin")) is not None:
             if isinstance(v, str) and v:
                 self.plugin = v
-                if data.get("maxAttempts") is None:
+                if _unlimited_implied(data):
                     self.max_attempts = -1  # the plugin decides when to give up
             else:
                 problems.add(("plugin",), f"plugin must be the name of a retryPolicy plugin, "
@@ -132,7 +139,7 @@ class RetryPolicy:
                 problems.add(("capAfterJitter",), f"capAfterJitter must be true or false, not {describe(v)}")
         if (v := data.get("maxElapsed")) is not None:
             self.max_elapsed = read_duration(v, ("maxElapsed",), problems)
-            if data.get("maxAttempts") is None:
+            if _unlimited_implied(data):
                 self.max_attempts = -1  # the only limit given is maxElapsed
         if (v := data.get("stop")) is not None:
             if v in STOPS:

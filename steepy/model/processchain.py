@@ -87,6 +87,8 @@ class Executable:
     modules: list[str] = field(default_factory=list)
     # steepy (extensions 14), from its service: declared outputs must exist after exit 0
     check_outputs: bool = True
+    # steepy (extensions 15), from its action: `false' or `deep' over its service's `cache'
+    cache: str | None = None
 
     @classmethod
     def from_json(cls, data: dict, path: tuple = ()) -> "Executable":
@@ -106,6 +108,7 @@ class Executable:
             python=PythonEnvironment.from_json(data.get("python")),
             modules=[scalar_text(m) for m in data.get("modules") or []],
             check_outputs=data.get("checkOutputs") is not False,
+            cache=None if data.get("cache") is None else str(data["cache"]).lower(),
         )
 
     def to_json(self) -> dict:
@@ -127,6 +130,8 @@ class Executable:
             out["modules"] = list(self.modules)
         if not self.check_outputs:
             out["checkOutputs"] = False
+        if self.cache is not None:
+            out["cache"] = False if self.cache == "false" else self.cache
         return out
 
 

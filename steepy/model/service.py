@@ -128,6 +128,9 @@ class Service:
     modules: list[str] = field(default_factory=list)
     # steepy (extensions 14): each declared output must exist after the tool exited 0
     check_outputs: bool = True
+    # steepy (extensions 15): `false' (never reuse its work) or `deep' (compare files by
+    # content); None: the configuration's `cache.mode'
+    cache: str | None = None
 
     @classmethod
     def from_json(cls, data: dict, path: tuple = ()) -> "Service":
@@ -147,6 +150,7 @@ class Service:
             python=PythonEnvironment.from_json(data.get("python")),
             modules=[str(m) for m in data.get("modules") or []],
             check_outputs=bool(data.get("checkOutputs", True)),
+            cache=None if data.get("cache") is None else str(data["cache"]).lower(),
         )
 
     def to_json(self) -> dict:
@@ -168,6 +172,8 @@ class Service:
             out["modules"] = list(self.modules)
         if not self.check_outputs:
             out["checkOutputs"] = False
+        if self.cache is not None:
+            out["cache"] = False if self.cache == "false" else self.cache
         return out
 
     def parameter(self, param_id: str) -> ServiceParameter | None:

@@ -5,7 +5,9 @@ one executable, and the chain ends SUCCESS. Its results then hold, besides the o
 the executables before that one, the key `STOPPED_AT` with the executable's id, why, and the
 executable that ended it (itself, or its fallback or catch). It
 is stored with the chain's end, in the same transaction, so the engine that feeds the chain
-to the generator (even one that took over after a crash) knows what to skip.
+to the generator (even one that took over after a crash) knows what to skip. It is never
+shown as a result: a chain's document has the outputs in `results` and the stop in `stopped`
+(steepy/registry/documents.py).
 """
 
 from __future__ import annotations

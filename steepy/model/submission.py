@@ -56,9 +56,10 @@ CHAIN_COUNTERS = ((_CS.RUNNING, "runningProcessChains"), (_CS.PAUSED, "pausedPro
 
 
 def priority_refused(noun: str, status: str) -> str:
-    """Why the priority of a finished submission or process chain (`noun`) stays: the API's
-    422 and `steepy priority` say the same."""
-    return f"The priority of a finished {noun} ({status}) cannot be changed"
+    """Why the priority of a finished submission or process chain (`noun`) stays: Steep's
+    words (its HTTP API's 422 is the first line alone), then the status. The API's 422 and
+    `steepy priority` both say this."""
+    return f"Cannot change priority of a finished {noun}\nIts status is {status}."
 
 
 @dataclass
@@ -75,6 +76,8 @@ class Submission:
     error_message: str | None = None
     results: dict[str, list] | None = None
     vars: dict[str, Any] | None = None  # the values given at submit time, by variable id
+    # reuse earlier work (`--resume', extensions 15); None: the configuration's `cache.enabled'
+    resume: bool | None = None
 
     def to_json(self, with_workflow: bool = True) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id}
@@ -90,6 +93,7 @@ class Submission:
         put(out, "errorMessage", self.error_message)
         put(out, "results", self.results)
         put(out, "vars", self.vars)
+        put(out, "resume", self.resume)
         return out
 
 

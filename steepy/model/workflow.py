@@ -38,6 +38,8 @@ class ExecuteAction:
     max_runtime: TimeoutPolicy | None = None
     deadline: TimeoutPolicy | None = None
     fallback: "Fallback | None" = None  # steepy (extensions 10)
+    # steepy (extensions 15): `false' or `deep', over the service's `cache'; None: the service's
+    cache: str | None = None
     type = "execute"
 
     @classmethod
@@ -56,6 +58,7 @@ class ExecuteAction:
             **read_policies(data, path),
             fallback=(None if data.get("fallback") is None else
                       Fallback.from_json(data["fallback"], resolver, path + ("fallback",))),
+            cache=None if data.get("cache") is None else str(data["cache"]).lower(),
         )
 
     def services(self) -> list[str]:
@@ -68,6 +71,8 @@ class ExecuteAction:
         write_policies(out, self)
         if self.fallback is not None:
             out["fallback"] = self.fallback.to_json(writer)
+        if self.cache is not None:
+            out["cache"] = False if self.cache == "false" else self.cache
         return out
 
 

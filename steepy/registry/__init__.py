@@ -14,8 +14,9 @@ from steepy.model.clock import SYSTEM, Clock
 from steepy.events.webhooks import Subscriber
 from steepy.registry.connector import Connector
 from steepy.registry.database import DEFAULT_URL, open_engine
+from steepy.registry.cache import SqlCache
 from steepy.registry.housekeeping import SqlHousekeeping
-from steepy.registry.interfaces import (ChainQueue, ClaimFor, Housekeeping, Leases, LogStore, Outbox,
+from steepy.registry.interfaces import (Cache, ChainQueue, ClaimFor, Housekeeping, Leases, LogStore, Outbox,
                                         ReadViews, Requests, RunEnd, Schedules, Search,
                                         SubmissionStore)
 from steepy.registry.leases import SqlLeases
@@ -42,6 +43,7 @@ class Registry:
         self.search: Search = SqlSearch(self.db)
         self.schedules: Schedules = SqlSchedules(self.db)
         self.housekeeping: Housekeeping = SqlHousekeeping(self.db)
+        self.cache: Cache = SqlCache(self.db)  # reusable work (extensions 15)
         # with webhooks, the events they want are written with their deliveries
         self.outbox: Outbox = SqlOutbox(self.db, webhooks)
 

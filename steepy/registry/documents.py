@@ -10,6 +10,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Callable
 
 from steepy.model.common import as_utc, iso_time
+from steepy.model.stopping import stopped_at, without_marker
 from steepy.model.submission import CHAIN_COUNTERS, SUCCEEDED_SUBMISSION, WAITING_CHAIN
 from steepy.registry.records import CS, SS, ChainRecord, RunRecord, load
 
@@ -50,6 +51,7 @@ def submission(row: Any, counts: dict[str, int], with_workflow: bool = True,
         if with_workflow:
             _put(out, "source", row.source)
         _put(out, "vars", load(row.vars))  # steepy: the values given at submit time
+        _put(out, "resume", getattr(row, "resume", None))  # extensions 15: `--resume'
         if row.status == SS.ERROR:
             _put(out, "errorMessage", row.error_message)
         if row.status in SUCCEEDED_SUBMISSION:
@@ -64,6 +66,18 @@ def updated_submission(document: dict | None) -> dict | None:
         return None
     return {k: v for k, v in document.items()
             if k not in ("workflow", "results", "errorMessage")}
+
+
+def _results(out: dict, results: dict | None) -> None:
+    """A chain's `results' (its outputs only) and, for one that ended early without an error
+    (extensions 10, 11), steepy's `stopped': where, why and by which executable."""
+    if results is None:
+        return
+    out["results"] = without_marker(results)
+    marker = stopped_at(results)
+    if marker is not None:
+        executable_id, reason, by = marker
+        out["stopped"] = {"executableId": executable_id, "reason": reason, "by": by}
 
 
 def _waiting(out: dict, row: Any) -> None:
@@ -137,6 +151,7 @@ def chain(row: Any, all_runs: list[Any], run_number: int | None = None,
         status = run.status or (status if run is last else CS.RUNNING)  # its own outcome
     out.update(submissionId=row.submission_id, status=status)
     _waiting(out, row)
+    _put(out, "reused", load(getattr(row, "reused", None)))  # extensions 15
     _progress(out, status, row)
     _run_fields(out, status, run)
     if with_executables:
@@ -147,8 +162,8 @@ def chain(row: Any, all_runs: list[Any], run_number: int | None = None,
 def _details(out: dict, status: str, row: Any, run: Any, last: Any, total: int) -> None:
     """What Steep adds to a single chain: results after SUCCESS, the number of runs, the
     shown run's number and `autoResumeAfter` (a PAUSED chain's always, from its last run)."""
-    if status == CS.SUCCESS and row.results is not None:
-        out["results"] = load(row.results)
+    if status == CS.SUCCESS:
+        _results(out, load(row.results))
     out["totalRuns"] = total
     if run is not None:
         out["runNumber"] = run.run_number
@@ -200,18 +215,19 @@ def write_submission_document(views: "ReadViews", submission_id: str,
                               write: Callable[[str], Any], page: int = 1000) -> None:
     """`submission_document(...)` as JSON text: the submission's fields indented, then its
     chains a line each, written a page of chains at a time: a submission of 100,000 chains
-    is never one object in memory. (A line per chain is quick to grep, and quick to write:
-    indenting is done by the json module's Python code, a line by its C encoder.)"""
+    is never one object in memory, and the last page costs what the first did (keyset
+    pages). A line per chain is quick to grep, and quick to write: indenting is done by the
+    json module's Python code, a line by its C encoder."""
     write(json.dumps(_submission_head(views, submission_id), indent=2)[:-2])  # without "\n}"
     write(',\n  "processChains": [')
-    offset = 0
-    while chains := views.list_chains(submission_id, size=page, offset=offset,
-                                      oldest_first=True)[0]:
+    written, after = 0, 0
+    while chains := views.chains_after(submission_id, after, page):  # keyset pages
         ids = [c.chain.id for c in chains]
         for document in _chain_documents(views, submission_id, chains, ids):
-            write(("\n    " if offset == 0 else ",\n    ") + json.dumps(document))
-            offset += 1
-    write("\n  ]\n}" if offset else "]\n}")
+            write(("\n    " if written == 0 else ",\n    ") + json.dumps(document))
+            written += 1
+        after = chains[-1].seq
+    write("\n  ]\n}" if written else "]\n}")
 
 
 def _submission_head(views: "ReadViews", submission_id: str) -> dict:
@@ -246,7 +262,8 @@ def _chain_document(record: ChainRecord, runs: list[RunRecord],
     out = record.chain.to_json()
     out.update(submissionId=record.submission_id, status=str(record.status))
     _put(out, "waiting", record.waiting or None)
-    _put(out, "results", record.results)
+    _put(out, "reused", record.reused)  # extensions 15
+    _results(out, record.results)
     out["runs"] = [dict(run(r), attempts=attempts.get((r.chain_id, r.run_number), []))
                    for r in runs]
     out["totalRuns"] = len(runs)

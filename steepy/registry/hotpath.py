@@ -27,7 +27,7 @@ _ATTEMPT_KEY = ("chain_id", "run_number", "ordinal")
 _ATTEMPT_COLUMNS = _ATTEMPT_KEY + (
     "executable_id", "service_id", "attempt", "start_time", "end_time", "outcome", "exit_code",
     "signal", "timeout_kind", "delay_ms", "delay_rule", "message", "last_lines", "fallback_for",
-    "due_time", "host", "executor_pid", "executor_started", "pgid")
+    "due_time", "host", "executor_pid", "executor_started", "pgid", "requeued_by")
 _TIMES = {"start_time", "end_time", "due_time"}
 
 

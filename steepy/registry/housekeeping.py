@@ -14,7 +14,7 @@ from sqlalchemy import delete, func, select
 from steepy.model.common import as_utc
 from steepy.model.submission import FINISHED_SUBMISSION
 from steepy.registry.connector import Connector
-from steepy.registry.tables import (attempts, events, log_chunks, process_chains, runs,
+from steepy.registry.tables import (attempts, cache_entries, events, log_chunks, process_chains, runs,
                                     submissions)
 
 _sc = submissions.c
@@ -67,6 +67,9 @@ class SqlHousekeeping:
             parts: list[tuple[str, Any, Any, list[str]]] = [
                 *[(name, table, column, chain_ids) for name, table, column in TABLES],
                 ("events", events, events.c.submission_id, submission_ids),
+                # reusable work (extensions 15) goes with its submission: no record is left
+                # that names files the collector deletes
+                ("cacheEntries", cache_entries, cache_entries.c.submission_id, submission_ids),
                 ("processChains", process_chains, _pc.submission_id, submission_ids),
                 ("submissions", submissions, _sc.id, submission_ids)]
             for name, table, column, ids in parts:

@@ -33,6 +33,7 @@ from steepy.model.attempt import AttemptRecord
 from steepy.model.processchain import ProcessChain
 from steepy.model.schedule import Schedule
 from steepy.model.submission import ProcessChainStatus, Submission, SubmissionStatus
+from steepy.registry.cache import CacheWrite, Entry
 from steepy.registry.housekeeping import OldSubmission
 from steepy.registry.records import ChainRecord, Delivery, RunRecord
 from steepy.search import Query, SearchResult, Type
@@ -84,6 +85,7 @@ class RoundWrite:
     save_state: bool = False
     state: dict | None = None
     skipped: Sequence[tuple[str, str]] = ()  # (action id, why): events, stored with the state
+    cache: CacheWrite | None = None  # reusable work (extensions 15), stored with the chains
 
 
 @dataclass(frozen=True)
@@ -173,6 +175,23 @@ class SubmissionStore(Protocol):
                           results: dict | None = None) -> None: ...
 
 
+class Cache(Protocol):
+    """Reusable work (extensions 15): a controller looks up earlier chains by their keys
+    and drops those whose output files are gone; it stores the rest with its rounds."""
+
+    def lookup(self, chain_keys: Sequence[str]) -> dict[str, list[list[Entry]]]: ...
+
+    def similar(self, shapes: Sequence[str]) -> dict[str, Entry]: ...
+
+    def pending(self, chain_ids: Sequence[str]) -> set[str]: ...
+
+    def forget(self, chain_ids: Sequence[str]) -> int: ...
+
+    def reused(self, submission_id: str) -> int: ...
+
+    def entries(self, submission_id: str) -> list[Entry]: ...
+
+
 class Leases(Protocol):
     def heartbeat(self, owner: str, agent_rows: list[dict], lease_s: float) -> None: ...
 
@@ -236,6 +255,9 @@ class ReadViews(Protocol):
                     size: int | None = None, offset: int = 0,
                     oldest_first: bool = False) -> tuple[list[ChainRecord], int]: ...
 
+    def chains_after(self, submission_id: str, after_seq: int, size: int
+                     ) -> list[ChainRecord]: ...
+
     def chain_counts(self, submission_id: str) -> dict[str, int]: ...
 
     def waiting_counts(self, submission_id: str) -> dict[str, int]: ...
@@ -253,6 +275,8 @@ class ReadViews(Protocol):
     def events(self, submission_id: str, after: int = 0) -> list[dict]: ...
 
     def skipped_actions(self, submission_id: str) -> dict[str, str]: ...
+
+    def reused_times(self, submission_id: str) -> dict[str, datetime]: ...
 
     def feed(self, after: int = 0, submission_id: str | None = None,
              limit: int = 1000) -> list[dict]: ...

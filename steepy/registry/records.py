@@ -68,6 +68,8 @@ class ChainRecord:
     # the attempts of the runs this run goes on from (their engine died, or stopped and gave
     # the chain back): what they spent counts (known when claimed)
     history: list[AttemptRecord] = field(default_factory=list)
+    # {submissionId, processChainId}: the earlier chain whose work it reused (extensions 15)
+    reused: dict | None = None
 
 
 @dataclass
@@ -88,7 +90,7 @@ def submission_record(row: Any) -> Submission:
         priority=row.priority, status=SS(row.status), start_time=as_utc(row.start_time),
         end_time=as_utc(row.end_time), required_capabilities=load(row.required_capabilities) or [],
         source=row.source, error_message=row.error_message, results=load(row.results),
-        vars=load(row.vars))
+        vars=load(row.vars), resume=getattr(row, "resume", None))
 
 
 def chain_record(row: Any) -> ChainRecord:
@@ -100,7 +102,8 @@ def chain_record(row: Any) -> ChainRecord:
                        submission_id=row.submission_id, status=CS(row.status),
                        results=load(row.results), next_run_at=as_utc(row.next_run_at),
                        seq=row.seq, waiting=row.waiting if row.status == CS.REGISTERED else None,
-                       requeued_runs=getattr(row, "requeued_runs", None) or 0)
+                       requeued_runs=getattr(row, "requeued_runs", None) or 0,
+                       reused=load(getattr(row, "reused", None)))
 
 
 def run_record(row: Any) -> RunRecord:

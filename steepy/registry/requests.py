@@ -28,7 +28,7 @@ def insert_submission(conn: Connection, submission: Submission) -> None:
         id=submission.id, name=submission.name, priority=submission.priority,
         workflow_priority=submission.workflow.priority, status=str(submission.status),
         workflow=dump(submission.workflow.to_json()), source=submission.source,
-        vars=dump(submission.vars) if submission.vars else None,
+        vars=dump(submission.vars) if submission.vars else None, resume=submission.resume,
         required_capabilities=dump(list(submission.required_capabilities)),
         created_time=utcnow(), cancel_requested=False))
     add_event(conn, submission.id, ev.SubmissionStatusChanged(status=str(submission.status)))

@@ -9,6 +9,7 @@ from sqlalchemy import Connection, func, insert, select, update
 
 from steepy import events as ev
 from steepy.model.submission import ACTIVE_CHAIN, FINISHED_CHAIN, WAITING_CHAIN, SubmissionStatus
+from steepy.registry.cache import record_outputs, store_new_chains
 from steepy.registry.connector import Connector
 from steepy.registry.interfaces import RoundView, RoundWrite
 from steepy.registry.records import (
@@ -120,6 +121,8 @@ def _store_round(conn: Connection, submission_id: str, write: RoundWrite) -> Non
     """Mark the fed chains; with `save_state`, also store the new chains (REGISTERED) and the
     generator state that produced them."""
     _mark_fed(conn, write.fed, write.round_number)
+    if write.cache:  # extensions 15: the outputs of chains that succeeded
+        record_outputs(conn, write.cache, utcnow())
     if not (write.save_state or write.chains):
         return
     now = utcnow()
@@ -131,6 +134,8 @@ def _store_round(conn: Connection, submission_id: str, write: RoundWrite) -> Non
             for c in write.chains])
         add_events(conn, [event_row(submission_id, ev.ChainRegistered(
             executables=len(c.executables)), c.id, now) for c in write.chains])
+    if write.cache:  # extensions 15: the keys of the new chains, and those reused
+        store_new_chains(conn, submission_id, write.cache, now)
     if write.skipped:  # extensions 10, 11: what a stopped chain left out
         add_events(conn, [event_row(submission_id, ev.SubmissionActionSkipped(
             action_id=action_id, reason=why), None, now) for action_id, why in write.skipped])

@@ -35,6 +35,8 @@ submissions = Table(
     Column("owner", String(64)),  # the controller driving it (lease)
     Column("lease_until", DateTime(timezone=True)),
     Column("vars", Text),  # JSON: the values given at submit time (migration 0012)
+    # reuse earlier work (`--resume'; None: the configuration's `cache.enabled', 0013)
+    Column("resume", Boolean),
 )
 # the order ACCEPTED submissions start in: highest priority first, then oldest (0003)
 Index("ix_submissions_status", submissions.c.status, submissions.c.priority.desc(),
@@ -58,6 +60,8 @@ process_chains = Table(
     Column("created_time", DateTime(timezone=True), nullable=False),
     Column("waiting", Text),
     Column("progress", Float),  # estimated progress (0..1) of a RUNNING chain, from its agent  # why a REGISTERED chain cannot start, e.g. "no agent offers gpu"
+    # JSON {submissionId, processChainId}: the earlier chain whose work it reused (0013)
+    Column("reused", Text),
 )
 # the claim order: highest priority first, then oldest (migration 0003)
 Index("ix_chains_status", process_chains.c.status, process_chains.c.priority.desc(),
@@ -106,6 +110,7 @@ attempts = Table(
     Column("executor_pid", Integer),  # the executor process that spawned them
     Column("executor_started", Float),  # its start time (seconds since the epoch)
     Column("pgid", Integer),  # the tool's process group
+    Column("requeued_by", String(16)),  # a re-queued attempt's: `tool' or `policy' (0014)
 )
 Index("ix_attempts_chain", attempts.c.chain_id, attempts.c.run_number)
 Index("ux_attempts_place", attempts.c.chain_id, attempts.c.run_number, attempts.c.ordinal,
@@ -223,6 +228,30 @@ outbox = Table(
 )
 Index("ix_outbox_due", outbox.c.status, outbox.c.next_try)
 Index("ix_outbox_listing", outbox.c.status, outbox.c.id)
+
+# reusable work (extensions 15, migration 0013): a row per executable of a chain whose
+# keys were taken (steepy.model.cachekeys); `outputs' (JSON, per output argument: path,
+# results, fingerprint) is NULL until the chain succeeded. Rows go with their submission.
+cache_entries = Table(
+    "cache_entries", metadata,
+    Column("seq", Serial, primary_key=True, autoincrement=True),
+    Column("chain_key", String(64), nullable=False),
+    Column("key", String(64), nullable=False),  # the executable's
+    Column("submission_id", String(64), ForeignKey("submissions.id", ondelete="CASCADE"),
+           nullable=False),
+    Column("chain_id", String(64), nullable=False),
+    Column("executable_id", Text, nullable=False),
+    Column("position", Integer, nullable=False),  # in its chain
+    Column("outputs", Text),
+    Column("created_time", DateTime(timezone=True), nullable=False),
+    Column("completed_time", DateTime(timezone=True)),
+    Column("shape", String(64)),  # the key without the input files' fingerprints
+    Column("inputs", Text),  # those fingerprints: {path: fingerprint}
+)
+Index("ix_cache_entries_chain_key", cache_entries.c.chain_key)
+Index("ix_cache_entries_shape", cache_entries.c.shape)
+Index("ix_cache_entries_chain", cache_entries.c.chain_id)
+Index("ix_cache_entries_submission", cache_entries.c.submission_id)
 
 # rows the migrations put in (0008): an empty database made from these tables gets them too
 SEEDED_ROWS = [(timers, [{"name": "garbageCollector"}])]

@@ -5,13 +5,14 @@ needs (a page of submissions never loads their workflows), so a page of 50 stays
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Connection, func, select
 
 from steepy.events import EventKind
 from steepy.model.attempt import AttemptRecord
+from steepy.model.common import as_utc
 from steepy.model.submission import Submission, SubmissionStatus
 from steepy.registry import documents
 from steepy.registry.connector import Connector
@@ -88,6 +89,16 @@ class SqlReadViews:
                                       .order_by(order), size, offset)).all()
         return [chain_record(r) for r in rows], int(total or 0)
 
+    def chains_after(self, submission_id: str, after_seq: int, size: int) -> list[ChainRecord]:
+        """The submission's next `size` chains after `after_seq`, oldest first: a keyset
+        page, which costs the same at the millionth chain as at the first (no count, no
+        offset)."""
+        with self.db.read() as conn:
+            rows = conn.execute(select(process_chains).where(
+                _pc.submission_id == submission_id, _pc.seq > after_seq)
+                .order_by(_pc.seq.asc()).limit(size)).all()
+        return [chain_record(r) for r in rows]
+
     @staticmethod
     def _chain_filter(submission_id: str | None, status: str | None) -> list:
         where = []
@@ -162,6 +173,15 @@ class SqlReadViews:
         found = [json.loads(r.data) for r in rows]
         return {d["actionId"]: d["reason"] for d in found}
 
+    def reused_times(self, submission_id: str) -> dict[str, datetime]:
+        """When each reused chain of a submission was stored (extensions 15): chain id ->
+        the time of its `chain.reused' event."""
+        with self.db.read() as conn:
+            rows = conn.execute(select(events.c.chain_id, events.c.time).where(
+                events.c.submission_id == submission_id,
+                events.c.kind == str(EventKind.CHAIN_REUSED))).all()
+        return {r.chain_id: as_utc(r.time) for r in rows}
+
     def feed(self, after: int = 0, submission_id: str | None = None,
              limit: int = 1000) -> list[dict]:
         """The whole timeline (every submission's events, agents arriving and leaving) after
@@ -196,7 +216,8 @@ class SqlReadViews:
 
     def submission(self, submission_id: str, with_workflow: bool = True) -> dict | None:
         columns = [_sc.id, _sc.name, _sc.priority, _sc.status, _sc.required_capabilities,
-                   _sc.start_time, _sc.end_time, _sc.error_message, _sc.results, _sc.vars]
+                   _sc.start_time, _sc.end_time, _sc.error_message, _sc.results, _sc.vars,
+                   _sc.resume]
         if with_workflow:
             columns += [_sc.workflow, _sc.source]
         with self.db.read() as conn:

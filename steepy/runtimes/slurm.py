@@ -149,6 +149,8 @@ async def final_state(job: str, env: dict[str, str], *, scontrol: str = "scontro
 class SlurmRuntime:
     supported_runtime = "slurm"
     settings_class = SlurmSettings
+    # its jobs write their outputs on a node: an NFS client here may see them only later
+    outputs_settle_ms = 5000
 
     def command(self, executable: Executable, context: RuntimeContext) -> Launch:
         settings = context.settings

@@ -16,9 +16,10 @@ from steepy.generator.graph import FEEDBACK, ActionGraph, GraphNode
 from steepy.ui.graph_layout import Box, Layout, layout
 
 # the status a node shows when its chains differ: the first of these that any of them has
-SHOWN_FIRST = ("ERROR", "RUNNING", "PAUSED", "REGISTERED", "CANCELLED", "SUCCESS")
+# (REUSED: a SUCCESS chain that reused earlier work, extensions 15)
+SHOWN_FIRST = ("ERROR", "RUNNING", "PAUSED", "REGISTERED", "CANCELLED", "SUCCESS", "REUSED")
 WORDS = {"SUCCESS": "done", "ERROR": "failed", "RUNNING": "running", "PAUSED": "retrying",
-         "REGISTERED": "waiting", "CANCELLED": "cancelled"}
+         "REGISTERED": "waiting", "CANCELLED": "cancelled", "REUSED": "reused"}
 MAX_CHARS = 26  # of a line in a node
 
 

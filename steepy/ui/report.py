@@ -19,6 +19,7 @@ from typing import Any
 from markupsafe import Markup
 
 from steepy import __version__
+from steepy.events import EventKind
 from steepy.ui.pages.timeline import Chart, build_chart
 from steepy.ui.render import ENV, parse_time
 from steepy.ui.report_facts import attempt_rows, describe, service_durations, summary
@@ -45,6 +46,7 @@ class _ChainRecord:
     seq: int
     chain: _Chain
     status: str
+    reused: dict | None = None  # where its results came from (extensions 15)
 
 
 @dataclass(frozen=True)
@@ -71,7 +73,7 @@ class _DocumentViews:
         chains = self.document.get("processChains", [])
         return [_ChainRecord(i, _Chain(c["id"], [
             _Executable(e.get("id", ""), e.get("serviceId", "")) for e in c.get("executables", [])
-        ]), str(c.get("status"))) for i, c in enumerate(chains)], len(chains)
+        ]), str(c.get("status")), c.get("reused")) for i, c in enumerate(chains)], len(chains)
 
     def submission_runs(self, _submission_id: str) -> list[_Run]:
         found = []
@@ -92,6 +94,10 @@ class _DocumentViews:
 
     def events(self, _submission_id: str) -> list[dict]:
         return self.timeline
+
+    def reused_times(self, _submission_id: str) -> dict[str, datetime]:
+        return {e["chainId"]: time for e in self.timeline if e.get("kind") == EventKind.CHAIN_REUSED
+                and (time := parse_time(e.get("time"))) is not None}
 
 
 @dataclass(frozen=True)

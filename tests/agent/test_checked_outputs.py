@@ -133,3 +133,84 @@ def test_outputs_checked_inputs_resolved_and_waited_for(tmp_path: Path, monkeypa
     [output] = [a["variable"]["value"] for a in copied["executables"][0]["arguments"]
                 if a["type"] == "output"]
     assert Path(output).read_text() == "the input\n"  # read from the submitter's folder
+
+
+async def test_a_missing_output_is_looked_for_again_within_the_runtimes_bound(tmp_path):
+    """An output written on another machine (SLURM: `outputs_settle_ms') may show here only
+    later: it is looked for again until the bound has passed; a local run (bound 0) fails at
+    once, without a pause."""
+    from steepy.agent.outputs import missing_output_settled
+    from steepy.runtimes.slurm import SlurmRuntime
+    from tests.clocks import RecordingClock
+
+    path = tmp_path / "written-elsewhere.txt"
+    exe = _output("file", str(path))
+    clock = RecordingClock()
+    assert await missing_output_settled(exe, (), 0, clock.sleep, clock.monotonic) == (
+        f"declared output `out1' was not written: {path}")
+    assert clock.sleeps == []
+    assert await missing_output_settled(exe, (), 1000, clock.sleep, clock.monotonic) == (
+        f"declared output `out1' was not written: {path}")
+    assert sum(clock.sleeps) == pytest.approx(1.0) and max(clock.sleeps) <= 0.2
+
+    later = RecordingClock()
+
+    async def the_node_writes_it(seconds: float) -> None:
+        await later.sleep(seconds)
+        if later.elapsed >= 0.6:
+            path.write_text("x")
+
+    assert await missing_output_settled(exe, (), 5000, the_node_writes_it, later.monotonic) is None
+    assert later.elapsed == pytest.approx(0.6)
+    assert SlurmRuntime.outputs_settle_ms == 5000
+
+
+@pytest.mark.process
+async def test_an_output_that_shows_late_is_waited_for_under_a_remote_runtime(tmp_path):
+    """The output shows 0.3 s after the tool ended (as a node's write reaches this machine
+    late): under a runtime that says its outputs may show late the attempt succeeds; under
+    `other' it fails at once."""
+    import asyncio
+
+    from steepy.agent import AgentConfig, LocalAgent
+    from steepy.model.processchain import ProcessChain
+    from steepy.model.submission import ProcessChainStatus
+    from steepy.plugins.kinds import KINDS
+    from steepy.plugins.loaded import PluginSet, builtin_set
+    from steepy.plugins.loading import Plugin
+    from steepy.runtimes.other import OtherRuntime
+
+    class Remote(OtherRuntime):
+        supported_runtime = "remote"
+        outputs_settle_ms = 3000
+
+    plugins = PluginSet([*builtin_set().plugins,
+                         Plugin("remote", KINDS["runtime"], Remote(), "test", selector="remote")])
+    agent = LocalAgent("a", AgentConfig(log_dir=None, plugins=plugins, tmp_path=str(tmp_path)))
+
+    async def run(runtime: str, out: Path):
+        ended = tmp_path / f"{runtime}.ended"
+        words = [Argument("s", ArgumentVariable("s", "-c"), "input"),
+                 Argument("t", ArgumentVariable("t", f"touch {ended}"), "input"),
+                 Argument("o", ArgumentVariable("o", str(out)), "output", None, "file")]
+
+        async def node() -> None:  # writes the output 0.3 s after the tool ended
+            while not ended.exists():
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(0.3)
+            out.write_text("x")
+
+        writer = asyncio.ensure_future(node())
+        try:
+            return await agent.execute(ProcessChain(runtime, [
+                Executable("e", "/bin/sh", "sh", words, runtime=runtime)]))
+        finally:
+            writer.cancel()
+
+    remote = await run("remote", tmp_path / "r.txt")
+    assert remote.status == ProcessChainStatus.SUCCESS, remote.error_message
+    local = await run("other", tmp_path / "o.txt")
+    assert local.status == ProcessChainStatus.ERROR
+    assert "declared output `o' was not written" in local.error_message
+    [attempt] = local.attempts
+    assert (attempt.end_time - attempt.start_time).total_seconds() < 0.25

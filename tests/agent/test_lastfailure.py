@@ -47,6 +47,31 @@ def test_one_bounded_line():
     assert one_line(record(None)) == "attempt 1 ended FAILED"
 
 
+def test_control_characters_become_spaces():
+    """A NUL byte cannot be in an environment; no control character stays (C0, DEL, C1)."""
+    text = one_line(record("failed\x00 here\x1b[31m", ["x\x00y\x7f\x85z", "\x00\x07"]))
+    assert text == "failed here [31m; last output: x y z"
+
+
+def test_a_fallback_is_told_the_same_way(monkeypatch):
+    """STEEPY_FAILED_MESSAGE is made as STEEPY_LAST_MESSAGE: no command, one bounded,
+    redacted line."""
+    from steepy.agent.lastfailure import failed_env
+
+    monkeypatch.setenv("STEEPY_HTTP_TOKEN", "s3cr3t-token")
+    exe = Executable("act", "docker", "tool", [])
+    argv = ["docker", "run", "-e", "API_KEY=hunter22", "image"]
+    text = failure_message(exe, argv, RunResult(exit_code=3, last_lines=["s3cr3t-token\x00"]))
+    failed = record(text, ["s3cr3t-token\x00"], exit_code=3)
+    assert failed_env(exe, failed, text) == {
+        "STEEPY_FAILED_ACTION": "act", "STEEPY_FAILED_SERVICE": "tool",
+        "STEEPY_FAILED_EXIT_CODE": "3",
+        "STEEPY_FAILED_MESSAGE": "Execution of service `tool' failed: exited with code 3; "
+                                 "last output: ***"}
+    assert failed_env(exe, None, "x" * 5000)["STEEPY_FAILED_EXIT_CODE"] == ""
+    assert len(failed_env(exe, None, "x" * 5000)["STEEPY_FAILED_MESSAGE"]) == MAX_CHARS
+
+
 def test_the_engine_secrets_never_show(monkeypatch):
     monkeypatch.setenv("STEEPY_HTTP_TOKEN", "s3cr3t-token")
     monkeypatch.setenv("STEEPY_DB_URL", "postgresql://steepy:pa55word@db/steepy")
@@ -58,7 +83,7 @@ def test_the_engine_secrets_never_show(monkeypatch):
 def test_a_run_that_goes_on_from_cut_runs_is_told_the_same():
     from steepy.agent.resume import resume_point
     from steepy.agent.signals import SIGNAL_REASON
-    from steepy.model.attempt import PRUNED, REQUEUED
+    from steepy.model.attempt import BY_TOOL, PRUNED, REQUEUED
     from steepy.model.policies import RetryPolicy
 
     exe = Executable("e", "/bin/true", "tool", [],
@@ -66,7 +91,7 @@ def test_a_run_that_goes_on_from_cut_runs_is_told_the_same():
     failed = record("Execution of service `tool' failed: `x' exited with code 3. Last output:\noops", ["oops"],
                     exit_code=3)
     requeued = record("the tool asked to be re-queued after 1s", attempt=2, outcome=REQUEUED,
-                      delay_rule=f"requeue after 1s; {SIGNAL_REASON}",
+                      delay_rule=f"requeue after 1s; {SIGNAL_REASON}", requeued_by=BY_TOOL,
                       due_time=START + timedelta(seconds=3))
     at = resume_point(exe, [failed, requeued], START + timedelta(seconds=2))
     assert (at.last_failure, at.signal_requeues, at.performed) == (failed, 1, 1)

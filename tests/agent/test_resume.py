@@ -7,8 +7,9 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from steepy.agent.resume import resume_point
-from steepy.model.attempt import (AGENT_LOST, FAILED, INTERRUPTED, REQUEUED, SUCCESS, TIMEOUT,
-                                  AttemptRecord)
+from steepy.agent.signals import SIGNAL_REASON
+from steepy.model.attempt import (AGENT_LOST, BY_POLICY, BY_TOOL, FAILED, INTERRUPTED, REQUEUED,
+                                  SUCCESS, TIMEOUT, AttemptRecord)
 from steepy.model.policies import RetryPolicy
 from steepy.model.processchain import Executable
 
@@ -77,3 +78,54 @@ def test_a_requeued_attempt_spends_nothing_and_keeps_its_due_time() -> None:
     point = resume_point(exe(RetryPolicy(max_attempts=2)), history, NOW)
     assert point.ended is None and point.performed == 1
     assert point.due == NOW + timedelta(seconds=2)
+
+
+def tool_requeue(number: int, *, due: float | None, at: float = -30,
+                 by: str = BY_TOOL) -> AttemptRecord:
+    record = attempt(number, REQUEUED, at=at, due=due)
+    record.requeued_by = by
+    record.delay_rule = f"requeue after 5s; {SIGNAL_REASON}"  # (prose: not what decides)
+    return record
+
+
+def test_without_a_policy_a_tools_requeue_keeps_its_due_time_and_count() -> None:
+    """One attempt per run (Steep), but a re-queue the tool asked for goes on where it was:
+    a kill -9 during its pause must not run the tool early, nor reset its 100 re-queues."""
+    history = [tool_requeue(1, due=-20, at=-40), tool_requeue(1, due=4)]
+    point = resume_point(exe(None), history, NOW)
+    assert (point.due, point.signal_requeues, point.performed) == (
+        NOW + timedelta(seconds=4), 2, 0)
+    assert point.first_start == NOW - timedelta(seconds=40)  # the deadline counts from there
+    assert "was re-queued before its engine stopped" in point.reason
+    cut = resume_point(exe(None), [*history, attempt(1, AGENT_LOST)], NOW)
+    assert cut.fresh and cut.signal_requeues == 2  # run again now; the count stays
+
+
+def test_who_requeued_is_read_from_the_record_not_its_words() -> None:
+    """A re-queue by the policy's `requeue' is a failure the next attempt is told of; one by
+    the tool is not, and counts against the tool's limit."""
+    by_policy = tool_requeue(1, due=2, by=BY_POLICY)
+    point = resume_point(exe(RetryPolicy(max_attempts=2)), [by_policy], NOW)
+    assert (point.last_failure, point.signal_requeues) == (by_policy, 0)
+    by_tool = tool_requeue(1, due=2)
+    by_tool.delay_rule = "requeue after 5s"
+    point = resume_point(exe(RetryPolicy(max_attempts=2)), [by_tool], NOW)
+    assert (point.last_failure, point.signal_requeues) == (None, 1)
+
+
+def test_a_retry_plugin_picks_the_pause_after_a_cut_attempt() -> None:
+    asked: list[tuple[int, int, int]] = []
+
+    def choose(cut: AttemptRecord, performed: int, elapsed_ms: int) -> int | str:
+        asked.append((cut.attempt, performed, elapsed_ms))
+        return 1500 if performed < 2 else "retry policy plugin `p' gave up"
+
+    policy = RetryPolicy.from_json({"plugin": "p"})
+    point = resume_point(exe(policy), [attempt(1, AGENT_LOST)], NOW, choose)
+    assert point.due == NOW + timedelta(milliseconds=1500) and asked == [(1, 1, 60_000)]
+    history = [attempt(1, FAILED, due=-50), attempt(2, INTERRUPTED, at=-10)]
+    point = resume_point(exe(policy), history, NOW, choose)
+    assert point.ended is not None and point.ended[0].attempt == 2
+    assert point.ended[1].endswith(
+        "attempt 2 was cut (INTERRUPTED) (retry policy plugin `p' gave up, counting those of "
+        "cut runs)")

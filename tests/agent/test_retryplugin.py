@@ -73,3 +73,37 @@ async def test_the_plugin_decides(tmp_path):
     assert outcome.error_message.endswith(
         "\nRetry policy plugin `broken' failed: ValueError: no calendar")
     assert outcome.error_message.startswith("Execution of service `sh' failed")
+
+
+@pytest.mark.process
+async def test_the_plugin_decides_after_an_attempt_cut_by_a_crash(tmp_path):
+    """A run that goes on from a cut run asks the plugin for the pause after the cut attempt
+    (not the policy's own delay): one that gives up ends the executable without running it."""
+    from datetime import datetime, timedelta, timezone
+
+    from steepy.model.attempt import AGENT_LOST, AttemptRecord
+
+    patient = Patient()
+    plugins = PluginSet([*builtin_set().plugins,
+                         Plugin("patient", KINDS["retryPolicy"], patient, "test")])
+    agent = LocalAgent("a", AgentConfig(log_dir=None, plugins=plugins))
+    ran = tmp_path / "ran"
+    exe = failing("e", "patient")
+    exe.arguments[1].variable.value = f"touch {ran}; exit 3"
+    began = datetime.now(timezone.utc) - timedelta(seconds=5)
+    cut = [AttemptRecord("e", "sh", n, began, outcome=AGENT_LOST, last_lines=["half"])
+           for n in (1, 2, 3)]
+    outcome = await agent.execute(ProcessChain("c1", [exe]), run_number=2, history=cut[:1])
+    assert outcome.status == ProcessChainStatus.ERROR and ran.exists()
+    elapsed, attempts, failure = patient.asked[0]
+    assert attempts == 1 and elapsed >= 5000 and failure.last_lines == ("half",)
+    assert failure.message == "Execution of service `sh' failed: attempt 1 was cut (AGENT_LOST)"
+
+    ran.unlink()
+    patient.asked.clear()
+    outcome = await agent.execute(ProcessChain("c2", [exe]), run_number=2, history=cut)
+    assert outcome.status == ProcessChainStatus.ERROR and not ran.exists()
+    assert [a for _, a, _ in patient.asked] == [3]
+    assert outcome.error_message.endswith(
+        "attempt 3 was cut (AGENT_LOST) (retry policy plugin `patient' gave up, counting those "
+        "of cut runs)")

@@ -6,6 +6,8 @@ second tool prunes the chain so that the third never runs."""
 from __future__ import annotations
 
 import os
+import threading
+import time
 from datetime import datetime, timezone
 
 import pytest
@@ -60,8 +62,8 @@ async def test_signals_from_the_tool(tmp_path):
     assert rows == [("first", 1, FAILED, 0), ("first", 2, REQUEUED, 4),
                     ("first", 2, SUCCESS, 0), ("second", 1, PRUNED, 1)]
     malformed, requeued = outcome.attempts[0], outcome.attempts[1]
-    assert malformed.message == ("Execution of service `sh' failed: signal file: unknown signal "
-                                 "`retry'; expected `requeue <duration>' (e.g. `requeue 30s') "
+    assert malformed.message == ("Execution of service `sh' failed: signal file: unknown signal; "
+                                 "expected `requeue <duration>' (e.g. `requeue 30s') "
                                  "or `prune [reason]'")
     assert requeued.delay_ms == 60 and requeued.delay_rule == (
         "requeue after 60ms; signal from the tool")
@@ -79,3 +81,77 @@ async def test_signals_from_the_tool(tmp_path):
 
     # every attempt's signal file is gone
     assert [p for p in os.listdir(work) if p.startswith(".steepy-signal")] == []
+
+
+
+async def test_a_link_at_the_signal_path_is_refused_unread(tmp_path):
+    """A symbolic link would let the tool read any file the engine can (under Docker: one of
+    the host, where the link is resolved): it fails the attempt unread, and the next attempt
+    learns nothing of the linked file."""
+    work = tmp_path / "tmp"
+    work.mkdir()
+    secret = tmp_path / "hostsecret"
+    secret.write_text("s3cr3t-token-value\n")
+    policy = RetryPolicy.from_json({"maxAttempts": 2, "delay": "10ms"})
+    link = script("link", f'if [ "$STEEPY_ATTEMPT" = 1 ]; then ln -s {secret} "$STEEPY_SIGNAL_FILE"; '
+                  'else echo "last=$STEEPY_LAST_MESSAGE"; fi', retries=policy)
+    agent = LocalAgent("a", AgentConfig(log_dir=tmp_path / "logs", tmp_path=str(work)))
+    outcome = await agent.execute(ProcessChain("c", [link]))
+    assert outcome.status == ProcessChainStatus.SUCCESS, outcome.error_message
+    first = outcome.attempts[0]
+    assert (first.outcome, first.message) == (FAILED, (
+        "Execution of service `sh' failed: signal file: a symbolic link, not a file; "
+        "the tool must write its line into a new file there"))
+    assert "s3cr3t" not in repr(outcome.attempts)
+    assert outcome.attempts[1].last_lines == [f"last={first.message}"]
+    assert [p for p in os.listdir(work) if p.startswith(".steepy-signal")] == []
+
+
+async def test_a_fifo_at_the_signal_path_does_not_block_the_engine(tmp_path):
+    """Opening a FIFO to read waits for a writer: the engine must not. The attempt fails at
+    once. (Were the engine blocked, a writer comes after 5 s to free it: the test fails then
+    instead of hanging.)"""
+    work = tmp_path / "tmp"
+    work.mkdir()
+    agent = LocalAgent("a", AgentConfig(log_dir=tmp_path / "logs", tmp_path=str(work)))
+
+    def free_a_blocked_engine() -> None:
+        for name in os.listdir(work):
+            with open(work / name, "wb"):  # pairs with a reader stuck in open()
+                pass
+
+    rescue = threading.Timer(5, free_a_blocked_engine)
+    rescue.start()
+    began = time.monotonic()
+    try:
+        outcome = await agent.execute(ProcessChain("c", [
+            script("fifo", 'mkfifo "$STEEPY_SIGNAL_FILE"')]))
+    finally:
+        rescue.cancel()
+    assert time.monotonic() - began < 5 and outcome.status == ProcessChainStatus.ERROR
+    assert outcome.attempts[0].message == (
+        "Execution of service `sh' failed: signal file: not a regular file; "
+        "the tool must write its line into a new file there")
+    assert [p for p in os.listdir(work) if p.startswith(".steepy-signal")] == []
+
+
+async def test_a_nul_byte_in_the_last_output_line_reaches_no_environment(tmp_path):
+    """The last output line goes into the next attempt's STEEPY_LAST_MESSAGE and into the
+    fallback's STEEPY_FAILED_MESSAGE: a NUL byte in it must not make them impossible (the
+    attempt would fail without its tool running)."""
+    work = tmp_path / "tmp"
+    work.mkdir()
+    policy = RetryPolicy.from_json({"maxAttempts": 2, "delay": "10ms"})
+    failing = script("first", 'if [ "$STEEPY_ATTEMPT" = 1 ]; then printf "a\\000b\\n"; exit 1; '
+                     'fi; echo "last=$STEEPY_LAST_MESSAGE"; exit 1', retries=policy)
+    stand_in = script("first.fallback", 'echo "failed=$STEEPY_FAILED_MESSAGE"')
+    stand_in.fallback_for = "first"
+    agent = LocalAgent("a", AgentConfig(log_dir=tmp_path / "logs", tmp_path=str(work)))
+    outcome = await agent.execute(ProcessChain("c", [failing, stand_in]))
+    assert outcome.status == ProcessChainStatus.SUCCESS, outcome.error_message
+    second, fallback = outcome.attempts[1], outcome.attempts[2]
+    assert second.exit_code == 1 and second.last_lines == [
+        "last=Execution of service `sh' failed: exited with code 1; last output: a b"]
+    assert fallback.last_lines == [
+        "failed=Execution of service `sh' failed: exited with code 1; last output: "
+        + second.last_lines[0]]

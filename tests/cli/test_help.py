@@ -8,12 +8,14 @@ import pytest
 from click.testing import CliRunner
 
 from steepy.cli import main
+from steepy.cli import group
 from steepy.cli.helptext import HELP, epilog
 
 
 def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
     found = []
-    for name, command in sorted(group.commands.items()):
+    for name in group.list_commands(None):  # `steepy`'s imports each command's module
+        command = group.get_command(None, name)
         found.append((*prefix, name))
         if isinstance(command, click.Group):
             found += _commands(command, (*prefix, name))
@@ -46,3 +48,19 @@ def test_every_entry_names_a_command() -> None:
 def test_the_epilog_keeps_its_lines() -> None:
     assert epilog(["steepy a", "steepy b"], {2: "bad", 0: "fine"}) == (
         "Examples:\n\n\b\n  steepy a\n  steepy b\n\nExit codes:\n\n\b\n  0  fine\n  2  bad")
+
+
+@pytest.mark.parametrize("name", sorted(group.COMMANDS))
+def test_each_listed_command_is_found_under_its_name(name: str) -> None:
+    command = main.get_command(None, name)
+    assert isinstance(command, click.Command)
+    assert name in (command.name, "status")  # `status' is `show' under a second name
+    summary = group.COMMANDS[name][1]
+    assert summary.endswith(".") and len(summary) <= 60, summary
+
+
+def test_steepy_help_lists_every_command_with_its_line() -> None:
+    result = CliRunner().invoke(main, ["--help"], terminal_width=80)
+    listed = result.stdout.split("Commands:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert [line.split(None, 1) for line in listed] == [
+        [name, summary] for name, (_, summary) in sorted(group.COMMANDS.items())]

@@ -134,3 +134,32 @@ def test_a_service_file_is_checked_against_the_limits(here) -> None:
     assert result.stderr.splitlines()[0] == (
         "services/cp.yaml:11:12: [0].retries.delay: delay 10ms is below this site's limit "
         "100ms (steepy.yaml retries.limits)")
+
+
+def test_the_chains_policy_and_the_catchs_are_checked_too(here) -> None:
+    """Review finding 6: retries.processChains and the catch's retries were not checked."""
+    (here / "services" / "sh.yaml").write_text(SERVICES.replace("id: cp", "id: sh").replace(
+        "    - {id: o, name: o, description: o, type: output, cardinality: 1..1}\n", ""))
+    (here / "w.yaml").write_text("""\
+api: 4.7.0
+retries:
+  processChains: {maxAttempts: 1000}
+catch:
+  service: sh
+  inputs: [{id: i, value: x}]
+  retries: {maxAttempts: 30, delay: 1s}
+actions:
+  - type: execute
+    service: cp
+    inputs: [{id: i, value: x}]
+    outputs: [{id: o, var: y}]
+    retries: {maxAttempts: 2, delay: 1s}
+""")
+    result = _validate("w.yaml")
+    assert result.exit_code == 2
+    limit = "this site's limit 20 (steepy.yaml retries.limits)"
+    assert result.stderr.splitlines()[:2] == [
+        "w.yaml:3:32: retries.processChains.maxAttempts: maxAttempts 1000 is above " + limit,
+        "w.yaml:7:26: catch.retries.maxAttempts: maxAttempts 30 is above " + limit,
+    ]
+    assert "2 problems" in result.stderr

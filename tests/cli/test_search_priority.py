@@ -84,14 +84,16 @@ def test_priority_of_active_items_and_refusal_of_finished_ones(known: str,
     assert [c.get("priority", 0) for c in shown["processChains"]] == [-5]
 
     refused = steepy("priority", "w1", "3", "--db", known, code=2)
-    assert refused.stderr == "The priority of a finished submission (SUCCESS) cannot be changed\n"
+    assert refused.stderr == ("Cannot change priority of a finished submission\n"
+                              "Its status is SUCCESS.\n")
     chain = steepy("priority", "c2", "3", "--db", known, code=2)
-    assert chain.stderr == "The priority of a finished process chain (ERROR) cannot be changed\n"
+    assert chain.stderr == ("Cannot change priority of a finished process chain\n"
+                            "Its status is ERROR.\n")
     ctx = ApiContext(open_registry(known), log_dir=tmp_path / "logs")
     with TestClient(create_app(ctx)) as api:  # the API refuses too, in Steep's words
         answer = api.put("/workflows/w1", json={"priority": 3})
     assert answer.status_code == 422
-    assert answer.text.splitlines()[0] == "Cannot change priority of a finished submission"
+    assert answer.text.splitlines() == refused.stderr.splitlines()  # one text (review D3)
     missing = steepy("priority", "nosuch", "1", "--db", known, code=2)
     assert missing.stderr == "No submission or process chain with the id `nosuch'.\n"
     assert "not in the range" in steepy("priority", "w3", str(2**31), "--db", known,

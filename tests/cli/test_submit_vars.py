@@ -107,3 +107,13 @@ def test_run_takes_the_same_options(here: Path) -> None:
     assert result.stderr.startswith("--var who: the workflow cannot use `who' = [\"a\", \"b\"]: "
                                     "wf.yaml:")
     assert not (here / ".steepy").exists()
+
+
+def test_submit_resume_is_stored_with_the_submission(here: Path) -> None:
+    """`steepy submit --resume` (extensions 15): the submission reuses earlier work; without
+    it, the configuration's `cache.enabled` decides (nothing stored)."""
+    from steepy.registry import open_registry
+
+    ids = [_submit(*args).stdout.split()[-1] for args in (["--resume"], [])]
+    views = open_registry(f"sqlite:///{here / '.steepy' / 'steepy.db'}").views
+    assert [views.get_submission(i).resume for i in ids] == [True, None]

@@ -93,3 +93,91 @@ def test_a_given_value_that_is_missing_is_reported_where_it_was_given(tmp_path: 
         _submit(tmp_path, GivenVars({"files": ["x.txt"]}, {"files": ("--var files", None, None)}))
     assert str(missing.value.problems[0]).startswith(
         "--var files: input file `x.txt' does not exist")
+
+
+LOOPS = """\
+api: 4.7.0
+vars:
+  - id: files
+    value: [here.txt, gone.txt]
+  - id: words
+    value: [a.txt]
+  - id: nested
+    value: [[here.txt], [deep.txt]]
+actions:
+  - type: for
+    input: files
+    enumerator: f
+    actions:
+      - type: execute
+        service: tool
+        inputs: [{id: file, var: f}]
+  - type: for
+    input: {id: dirs, value: [folder, nofolder]}
+    enumerator: d
+    actions:
+      - type: execute
+        service: tool
+        inputs: [{id: dir, var: d}]
+  - type: for
+    input: words
+    enumerator: w
+    actions:
+      - type: execute
+        service: tool
+        inputs: [{id: word, var: w}]
+  - type: for
+    input: nested
+    enumerator: inner
+    actions:
+      - type: for
+        input: inner
+        enumerator: g
+        actions:
+          - type: execute
+            service: tool
+            inputs: [{id: file, var: g}]
+"""
+
+
+def _loops(base: Path, given: GivenVars | None = None):
+    return submission_from(parse_text(LOOPS, "loops.yaml"), {"tool": SERVICE}, {}, None, given,
+                           InputBase(base, "there"))
+
+
+def test_a_constant_list_a_for_each_hands_to_a_file_input_is_checked(tmp_path: Path) -> None:
+    """Review finding 8: the items of a list that a for-each iterates into an input of data
+    type file or directory (also through an inner for-each) are paths, checked and made
+    absolute like values given to the input directly; a list iterated into a string input is
+    left alone."""
+    (tmp_path / "here.txt").write_text("x")
+    with pytest.raises(InputError) as missing:
+        _loops(tmp_path)
+    said = f"(a relative path is resolved against there, {tmp_path})"
+    assert [str(p) for p in missing.value.problems] == [
+        f"loops.yaml:4:23: vars[0].value[1]: input file `gone.txt' does not exist {said}",
+        f"loops.yaml:18:31: actions[1].input.value[0]: input directory `folder' does not "
+        f"exist {said}",
+        f"loops.yaml:18:39: actions[1].input.value[1]: input directory `nofolder' does not "
+        f"exist {said}",
+        f"loops.yaml:8:26: vars[2].value[1][0]: input file `deep.txt' does not exist {said}"]
+
+    for name in ("gone.txt", "deep.txt", "folder", "nofolder"):
+        (tmp_path / name).mkdir()
+    files, dirs, words, nested = _loops(tmp_path).workflow.actions
+    assert files.input.value == [str(tmp_path / "here.txt"), str(tmp_path / "gone.txt")]
+    assert dirs.input.value == [str(tmp_path / "folder"), str(tmp_path / "nofolder")]
+    assert words.input.value == ["a.txt"]
+    assert nested.input.value == [[str(tmp_path / "here.txt")], [str(tmp_path / "deep.txt")]]
+
+
+def test_a_list_given_for_a_for_each_is_checked_where_it_was_given(tmp_path: Path) -> None:
+    """Review finding 8, with `--var`: the values given replace the list and are checked."""
+    for name in ("here.txt", "gone.txt", "deep.txt", "folder", "nofolder"):
+        (tmp_path / name).write_text("x")
+    with pytest.raises(InputError) as missing:
+        _loops(tmp_path, GivenVars({"files": ["here.txt", "x.txt"]},
+                                   {"files": ("--var files", None, None)}))
+    assert [str(p) for p in missing.value.problems] == [
+        f"--var files: input file `x.txt' does not exist (a relative path is resolved against "
+        f"there, {tmp_path})"]

@@ -8,11 +8,13 @@ import pty
 import re
 import subprocess
 import sys
+import time
 from datetime import timedelta
 
 from rich.console import Console
 
-from steepy.cli.live import event_line, render, take_snapshot
+from steepy.cli.live import (RECENT, Counted, Timeline, event_line, render,
+                              take_snapshot)
 from steepy.events import ChainRetryScheduled
 from steepy.model import ProcessChain, Submission, Workflow
 from steepy.model.processchain import Executable
@@ -52,6 +54,48 @@ def test_view_shows_counts_running_chains_and_pending_retries(tmp_path) -> None:
     text = re.sub(r"\x1b\[[0-9;]*m", "", out.getvalue())
     assert "submission: RUNNING" in text and "retry pending" in text
     assert re.search(r"29\.\d s|30\.0 s", text) and "agent-1" in text
+
+
+def test_view_counts_the_chains_that_reused_earlier_work(tmp_path) -> None:
+    from steepy.registry.cache import CacheWrite, Reused
+    from steepy.registry.interfaces import RoundWrite
+
+    registry = open_registry(f"sqlite:///{tmp_path / 'db'}")
+    registry.requests.add_submission(Submission(id="s", workflow=Workflow()))
+    registry.submissions.controller_round("s", RoundWrite(
+        1, chains=[_chain("a", "sort"), _chain("b", "cat")], save_state=True, state={},
+        cache=CacheWrite(reused=[Reused("a", {}, "earlier", "a0")])))
+    snap = take_snapshot(registry, "s", registry.views.events("s"))
+    assert (snap.counts, snap.reused) == ({"REGISTERED": 1, "SUCCESS": 1}, 1)
+    out = io.StringIO()
+    Console(file=out, force_terminal=True, width=120).print(render(snap))
+    header, _, row = re.sub(r"\x1b\[[0-9;]*m", "", out.getvalue()).splitlines()[1:4]
+    assert re.findall(r"[A-Z()a-z]+", header)[-2:] == ["CANCELLED", "(reused)"]
+    assert re.findall(r"\d+", row)[-1:] == ["1"]
+
+
+def test_the_view_keeps_a_few_events_not_the_whole_timeline() -> None:
+    timeline = Timeline()
+    timeline.add([{"id": 1, "kind": "chain.retryScheduled", "chainId": "x"}])
+    timeline.add([{"id": i, "kind": "chain.finished", "chainId": f"c{i}"} for i in range(2, 2000)])
+    assert timeline.last_id == 1999 and len(timeline.recent) == RECENT
+    assert list(timeline.retries) == ["x"]  # x has not finished: its retry is pending
+    timeline.add([{"id": 2000, "kind": "chain.finished", "chainId": "x"}])
+    assert timeline.retries == {}
+
+
+def test_chains_are_counted_again_after_twenty_times_what_counting_took() -> None:
+    counts: list[int] = []
+
+    def count() -> dict[str, int]:
+        time.sleep(0.05)  # a million chains: counting them takes a while
+        counts.append(1)
+        return {"SUCCESS": len(counts)}
+
+    counted = Counted()
+    assert counted.get(count) == {"SUCCESS": 1}
+    assert counted.get(count) == {"SUCCESS": 1}  # not again within a second
+    assert counted.get(count, final=True) == {"SUCCESS": 2}  # the last drawing is exact
 
 
 def test_event_lines_stay_single_lines() -> None:

@@ -85,21 +85,34 @@ async def test_stopped_chains_skip_their_dependents_and_the_submission_succeeds(
     for name in ("after-broken", "after-pruner", "after-caught"):
         assert not (tmp_path / name).exists(), name
 
-    # the timeline says what was skipped and why
+    # the timeline says what was skipped and why; the actions that stopped ran: they are not
+    # skipped (review finding 10)
     skipped = {e["actionId"]: e["reason"] for e in registry.views.events(sid)
                if e["kind"] == "submission.skipped"}
+    early = "needs `{}', which ended its chain early ({})"
     assert skipped == {
-        "broken": "failed, and its fallback ended the chain",
-        "after-broken": "needs `broken', which was skipped",
-        "pruner": "the tool pruned its chain: nothing new",
-        "after-pruner": "needs `pruner', which was skipped",
-        "caught": "failed, and the workflow's catch ended the chain",
-        "after-caught": "needs `caught', which was skipped"}
+        "after-broken": early.format("broken", "failed, and its fallback ended the chain"),
+        "after-pruner": early.format("pruner", "the tool pruned its chain: nothing new"),
+        "after-caught": early.format("caught", "failed, and the workflow's catch ended the "
+                                               "chain")}
 
-    # and so does `steepy show'
+    # each chain that stopped says where and why in its own key, its results are outputs
+    # only (review finding 9), in `steepy show --json' and in Steep's GET /processchains/ID
     document = submission_document(registry.views, sid)
     assert document["skippedActions"] == skipped
+    stops = {c["stopped"]["executableId"]: c for c in document["processChains"]
+             if "stopped" in c}
+    assert {k: (c["stopped"]["reason"], c["stopped"]["by"]) for k, c in stops.items()} == {
+        "broken": ("failed, and its fallback ended the chain", "broken.fallback"),
+        "pruner": ("the tool pruned its chain: nothing new", "pruner"),
+        "caught": ("failed, and the workflow's catch ended the chain", "caught.catch")}
+    for chain in document["processChains"]:
+        assert not any(k.startswith("$") for k in chain.get("results", {})), chain
+        steeps = registry.views.chain(chain["id"])
+        assert steeps is not None and steeps["results"] == chain["results"]
+        assert steeps.get("stopped") == chain.get("stopped")
+    # and so does `steepy show'
     print_document(document)
     shown = capsys.readouterr().out
-    assert "  skipped pruner: the tool pruned its chain: nothing new\n" in shown
-    assert "  skipped after-caught: needs `caught', which was skipped\n" in shown
+    assert "  stopped pruner: the tool pruned its chain: nothing new\n" in shown
+    assert f"  skipped after-pruner: {skipped['after-pruner']}\n" in shown

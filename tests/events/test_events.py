@@ -29,7 +29,9 @@ TOKEN = re.compile(r"(?<![\w.])(?:agent|chain|schedule|submission)\.(?:\*|[a-z][
                    r"(?![\w.])")
 # the look-alikes that are no kinds: Steep's configuration keys (not implemented) ...
 NOT_KINDS = {"steepy/config/model.py": {"agent.enabled", "agent.id", "agent.autoShutdownTimeout",
-                                        "agent.busyTimeout"}}
+                                        "agent.busyTimeout"},
+             # sentences of `steepy --help' that end with "chain." or "submission."
+             "steepy/cli/group.py": {"chain.", "submission."}}
 # ... and webhook patterns in messages and examples (checked to be valid patterns)
 PATTERNS = {"steepy/events/webhooks.py": {FINISHED, "chain.*"},
             "steepy/ui/pages/schedules.py": {"submission.status", "chain.finished"}}
@@ -38,7 +40,7 @@ STORED = {
     "agent.arrived", "agent.left", "chain.agentLost", "chain.attemptFailed",
     "chain.attemptRequeued", "chain.cancelRequested", "chain.fallbackStarted", "chain.finished",
     "chain.priority", "chain.progress", "chain.registered", "chain.requeued", "chain.resumed",
-    "chain.retryScheduled", "chain.started", "chain.waiting", "schedule.fired",
+    "chain.retryScheduled", "chain.reused", "chain.started", "chain.waiting", "schedule.fired",
     "schedule.skipped", "submission.cancelRequested", "submission.priority",
     "submission.resumed", "submission.retried", "submission.skipped", "submission.status"}
 

@@ -1,11 +1,11 @@
 """The workflow's catch and fallbacks with `stop: true' in the generator (generator/catching.py):
-which executables get them, and how `maxRecoveries' is kept across stored states."""
+which executables get them."""
 
 from __future__ import annotations
 
 import json
 
-from steepy.generator import ProcessChainGenerator, Stop
+from steepy.generator import ProcessChainGenerator
 from steepy.model import Workflow
 from tests.generator.test_generator import SERVICES, execute, param, service
 from tests.generator.test_generator import generator as made
@@ -60,27 +60,10 @@ def test_an_own_fallback_wins_and_one_that_stops_need_not_bind_the_outputs():
     assert written and written[0].startswith("/tmp/")  # a path of its own, not the action's
 
 
-def test_max_recoveries_holds_across_stored_states():
+def test_max_recoveries_does_not_take_the_catch_from_any_chain():
+    """Every chain gets the catch: its runs are counted by the engine, in the database,
+    right before it would start (agent/recovery.py), not by handing out places to chains."""
     gen = generator(workflow({**CATCH, "maxRecoveries": 1}))
     chains = gen.generate()
-    # one place: only the first chain gets the catch while it runs
-    assert [len(c.executables) for c in chains] == [2, 1, 1]
-    held = chains[0].id
-    gen = reloaded(gen)
-    assert gen.persist_state()["recoveries"] == {"used": 0, "holding": [held]}
-    # that chain's catch ran: the place is used for good
-    gen.generate({}, set(), [Stop(("a",), ("va",), "caught", held, caught=True)], [held])
-    gen = reloaded(gen)
-    assert gen.persist_state()["recoveries"] == {"used": 1, "holding": []}
-
-
-def test_a_chain_that_ends_without_its_catch_gives_its_place_back():
-    data = workflow({**CATCH, "maxRecoveries": 1})
-    data["actions"][1] = execute("b", "va", "vb")  # b after a, made when a is fed back
-    gen = generator(data)
-    first, other = gen.generate()
-    # the chain a -> b holds one place: both its executables get the catch
-    assert [e[0] for e in exes([first])[0]] == ["a", "a.catch", "b", "b.catch"]
-    assert len(other.executables) == 1  # c: no place left while the first chain runs
-    gen.generate({"va": ["/tmp/va"], "vb": ["/tmp/vb"]}, {"a", "b"}, [], [first.id])
-    assert gen.persist_state()["recoveries"] == {"used": 0, "holding": []}
+    assert [len(c.executables) for c in chains] == [2, 2, 2]
+    assert "recoveries" not in reloaded(gen).persist_state()

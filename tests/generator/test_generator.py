@@ -376,3 +376,14 @@ def test_state_of_an_unknown_version_is_refused() -> None:
     state["version"] = 99
     with pytest.raises(GeneratorError, match="version 99"):
         generator(LOOP_WORKFLOW).load_state(state)
+
+
+def test_an_actions_cache_reaches_its_executables_also_after_a_reload() -> None:
+    """`cache: false` of an action inside a for-each (extensions 15) is on each iteration's
+    executable, also when the generator state was stored and read again in between."""
+    workflow = {"vars": [{"id": "items", "value": ["a", "b"]}], "actions": [{
+        "type": "for", "input": "items", "enumerator": "i",
+        "actions": [execute("s", "i", "o", cache=False)]}]}
+    steps = run_all(generator(workflow), persist=True)
+    assert [e["cache"] for step in steps for c in step for e in c["executables"]] == [
+        False, False]

@@ -35,8 +35,7 @@ def test_a_stop_skips_every_dependent_by_variable_and_by_depends_on():
     chains = gen.generate({}, set(), [Stop(("a",), ("va",), "was pruned")])
     assert chains == [] and gen.is_finished()
     skipped = gen.take_skipped()
-    assert skipped == {
-        "a": "was pruned",
+    assert skipped == {  # a ran: it stopped, it is not skipped (review finding 10)
         "b": "needs variable `va', which will not get a value",
         "d": "needs variable `va', which will not get a value",
         "c": "needs variable `vb', which will not get a value",
@@ -52,8 +51,8 @@ def test_a_stop_inside_a_chain_skips_the_rest_of_it_and_spares_the_others():
     assert ids(chains) == [["b", "c"], ["d", "f"]]
     # b stopped its chain: c (after it in the chain) was not run either
     gen.generate({}, set(), [Stop(("b", "c"), ("vb", "vc"), "was pruned: nothing to do")])
-    assert gen.take_skipped() == {"b": "was pruned: nothing to do",
-                                  "c": "needs `b', which was skipped"}
+    assert gen.take_skipped() == {
+        "c": "needs `b', which ended its chain early (was pruned: nothing to do)"}
     assert gen.is_finished()  # nothing left to make: d, f and e run in their chains
 
 
@@ -74,7 +73,7 @@ def test_what_is_dead_survives_the_stored_state_and_reaches_later_iterations():
     assert ids(chains) == [["join"]] and gen.is_finished()
     gen = reloaded(gen)
     skipped = gen.skipped()
-    assert set(skipped) == {"a", "body$0", "body$1"}, skipped
+    assert set(skipped) == {"body$0", "body$1"}, skipped
     assert gen.skipped()["body$0"] == "needs variable `va', which will not get a value"
 
 
@@ -91,3 +90,26 @@ def test_iterations_made_after_a_stop_are_skipped_when_they_need_what_it_left_ou
     chains = gen.generate({"items": [["1", "2"]]}, {"mk"})
     assert ids(chains) == [["own$0"], ["own$1"]]  # what needs only the item still runs
     assert set(gen.take_skipped()) == {"body$0", "body$1"} and gen.is_finished()
+
+
+def test_a_consumer_of_a_for_each_whose_every_iteration_stopped_runs_with_an_empty_list():
+    """Review S4: each iteration's action ran and stopped its chain. What it would have
+    yielded is left out, so the for-each's output is empty, as after a for-each over no
+    items, and what reads it runs; only what reads a stopped action's own outputs is
+    skipped."""
+    workflow = {"api": "4.7.0", "vars": [{"id": "items", "value": ["1", "2"]}], "actions": [
+        {"id": "loop", "type": "for", "input": "items", "enumerator": "i",
+         "output": "outs", "yieldToOutput": "y",
+         "actions": [execute("body", "i", "y"), execute("after", "y", "z")]},
+        execute("join", "outs", "vj", "gather")]}
+    gen = generator(workflow, {**SERVICES, "gather": GATHER})
+    assert ids(gen.generate()) == [["body$0", "after$0"], ["body$1", "after$1"]]
+    gen = reloaded(gen)
+    chains = gen.generate({}, set(), [Stop((f"body${k}", f"after${k}"), (f"y${k}", f"z${k}"),
+                                           "the tool pruned its chain") for k in (0, 1)])
+    assert ids(chains) == [["join"]] and gen.is_finished()
+    (join,) = chains
+    assert [a.type for a in join.executables[0].arguments] == ["output"]  # no items
+    assert gen.take_skipped() == {
+        f"after${k}": f"needs `body${k}', which ended its chain early (the tool pruned its "
+                      "chain)" for k in (0, 1)}

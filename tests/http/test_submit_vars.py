@@ -1,9 +1,11 @@
 """POST /workflows' values for variables (the query parameter `vars`, a JSON object; Steep's
-body unchanged) and its relative input paths, resolved against the server's working
-directory (steepy.http.submit; no server needed)."""
+body unchanged) and its input paths: relative ones resolved against the server's working
+directory and checked, absolute ones passed on unchecked as Steep does (steepy.http.submit;
+no server needed, the app in-process)."""
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import pytest
@@ -46,3 +48,41 @@ def test_values_in_the_query_and_paths_against_the_servers_folder(tmp_path: Path
     submission = build_submission(WORKFLOW, {"tool": SERVICE}, {}, None, '{"text": "other.txt"}')
     assert submission.vars == {"text": "other.txt"}
     assert submission.workflow.vars[0].value == str(tmp_path / "other.txt")
+
+
+def test_the_query_parameter_resume() -> None:
+    """`POST /workflows?resume=true` (extensions 15): true or false, nothing else."""
+    from steepy.http.submit import given_resume
+
+    assert [given_resume(t) for t in (None, "true", "False")] == [None, True, False]
+    with pytest.raises(InputError) as caught:
+        given_resume("yes")
+    assert str(caught.value.problems[0]) == (
+        "<request>: the query parameter `resume' must be true or false, not `yes'")
+
+
+def test_absolute_input_paths_are_passed_on_unchecked(tmp_path: Path, monkeypatch) -> None:
+    """Review S3: Steep's agents may see files the server does not, so an absolute path
+    POSTed to the API is stored as given; a relative one is resolved against the server's
+    working directory and must exist there (issue 30)."""
+    with warnings.catch_warnings():  # Starlette would like httpx2; httpx works
+        warnings.simplefilter("ignore")
+        from starlette.testclient import TestClient
+    from steepy.http import ApiContext, create_app
+    from steepy.registry import open_registry
+
+    monkeypatch.chdir(tmp_path)
+    registry = open_registry(f"sqlite:///{tmp_path / 'steepy.db'}")
+    context = ApiContext(registry, {"tool": SERVICE}, {}, log_dir=tmp_path / "logs")
+    elsewhere = "/data/on/the/agents/in.txt"
+    with TestClient(create_app(context)) as api:
+        accepted = api.post("/workflows", params={"vars": f'{{"text": "{elsewhere}"}}',
+                                                  "resume": "true"}, content=WORKFLOW)
+        assert accepted.status_code == 202, accepted.text
+        document = api.get(f"/workflows/{accepted.json()['id']}").json()
+        assert document["workflow"]["vars"] == [{"id": "text", "value": elsewhere}]
+        assert document["resume"] is True  # extensions 15: what was asked for, shown
+        refused = api.post("/workflows", content=WORKFLOW.replace(b"in.txt", b"data/in.txt"))
+        assert refused.status_code == 400
+        assert ("input file `data/in.txt' does not exist (a relative path is resolved against "
+                f"the server's working directory, {tmp_path})") in refused.text

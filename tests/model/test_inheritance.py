@@ -101,3 +101,21 @@ def test_a_workflows_default_survives_its_json() -> None:
     workflow = Workflow.from_json(data)
     assert workflow.executable_retries == policy(inherit=True, maxAttempts=1)
     assert Workflow.from_json(workflow.to_json()).to_json()["retries"] == data["retries"]
+
+
+@pytest.mark.parametrize("own", [policy(inherit=True, maxElapsed="1h"),
+                                 policy(inherit=True, plugin="p")])
+def test_an_inheriting_policy_without_max_attempts_inherits_it(own: RetryPolicy) -> None:
+    """maxElapsed or a plugin alone means unlimited attempts only in a policy that does not
+    inherit: an inheriting one takes maxAttempts from below (review finding 5)."""
+    assert "maxAttempts" not in own.to_json()
+    resolved = resolve(executable_levels(own, None, policy(maxAttempts=5), None))
+    assert resolved.policy is not None and resolved.policy.max_attempts == 5
+    assert resolved.sources["maxAttempts"] == WORKFLOW
+
+
+def test_unlimited_attempts_implied_after_inheriting_are_seen_by_site_limits() -> None:
+    resolved = resolve(executable_levels(policy(inherit=True, maxElapsed="1h"), None,
+                                         policy(inherit=True, delay="1s"), None))
+    assert resolved.policy is not None and resolved.policy.max_attempts == -1
+    assert resolved.sources["maxAttempts"] == ACTION  # where maxElapsed was written

@@ -40,6 +40,8 @@ def test_a_key_no_level_gave_is_not_checked() -> None:
     ("delay", "1 parsec..", "is not a range of durations"),
     ("delay", "..", "bounds nothing"),
     ("exponentialBackoff", "3..2", "the low end is above the high end"),
+    ("maxAttempts", "-1..20", "the ends of maxAttempts are 0 or more"),  # review D4
+    ("maxAttempts", "-5..", "leave the high end out to allow it"),
 ])
 def test_a_bad_range_says_what_is_wrong(key: str, text: str, words: str) -> None:
     with pytest.raises(ValueError, match=words):

@@ -276,6 +276,20 @@ def test_the_streamed_document_is_the_whole_document(registry: Registry, chains:
     assert [json.loads(line.strip().rstrip(","))["id"] for line in chain_lines] == ids
 
 
+def test_chains_are_paged_by_position_not_by_count_and_offset(registry: Registry) -> None:
+    # `steepy run --json' of a million chains: the last page costs what the first did
+    _submission(registry, "s")
+    _submission(registry, "t")
+    store_chains(registry, "s", [_chain("a"), _chain("b")], None)
+    store_chains(registry, "t", [_chain("x")], None)
+    store_chains(registry, "s", [_chain("c")], None)
+    first = registry.views.chains_after("s", 0, 2)
+    assert [c.chain.id for c in first] == ["a", "b"]
+    rest = registry.views.chains_after("s", first[-1].seq, 2)
+    assert [c.chain.id for c in rest] == ["c"]
+    assert registry.views.chains_after("s", rest[-1].seq, 2) == []
+
+
 def test_a_changed_priority_decides_which_accepted_submission_starts_next(registry: Registry) -> None:
 
     for sid, prio in (("a", 5), ("b", 0)):

@@ -237,6 +237,11 @@ def _chain_resumed(e: dict, memory: Memory) -> list[Message]:
     return [_chain_status(e, "REGISTERED", "PAUSED")]
 
 
+def _chain_reused(e: dict, memory: Memory) -> list[Message]:
+    """A reused chain (extensions 15) ends SUCCESS without running."""
+    return [_chain_status(e, "SUCCESS", "REGISTERED")]
+
+
 def _chain_cancel(e: dict, memory: Memory) -> list[Message]:
     """A waiting chain is cancelled at once; a running one later, when its run ends."""
     if e["chainId"] in memory.agents or e.get("chainStatus") != "CANCELLED":
@@ -272,6 +277,7 @@ _HANDLERS = {  # the other kinds have no message in Steep
     K.CHAIN_REQUEUED: _chain_back,
     K.CHAIN_AGENT_LOST: _chain_back,
     K.CHAIN_RESUMED: _chain_resumed,
+    K.CHAIN_REUSED: _chain_reused,
     K.CHAIN_CANCEL_REQUESTED: _chain_cancel,
     K.CHAIN_PRIORITY: _chain_priority,
     K.CHAIN_PROGRESS: _chain_progress,

@@ -35,7 +35,8 @@ def node_states(ctx: Any, submission_id: str, graph_nodes: dict[str, Any]) -> di
                 around.add(node.parent)
                 node = graph_nodes.get(node.parent)
         for node_id in actions | around:
-            states.setdefault(node_id, NodeState()).counts[str(record.status)] += 1
+            status = "REUSED" if record.reused else str(record.status)  # extensions 15
+            states.setdefault(node_id, NodeState()).counts[status] += 1
     return states
 
 

@@ -69,6 +69,7 @@ class Row:
     detail: str = ""  # its executables' ids
     runs: list[RunBar] = field(default_factory=list)
     waits: list[Span] = field(default_factory=list)  # a chain retry's pause between runs
+    reused: Span | None = None  # it reused earlier work (extensions 15): when, and whose
 
 
 @dataclass
@@ -89,6 +90,10 @@ class Chart:
     @property
     def runs(self) -> list[RunBar]:
         return [r for row in self.rows for r in row.runs]
+
+    @property
+    def reused(self) -> int:
+        return sum(row.reused is not None for row in self.rows)
 
 
 class Scale:
@@ -204,8 +209,9 @@ def build_chart(ctx: Any, submission: dict, now: datetime | None = None) -> Char
         attempts.setdefault((chain_id, a["runNumber"]), []).append(a)
     open_runs = [r for r in runs if r.end_time is None]
     events = ctx.views.events(submission_id) if open_runs else []
+    reused = ctx.views.reused_times(submission_id) if any(r.reused for r in records) else {}
 
-    starts = [r.start_time for r in runs]
+    starts = [r.start_time for r in runs] + list(reused.values())
     if not starts:
         begin = _time(submission.get("startTime")) or now
         return Chart(begin, begin, [_row(r) for r in records], [], False)
@@ -213,7 +219,7 @@ def build_chart(ctx: Any, submission: dict, now: datetime | None = None) -> Char
     # delay would squeeze everything else
     waiting = [min(r.auto_resume_after, now) for r in runs
                if r.auto_resume_after is not None and r.end_time is not None]
-    ends = [r.end_time or now for r in runs] + waiting
+    ends = [r.end_time or now for r in runs] + waiting + list(reused.values())
     scale = Scale(min(starts), max(ends))
     by_chain: dict[str, list] = {}
     for r in runs:
@@ -223,6 +229,8 @@ def build_chart(ctx: Any, submission: dict, now: datetime | None = None) -> Char
     for record in records:
         chain_id = record.chain.id
         row = _row(record)
+        if record.reused and chain_id in reused:
+            row.reused = _reused(scale, chain_id, record.reused, reused[chain_id])
         chain_runs = by_chain.get(chain_id, [])
         for i, run in enumerate(chain_runs):
             status = run.status or RUNNING
@@ -248,9 +256,16 @@ def build_chart(ctx: Any, submission: dict, now: datetime | None = None) -> Char
                                             f"chain retry after run {run.run_number}: due "
                                             f"{when(run.auto_resume_after)}"))
         rows.append(row)
-    rows.sort(key=lambda r: (r.runs[0].start if r.runs else scale.end))
+    rows.sort(key=lambda r: (r.runs[0].start if r.runs else reused.get(r.chain_id, scale.end)))
     paused = any(r.status == PAUSED for r in records)  # its pause grows until the next run
     return Chart(scale.start, scale.end, rows, scale.ticks(), bool(open_runs) or paused)
+
+
+def _reused(scale: Scale, chain_id: str, earlier: dict, at: datetime) -> Span:
+    """The mark of a chain that reused earlier work (extensions 15), at the time it did."""
+    return scale.span(at, at, "reused", f"{chain_id} reused the work of chain "
+                      f"{earlier.get('processChainId')} (submission "
+                      f"{earlier.get('submissionId')}) at {when(at)}")
 
 
 def _row(record: Any) -> Row:

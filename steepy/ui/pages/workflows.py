@@ -25,13 +25,14 @@ from steepy.ui.render import not_found, page as render
 from steepy.ui.routing import page
 
 STATUSES = ["ACCEPTED", "RUNNING", "SUCCESS", "PARTIAL_SUCCESS", "ERROR", "CANCELLED"]
-CHAIN_GROUPS = ["RUNNING", "REGISTERED", "PAUSED", "ERROR", "CANCELLED", "SUCCESS"]
+# REUSED: the SUCCESS chains that reused earlier work (extensions 15), a group of their own
+CHAIN_GROUPS = ["RUNNING", "REGISTERED", "PAUSED", "ERROR", "CANCELLED", "SUCCESS", "REUSED"]
 MAX_SIZE = 500  # a workflow list may show larger pages than the others
 CHAIN_LIMIT = 200  # chains listed on a submission's page (the newest)
 # events that change what the list shows: statuses and chain counters
 LIST_KINDS = ",".join([*kinds("submission"), K.CHAIN_REGISTERED, K.CHAIN_STARTED,
                        K.CHAIN_FINISHED, K.CHAIN_REQUEUED, K.CHAIN_RESUMED,
-                       K.CHAIN_CANCEL_REQUESTED])
+                       K.CHAIN_CANCEL_REQUESTED, K.CHAIN_REUSED])
 
 
 def _done(s: dict) -> int:
@@ -71,10 +72,12 @@ def _chains(ctx: Any, submission_id: str) -> tuple[list[tuple[str, list[dict]]],
     summaries, total = ctx.views.chain_summaries(submission_id, None, CHAIN_LIMIT, 0)
     records, _ = ctx.views.list_chains(submission_id, None, CHAIN_LIMIT, 0)
     services = {r.chain.id: [e.service_id for e in r.chain.executables] for r in records}
+    reused = {r.chain.id: r.reused for r in records if r.reused}
     groups: dict[str, list[dict]] = {}
     for chain in summaries:
         chain["services"] = services.get(chain["id"], [])
-        groups.setdefault(chain["status"], []).append(chain)
+        chain["reused"] = reused.get(chain["id"])
+        groups.setdefault("REUSED" if chain["reused"] else chain["status"], []).append(chain)
     order = CHAIN_GROUPS + sorted(set(groups) - set(CHAIN_GROUPS))
     return [(s, groups[s]) for s in order if s in groups], total
 

@@ -134,6 +134,9 @@ DESCRIBE: dict[str, Callable[[dict], Made]] = {
         "status-waiting", None),
     K.CHAIN_RESUMED: lambda e: (
         "Resumed after its pause: waits for an agent again", "status-registered", None),
+    K.CHAIN_REUSED: lambda e: (
+        f"Reused the work of process chain {e.get('fromChainId')} of submission "
+        f"{e.get('fromSubmissionId')}", "status-reused", None),
     K.CHAIN_AGENT_LOST: lambda e: (
         f"Agent {e.get('agent')} lost during run {e.get('run', '?')}", "status-error", None),
     K.CHAIN_WAITING: lambda e: (

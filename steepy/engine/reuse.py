@@ -1,0 +1,234 @@
+"""Reuse of unchanged work (extensions 15): the controller's side.
+
+In each round, after the generator made new chains and before they are stored, `Reuse.round`
+takes the key of each new chain (steepy.model.cachekeys) and, when the submission resumes,
+looks for an earlier chain with the same key whose output files are still as they were.
+Such a chain is stored SUCCESS with the earlier results: its consumers read the earlier
+files. The others get their keys recorded, and their outputs once they succeed. Whole
+chains only: the paths inside a chain are fixed when it is made.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import time
+from dataclasses import dataclass, replace
+from typing import Any, Sequence
+
+from steepy.model.cachekeys import CACHE_STANDARD, ChainKeys, chain_keys
+from steepy.model.processchain import ArgumentVariable, ProcessChain
+from steepy.model.service import Service
+from steepy.model.stopping import stopped_at
+from steepy.model.submission import ProcessChainStatus as CS
+from steepy.registry.cache import CacheWrite, Entry, Pending, Reused
+from steepy.registry.interfaces import Cache, RoundView, RoundWrite
+from steepy.registry.records import ChainRecord
+
+
+@dataclass(frozen=True)
+class CacheSettings:
+    """`cache.*' of steepy.yaml: reuse by default (`enabled', else only with `--resume'),
+    how files are compared (`mode'), and whether chains leave records at all (`record')."""
+
+    enabled: bool = False
+    mode: str = CACHE_STANDARD
+    record: bool = True
+
+
+class Fingerprints:
+    """What a file or directory looks like: size and modification time (in nanoseconds),
+    or the sha256 of its content (`deep`); a directory by its files, sorted. Content hashes
+    are remembered while size and modification time stay."""
+
+    def __init__(self, fresh_s: float = 1.0) -> None:
+        self._hashes: dict[tuple[str, int, int], str] = {}
+        self._seen: dict[tuple[str, bool], Any] = {}  # since `_since'
+        self._since = time.monotonic()
+        self.fresh_s = fresh_s
+
+    def anew(self) -> None:
+        """A new round: files looked at more than `fresh_s' ago are looked at again. Until
+        then each is looked at once: the tool of 10,000 executables, or the outputs of
+        10,000 chains that were reused in the round before and that a join now reads."""
+        if time.monotonic() - self._since >= self.fresh_s:
+            self._seen.clear()
+            self._since = time.monotonic()
+
+    def __call__(self, path: str, deep: bool) -> Any:
+        seen = self._seen.get((path, deep), self)
+        if seen is self:
+            seen = self._seen[path, deep] = self._look(path, deep)
+        return seen
+
+    def _look(self, path: str, deep: bool) -> Any:
+        try:
+            st = os.stat(path)
+        except (OSError, ValueError):
+            return None
+        if stat.S_ISDIR(st.st_mode):
+            return {"files": [[os.path.relpath(f, path), self._file(f, deep)]
+                              for f in _files_below(path)]}
+        return self._file(path, deep, st)
+
+    def _file(self, path: str, deep: bool, st: os.stat_result | None = None) -> Any:
+        try:
+            st = st or os.stat(path)
+        except OSError:
+            return None
+        if not deep:
+            return [st.st_size, st.st_mtime_ns]
+        memo = (path, st.st_size, st.st_mtime_ns)
+        if memo not in self._hashes:
+            digest = hashlib.sha256()
+            with open(path, "rb") as f:
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    digest.update(block)
+            self._hashes[memo] = digest.hexdigest()
+        return {"sha256": self._hashes[memo]}
+
+
+def _files_below(directory: str) -> list[str]:
+    found: list[str] = []
+    for root, _dirs, files in os.walk(directory):
+        found.extend(os.path.join(root, f) for f in files)
+    return sorted(found)
+
+
+class Reuse:
+    def __init__(self, cache: Cache, services: dict[str, Service],
+                 settings: CacheSettings = CacheSettings()):
+        self.cache = cache
+        self.services = services
+        self.settings = settings
+        self.fingerprint = Fingerprints()
+        self._services: dict[str, str] = {}  # digests of the services' declarations
+
+    def resumes(self, resume: bool | None) -> bool:
+        """Whether a submission reuses earlier work: its own `--resume', else `enabled'."""
+        return self.settings.enabled if resume is None else resume
+
+    def round(self, write: RoundWrite, finished: Sequence[ChainRecord],
+              resume: bool) -> RoundWrite:
+        """`write` with what to store about reusable work (blocking: call it offloaded)."""
+        if not (resume or self.settings.record):
+            return write
+        self.fingerprint.anew()
+        out = CacheWrite(completed=self._completed(finished))
+        chains = list(write.chains)
+        keys = {c.id: self.keys(c) for c in chains}
+        found = self.find(keys) if resume else {}
+        for chain in chains:
+            key = keys[chain.id]
+            if key is None:
+                continue
+            earlier = found.get(chain.id)
+            if earlier is not None:
+                out.reused.append(reuse(chain, earlier))
+            elif self.settings.record:
+                out.pending.extend(
+                    Pending(key.chain, k, chain.id, e.id, i, shape, files or None)
+                    for i, (k, e, shape, files) in enumerate(zip(
+                        key.executables, chain.executables, key.shapes, key.files)))
+        out.feed_round = write.round_number + 1  # with the chains, `carried'
+        return replace(write, cache=out) if out else write
+
+    def _completed(self, finished: Sequence[ChainRecord]) -> list[tuple[str, list[list[dict]]]]:
+        """The outputs of the chains among `finished` that succeeded and wait for them."""
+        done = [r for r in finished if r.status == CS.SUCCESS and r.reused is None
+                and stopped_at(r.results) is None]
+        waiting = self.cache.pending([r.chain.id for r in done]) if done else set()
+        return [(r.chain.id, [[{"path": a.variable.value,
+                                "results": (r.results or {}).get(a.variable.id),
+                                "fingerprint": self.fingerprint(a.variable.value, False)}
+                               for a in e.arguments if a.type == "output"]
+                              for e in r.chain.executables])
+                for r in done if r.chain.id in waiting]
+
+    def keys(self, chain: ProcessChain) -> ChainKeys | None:
+        """The keys of `chain` (None: `cache: false')."""
+        return chain_keys(chain, self.services, self.fingerprint, self.settings.mode,
+                          self._services)
+
+    def find(self, keys: dict[str, ChainKeys | None], forget: bool = True,
+             stale_out: dict[str, list[Entry]] | None = None) -> dict[str, list[Entry]]:
+        """For each new chain (by id), the newest earlier chain with its key whose outputs
+        are still there, unchanged. The entries of those whose outputs are not are dropped
+        (`forget`) and put in `stale_out` by chain key (the newest of each)."""
+        wanted = {k.chain for k in keys.values() if k is not None}
+        if not wanted:
+            return {}
+        candidates = self.cache.lookup(sorted(wanted))
+        valid: dict[str, list[Entry]] = {}
+        stale: list[str] = []
+        for chain_key, chains in candidates.items():
+            for entries in chains:
+                if self.unchanged(entries):
+                    valid[chain_key] = entries
+                    break
+                stale.append(entries[0].chain_id)
+                if stale_out is not None:
+                    stale_out.setdefault(chain_key, entries)
+        if stale and forget:
+            self.cache.forget(stale)
+        return {chain_id: valid[k.chain] for chain_id, k in keys.items()
+                if k is not None and k.chain in valid}
+
+    def unchanged(self, entries: list[Entry]) -> bool:
+        """Whether the outputs these entries recorded are still as they were."""
+        return not self.changed_outputs(entries, first=True)
+
+    def changed_outputs(self, entries: list[Entry], first: bool = False) -> list[str]:
+        """The recorded output paths that are gone or changed (only the first: `first`)."""
+        changed: list[str] = []
+        for e in entries:
+            for o in e.outputs:
+                if self.fingerprint(o["path"], False) != o["fingerprint"]:
+                    changed.append(o["path"])
+                    if first:
+                        return changed
+        return changed
+
+
+def carried(submission_id: str, write: RoundWrite | None, view: RoundView) -> RoundView:
+    """`view` (of the round that stored `write`) with the chains of `write` that reused
+    earlier work among the finished ones: the controller feeds them as they were stored,
+    without reading 10,000 chains back. They are stored fed in the next round, which a
+    controller that takes over after a crash feeds again."""
+    cache = None if write is None else write.cache
+    if write is None or cache is None or not cache.reused:
+        return view
+    chains = {c.id: c for c in write.chains}
+    records = [ChainRecord(chains[r.chain_id], submission_id, CS.SUCCESS, r.results, None, 0,
+                           reused=r.marker()) for r in cache.reused]
+    return replace(view, finished=records + list(view.finished))
+
+
+def reuse(chain: ProcessChain, earlier: list[Entry]) -> Reused:
+    """`chain` as the reuse of the earlier chain of `earlier`: its output paths (and the
+    inputs that read them) become the earlier ones; its results are the earlier results,
+    by output position."""
+    moved: dict[str, str] = {}
+    results: dict[str, list] = {}
+    for exe, entry in zip(chain.executables, earlier):
+        outputs = [a for a in exe.arguments if a.type == "output"]
+        for arg, recorded in zip(outputs, entry.outputs):
+            moved[arg.variable.value] = recorded["path"]
+            results[arg.variable.id] = recorded["results"]
+    for exe in chain.executables:
+        for arg in exe.arguments:
+            new = _moved(arg.variable.value, moved)
+            if new is not None:
+                arg.variable = ArgumentVariable(arg.variable.id, new)
+    first = earlier[0]
+    return Reused(chain.id, results, first.submission_id, first.chain_id)
+
+
+def _moved(value: str, moved: dict[str, str]) -> str | None:
+    if value in moved:
+        return moved[value]
+    for old, new in moved.items():
+        if old and value.startswith(old.rstrip("/") + "/"):
+            return new.rstrip("/") + value[len(old.rstrip("/")):]
+    return None

@@ -1,0 +1,164 @@
+"""The keys of reusable work (issue 30, extensions 15): what an executable's outcome depends
+on, as one sha256.
+
+An executable's key is a hash over its service's declaration (and the content of the tool
+when its path is a local file), its runtime and runtime arguments, its declared environment,
+and each argument with its id, label, type, data type and a value that does not depend on
+the submission:
+
+- an output path: its position (`{"output": [executable, argument]}`), since every run
+  writes below its own `tmpPath/<id>`;
+- an input that an earlier executable of the same chain writes: that output's position
+  (and the path below it);
+- an input that is an existing file or directory: its path and fingerprint (size and
+  modification time, or the content hash in `deep` mode; a directory by its files);
+- anything else: the value itself.
+
+The values of one variable given to one parameter count in any order: a for-each's output
+lists its items in the order their iterations ended, which differs from run to run, and a
+join over it would never be reused otherwise.
+
+An executable's key is computed in two steps: its shape is the hash of all this with the
+input files by path alone; its key the hash of the shape and the files' fingerprints. An
+earlier run of the same shape tells which input file changed (`steepy plan --resume`). A
+chain's key is the hash of its executables' keys in order. The file system is read only
+through the `Fingerprint` function the caller gives, so this module stays pure.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from itertools import groupby
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from steepy.model.processchain import Argument, Executable, ProcessChain
+from steepy.model.service import Service
+
+CACHE_OFF = "false"  # `cache: false': never reused, never recorded
+CACHE_DEEP = "deep"  # `cache: deep': files compared by content
+CACHE_STANDARD = "standard"  # files compared by path, size and modification time
+MODES = (CACHE_STANDARD, CACHE_DEEP)
+
+# (path, deep) -> a JSON-able fingerprint of the file or directory, None when there is none
+Fingerprint = Callable[[str, bool], Any]
+
+
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str)
+
+
+def digest(value: Any) -> str:
+    """sha256 of the canonical JSON of `value`."""
+    return hashlib.sha256(_CANONICAL.encode(value).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class ChainKeys:
+    """A chain's executables' keys, in order, and the chain's own key; each executable's
+    shape and input files (path -> fingerprint), in the same order."""
+
+    executables: tuple[str, ...]
+    chain: str
+    shapes: tuple[str, ...] = ()
+    files: tuple[dict[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class ExecutableKey:
+    key: str
+    shape: str  # the hash of all but the fingerprints of the input files
+    files: dict[str, Any]  # input file (or directory) -> its fingerprint
+
+
+def service_mode(service: Service | None, default: str) -> str:
+    """How the work of an executable of `service` is reused: `false', `deep' or `standard'."""
+    own = None if service is None else service.cache
+    return own if own is not None else default
+
+
+def executable_mode(exe: Executable, service: Service | None, default: str) -> str:
+    """Its action's `cache', else its service's, else `default'."""
+    return exe.cache if exe.cache is not None else service_mode(service, default)
+
+
+def chain_keys(chain: ProcessChain, services: dict[str, Service], fingerprint: Fingerprint,
+               default_mode: str = CACHE_STANDARD,
+               memo: dict[str, str] | None = None) -> ChainKeys | None:
+    """The keys of `chain`; None when one of its services says `cache: false'. `memo` keeps
+    the digests of the services' declarations between calls (for the same `services`)."""
+    outputs: dict[str, tuple[int, int]] = {}  # path -> (executable, argument) writing it
+    keys: list[ExecutableKey] = []
+    memo = {} if memo is None else memo
+    for position, exe in enumerate(chain.executables):
+        service = services.get(exe.service_id)
+        mode = executable_mode(exe, service, default_mode)
+        if mode == CACHE_OFF:
+            return None
+        if service is not None and service.id not in memo:
+            memo[service.id] = digest(service.to_json())
+        keys.append(executable_key(exe, None if service is None else memo[service.id],
+                                   position, outputs, fingerprint, mode == CACHE_DEEP))
+    own = [k.key for k in keys]
+    return ChainKeys(tuple(own), digest(own), tuple(k.shape for k in keys),
+                     tuple(k.files for k in keys))
+
+
+def executable_key(exe: Executable, service: str | None, position: int,
+                   outputs: dict[str, tuple[int, int]], fingerprint: Fingerprint,
+                   deep: bool) -> ExecutableKey:
+    """The key of `exe`, the executable at `position` in its chain, whose service's
+    declaration has the digest `service`. `outputs` maps the output paths of the
+    executables before it to their positions; its own are added."""
+    arguments = []
+    files: dict[str, Any] = {}
+    for index, arg in enumerate(exe.arguments):
+        value = arg.variable.value
+        if arg.type == "output":
+            outputs.setdefault(value, (position, index))
+            normal: Any = {"output": [position, index]}
+        else:
+            normal = _input(value, outputs, fingerprint, deep)
+            if isinstance(normal, dict) and "file" in normal:  # in the shape by its path
+                files[value] = normal.pop("fingerprint")
+        arguments.append([arg.id, arg.label, arg.type, arg.data_type, normal])
+    arguments = _unordered(arguments, exe.arguments)
+    tool = fingerprint(exe.path, True) if "/" in exe.path else None  # not one on PATH
+    material = {
+        "service": service,
+        "path": exe.path, "tool": tool, "runtime": exe.runtime,
+        "runtimeArgs": [[a.id, a.label, a.data_type, a.variable.value] for a in exe.runtime_args],
+        "environment": exe.environment, "passEnvironment": exe.pass_environment,
+        "python": None if exe.python is None else exe.python.to_json(),
+        "modules": exe.modules, "arguments": arguments, "mode": "deep" if deep else "standard"}
+    shape = digest(material)
+    return ExecutableKey(digest([shape, files]), shape, files)
+
+
+def _unordered(arguments: list[list], given: list[Argument]) -> list[list]:
+    """`arguments` (normalized from `given`) with each run of inputs that are values of one
+    variable for one parameter sorted by value: a for-each's output lists its items in the
+    order their iterations ended, which differs from run to run."""
+    out: list[list] = []
+    for (_, _, kind), run in groupby(zip(arguments, given),
+                                     key=lambda pair: (pair[1].id, pair[1].variable.id,
+                                                       pair[1].type)):
+        group = list(run)
+        if kind != "output" and len(group) > 1:
+            group.sort(key=lambda pair: pair[1].variable.value)
+        out.extend(argument for argument, _ in group)
+    return out
+
+
+def _input(value: str, outputs: dict[str, tuple[int, int]], fingerprint: Fingerprint,
+           deep: bool) -> Any:
+    written = outputs.get(value)
+    if written is not None:
+        return {"output": list(written)}
+    for path, place in outputs.items():  # a file below an output directory of the chain
+        if path and value.startswith(path.rstrip("/") + "/"):
+            return {"output": list(place), "below": value[len(path.rstrip("/")) + 1:]}
+    found = fingerprint(value, deep) if value else None  # a file or directory (or not)
+    if found is not None:
+        return {"file": value, "fingerprint": found}
+    return value

@@ -1,0 +1,126 @@
+"""What each command that runs no engine imports (issue 31: they start in 0.25 s). The
+commands run in a fresh interpreter under `python -X importtime`, and the modules it names
+are checked against the libraries and wings the command must not load. Structural on
+purpose: bench/startup.py measures the seconds, no test asserts a time."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from steepy.agent.logs import log_path
+from steepy.cli.group import COMMANDS
+from steepy.model.attempt import AttemptRecord
+from steepy.model.processchain import ProcessChain
+from steepy.model.submission import ProcessChainStatus as CS
+from steepy.registry import open_registry
+from tests.conftest import ROOT
+from tests.engine.test_engine import _submit
+from tests.registry.chains import store_chains
+
+pytestmark = pytest.mark.process
+
+# none of the commands below needs these: the web server, the engine, templates, tables
+# for a terminal (the output here is piped), the HTTP client
+NEVER = {"fastapi", "starlette", "uvicorn", "jinja2", "httpx", "rich", "steepy.engine",
+         "steepy.http", "steepy.generator", "steepy.agent.local", "steepy.notifications",
+         "steepy.api.client", "steepy.api.inprocess"}
+# `--help' reads nothing: no database, no configuration, no YAML, no schemas
+HELP = NEVER | {"sqlalchemy", "pydantic", "jsonschema", "yaml", "asyncio", "steepy.registry",
+                "steepy.config", "steepy.documents"}
+# list, show, status and logs read the database (SQLAlchemy) and the configuration (its
+# model is pydantic's: db.url, logs.processChains.path), but no plugins, no schemas and
+# none of the workflow checks
+READS = NEVER | {"jsonschema", "steepy.documents.checking", "steepy.documents.submissions",
+                 "steepy.plugins", "steepy.runtimes"}
+# validate reads files and checks them against the plugins' runtimes: no database
+VALIDATE = NEVER | {"sqlalchemy", "steepy.registry"}
+
+WORKFLOW = "api: 4.7.0\nname: budget\nactions: []\n"
+
+# every command's --help (and each `schedule' subcommand's), in one interpreter
+ALL_HELP = """
+from click.testing import CliRunner
+from steepy.cli import main
+runner = CliRunner()
+assert runner.invoke(main, ["--help"]).exit_code == 0
+for name in main.list_commands(None):
+    command = main.get_command(None, name)
+    assert runner.invoke(main, [name, "--help"]).exit_code == 0, name
+    for sub in getattr(command, "commands", {}):
+        assert runner.invoke(main, [name, sub, "--help"]).exit_code == 0, (name, sub)
+import sys
+print(*sys.modules, sep=chr(10))
+"""
+
+
+def imported(args: list[str], cwd: Path) -> tuple[set[str], subprocess.CompletedProcess]:
+    """The modules a Python run imports (`-X importtime`), with the run itself."""
+    done = subprocess.run([sys.executable, "-X", "importtime", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=120)
+    names = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()
+             if line.startswith("import time:")}
+    return names, done
+
+
+def loaded(modules: set[str], forbidden: set[str]) -> list[str]:
+    """Those of `modules` that are one of `forbidden` or inside one of them."""
+    return sorted(m for m in modules if any(m == f or m.startswith(f + ".") for f in forbidden))
+
+
+def test_help_of_every_command_loads_no_library_and_no_wing() -> None:
+    names, done = imported(["-m", "steepy.cli", "--help"], ROOT)
+    assert done.returncode == 0 and "validate" in done.stdout, done.stderr[-2000:]
+    assert loaded(names, HELP) == []
+    done = subprocess.run([sys.executable, "-c", ALL_HELP], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    names = set(done.stdout.splitlines())  # (importtime does not see importlib's imports)
+    assert {f"steepy.cli.{where.split(':')[0]}" for where, _ in COMMANDS.values()} <= names
+    assert loaded(names, HELP) == []
+
+
+@pytest.fixture
+def stored(tmp_path) -> dict[str, str]:
+    """A database where steepy expects it (.steepy/steepy.db here): a submission with a
+    chain that ran once and wrote a log."""
+    registry = open_registry(f"sqlite:///{tmp_path / '.steepy' / 'steepy.db'}")
+    submission_id = _submit(registry, WORKFLOW)
+    store_chains(registry, submission_id, [ProcessChain(id="budget-chain")])
+    _, run = registry.queue.claim_chain("agent", only=submission_id)
+    now = datetime.now(timezone.utc)
+    registry.queue.finish_run("budget-chain", run, "SUCCESS", CS.SUCCESS,
+                              submission_id=submission_id,
+                              attempts=[AttemptRecord("e", "s", 1, now, now, "SUCCESS", 0)])
+    registry.close()
+    log = tmp_path / log_path(Path("logs/processchains"), "budget-chain", run)
+    log.parent.mkdir(parents=True)
+    log.write_text("hello from the tool\n")
+    return {"submission": submission_id, "chain": "budget-chain"}
+
+
+def _steepy(*args: str) -> list[str]:
+    return ["-m", "steepy.cli", *args]
+
+
+@pytest.mark.parametrize("command", [["list"], ["show", "{submission}"], ["status", "{chain}"],
+                                     ["logs", "{chain}"]], ids=lambda c: c[0])
+def test_reading_the_database_loads_neither_the_engine_nor_the_plugins(
+        tmp_path, stored, command) -> None:
+    names, done = imported(_steepy(*(arg.format(**stored) for arg in command)), tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert stored["submission"] in done.stdout or "hello from the tool" in done.stdout
+    assert "sqlalchemy" in names  # the database is read, not skipped
+    assert loaded(names, READS) == []
+
+
+def test_validate_loads_no_database(tmp_path) -> None:
+    (tmp_path / "w.yaml").write_text(WORKFLOW)
+    names, done = imported(_steepy("validate", "w.yaml"), tmp_path)
+    assert done.returncode == 0 and "valid" in done.stdout, done.stderr[-2000:]
+    assert "jsonschema" in names  # the schemas are checked
+    assert loaded(names, VALIDATE) == []

@@ -1,0 +1,164 @@
+"""Reuse of unchanged work (extensions 15) with real tools and files: a workflow run twice
+with `--resume` runs nothing the second time and ends with the same results; after one
+input file changed, exactly the chains downstream of it run again, as `steepy plan --resume`
+said beforehand; an action with `cache: false` always runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+TOOL = """\
+#!/bin/sh
+# appends its tag to the counter, then writes its inputs and the tag to its output
+echo "$1" >> "$COUNTER"
+out=$2
+shift 2
+cat "$@" > "$out"
+echo "$TAG" >> "$out"
+"""
+SERVICES = """\
+- id: step
+  name: Step
+  description: copies its inputs and adds a line
+  path: {tool}
+  runtime: other
+  environment: {{COUNTER: {counter}, TAG: done}}
+  parameters:
+    - {{id: tag, name: Tag, description: its name, type: input, cardinality: 1..1}}
+    - {{id: out, name: Out, description: the copy, type: output, cardinality: 1..1}}
+    - {{id: in, name: In, description: the inputs, type: input, cardinality: 1..2}}
+"""
+WORKFLOW = """\
+api: 4.7.0
+vars:
+  - {id: one, value: one.txt}
+  - {id: two, value: two.txt}
+  - {id: a, value: a}
+  - {id: b, value: b}
+  - {id: c, value: c}
+actions:
+  - {type: execute, service: step, inputs: [{id: tag, var: a}, {id: in, var: one}],
+     outputs: [{id: out, var: x}]}
+  - {type: execute, service: step, inputs: [{id: tag, var: b}, {id: in, var: two}],
+     outputs: [{id: out, var: y}]}
+  - {type: execute, service: step, inputs: [{id: tag, var: c}, {id: in, var: x}, {id: in, var: y}],
+     outputs: [{id: out, var: z, store: true}]}
+"""
+
+
+@pytest.fixture
+def here(tmp_path: Path) -> Path:
+    tool = tmp_path / "tool.sh"
+    tool.write_text(TOOL)
+    tool.chmod(0o755)
+    (tmp_path / "services.yaml").write_text(SERVICES.format(tool=tool,
+                                                            counter=tmp_path / "counter"))
+    (tmp_path / "wf.yaml").write_text(WORKFLOW)
+    (tmp_path / "one.txt").write_text("1\n")
+    (tmp_path / "two.txt").write_text("2\n")
+    return tmp_path
+
+
+def _run(here: Path, *args: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("STEEPY_", "STEEP_"))}
+    done = subprocess.run([sys.executable, "-m", "steepy", "run", "wf.yaml", "-s",
+                           "services.yaml", "--json", *args], cwd=here, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def _ran(here: Path) -> list[str]:
+    counter = here / "counter"
+    lines = counter.read_text().split() if counter.exists() else []
+    counter.unlink(missing_ok=True)
+    return sorted(lines)
+
+
+def _final(document: dict) -> str:
+    (path,) = document["results"]["z"]
+    return Path(path).read_text()
+
+
+@pytest.mark.process
+def test_a_second_run_reuses_everything_and_a_changed_input_reruns_what_depends_on_it(
+        here: Path) -> None:
+    assert _plan(here).endswith("3 chains: 3 to run, 0 reused\n")
+    assert not (here / ".steepy").exists()  # no database here yet: none was made
+    first = _run(here, "--resume")
+    assert _ran(here) == ["a", "b", "c"]
+    assert all("reused" not in c for c in first["processChains"])
+
+    second = _run(here, "--resume")
+    assert _ran(here) == []  # nothing executed
+    assert second["status"] == "SUCCESS"
+    assert second["results"] == first["results"]  # the earlier files
+    assert _final(second) == "1\ndone\n2\ndone\ndone\n"
+    earlier = {c["id"] for c in first["processChains"]}
+    assert all(c["reused"]["submissionId"] == first["id"]
+               and c["reused"]["processChainId"] in earlier for c in second["processChains"])
+
+    shown = subprocess.run([sys.executable, "-m", "steepy", "show", second["id"]], cwd=here,
+                           capture_output=True, text=True, timeout=60)
+    assert "  3 chains, 3 reused\n" in shown.stdout and "SUCCESS (reused)" in shown.stdout
+
+    assert _plan(here).endswith("3 chains: 0 to run, 3 reused\n")
+
+    (here / "two.txt").write_text("2, changed\n")
+    planned = _plan(here)  # says why, without running or storing anything
+    assert "step: input `in' changed: two.txt" in planned
+    assert "step: input `in' is written by a chain that runs" in planned
+    assert planned.endswith("3 chains: 2 to run, 1 reused\n")
+    third = _run(here, "--resume")
+    assert _ran(here) == ["b", "c"]  # `a' does not depend on two.txt
+    assert _final(third) == "1\ndone\n2, changed\ndone\ndone\n"
+    assert sum("reused" in c for c in third["processChains"]) == 1
+
+    fourth = _run(here)  # without --resume (cache.enabled is false): everything runs
+    assert _ran(here) == ["a", "b", "c"]
+    assert _final(fourth) == _final(third)
+
+    # `cache: false' on an action: its chain always runs, and what reads its output too
+    (here / "wf.yaml").write_text(WORKFLOW.replace("outputs: [{id: out, var: y}]}",
+                                                   "outputs: [{id: out, var: y}], cache: false}"))
+    planned = _plan(here)
+    assert "runs: its action or service says `cache: false'" in planned
+    assert "step: input `in' is written by a chain that runs" in planned
+    _run(here, "--resume")
+    assert _ran(here) == ["b", "c"]
+
+
+def _plan(here: Path) -> str:
+    """`steepy plan --resume --all` in this process (it reads the database, stores nothing)."""
+    from click.testing import CliRunner
+
+    from steepy.cli import main
+
+    cwd = os.getcwd()
+    os.chdir(here)
+    try:
+        done = CliRunner(env={k: None for k in os.environ if k.startswith(("STEEPY_", "STEEP_"))}
+                         ).invoke(main, ["plan", "wf.yaml", "-s", "services.yaml", "--resume",
+                                         "--all"], catch_exceptions=False)
+    finally:
+        os.chdir(cwd)
+    assert done.exit_code == 0, done.output
+    return done.output
+
+
+@pytest.mark.process
+@pytest.mark.postgres
+def test_reuse_on_postgresql(here: Path, postgres_url: str) -> None:
+    first = _run(here, "--resume", "--db", postgres_url)
+    assert _ran(here) == ["a", "b", "c"]
+    second = _run(here, "--resume", "--db", postgres_url)
+    assert _ran(here) == [] and second["results"] == first["results"]
+    (here / "one.txt").write_text("1, changed\n")
+    _run(here, "--resume", "--db", postgres_url)
+    assert _ran(here) == ["a", "c"]

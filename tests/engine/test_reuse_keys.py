@@ -1,0 +1,143 @@
+"""The keys of reusable work (steepy.model.cachekeys, with the engine's file fingerprints):
+what changes a chain's key and what does not."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from steepy.engine.reuse import Fingerprints
+from steepy.model.cachekeys import CACHE_DEEP, chain_keys
+from steepy.model.processchain import Argument, ArgumentVariable, Executable, ProcessChain
+from steepy.model.service import Service
+
+
+def _service(**changes) -> Service:
+    data = {"id": "cp", "name": "Copy", "description": "copies", "path": "cp",
+            "runtime": "other", "parameters": []}
+    data.update(changes)
+    return Service.from_json(data)
+
+
+def _chain(source: str, target: str, second_target: str | None = None,
+           chain_id: str = "c1") -> ProcessChain:
+    def exe(exe_id: str, src: str, dst: str) -> Executable:
+        return Executable(exe_id, "cp", "cp", [
+            Argument("in", ArgumentVariable("v_in_" + exe_id, src), "input"),
+            Argument("out", ArgumentVariable("v_out_" + exe_id, dst), "output")])
+    executables = [exe("e1", source, target)]
+    if second_target is not None:  # reads what the first one writes
+        executables.append(exe("e2", target, second_target))
+    return ProcessChain(chain_id, executables)
+
+
+@pytest.fixture
+def source(tmp_path: Path) -> Path:
+    path = tmp_path / "in.txt"
+    path.write_text("hello\n")
+    return path
+
+
+def _key(chain: ProcessChain, service: Service | None = None, deep: bool = False) -> str:
+    keys = chain_keys(chain, {"cp": service or _service()}, Fingerprints(),
+                      CACHE_DEEP if deep else "standard")
+    assert keys is not None
+    return keys.chain
+
+
+def test_only_the_output_paths_differing_keeps_the_key(source: Path) -> None:
+    first = _key(_chain(str(source), "/tmp/S1/a", "/tmp/S1/b"))
+    # another submission: other output paths, the second executable reads the new one
+    assert _key(_chain(str(source), "/tmp/S2/x", "/tmp/S2/y", chain_id="c2")) == first
+
+
+def test_a_touched_or_changed_input_changes_the_key(source: Path) -> None:
+    before = _key(_chain(str(source), "/o/a"))
+    st = source.stat()
+    os.utime(source, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+    touched = _key(_chain(str(source), "/o/a"))
+    assert touched != before
+    source.write_text("hello, world\n")
+    assert _key(_chain(str(source), "/o/a")) not in (before, touched)
+
+
+def test_deep_mode_compares_content_not_time(source: Path) -> None:
+    before = _key(_chain(str(source), "/o/a"), deep=True)
+    st = source.stat()
+    os.utime(source, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+    assert _key(_chain(str(source), "/o/a"), deep=True) == before
+    source.write_text("other\n")
+    assert _key(_chain(str(source), "/o/a"), deep=True) != before
+
+
+def test_a_directory_input_is_compared_by_its_files(tmp_path: Path) -> None:
+    folder = tmp_path / "d"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "sub" / "f").write_text("1")
+    before = _key(_chain(str(folder), "/o/a"))
+    (folder / "g").write_text("2")
+    assert _key(_chain(str(folder), "/o/a")) != before
+
+
+def test_a_changed_service_or_tool_changes_the_key(source: Path, tmp_path: Path) -> None:
+    chain = _chain(str(source), "/o/a")
+    plain = _key(chain)
+    assert _key(chain, _service(description="copies, better")) != plain
+    assert _key(chain, _service(environment={"LANG": "C"})) != plain
+    tool = tmp_path / "tool.sh"
+    tool.write_text("#!/bin/sh\ncp \"$@\"\n")
+    with_tool = _chain(str(source), "/o/a")
+    with_tool.executables[0].path = str(tool)
+    first = _key(with_tool, _service(path=str(tool)))
+    tool.write_text("#!/bin/sh\ncp -p \"$@\"\n")  # the script changed, its declaration not
+    assert _key(with_tool, _service(path=str(tool))) != first
+
+
+def test_a_literal_argument_is_compared_as_it_is(source: Path) -> None:
+    chain = _chain(str(source), "/o/a")
+    before = _key(chain)
+    chain.executables[0].arguments.append(
+        Argument("mode", ArgumentVariable("v", "fast"), "input"))
+    assert _key(chain) != before
+
+
+def test_cache_false_takes_no_key(source: Path) -> None:
+    assert chain_keys(_chain(str(source), "/o/a"), {"cp": _service(cache=False)},
+                      Fingerprints()) is None
+
+
+def test_the_values_of_one_variable_count_in_any_order(tmp_path: Path) -> None:
+    """A for-each's output lists its items in the order their iterations ended: a join over
+    it keeps its key however they arrived; values of different variables keep their order."""
+    files = []
+    for name in ("a", "b"):
+        files.append(tmp_path / name)
+        files[-1].write_text(name)
+
+    def join(first: str, second: str, var_of_second: str = "copies") -> str:
+        chain = ProcessChain("c", [Executable("e", "cp", "cp", [
+            Argument("in", ArgumentVariable("copies", first), "input"),
+            Argument("in", ArgumentVariable(var_of_second, second), "input"),
+            Argument("out", ArgumentVariable("o", str(tmp_path / "out")), "output")])])
+        keys = chain_keys(chain, {"cp": _service()}, Fingerprints())
+        assert keys is not None
+        return keys.chain
+
+    a, b = (str(f) for f in files)
+    assert join(a, b) == join(b, a)
+    assert join(a, b, "other") != join(b, a, "other")
+
+
+def test_a_file_is_looked_at_once_while_fresh(tmp_path: Path) -> None:
+    """Within `fresh_s` a file is stat'ed once (10,000 executables of one tool, a join over
+    outputs just checked); after it, a new round looks again."""
+    path = tmp_path / "f"
+    path.write_text("1")
+    for fresh_s, seen_again in ((60.0, False), (0.0, True)):
+        fingerprints = Fingerprints(fresh_s)
+        before = fingerprints(str(path), False)
+        path.write_text("12")
+        fingerprints.anew()
+        assert (fingerprints(str(path), False) != before) is seen_again
