@@ -113,7 +113,9 @@ async def test_recorded_delays_of_composed_fractional_waits_until_max_elapsed(tm
     outcome = await agent.execute(ProcessChain("c", [exe]))
     assert outcome.status == ProcessChainStatus.ERROR
     attempts = outcome.attempts
-    assert len(attempts) >= 3, [a.delay_rule for a in attempts]  # 225 ms of pauses fit easily
+    # how many fit depends on how long each start of `sh' takes (a busy machine: 100 ms or
+    # more); the second begins 30 ms + one start after the first
+    assert len(attempts) >= 2, [a.delay_rule for a in attempts]
     assert [a.delay_ms for a in attempts[:-1]] == [30, 60, 135, 322][:len(attempts) - 1]
     assert attempts[0].delay_rule.startswith("fixed 10ms + exponential 20ms*2.5^(n-1), jitter none")
     last = attempts[-1]

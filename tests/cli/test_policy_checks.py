@@ -5,22 +5,11 @@ line for a policy."""
 from __future__ import annotations
 
 import pytest
-from click.testing import CliRunner
 
-from steepy.cli import main
+from tests.cli.policyfiles import cp_service, folder, validate
 from steepy.cli.output import _retries
 
-SERVICES = """\
-- id: cp
-  name: cp
-  description: copy
-  path: cp
-  runtime: other
-  parameters:
-    - {id: i, name: i, description: i, type: input, cardinality: 1..1}
-    - {id: o, name: o, description: o, type: output, cardinality: 1..1}
-  retries: {maxAttempts: 3, delay: 2s, maxDelay: 1s, strategy: fixed}
-"""
+SERVICES = cp_service("  retries: {maxAttempts: 3, delay: 2s, maxDelay: 1s, strategy: fixed}\n")
 WORKFLOW = """\
 api: 4.7.0
 retries:
@@ -46,18 +35,10 @@ actions:
 
 @pytest.fixture
 def here(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    for name in ("STEEPY_DB_URL", "STEEPY_SERVER", "STEEPY_SERVICES"):
-        monkeypatch.delenv(name, raising=False)
-    (tmp_path / "services").mkdir()
-    (tmp_path / "services" / "cp.yaml").write_text(SERVICES)
-    (tmp_path / "w.yaml").write_text(WORKFLOW)
-    return tmp_path
+    return folder(tmp_path, monkeypatch, {"services/cp.yaml": SERVICES, "w.yaml": WORKFLOW})
 
 
-def _validate(*files: str):
-    return CliRunner().invoke(main, ["validate", *files], prog_name="steepy",
-                              catch_exceptions=False)
+_validate = validate
 
 
 def test_max_delay_below_a_constant_delay_is_a_located_warning(here) -> None:

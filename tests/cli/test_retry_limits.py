@@ -4,9 +4,8 @@ gave, where it was written; the engine's default checked when steepy.yaml is rea
 from __future__ import annotations
 
 import pytest
-from click.testing import CliRunner
 
-from steepy.cli import main
+from tests.cli.policyfiles import cp_service, folder, validate
 
 CONFIG = """\
 retries:
@@ -16,19 +15,7 @@ retries:
     maxDelay: ..1h
     exponentialBackoff: 1..10
 """
-SERVICES = """\
-- id: cp
-  name: cp
-  description: copy
-  path: cp
-  runtime: other
-  parameters:
-    - {id: i, name: i, description: i, type: input, cardinality: 1..1}
-    - {id: o, name: o, description: o, type: output, cardinality: 1..1}
-  retries:
-    maxAttempts: 3
-    delay: 10ms
-"""
+SERVICES = cp_service("  retries:\n    maxAttempts: 3\n    delay: 10ms\n")
 WORKFLOW = """\
 api: 4.7.0
 retries:
@@ -60,19 +47,11 @@ actions:
 
 @pytest.fixture
 def here(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    for name in ("STEEPY_DB_URL", "STEEPY_SERVER", "STEEPY_SERVICES"):
-        monkeypatch.delenv(name, raising=False)
-    (tmp_path / "services").mkdir()
-    (tmp_path / "services" / "cp.yaml").write_text(SERVICES)
-    (tmp_path / "w.yaml").write_text(WORKFLOW)
-    (tmp_path / "steepy.yaml").write_text(CONFIG)
-    return tmp_path
+    return folder(tmp_path, monkeypatch, {"services/cp.yaml": SERVICES, "w.yaml": WORKFLOW,
+                                          "steepy.yaml": CONFIG})
 
 
-def _validate(*files: str):
-    return CliRunner().invoke(main, ["validate", *files], prog_name="steepy",
-                              catch_exceptions=False)
+_validate = validate
 
 
 def test_each_value_beyond_a_limit_is_reported_where_it_was_written(here) -> None:
