@@ -14,7 +14,7 @@ from typing import Any
 from steepy.model.common import (DIRECT_RUNTIME, put, read_policies, read_retries, scalar_text,
                                  write_policies)
 from steepy.model.policies import RetryPolicy, TimeoutPolicy
-from steepy.model.software import PythonEnvironment
+from steepy.model.software import PythonEnvironment, write_tool_settings
 
 # Built-in data types (reference 3.1)
 DATA_TYPE_STRING = "string"
@@ -120,18 +120,7 @@ class Executable:
         put(out, "fallbackFor", self.fallback_for)
         if self.stops:
             out["stops"] = True
-        if self.environment:  # (none: written as Steep writes an executable)
-            out["environment"] = dict(self.environment)
-        if self.pass_environment:
-            out["passEnvironment"] = list(self.pass_environment)
-        if self.python is not None:
-            out["python"] = self.python.to_json()
-        if self.modules:
-            out["modules"] = list(self.modules)
-        if not self.check_outputs:
-            out["checkOutputs"] = False
-        if self.cache is not None:
-            out["cache"] = False if self.cache == "false" else self.cache
+        write_tool_settings(out, self)  # (none: written as Steep writes an executable)
         return out
 
 

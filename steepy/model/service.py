@@ -8,7 +8,7 @@ from typing import Any
 
 from steepy.model.common import DIRECT_RUNTIME, put, read_policies, scalar_text, write_policies
 from steepy.model.policies import RetryPolicy, TimeoutPolicy
-from steepy.model.software import PythonEnvironment
+from steepy.model.software import PythonEnvironment, write_tool_settings
 
 INPUT = "input"
 OUTPUT = "output"
@@ -162,18 +162,7 @@ class Service:
         if self.required_capabilities:
             out["requiredCapabilities"] = list(self.required_capabilities)
         write_policies(out, self)
-        if self.environment:
-            out["environment"] = dict(self.environment)
-        if self.pass_environment:
-            out["passEnvironment"] = list(self.pass_environment)
-        if self.python is not None:
-            out["python"] = self.python.to_json()
-        if self.modules:
-            out["modules"] = list(self.modules)
-        if not self.check_outputs:
-            out["checkOutputs"] = False
-        if self.cache is not None:
-            out["cache"] = False if self.cache == "false" else self.cache
+        write_tool_settings(out, self)
         return out
 
     def parameter(self, param_id: str) -> ServiceParameter | None:

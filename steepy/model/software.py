@@ -8,8 +8,9 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
-__all__ = ["PythonEnvironment"]
+__all__ = ["PythonEnvironment", "write_tool_settings"]
 
 
 @dataclass(frozen=True)
@@ -40,3 +41,21 @@ class PythonEnvironment:
         asked = json.dumps({**self.to_json(), "machine": machine}, sort_keys=True,
                            separators=(",", ":"))
         return hashlib.sha256(asked.encode()).hexdigest()
+
+
+def write_tool_settings(out: dict, owner: Any) -> None:
+    """How a tool is run, as a service declares it and its executables carry it on: its
+    environment, the variables passed through, its Python and modules, whether its outputs
+    are checked and how it is cached (each only where it differs from the default)."""
+    if owner.environment:
+        out["environment"] = dict(owner.environment)
+    if owner.pass_environment:
+        out["passEnvironment"] = list(owner.pass_environment)
+    if owner.python is not None:
+        out["python"] = owner.python.to_json()
+    if owner.modules:
+        out["modules"] = list(owner.modules)
+    if not owner.check_outputs:
+        out["checkOutputs"] = False
+    if owner.cache is not None:
+        out["cache"] = False if owner.cache == "false" else owner.cache

@@ -225,40 +225,47 @@ def build_chart(ctx: Any, submission: dict, now: datetime | None = None) -> Char
     for r in runs:
         by_chain.setdefault(r.chain_id, []).append(r)
 
-    rows: list[Row] = []
-    for record in records:
-        chain_id = record.chain.id
-        row = _row(record)
-        if record.reused and chain_id in reused:
-            row.reused = _reused(scale, chain_id, record.reused, reused[chain_id])
-        chain_runs = by_chain.get(chain_id, [])
-        for i, run in enumerate(chain_runs):
-            status = run.status or RUNNING
-            finish = run.end_time or now
-            title = (f"run {run.run_number} of {chain_id} on agent {run.agent_id or 'unknown'}: "
-                     f"{status}, {_took(run.start_time, run.end_time)}")
-            if run.error_message:
-                title += f" ({run.error_message})"
-            bar = RunBar(chain_id, run.run_number, status, run.agent_id, run.start_time,
-                         run.end_time, scale.span(run.start_time, finish, status.lower(), title))
-            stored = attempts.get((chain_id, run.run_number), [])
-            if run.end_time is not None:
-                bar.parts = _stored_parts(bar, stored)
-                bar.attempts = len(stored)
-            else:
-                mine = [e for e in events if e.get("chainId") == chain_id]
-                bar.parts = _reported_parts(bar, mine, now)
-            row.runs.append(bar)
-            if run.auto_resume_after is not None and run.end_time is not None:
-                following = chain_runs[i + 1].start_time if i + 1 < len(chain_runs) else None
-                until = following or min(run.auto_resume_after, max(now, run.end_time))
-                row.waits.append(scale.span(run.end_time, until, "wait",
-                                            f"chain retry after run {run.run_number}: due "
-                                            f"{when(run.auto_resume_after)}"))
-        rows.append(row)
+    rows = [_chain_row(record, by_chain.get(record.chain.id, []), attempts, events, reused,
+                       scale, now) for record in records]
     rows.sort(key=lambda r: (r.runs[0].start if r.runs else reused.get(r.chain_id, scale.end)))
     paused = any(r.status == PAUSED for r in records)  # its pause grows until the next run
     return Chart(scale.start, scale.end, rows, scale.ticks(), bool(open_runs) or paused)
+
+
+def _chain_row(record: Any, chain_runs: list, attempts: dict[tuple[str, int], list[dict]],
+               events: list[dict], reused: dict[str, datetime], scale: Scale,
+               now: datetime) -> Row:
+    """One chain's row: where it was reused from, or a bar per run (its attempts from the
+    stored records, or from the events while it runs) and the pause after a run that a
+    chain retry waits out."""
+    chain_id = record.chain.id
+    row = _row(record)
+    if record.reused and chain_id in reused:
+        row.reused = _reused(scale, chain_id, record.reused, reused[chain_id])
+    for i, run in enumerate(chain_runs):
+        status = run.status or RUNNING
+        title = (f"run {run.run_number} of {chain_id} on agent {run.agent_id or 'unknown'}: "
+                 f"{status}, {_took(run.start_time, run.end_time)}")
+        if run.error_message:
+            title += f" ({run.error_message})"
+        bar = RunBar(chain_id, run.run_number, status, run.agent_id, run.start_time,
+                     run.end_time, scale.span(run.start_time, run.end_time or now,
+                                              status.lower(), title))
+        stored = attempts.get((chain_id, run.run_number), [])
+        if run.end_time is not None:
+            bar.parts = _stored_parts(bar, stored)
+            bar.attempts = len(stored)
+        else:
+            mine = [e for e in events if e.get("chainId") == chain_id]
+            bar.parts = _reported_parts(bar, mine, now)
+        row.runs.append(bar)
+        if run.auto_resume_after is not None and run.end_time is not None:
+            following = chain_runs[i + 1].start_time if i + 1 < len(chain_runs) else None
+            until = following or min(run.auto_resume_after, max(now, run.end_time))
+            row.waits.append(scale.span(run.end_time, until, "wait",
+                                        f"chain retry after run {run.run_number}: due "
+                                        f"{when(run.auto_resume_after)}"))
+    return row
 
 
 def _reused(scale: Scale, chain_id: str, earlier: dict, at: datetime) -> Span:
