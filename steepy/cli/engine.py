@@ -60,8 +60,10 @@ def run(workflow_file: str, services, macros, db, agents, var_options, vars_file
     import asyncio
     import signal
 
+    from steepy.engine.collector import collect_less
     from steepy.engine.engine import Engine
 
+    collect_less()
     settings = engine_settings(agents)  # checks the configuration first: exit 2, nothing stored
     submission, service_map, macro_map = prepare(workflow_file, services, macros,
                                                  given_vars(var_options, vars_files))
@@ -142,9 +144,11 @@ def worker(services, macros, db, agents, exit_when_idle: bool) -> None:
     import asyncio
     import signal
 
+    from steepy.engine.collector import collect_less
     from steepy.engine.engine import Engine
     from steepy.registry.offload import call
 
+    collect_less()
     settings = engine_settings(agents)  # checks the configuration first
     service_map, macro_map = load_registries(services, macros)
     registry = open_registry_or_fail(db)

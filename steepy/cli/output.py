@@ -257,5 +257,7 @@ def event_line(event: dict) -> str:
 
 
 def print_events(events: Iterable[dict]) -> None:
-    for e in events:
-        click.echo(event_line(e))
+    """The events' lines, written at once (10,000 reused chains are 20,000 lines)."""
+    lines = [event_line(e) for e in events]
+    if lines:
+        click.echo("\n".join(lines))

@@ -81,8 +81,10 @@ def serve(host: str | None, port: int | None, db, agents, no_agents: bool, servi
         click.echo(f"Cannot listen on {host}:{port}: {e.strerror or e}", err=True)
         sys.exit(EXIT_INVALID)
 
+    from steepy.engine.collector import collect_less
     from steepy.engine.engine import Engine
 
+    collect_less()
     engine = None if no_agents else Engine(registry, service_map, macro_map, settings)
 
     async def main_loop() -> None:

@@ -132,7 +132,8 @@ class Controller:
             status, message = await self._drive(submission)
             results = None
             if status in (SS.SUCCESS, SS.PARTIAL_SUCCESS):
-                chain_results = await call(self.store.successful_results, submission.id)
+                chain_results = await call(self.store.successful_results, submission.id,
+                                           self.out_path)
                 results = submission_results(chain_results, self.out_path)
         except SteepyError as e:
             # e.g. a cardinality error while generating: stop everything of this submission

@@ -27,12 +27,29 @@ def _encode(raw: bytes) -> str:
     return "".join(_ALPHABET[(number >> (5 * i)) & 31] for i in reversed(range(chars)))
 
 
+# The 20 characters hold 100 bits: the 96 of the id, then 4 zero bits. The first 14 (70 bits)
+# depend only on the seconds and the random bytes, so they are made once a second; the last 6
+# (30 bits) are the random bytes' last 2 bits, the 24 bits of the counter and the 4 zero bits,
+# made from two characters at a time (a third of the work for 20,000 ids of 10,000 chains).
+_PAIRS = [a + b for a in _ALPHABET for b in _ALPHABET]
+_LOW = (_random[-1] & 3) << 28
+_prefix: tuple[int, str] = (-1, "")
+
+
+def _id(seconds: int, count: int) -> str:
+    """The id of `count` (24 bits) in second `seconds` (32 bits since _EPOCH)."""
+    global _prefix
+    if _prefix[0] != seconds:
+        _prefix = (seconds, _encode(seconds.to_bytes(4, "big") + _random)[:14])
+    low = _LOW | count << 4
+    return _prefix[1] + _PAIRS[low >> 20] + _PAIRS[(low >> 10) & 1023] + _PAIRS[low & 1023]
+
+
 def unique_id() -> str:
     """A new 20-character id; later ids compare greater than earlier ones (per second)."""
     with _lock:
         count = next(_counter) & 0xFFFFFF
-    seconds = max(0, int(time.time()) - _EPOCH) & 0xFFFFFFFF
-    return _encode(seconds.to_bytes(4, "big") + _random + count.to_bytes(3, "big"))
+    return _id(max(0, int(time.time()) - _EPOCH) & 0xFFFFFFFF, count)
 
 
 class CounterIds:

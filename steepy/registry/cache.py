@@ -87,7 +87,9 @@ class SqlCache:
     def lookup(self, chain_keys: Sequence[str]) -> dict[str, list[list[Entry]]]:
         """The complete earlier chains of each chain key, newest first, each as its
         entries in order."""
-        found: dict[str, dict[str, list[Any]]] = {}
+        # chain key -> chain id -> its rows (unpacked: a row's attributes by name cost more
+        # than the query when 10,000 chains are reused)
+        found: dict[str, dict[str, list[tuple]]] = {}
         keys = sorted(set(chain_keys))
         with self.db.read() as conn:
             for start in range(0, len(keys), CHUNK):
@@ -95,17 +97,21 @@ class SqlCache:
                     _ce.chain_key, _ce.chain_id, _ce.submission_id, _ce.executable_id,
                     _ce.position, _ce.outputs).where(
                     _ce.chain_key.in_(keys[start:start + CHUNK])).order_by(_ce.seq.desc()))
-                for row in rows:
-                    found.setdefault(row.chain_key, {}).setdefault(row.chain_id, []).append(row)
+                for chain_key, chain_id, *rest in rows:
+                    chains = found.get(chain_key)
+                    if chains is None:
+                        chains = found[chain_key] = {}
+                    chains.setdefault(chain_id, []).append((chain_id, *rest))
         out: dict[str, list[list[Entry]]] = {}
         for chain_key, chains in found.items():
             for rows in chains.values():  # in order of their newest row, newest first
-                if any(r.outputs is None for r in rows):
+                if any(r[4] is None for r in rows):
                     continue  # not (yet) succeeded
-                rows.sort(key=lambda r: r.position)
+                if len(rows) > 1:
+                    rows.sort(key=lambda r: r[3])
                 out.setdefault(chain_key, []).append([
-                    Entry(r.submission_id, r.chain_id, r.executable_id, r.position,
-                          load(r.outputs)) for r in rows])
+                    Entry(submission_id, chain_id, executable_id, position, load(outputs))
+                    for chain_id, submission_id, executable_id, position, outputs in rows])
         return out
 
     def similar(self, shapes: Sequence[str]) -> dict[str, Entry]:
@@ -162,10 +168,21 @@ class SqlCache:
                       load(r.outputs)) for r in rows]
 
 
+def reused_columns(write: CacheWrite | None) -> dict[str, dict[str, Any]]:
+    """The columns of the new chains that reuse earlier work, by chain id: they are inserted
+    SUCCESS with the earlier results, marked, and fed in `feed_round` (one statement with the
+    other new chains, not an insert and then an update)."""
+    if write is None or not write.reused:
+        return {}
+    return {r.chain_id: {"status": CS.SUCCESS, "results": dump(r.results),
+                         "reused": dump(r.marker()), "fed_round": write.feed_round}
+            for r in write.reused}
+
+
 def store_new_chains(conn: Connection, submission_id: str, write: CacheWrite,
                      now: datetime) -> None:
-    """In the controller's round, after its new chains were inserted: their keys, and the
-    chains reused (SUCCESS, with results, marked and told on the timeline)."""
+    """In the controller's round, after its new chains were inserted (those reused with
+    `reused_columns`): their keys, and the timeline's word on those reused."""
     if write.pending:
         conn.execute(insert(cache_entries), [
             {"chain_key": p.chain_key, "key": p.key, "submission_id": submission_id,
@@ -173,11 +190,6 @@ def store_new_chains(conn: Connection, submission_id: str, write: CacheWrite,
              "position": p.position, "created_time": now, "shape": p.shape,
              "inputs": None if p.inputs is None else dump(p.inputs)} for p in write.pending])
     if write.reused:
-        conn.execute(update(process_chains).where(process_chains.c.id == bindparam("b_id"))
-                     .values(status=CS.SUCCESS, results=bindparam("b_results"),
-                             reused=bindparam("b_reused"), fed_round=write.feed_round), [
-            {"b_id": r.chain_id, "b_results": dump(r.results), "b_reused": dump(r.marker())}
-            for r in write.reused])
         add_events(conn, [event_row(submission_id, ev.ChainReused(
             from_submission_id=r.from_submission_id, from_chain_id=r.from_chain_id),
             r.chain_id, now) for r in write.reused])

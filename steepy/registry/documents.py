@@ -193,11 +193,21 @@ def agent(row: Any) -> dict:
 def event(row: Any, with_submission: bool = False) -> dict:
     """A timeline event: id, time, kind, the submission (in the global feed) and the chain it
     concerns, and its data."""
-    out = {"id": row.id, "time": _time(row.time), "kind": row.kind}
-    if with_submission and row.submission_id:
-        out["submissionId"] = row.submission_id
-    _put(out, "chainId", row.chain_id or None)
-    out.update(load(row.data) or {})
+    return event_of(row.id, row.submission_id, row.chain_id, row.time, row.kind, row.data,
+                    with_submission)
+
+
+def event_of(event_id: int, submission_id: str | None, chain_id: str | None, time: Any,
+             kind: str, data: str | None, with_submission: bool = False) -> dict:
+    """`event` from the columns of `EVENT_COLUMNS`, in their order (a row unpacked: `steepy
+    run` prints 20,000 events when 10,000 chains are reused)."""
+    out = {"id": event_id, "time": _time(time), "kind": kind}
+    if with_submission and submission_id:
+        out["submissionId"] = submission_id
+    if chain_id:
+        out["chainId"] = chain_id
+    if data is not None and data != "{}":
+        out.update(load(data))
     return out
 
 

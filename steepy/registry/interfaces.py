@@ -168,7 +168,8 @@ class SubmissionStore(Protocol):
 
     def cancel_chains(self, submission_id: str) -> list[str]: ...
 
-    def successful_results(self, submission_id: str) -> list[dict]: ...
+    def successful_results(self, submission_id: str, mentioning: str | None = None
+                           ) -> list[dict]: ...
 
     def finish_submission(self, submission_id: str, status: SubmissionStatus,
                           error_message: str | None = None,

@@ -26,8 +26,12 @@ ADD_EVENT_WITH_ID = insert(events).returning(events.c.id, sort_by_parameter_orde
 PENDING_EVENTS = "steepy.events"  # a write transaction's events, in Connection.info
 
 
+_COMPACT = json.JSONEncoder(separators=(",", ":"))  # made once: json.dumps with separators
+# builds an encoder per call, a microsecond of the 60,000 calls that store 10,000 chains
+
+
 def dump(value: Any) -> str | None:
-    return None if value is None else json.dumps(value, separators=(",", ":"))
+    return None if value is None else _COMPACT.encode(value)
 
 
 def load(text: str | None) -> Any:

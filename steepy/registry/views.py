@@ -37,6 +37,9 @@ from steepy.registry.tables import (
 
 _pc = process_chains.c
 _sc = submissions.c
+# what `documents.event_of` takes, in its order
+EVENT_COLUMNS = (events.c.id, events.c.submission_id, events.c.chain_id, events.c.time,
+                 events.c.kind, events.c.data)
 
 
 def _page(query: Any, size: int | None, offset: int) -> Any:
@@ -159,10 +162,10 @@ class SqlReadViews:
 
     def events(self, submission_id: str, after: int = 0) -> list[dict]:
         with self.db.read() as conn:
-            rows = conn.execute(select(events).where(events.c.submission_id == submission_id,
-                                                     events.c.id > after)
-                                .order_by(events.c.id)).all()
-        return [documents.event(r) for r in rows]
+            rows = conn.execute(select(*EVENT_COLUMNS).where(
+                events.c.submission_id == submission_id, events.c.id > after)
+                .order_by(events.c.id)).all()
+        return [documents.event_of(*r) for r in rows]
 
     def skipped_actions(self, submission_id: str) -> dict[str, str]:
         """The actions skipped because a chain stopped early (extensions 10, 11): id -> why."""
@@ -190,9 +193,9 @@ class SqlReadViews:
         if submission_id is not None:
             where.append(events.c.submission_id == submission_id)
         with self.db.read() as conn:
-            rows = conn.execute(select(events).where(*where).order_by(events.c.id)
+            rows = conn.execute(select(*EVENT_COLUMNS).where(*where).order_by(events.c.id)
                                 .limit(limit)).all()
-        return [documents.event(r, with_submission=True) for r in rows]
+        return [documents.event_of(*r, with_submission=True) for r in rows]
 
     def last_event_id(self) -> int:
         with self.db.read() as conn:

@@ -103,3 +103,23 @@ async def test_the_controller_calls_the_registry_once_a_round(registry, tmp_path
     assert all(calls[name] == 1 for name in once), calls
     # split, then the sorts, then cat: at least a round for each step and one to end
     assert calls["controller_round"] >= 4
+
+
+def test_successful_results_mentioning_a_path_reads_only_those_chains(
+        registry: Registry) -> None:
+    """At a submission's end only the chains whose results name the output path are read
+    (10,000 reused chains need not be decoded); the text is matched as stored (JSON)."""
+    sid = _submission(registry)
+    registry.submissions.controller_round(sid, RoundWrite(1, chains=[
+        ProcessChain(id=c) for c in ("a", "b", "c")], save_state=True, state={}))
+    results = {"a": {"x": ["/tmp/work/a"]}, "b": {"y": ['/out/100%_"b"']},
+               "c": {"z": ["/OUT/c"]}}
+    for _ in results:
+        record, run = registry.queue.claim_chain("agent")
+        chain_id = record.chain.id
+        registry.queue.finish_run(chain_id, run, "SUCCESS", CS.SUCCESS,
+                                  results=results[chain_id])
+    everything = registry.submissions.successful_results(sid)
+    assert everything == list(results.values())
+    assert registry.submissions.successful_results(sid, '/out/100%_"') == [results["b"]]
+    assert registry.submissions.successful_results(sid, "/out/1000") == []
