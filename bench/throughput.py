@@ -2,7 +2,8 @@
 `steepy run`, against `xargs -P <cores>` running the same commands, alternating in one run
 (median of --repeats), on SQLite and on PostgreSQL; the engine's peak memory; a chain of 200
 dependent executables; the time from `steepy submit` to the first executable under an idle
-`steepy worker`; with --peers, Snakemake and Parsl on the same 1,000 jobs (bench/peers.py).
+`steepy worker`; with --peers, Snakemake, Parsl and Prefect on the same 1,000 jobs
+(bench/peers.py).
 
 Usage: .venv/bin/python bench/throughput.py [N ...] [--repeats 3] [--pg URL|auto|none]
                                             [--memory N ...] [--memory-only] [--peers]
@@ -236,7 +237,7 @@ def main() -> None:
     parser.add_argument("--memory", type=int, nargs="+", default=[],
                         help="peak memory of a for-each over N items (several: each)")
     parser.add_argument("--memory-only", action="store_true", help="only the --memory runs")
-    parser.add_argument("--peers", action="store_true", help="Snakemake and Parsl, 1,000 jobs")
+    parser.add_argument("--peers", action="store_true", help="Snakemake/Parsl/Prefect, 1,000 jobs")
     parser.add_argument("--markdown", action="store_true", help="also print a README table")
     args = parser.parse_args()
     if args.memory_only:
