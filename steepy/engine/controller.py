@@ -233,7 +233,8 @@ class Controller:
         # what stopped chains left out is recorded with the state that knows it, at once
         skipped = list(generator.take_skipped().items())
         save = save or bool(new) or bool(skipped)
-        return RoundWrite(round_number, [c.chain.id for c in view.finished], new, save,
+        fed = [c.chain.id for c in view.finished if c.fed_round != round_number]
+        return RoundWrite(round_number, fed, new, save,
                           generator.persist_state() if save else None, skipped)
 
 

@@ -201,7 +201,8 @@ def carried(submission_id: str, write: RoundWrite | None, view: RoundView) -> Ro
         return view
     chains = {c.id: c for c in write.chains}
     records = [ChainRecord(chains[r.chain_id], submission_id, CS.SUCCESS, r.results, None, 0,
-                           reused=r.marker()) for r in cache.reused]
+                           reused=r.marker(), fed_round=cache.feed_round)
+               for r in cache.reused]
     return replace(view, finished=records + list(view.finished))
 
 

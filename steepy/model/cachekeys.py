@@ -139,6 +139,9 @@ def _unordered(arguments: list[list], given: list[Argument]) -> list[list]:
     """`arguments` (normalized from `given`) with each run of inputs that are values of one
     variable for one parameter sorted by value: a for-each's output lists its items in the
     order their iterations ended, which differs from run to run."""
+    keys = [(a.id, a.variable.id) for a in given]
+    if len(set(keys)) == len(keys):  # one value per parameter and variable: nothing to sort
+        return arguments
     out: list[list] = []
     for (_, _, kind), run in groupby(zip(arguments, given),
                                      key=lambda pair: (pair[1].id, pair[1].variable.id,

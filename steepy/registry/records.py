@@ -74,6 +74,9 @@ class ChainRecord:
     history: list[AttemptRecord] = field(default_factory=list)
     # {submissionId, processChainId}: the earlier chain whose work it reused (extensions 15)
     reused: dict | None = None
+    # the controller round stored as the one that feeds it, where known (a reused chain is
+    # stored fed by the round after the one that made it): that round need not mark it
+    fed_round: int | None = None
 
 
 @dataclass

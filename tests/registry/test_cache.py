@@ -84,3 +84,22 @@ def test_reused_chains_fed_at_once_are_not_read_back_but_fed_again_after_a_crash
         "c2", CS.SUCCESS, {"x": ["/a"]}, {"submissionId": "s1", "processChainId": "c1"})
     (again,) = registry.submissions.controller_round("s2", after_round=1).finished
     assert again.chain.id == "c2" and again.reused == record.reused
+    # stored fed by round 2 already: round 2 does not mark it again (10,000 rows at once)
+    assert record.fed_round == 2
+    from steepy.engine.controller import Controller
+
+    class Generator:
+        default_priority = 0
+
+        def generate(self, *outcomes):
+            return []
+
+        def take_skipped(self):
+            return {}
+
+        def persist_state(self):
+            return {}
+
+    assert Controller._step(Generator(), None, carried("s2", write, view), 2, False).fed == []
+    assert Controller._step(Generator(), None, carried("s2", write, view), 3, False).fed == [
+        "c2"]
