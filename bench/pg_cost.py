@@ -105,8 +105,8 @@ class RoundTrips:
                 self.trace.append((side, kind, body[:60]))
             if side == "server":
                 self.delivered += kind == b"A"
-            elif kind == b"Q" and body.lstrip().upper().startswith(b"NOTIFY"):
-                self.notifies += 1
+            elif kind == b"Q":  # (a NOTIFY may follow another statement in one query)
+                self.notifies += body.upper().count(b"NOTIFY")
             elif kind == b"P":  # Parse: name, query
                 name, query = body.split(b"\0")[:2]
                 (notifying.add if query.lstrip().upper().startswith(b"NOTIFY")

@@ -82,14 +82,15 @@ class Connector:
                 try:
                     yield conn
                     if pending:  # last, under the feed's lock: ids in the order of commits
-                        self.dialect.lock_feed(conn)
+                        self.dialect.lock_feed(conn, notify=True)  # (one round trip)
                         watcher = self.watcher
                         if watcher is not None and watcher.wanted(pending):
                             ids = list(conn.execute(ADD_EVENT_WITH_ID, pending).scalars())
                             watcher.written(conn, pending, ids)
                         else:
                             conn.execute(ADD_EVENT, pending)
-                    self.dialect.after_write(conn)
+                    else:
+                        self.dialect.after_write(conn)
                 finally:
                     if not conn.invalidated:  # (a lost connection's info goes with it, and
                         del conn.info[PENDING_EVENTS]  # touching it would hide why it was lost)

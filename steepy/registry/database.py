@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+import select
 import sqlite3
 import time
 from pathlib import Path
 
 from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DisconnectionError
 
 from steepy.errors import SteepyError
 from steepy.registry.failures import masked
@@ -67,6 +69,63 @@ def _sqlite_engine(url: str) -> Engine:
     return engine
 
 
+IDLE_PING_S = 10.0  # PostgreSQL: a connection idle in the pool longer than this is pinged
+_CHECKED_IN = "steepy.checked_in"  # record.info: when the connection went back to the pool
+
+
+def _postgres_engine(url: str) -> Engine:
+    """PostgreSQL, where a connection lost while idle in the pool is replaced at its checkout,
+    before the caller's transaction uses it.
+
+    SQLAlchemy's `pool_pre_ping' sent an empty query at every checkout for that: one of the
+    16.5 round trips a chain cost. Instead, a connection is pinged only when it may have been
+    lost: its socket has something to read (a server that stops, or ends the backend, sends
+    a FATAL message and closes the connection; an idle connection is otherwise sent
+    nothing), or it sat in the pool longer than IDLE_PING_S (a firewall may drop one without
+    a word). A ping that fails replaces the connection, as SQLAlchemy's pre-ping did."""
+    engine = create_engine(url)
+
+    @event.listens_for(engine, "checkin")
+    def _on_checkin(_dbapi_connection, record) -> None:
+        record.info[_CHECKED_IN] = time.monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def _on_checkout(dbapi_connection, record, _proxy) -> None:
+        if may_be_lost(dbapi_connection, record.info.get(_CHECKED_IN)):
+            _ping(dbapi_connection)
+
+    return engine
+
+
+def may_be_lost(connection, checked_in: float | None) -> bool:
+    """Whether a pooled psycopg connection may have been lost since it was checked in (None:
+    it is new)."""
+    if checked_in is None:
+        return False
+    if time.monotonic() - checked_in > IDLE_PING_S or connection.closed or connection.broken:
+        return True
+    poll = select.poll()
+    try:
+        poll.register(connection.fileno(), select.POLLIN)
+    except (OSError, ValueError, connection.Error):
+        return True
+    return bool(poll.poll(0))
+
+
+def _ping(connection) -> None:
+    """A round trip on the connection; one that fails is a lost connection to SQLAlchemy's
+    pool, which replaces it (a new connection that fails too raises the connect's error)."""
+    try:
+        connection.autocommit = True  # (no transaction to begin and end around it)
+        try:
+            connection.execute(";")  # an empty query: the server's answer is all it sends
+        finally:
+            if not connection.closed:
+                connection.autocommit = False
+    except connection.Error as e:
+        raise DisconnectionError(f"the pooled connection was lost: {e}") from e
+
+
 def sqlite_file(url: str | None) -> Path | None:
     """The file of an SQLite URL (None: the default); None for another database, one in
     memory, no URL at all, or a URI (`sqlite:///file:x.db?mode=ro&uri=true': SQLite reads
@@ -103,7 +162,7 @@ def open_engine(url: str | None = None) -> Engine:
     if backend == "sqlite":
         engine = _sqlite_engine(url)
     elif backend == "postgresql":
-        engine = create_engine(url, pool_pre_ping=True)
+        engine = _postgres_engine(url)
     else:
         raise SteepyError(f"unsupported database `{backend}' in {masked(url)}; use "
                           "sqlite:///FILE or postgresql+psycopg://USER@HOST/DB")

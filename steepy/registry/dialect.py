@@ -30,13 +30,16 @@ class Dialect:
         writers are serialised by the database lock already."""
         return query.with_for_update(skip_locked=True) if self.postgres else query
 
-    def lock_feed(self, conn: Connection) -> None:
+    def lock_feed(self, conn: Connection, notify: bool = False) -> None:
         """Before a transaction writes its events: wait for every other transaction that has
         written events to commit. Event ids then follow the order of commits, so a reader
         that has seen id N has seen every event committed before (a sequence alone hands out
-        ids in the order of inserts). SQLite has one writer at a time already."""
+        ids in the order of inserts). SQLite has one writer at a time already. `notify':
+        `after_write`'s NOTIFY goes in the same round trip (it is delivered at the commit,
+        wherever the transaction said it)."""
         if self.postgres:
-            conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({FEED_LOCK})")
+            conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({FEED_LOCK})"
+                                 + (f"; NOTIFY {CHANNEL}" if notify else ""))
 
     def after_write(self, conn: Connection) -> None:
         """Tell every listening process on commit (PostgreSQL's NOTIFY is delivered then)."""

@@ -86,21 +86,26 @@ class HotPath:
         cur.execute(statement, (str(CS.REGISTERED), *ids))
         return cur
 
-    def chains(self, cur: Any, ids: Sequence[str]) -> dict[str, tuple]:
-        """id -> (submission id, chain JSON, results JSON, seq)."""
-        cur.execute(self._sql("SELECT id, submission_id, chain, results, seq FROM process_chains "
-                              f"WHERE id IN ({', '.join('?' * len(ids))})"), tuple(ids))
-        return {row[0]: row[1:] for row in cur.fetchall()}
-
-    def runs_so_far(self, cur: Any, ids: Sequence[str]) -> dict[str, tuple[int, int, int]]:
-        """id -> (its last run's number, runs a chain-level `requeue' took back, runs that
-        were cut: lost with their engine, or given back by a stopping one)."""
+    def claimed(self, cur: Any, ids: Sequence[str]
+                ) -> tuple[dict[str, tuple], dict[str, tuple[int, int, int]]]:
+        """Of these chains, in one round trip: id -> (submission id, chain JSON, results
+        JSON, seq), and, of those that ran before, id -> (its last run's number, runs a
+        chain-level `requeue' took back, runs that were cut: lost with their engine, or given
+        back by a stopping one)."""
+        marks = ", ".join("?" * len(ids))
         cur.execute(self._sql(
-            "SELECT chain_id, max(run_number), count(CASE WHEN status = ? THEN 1 END), "
-            "count(CASE WHEN status IN (?, ?) THEN 1 END) FROM runs "
-            f"WHERE chain_id IN ({', '.join('?' * len(ids))}) GROUP BY chain_id"),
-            (REQUEUED_RUN, AGENT_LOST, INTERRUPTED, *ids))
-        return {row[0]: (row[1] or 0, row[2] or 0, row[3] or 0) for row in cur.fetchall()}
+            "SELECT c.id, c.submission_id, c.chain, c.results, c.seq, r.last, r.requeued, "
+            "r.cut FROM process_chains c LEFT JOIN (SELECT chain_id, max(run_number) AS last, "
+            "count(CASE WHEN status = ? THEN 1 END) AS requeued, "
+            "count(CASE WHEN status IN (?, ?) THEN 1 END) AS cut FROM runs "
+            f"WHERE chain_id IN ({marks}) GROUP BY chain_id) r ON r.chain_id = c.id "
+            f"WHERE c.id IN ({marks})"), (REQUEUED_RUN, AGENT_LOST, INTERRUPTED, *ids, *ids))
+        rows, so_far = {}, {}
+        for cid, submission_id, chain, results, seq, last, requeued, cut in cur.fetchall():
+            rows[cid] = (submission_id, chain, results, seq)
+            if last is not None:
+                so_far[cid] = (last, requeued or 0, cut or 0)
+        return rows, so_far
 
     def start(self, cur: Any, runs: Iterable[tuple[str, int, str]], now: datetime) -> None:
         """These chains are RUNNING, each with a new run (chain, run number, agent)."""

@@ -119,8 +119,7 @@ class SqlChainQueue:
             cur = self.hot.cursor(conn)
             cursors.append(cur)
             ids = list(taken)
-            rows = self.hot.chains(cur, ids)
-            so_far = self.hot.runs_so_far(cur, ids)
+            rows, so_far = self.hot.claimed(cur, ids)
             numbers = {cid: so_far.get(cid, (0, 0, 0))[0] + 1 for cid in ids}
             now = utcnow()
             self.hot.start(cur, [(cid, numbers[cid], agent) for cid, agent in taken.items()], now)

@@ -69,7 +69,10 @@ Index("ix_chains_status", process_chains.c.status, process_chains.c.priority.des
 # finished chains the generator has not seen yet (migration 0003)
 Index("ix_chains_unfed", process_chains.c.submission_id, process_chains.c.fed_round,
       process_chains.c.status)
-Index("ix_chains_submission", process_chains.c.submission_id, process_chains.c.status)
+# a submission's chains by status; the claim among the submissions an engine drives, in claim
+# order (migration 0015)
+Index("ix_chains_submission", process_chains.c.submission_id, process_chains.c.status,
+      process_chains.c.priority.desc(), process_chains.c.seq)
 
 runs = Table(
     "runs", metadata,
