@@ -4,7 +4,8 @@ starts (interpreter start included), median of --repeats runs, against the targe
 (0.25 s). The database is a fresh SQLite file with a few finished submissions, made by
 `steepy run` before the timing starts. Beside each wall time: the command's CPU time (user +
 system, less disturbed by other work on a busy machine), and which heavy libraries it
-imported (`-X importtime`); above the table, the machine's load and a bare `python -c pass`.
+imported (`-X importtime`); above the table, the machine's load, a bare `python -c pass` and
+the floor of a command that reads the database: the libraries alone (`FLOORS`).
 
 Usage: .venv/bin/python bench/startup.py [--repeats 10] [--markdown] [--baseline DIR]
 --baseline DIR also times the steepy package in DIR (e.g. an earlier commit:
@@ -26,6 +27,11 @@ import time
 from pathlib import Path
 
 TARGET = 0.25  # seconds, issue 31
+# what `list', `show', `status' and `logs' cannot go below (wall): the interpreter with the
+# libraries they use, imported and nothing else (SQLAlchemy's core; pydantic for the
+# configuration's model)
+FLOORS = {"click + sqlalchemy": "import click, sqlalchemy",
+          "+ pydantic": "import click, sqlalchemy, pydantic.main"}
 HEAVY = ("sqlalchemy", "pydantic", "fastapi", "starlette", "jsonschema", "jinja2", "rich",
          "httpx", "yaml", "asyncio")
 
@@ -110,6 +116,12 @@ def timed(argv: list[str], work: Path, env: dict[str, str]) -> tuple[float, floa
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+def python_wall(code: str, repeats: int, work: Path) -> float:
+    """The median wall time of `python -c code`."""
+    return statistics.median(timed([sys.executable, "-c", code], work, dict(os.environ))[0]
+                             for _ in range(repeats))
+
+
 def heavy_imports(args: list[str], work: Path, env: dict[str, str]) -> list[str]:
     """The heavy libraries a command imports (its `-X importtime` lines)."""
     found = subprocess.run([sys.executable, "-X", "importtime", "-m", "steepy.cli", *args],
@@ -155,14 +167,16 @@ def main() -> None:
         trees = {"before": options.baseline.resolve(), "after": None}
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="steepy-startup-") as tmp:
-        bare = statistics.median(
-            timed([sys.executable, "-c", "pass"], Path(tmp), dict(os.environ))[0]
-            for _ in range(options.repeats))
+        bare = python_wall("pass", options.repeats, Path(tmp))
+        floors = {name: python_wall(code, options.repeats, Path(tmp))
+                  for name, code in FLOORS.items()}
         rows = measure(trees, options.repeats, Path(tmp))
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"median of {options.repeats} runs; load average {load} (at the start "
           f"{load_before[0]:.2f}) on {os.cpu_count()} cores; `python -c pass` {bare:.3f} s; "
           f"target {TARGET} s (wall)")
+    print("floor (the libraries alone): " + "; ".join(f"{name} {wall:.3f} s"
+                                                      for name, wall in floors.items()))
     line = ("| {} | {} | {} | {} | {} |" if options.markdown
             else "{:<36} {:>7} {:>7} {:>6}  {}")
     print(line.format("command", "wall s", "CPU s", "target", "heavy imports"))

@@ -41,6 +41,13 @@ class LocalBackend:
         if "registry" in self.__dict__:
             self.registry.close()
 
+    def release(self) -> None:
+        """Close the connections as the interpreter's teardown would (SQLite removes its -wal
+        and -shm files as the last one closes), without close()'s checkpoint: for a command
+        that only read (a read-only database refuses a checkpoint)."""
+        if "registry" in self.__dict__:
+            self.registry.engine.dispose()
+
     def submit(self, workflow_file: str, services: tuple[str, ...], macros: tuple[str, ...],
                given: "GivenVars | None" = None, resume: bool | None = None) -> str:
         return self.store(self.prepare(workflow_file, services, macros, given)[0], resume)

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from steepy.config import Config
     from steepy.documents.validation_services import Runtimes
     from steepy.engine.engine import EngineSettings
+    from steepy.events.webhooks import Subscriber
     from steepy.plugins.pluginset import PluginSet
     from steepy.registry import Registry
 
@@ -120,7 +121,7 @@ class LocalSetup:
         """`db` checked (Steep's JDBC form is refused with the URL to write instead: an
         InputError blaming `db_option`), else steepy.yaml's `db.url` (checked there)."""
         if not db:
-            return self.config.get("db.url")
+            return self.section("db").url
         from steepy.config.values import database_url
 
         try:
@@ -141,7 +142,7 @@ class LocalSetup:
         path = sqlite_file(url)
         if not create and path is not None and not path.exists():
             raise NotFound(f"No database at {path.absolute()}: nothing was submitted from here.")
-        webhooks = self.config.notifications.subscribers()
+        webhooks = self.webhooks()
         try:
             return open_registry(url, webhooks)
         except DatabaseUnavailable:
@@ -151,8 +152,17 @@ class LocalSetup:
 
     def log_settings(self) -> tuple[Path, int]:
         """(without the plugins or the engine: `steepy logs` reads a file)"""
-        logs = self.config.logs.process_chains
+        logs = self.section("logs").process_chains
         return Path(logs.path), logs.group_by_prefix
+
+    def section(self, name: str) -> Any:
+        """One group of the configuration (`db', `logs'): steepy.cli.setup.ReadingSetup reads
+        only the groups it needs."""
+        return getattr(self.config, name)
+
+    def webhooks(self) -> Sequence["Subscriber"]:
+        """Who is told of the events the registry writes (`notifications.webhooks')."""
+        return self.config.notifications.subscribers()
 
     def engine_settings(self, agents: int | None = None) -> "EngineSettings":
         from steepy.engine.settings import settings_from_config

@@ -9,6 +9,7 @@ import click
 
 from steepy.cli.common import (MACROS_OPTION, NO_SERVICES, SERVICES_OPTION, checked_config,
                                checked_plugins, fail, load_registries, prepare)
+from steepy.cli.ending import exit_quickly
 from steepy.cli.output import warn
 from steepy.errors import InputError, Problem
 
@@ -88,6 +89,7 @@ def validate(files: tuple[str, ...], services: tuple[str, ...], macros: tuple[st
             warn(warnings)
         except InputError as e:
             problems += e.problems
+    exit_quickly()  # all checked: the process ends without the interpreter's teardown
     if problems:
         fail(_distinct(problems))
 

@@ -6,6 +6,8 @@ command only reads is one line and exit code 2 too."""
 from __future__ import annotations
 
 import re
+from functools import cached_property
+from typing import Any
 
 import click
 
@@ -65,6 +67,32 @@ class CliSetup(LocalSetup):
             stop(f"{e} {RUN_WHERE}")
         except InputError as e:  # a URL steepy cannot open
             fail(e.problems)
+
+
+class ReadingSetup(CliSetup):
+    """CliSetup for the commands that only read the database (list, show, status, logs,
+    events, wait): of the configuration they read and check `db' and `logs' alone
+    (steepy.config.load_sections; a problem there is exit code 2 as ever), not the other
+    keys nor the plugins, and open the registry without webhooks (they write no events)."""
+
+    SECTIONS = ("db", "logs")
+
+    def section(self, name: str) -> Any:
+        if name not in self.SECTIONS:
+            return super().section(name)
+        return self._sections[name]
+
+    @cached_property
+    def _sections(self) -> dict[str, Any]:
+        from steepy.config.reading import load_sections
+
+        try:
+            return load_sections(self.SECTIONS)
+        except InputError as e:
+            fail(e.problems)
+
+    def webhooks(self) -> tuple:
+        return ()
 
 
 _CONFIG_KEY = "steepy.config"  # where a command keeps its checked configuration

@@ -6,10 +6,27 @@ with dots as underscores, read as YAML (`STEEPY_AGENT_INSTANCES=4`).
 `load_config()` returns a typed `Config` that also answers dotted look-ups (`config["tmpPath"]`,
 `config.get("http.token")`). Bad values are `Problem`s at their file:line:column (or variable)
 in one `InputError`; ignored keys are located `Config.warnings`.
+
+The names below are imported when first used: a module of steepy.config imported alone does
+not bring the others (issue 31: `steepy list' reads `db' and `logs' with `load_sections').
 """
 
-from steepy.config.model import DEFAULTS, FILE_NAME, Config
-from steepy.config.values import parse_size
-from steepy.config.reading import config_file, load_config
+from __future__ import annotations
 
-__all__ = ["DEFAULTS", "FILE_NAME", "Config", "config_file", "load_config", "parse_size"]
+from typing import TYPE_CHECKING
+
+from steepy import lazy_attributes
+
+_HOMES = {"DEFAULTS": "steepy.config.model", "FILE_NAME": "steepy.config.model",
+          "Config": "steepy.config.model", "config_file": "steepy.config.reading",
+          "load_config": "steepy.config.reading", "load_sections": "steepy.config.reading",
+          "parse_size": "steepy.config.values"}
+
+__all__ = sorted(_HOMES)
+
+__getattr__, __dir__ = lazy_attributes(globals(), _HOMES)
+
+if TYPE_CHECKING:  # what type checkers see
+    from steepy.config.model import DEFAULTS, FILE_NAME, Config  # noqa: F401
+    from steepy.config.reading import config_file, load_config, load_sections  # noqa: F401
+    from steepy.config.values import parse_size  # noqa: F401

@@ -6,18 +6,19 @@ from __future__ import annotations
 import difflib
 import os
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from pydantic import ValidationError
 
 from steepy.config.located import Origin, environment, nest, problem_of
 from steepy.config.model import (FILE_NAME, GROUPS, LEAVES, NOT_YET, STEEP_FILES, UNIMPLEMENTED,
-                                 Config, _strip)
-from steepy.config.plugin_files import read_plugin_files
-from steepy.config.runtime_sections import RuntimeSections
+                                 Config, Section, _attribute_names, _strip)
 from steepy.errors import InputError, Problem
-from steepy.documents.loading import Document, read_file
 from steepy.model.common import type_name as _kind
+
+if TYPE_CHECKING:
+    from steepy.config.runtime_sections import RuntimeSections
+    from steepy.documents.loading import Document
 
 
 def config_file(directory: str | os.PathLike = ".") -> Path | None:
@@ -29,6 +30,8 @@ def config_file(directory: str | os.PathLike = ".") -> Path | None:
 def _read(path: Path, environ: Mapping[str, str]) -> Document | None:
     """The file's document (a template when its front matter says so, with `env': Steep's
     context for its configuration); None when it has nothing but comments."""
+    from steepy.documents.loading import read_file
+
     try:
         lines = path.read_text(encoding="utf-8-sig", errors="replace").splitlines()
     except OSError:
@@ -83,9 +86,7 @@ def _ignored(raw: dict, origins: dict, problems: list[Problem]) -> list[Problem]
             continue
         origin = origins[key]
         if key in GROUPS:
-            below = ", ".join(k for k in LEAVES if k.startswith(key + "."))
-            problems.append(origin.problem(f"expected an object with the keys {below}, "
-                                           f"got {_kind(value)}", key))
+            problems.append(_not_a_group(key, value, origin))
             continue
         close = difflib.get_close_matches(key, list(LEAVES) + list(UNIMPLEMENTED), n=1)
         close = close or [k for k in LEAVES if k.lower() == key.lower()]
@@ -97,6 +98,12 @@ def _ignored(raw: dict, origins: dict, problems: list[Problem]) -> list[Problem]
         others = f" (also {', '.join(keys[1:])})" if len(keys) > 1 else ""
         warnings.append(origins[keys[0]].problem(f"{what}; ignored{others}", keys[0]))
     return warnings
+
+
+def _not_a_group(key: str, value: Any, origin: Origin) -> Problem:
+    """A group of keys (`agent') given a plain value."""
+    below = ", ".join(k for k in LEAVES if k.startswith(key + "."))
+    return origin.problem(f"expected an object with the keys {below}, got {_kind(value)}", key)
 
 
 def _override(directory: Path, environ: Mapping[str, str], raw: dict, origins: dict,
@@ -129,16 +136,11 @@ def load_config(directory: str | os.PathLike = ".",
     """The checked configuration of `directory`; InputError with every problem located (its
     `partial' is a Config of the defaults, the plugin declarations and the runtime sections,
     with which the runtimes' problems can be found too)."""
+    from steepy.config.plugin_files import read_plugin_files
+    from steepy.config.runtime_sections import RuntimeSections
+
     environ = os.environ if environ is None else environ
-    path = config_file(directory)
-    document = _read(path, environ) if path is not None else None
-    raw: dict[str, Any] = {}
-    origins: dict[str, Origin] = {}
-    problems: list[Problem] = []
-    if document is not None and document.data:
-        _collect(document, document.data, (), raw, origins, problems)
-    environment(environ, raw, origins)
-    _override(Path(directory), environ, raw, origins, problems)
+    path, raw, origins, problems = _gather(Path(directory), environ, LEAVES)
     written = [(key, origins[key], value) for key, value in raw.items()]
     runtimes = RuntimeSections.taken_from(raw, origins, environ, str(path or FILE_NAME), problems)
     # Steep's `steep.plugins': files of descriptors, templates that see the keys written
@@ -164,6 +166,55 @@ def load_config(directory: str | os.PathLike = ".",
     config = _read_config(config, path, warnings, runtimes, origins, places)
     config._written = _written(written)
     return config
+
+
+def _gather(directory: Path, environ: Mapping[str, str], leaves: Mapping[str, bool]
+            ) -> tuple[Path | None, dict[str, Any], dict[str, Origin], list[Problem]]:
+    """The configuration file found, its values flattened (then the variables of `leaves',
+    then `overrideConfigFile'), where each came from, and the problems found so far."""
+    path = config_file(directory)
+    document = _read(path, environ) if path is not None else None
+    raw: dict[str, Any] = {}
+    origins: dict[str, Origin] = {}
+    problems: list[Problem] = []
+    if document is not None and document.data:
+        _collect(document, document.data, (), raw, origins, problems)
+    environment(environ, raw, origins, leaves)
+    _override(directory, environ, raw, origins, problems)
+    return path, raw, origins, problems
+
+
+def load_sections(names: tuple[str, ...], directory: str | os.PathLike = ".",
+                  environ: Mapping[str, str] | None = None) -> dict[str, Section]:
+    """Only the groups `names' of the configuration (`("db", "logs")'), read and checked as
+    load_config reads and checks them, with the same model and defaults: for the commands
+    that only read the database (issue 31). No other key is looked at, so a problem or an
+    unknown key elsewhere neither stops them nor is shown. InputError with every problem of
+    these groups, located."""
+    environ = os.environ if environ is None else environ
+    inside = tuple(f"{name}." for name in names)
+    leaves = {key: text for key, text in LEAVES.items() if key.startswith(inside)}
+    path, raw, origins, found = _gather(Path(directory), environ, leaves)
+    mine = {key: value for key, value in raw.items() if key in names or key.startswith(inside)}
+    problems = [p for p in found  # (a whole file's problem has no path: kept)
+                if not p.path or p.path in names or p.path.startswith(inside)]
+    problems += [_not_a_group(key, value, origins[key]) for key, value in mine.items()
+                 if key in GROUPS and value not in (None, {}, [])]
+    sections: dict[str, Section] = {}
+    fields = _attribute_names(Config)
+    for name in names:
+        model = Config.model_fields[fields[name]].annotation
+        assert isinstance(model, type) and issubclass(model, Section)
+        values = {key[len(name) + 1:]: value for key, value in mine.items()
+                  if key in leaves and key.startswith(name + ".")}
+        try:
+            sections[name] = model.model_validate(nest(values))
+        except ValidationError as e:
+            problems += [problem_of(error, origins, str(path or FILE_NAME), model, name + ".")
+                         for error in e.errors()]
+    if problems:
+        raise InputError(problems)
+    return sections
 
 
 def _written(values: list[tuple[str, Origin, Any]]) -> dict[str, Any]:

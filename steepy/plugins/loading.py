@@ -288,9 +288,10 @@ def builtin_plugins() -> list[Plugin]:
 def entry_point_plugins() -> list[Plugin]:
     """The plugins installed packages offer, every entry-point group of every kind."""
     found: list[Plugin] = []
+    installed = metadata.entry_points()  # every package scanned once, not once per kind
     for kind in KINDS.values():
         seen: set[tuple[str, str]] = set()
-        for point in metadata.entry_points(group=kind.group):
+        for point in installed.select(group=kind.group):
             if (point.name, point.value) in seen:  # one distribution found twice on the path
                 continue
             seen.add((point.name, point.value))

@@ -2,50 +2,75 @@
 
 `Registry` is the registry of one database: a `Connector` and one SQL implementation per
 audience (interfaces.py says who asks what). Components receive only the interface they need.
+
+Each implementation's module is imported when its part is first used, and the names below
+when first asked for (issue 31: `steepy list` uses the views, and imports neither the queue
+nor the outbox).
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+import importlib
+import threading
+from typing import TYPE_CHECKING, Any, Sequence
 
-from sqlalchemy import Engine
-
+from steepy import lazy_attributes
 from steepy.model.clock import SYSTEM, Clock
-from steepy.events.webhooks import Subscriber
 from steepy.registry.connector import Connector
 from steepy.registry.database import DEFAULT_URL, open_engine
-from steepy.registry.cache import SqlCache
-from steepy.registry.housekeeping import SqlHousekeeping
-from steepy.registry.interfaces import (Cache, ChainQueue, ClaimFor, Housekeeping, Leases, LogStore, Outbox,
-                                        ReadViews, Requests, RunEnd, Schedules, Search,
-                                        SubmissionStore)
-from steepy.registry.leases import SqlLeases
-from steepy.registry.logs import SqlLogStore
-from steepy.registry.outbox import SqlOutbox
-from steepy.registry.queue import SqlChainQueue
-from steepy.registry.records import ChainRecord, RunRecord
-from steepy.registry.requests import SqlRequests
-from steepy.registry.schedules import SqlSchedules
-from steepy.registry.search import SqlSearch
-from steepy.registry.submissions import SqlSubmissionStore
-from steepy.registry.views import SqlReadViews
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
+    from steepy.events.webhooks import Subscriber
+    from steepy.registry.interfaces import (Cache, ChainQueue, ClaimFor, Housekeeping, Leases,
+                                            LogStore, Outbox, ReadViews, Requests, RunEnd,
+                                            Schedules, Search, SubmissionStore)
+    from steepy.registry.records import ChainRecord, RunRecord
+
+# a part of the registry -> the module and class that implement it
+_PARTS = {"queue": "queue:SqlChainQueue", "submissions": "submissions:SqlSubmissionStore",
+          "leases": "leases:SqlLeases", "requests": "requests:SqlRequests",
+          "views": "views:SqlReadViews", "logs": "logs:SqlLogStore", "search": "search:SqlSearch",
+          "schedules": "schedules:SqlSchedules", "housekeeping": "housekeeping:SqlHousekeeping",
+          "cache": "cache:SqlCache",  # reusable work (extensions 15)
+          "outbox": "outbox:SqlOutbox"}
 
 
 class Registry:
+    queue: ChainQueue
+    submissions: SubmissionStore
+    leases: Leases
+    requests: Requests
+    views: ReadViews
+    logs: LogStore
+    search: Search
+    schedules: Schedules
+    housekeeping: Housekeeping
+    cache: Cache
+    # with webhooks, the events they want are written with their deliveries
+    outbox: Outbox
+
     def __init__(self, engine: Engine, webhooks: Sequence[Subscriber] = (), clock: Clock = SYSTEM):
         self.db = Connector(engine)
-        self.queue: ChainQueue = SqlChainQueue(self.db)
-        self.submissions: SubmissionStore = SqlSubmissionStore(self.db)
-        self.leases: Leases = SqlLeases(self.db, clock)
-        self.requests: Requests = SqlRequests(self.db)
-        self.views: ReadViews = SqlReadViews(self.db)
-        self.logs: LogStore = SqlLogStore(self.db)
-        self.search: Search = SqlSearch(self.db)
-        self.schedules: Schedules = SqlSchedules(self.db)
-        self.housekeeping: Housekeeping = SqlHousekeeping(self.db)
-        self.cache: Cache = SqlCache(self.db)  # reusable work (extensions 15)
-        # with webhooks, the events they want are written with their deliveries
-        self.outbox: Outbox = SqlOutbox(self.db, webhooks)
+        self._extra = {"leases": (clock,), "outbox": (webhooks,)}  # beside the connector
+        self._making = threading.Lock()
+        if webhooks:  # the outbox's writer joins the connector: events get their deliveries
+            self._part("outbox")
+
+    def __getattr__(self, name: str) -> Any:
+        if name not in _PARTS:
+            raise AttributeError(name)
+        return self._part(name)
+
+    def _part(self, name: str) -> Any:
+        """A part (`views`), made when first used (by one thread: parts may keep state)."""
+        with self._making:
+            if name not in self.__dict__:
+                module, kind = _PARTS[name].split(":")
+                implementation = getattr(importlib.import_module(f"steepy.registry.{module}"), kind)
+                self.__dict__[name] = implementation(self.db, *self._extra.get(name, ()))
+        return self.__dict__[name]
 
     @property
     def engine(self) -> Engine:
@@ -63,6 +88,14 @@ def open_registry(url: str | None = None, webhooks: Sequence[Subscriber] = (),
     `clock`."""
     return Registry(open_engine(url), webhooks, clock)
 
+
+# the interfaces and records: imported when first asked for
+_HOMES = {**{name: "steepy.registry.interfaces" for name in (
+    "Cache", "ChainQueue", "ClaimFor", "Housekeeping", "Leases", "LogStore", "Outbox",
+    "ReadViews", "Requests", "RunEnd", "Schedules", "Search", "SubmissionStore")},
+    "ChainRecord": "steepy.registry.records", "RunRecord": "steepy.registry.records"}
+
+__getattr__, __dir__ = lazy_attributes(globals(), _HOMES)
 
 __all__ = ["DEFAULT_URL", "ChainQueue", "ChainRecord", "ClaimFor", "Housekeeping", "Leases",
            "LogStore", "Outbox", "ReadViews", "Registry", "Requests", "RunEnd", "RunRecord", "Schedules",

@@ -3,7 +3,7 @@ chains it produced, the outcomes it has not seen yet, and the submission's end."
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from sqlalchemy import Connection, func, insert, select, update
 
@@ -11,7 +11,6 @@ from steepy import events as ev
 from steepy.model.submission import ACTIVE_CHAIN, FINISHED_CHAIN, WAITING_CHAIN, SubmissionStatus
 from steepy.registry.cache import record_outputs, reused_columns, store_new_chains
 from steepy.registry.connector import Connector
-from steepy.registry.interfaces import RoundView, RoundWrite
 from steepy.registry.records import (
     CS,
     ChainRecord,
@@ -24,6 +23,9 @@ from steepy.registry.records import (
     utcnow,
 )
 from steepy.registry.tables import process_chains, submissions
+
+if TYPE_CHECKING:  # the reading commands import this module (count_chains), not these
+    from steepy.registry.interfaces import RoundView, RoundWrite
 
 _pc = process_chains.c
 
@@ -70,6 +72,8 @@ class SqlSubmissionStore:
                          after_round: int | None = None) -> RoundView:
         """Store what a controller's last round learnt, then read what its next one needs,
         in one transaction (a read-only one when there is nothing to store)."""
+        from steepy.registry.interfaces import RoundView
+
         storing = write is not None and bool(write.fed or write.chains or write.save_state)
         with (self.db.write() if storing else self.db.read()) as conn:
             if storing:

@@ -37,6 +37,13 @@ HELP = NEVER | {"sqlalchemy", "pydantic", "jsonschema", "yaml", "asyncio", "stee
 # none of the workflow checks
 READS = NEVER | {"jsonschema", "steepy.documents.checking", "steepy.documents.submissions",
                  "steepy.plugins", "steepy.runtimes"}
+# in one interpreter, what they load beside: of the configuration they check `db' and `logs'
+# alone (steepy.config.load_sections), so neither YAML (no file here) nor the plugins' and
+# runtimes' sections, nor the documents wing; of the registry, the parts they use
+LIGHT = READS | {"yaml", "steepy.documents", "steepy.config.plugin_files",
+                 "steepy.config.runtime_sections", "steepy.registry.queue",
+                 "steepy.registry.requests", "steepy.registry.outbox",
+                 "steepy.registry.schedules", "steepy.registry.search"}
 # validate reads files and checks them against the plugins' runtimes: no database
 VALIDATE = NEVER | {"sqlalchemy", "steepy.registry"}
 
@@ -54,6 +61,19 @@ for name in main.list_commands(None):
     for sub in getattr(command, "commands", {}):
         assert runner.invoke(main, [name, sub, "--help"]).exit_code == 0, (name, sub)
 import sys
+print(*sys.modules, sep=chr(10))
+"""
+
+# a command in one interpreter: its exit code, whether the configuration's whole model was
+# built (pydantic's `__pydantic_complete__'), whether it asked to end without the
+# interpreter's teardown (steepy/cli/ending.py), its output; then every module loaded
+IN_PROCESS = """
+import sys
+from click.testing import CliRunner
+from steepy.cli import ending, main
+result = CliRunner().invoke(main, sys.argv[1:])
+from steepy.config.model import Config
+print(result.exit_code, Config.__pydantic_complete__, ending._quick_exit, repr(result.output))
 print(*sys.modules, sep=chr(10))
 """
 
@@ -116,6 +136,26 @@ def test_reading_the_database_loads_neither_the_engine_nor_the_plugins(
     assert stored["submission"] in done.stdout or "hello from the tool" in done.stdout
     assert "sqlalchemy" in names  # the database is read, not skipped
     assert loaded(names, READS) == []
+    # its connections were closed before the quick end: SQLite removed its -wal and -shm
+    assert [p.name for p in (tmp_path / ".steepy").iterdir()] == ["steepy.db"]
+
+
+@pytest.mark.parametrize("command", [["list"], ["show", "{submission}"], ["status", "{chain}"],
+                                     ["logs", "{chain}"], ["events", "{submission}"]],
+                         ids=lambda c: c[0])
+def test_reading_checks_part_of_the_configuration_and_registry_and_skips_the_teardown(
+        tmp_path, stored, command) -> None:
+    args = [arg.format(**stored) for arg in command]
+    done = subprocess.run([sys.executable, "-c", IN_PROCESS, *args], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    first, *names = done.stdout.splitlines()
+    code, built, quick, output = first.split(" ", 3)
+    assert code == "0" and ("budget" in output or "hello from the tool" in output), output
+    assert built == "False"  # Config's checks: only DbSettings' and LogsSettings' were built
+    assert quick == "True"  # no teardown: 0.05 s
+    assert {"steepy.registry.views", "steepy.config.reading"} <= set(names)
+    assert loaded(set(names), LIGHT) == []
 
 
 def test_validate_loads_no_database(tmp_path) -> None:
@@ -124,3 +164,7 @@ def test_validate_loads_no_database(tmp_path) -> None:
     assert done.returncode == 0 and "valid" in done.stdout, done.stderr[-2000:]
     assert "jsonschema" in names  # the schemas are checked
     assert loaded(names, VALIDATE) == []
+    done = subprocess.run([sys.executable, "-c", IN_PROCESS, "validate", "w.yaml"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    code, built, quick, _ = done.stdout.splitlines()[0].split(" ", 3)
+    assert (code, built, quick) == ("0", "True", "True")  # the whole configuration; no teardown

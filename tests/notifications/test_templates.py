@@ -37,7 +37,8 @@ def _document(name: str = AWKWARD, status: str = "ERROR") -> dict:
 def _problems(tmp_path: Path, text: str, monkeypatch) -> list[str]:
     (tmp_path / "steepy.yaml").write_text(text)
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(main, ["list"], env={"STEEPY_DB_URL": None})
+    # (a command that writes events: those that only read check `db' and `logs' alone)
+    result = CliRunner().invoke(main, ["cancel", "x"], env={"STEEPY_DB_URL": None})
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.output
     return result.stderr.splitlines()[:-1]

@@ -1,0 +1,93 @@
+"""`load_sections`: the groups of the configuration a command that only reads the database
+needs (`db`, `logs`), read and checked as load_config reads them, with the same model and
+defaults, the other keys not looked at (issue 31)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from steepy.config import load_config, load_sections
+from steepy.config.located import _PLAIN, _yaml_value
+from steepy.errors import InputError
+
+SECTIONS = ("db", "logs")
+
+
+def _problems(directory: Path, text: str, environ: dict | None = None) -> list[tuple]:
+    (directory / "steepy.yaml").write_text(text)
+    with pytest.raises(InputError) as caught:
+        load_sections(SECTIONS, directory, environ or {})
+    return [(Path(p.file).name, p.line, p.column, p.path, p.message)
+            for p in caught.value.problems]
+
+
+def test_without_a_file_the_sections_are_the_models_defaults(tmp_path) -> None:
+    config = load_config(tmp_path, {})
+    assert load_sections(SECTIONS, tmp_path, {}) == {"db": config.db, "logs": config.logs}
+
+
+def test_values_from_the_file_and_variables_are_those_load_config_reads(tmp_path) -> None:
+    (tmp_path / "steepy.yaml").write_text(
+        "steep:\n  db.url: sqlite:///x.db\nlogs:\n  processChains:\n    groupByPrefix: 2\n"
+        "agent.instances: 3\n")
+    environ = {"STEEPY_LOGS_PROCESSCHAINS_PATH": "/var/log/chains",
+               "STEEPY_LOGS_PROCESSCHAINS_FORMAT": "steep"}
+    sections = load_sections(SECTIONS, tmp_path, environ)
+    config = load_config(tmp_path, environ)
+    assert sections == {"db": config.db, "logs": config.logs}
+    assert (sections["db"].url, sections["logs"].process_chains.path,
+            sections["logs"].process_chains.group_by_prefix) == (
+        "sqlite:///x.db", "/var/log/chains", 2)
+
+
+def test_problems_of_the_sections_are_located_and_others_are_not_looked_at(tmp_path) -> None:
+    found = _problems(tmp_path, "agent:\n  instances: 0\nbogus: 1\ndb:\n  url: mysql://h/d\n"
+                                "logs.processChains.groupByPrefix: -1\n")
+    assert [where[:4] for where in found] == [("steepy.yaml", 5, 8, "db.url"), (
+        "steepy.yaml", 6, 35, "logs.processChains.groupByPrefix")]
+    assert "at least 0" in found[1][4]
+
+
+@pytest.mark.parametrize("text, where, words", [
+    ("db: 5\n", ("steepy.yaml", 1, 5, "db"), "expected an object with the keys db.url"),
+    ("logs:\n  processChains: [a]\n", ("steepy.yaml", 2, 18, "logs.processChains"),
+     "expected an object"),
+    ("db.url: sqlite://\nsteep.db.url: sqlite://\n", ("steepy.yaml", 2, 15, "db.url"),
+     "second time"),
+])
+def test_a_group_given_a_value_and_a_key_given_twice(tmp_path, text, where, words) -> None:
+    [found] = _problems(tmp_path, text)
+    assert found[:4] == where and words in found[4]
+
+
+def test_a_bad_variable_is_named(tmp_path) -> None:
+    [found] = _problems(tmp_path, "# nothing\n", {"STEEPY_LOGS_PROCESSCHAINS_GROUPBYPREFIX": "x"})
+    assert found[:4] == ("$STEEPY_LOGS_PROCESSCHAINS_GROUPBYPREFIX", None, None,
+                         "logs.processChains.groupByPrefix")
+
+
+def test_a_file_that_is_not_yaml_is_a_located_problem(tmp_path) -> None:
+    (tmp_path / "steepy.yaml").write_text("db: [\n")
+    with pytest.raises(InputError) as caught:
+        load_sections(SECTIONS, tmp_path, {})
+    assert caught.value.problems[0].file.endswith("steepy.yaml")
+    assert caught.value.problems[0].line is not None
+
+
+@pytest.mark.parametrize("text", [
+    "/tmp/logs", "logs/processchains", "sqlite:///.steepy/steepy.db", "C:/x", "x@y",
+    "postgresql+psycopg://u:p@h:5432/db", "00123", "1:20", "yes", "null", "~", "...",
+    "2001-01-01", ".inf", "a~b", "abc:", "ö/ß"])
+def test_a_plain_variable_of_a_text_key_is_taken_as_yaml_would(text) -> None:
+    """A text key's variable that matches _PLAIN is taken as written without YAML: YAML
+    reads it as the same string, or as no string (which a text key takes as written too)."""
+    assert _PLAIN.fullmatch(text)
+    value = _yaml_value(text)  # what the variable gives without the shortcut
+    assert not isinstance(value, str) or value == text
+
+
+@pytest.mark.parametrize("text", ["'quoted'", "a #comment", "- a", "[a]", "a: b", "&x a",
+                                  "*x", "!!str 1", "%x", "a b", " a", "=", "{a: 1}", "|x"])
+def test_other_text_is_read_as_yaml(text) -> None:
+    assert not _PLAIN.fullmatch(text)
