@@ -327,13 +327,22 @@ def channel(loop) -> Channel:
 _ids = iter(range(1, 1 << 62))
 
 
+def _here() -> str:
+    try:
+        return os.getcwd()
+    except OSError:  # the directory was removed: the executor's own is as good as any
+        return ""
+
+
 def start(loop, argv: list[str], env: dict[str, str], cwd, grace_ms: int,
           write_fd: int) -> Attempt:
     """Ask the executor to start `argv` with stdout and stderr on `write_fd` (which may be
     closed as soon as this returns); `Attempt.spawned` gives its pid, or raises SpawnError
     or ExecutorLost. Raises ExecutorLost when no executor can be reached."""
+    # the engine's directory now, not the executor's (where the engine was when it started
+    # the executor: a program using the Python API may have changed it since)
     fields = [b"S", b"", str(max(int(grace_ms), 0)).encode(),
-              b"" if cwd is None else os.fsencode(cwd), str(len(argv)).encode()]
+              os.fsencode(_here() if cwd is None else cwd), str(len(argv)).encode()]
     fields += [os.fsencode(a) for a in argv]
     fields += [os.fsencode(k) + b"=" + os.fsencode(v) for k, v in env.items()]
     for tries in range(2):

@@ -55,6 +55,7 @@ class _Executor(_Tree):
     def __init__(self, control: socket.socket, engine_pid: int) -> None:
         super().__init__()  # the attempts (runs, by_pid, history, sessions) and the tree
         self.engine_pid = engine_pid
+        self.home = os.getcwd()  # it never changes its directory
         self.control = _Chan(control)
         self.chans: dict[int, _Chan] = {}
         self.devnull = os.open(os.devnull, os.O_RDONLY)
@@ -77,7 +78,7 @@ class _Executor(_Tree):
             return
         proc = None
         try:
-            if cwd is None:  # posix_spawn costs half of what subprocess does
+            if cwd is None or cwd == self.home:  # posix_spawn costs half of subprocess
                 pid = self.spawn_fast(argv, env, fd)
             else:  # (posix_spawn cannot change the directory before Python 3.13)
                 import subprocess

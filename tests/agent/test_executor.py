@@ -94,7 +94,8 @@ async def run(argv: list[str], **kwargs):
     loop = asyncio.get_running_loop()
     kwargs.setdefault("limits", Limits())
     kwargs.setdefault("token", CancelToken(loop))
-    return await run_process(argv, env=dict(os.environ), cwd=None, **kwargs)
+    kwargs.setdefault("cwd", None)
+    return await run_process(argv, env=dict(os.environ), **kwargs)
 
 
 async def test_identity_and_on_started(tmp_path: Path) -> None:
@@ -304,3 +305,17 @@ async def test_the_program_is_looked_for_on_the_tools_path(tmp_path: Path) -> No
     with_cwd = await run_process(["tool"], env={"PATH": str(second)}, cwd=tmp_path,
                                  limits=Limits(), token=CancelToken(loop))
     assert with_cwd.ok and with_cwd.last_lines == ["second"]  # (through subprocess)
+
+
+async def test_a_tool_runs_where_the_engine_is_now_not_where_the_executor_started(
+        tmp_path: Path, monkeypatch) -> None:
+    """The executor is started once; a program (the Python API) may change its directory
+    later: a tool without a workdir runs in the engine's directory of the moment."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    monkeypatch.chdir(first)
+    assert (await run(["sh", "-c", "pwd"])).last_lines == [str(first)]
+    monkeypatch.chdir(second)
+    assert (await run(["sh", "-c", "pwd"])).last_lines == [str(second)]
+    assert (await run(["sh", "-c", "pwd"], cwd=str(first))).last_lines == [str(first)]
