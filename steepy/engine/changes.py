@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import weakref
 from dataclasses import dataclass
 from typing import Callable, Protocol
@@ -31,6 +32,9 @@ from steepy.registry.wakeups import WakeSource
 log = logging.getLogger(__name__)
 
 TASK_NAME = "database change watcher"
+# a commit's first writes wake the watcher a moment before the commit can be seen (SQLite
+# writes the WAL's frames, then its index): a look this long after the one at once sees it
+QUICK_S = 0.005
 
 
 class Watched(Protocol):
@@ -70,6 +74,8 @@ class ChangeWatcher:
         self._task: asyncio.Task | None = None
         self._woken: asyncio.Event | None = None  # set by the wake source or the last leaver
         self._last: int | None = None  # the marker last read
+        self._looked = -math.inf  # when (on `clock.monotonic') it was last read
+        self._again: list[float] = []  # it looked at once on a wake: the looks to follow
         self._own = 0  # this process's commits when it was read
 
     @property
@@ -127,6 +133,7 @@ class ChangeWatcher:
         while self._listeners:
             await self._until_worth_a_look()
             try:
+                self._looked = clock.monotonic()
                 marker = self.db.change_marker()
                 outage.over()
             except Exception as e:
@@ -139,10 +146,24 @@ class ChangeWatcher:
                     told = clock.monotonic()
                     self._tell(Change(surely_other=False, known=False))
                 continue
-            if marker != self._last:
-                surely_other = self.db.commits == self._own  # we wrote nothing meanwhile
-                self._last, self._own = marker, self.db.commits
-                self._tell(Change(surely_other))
+            self._compare(marker)
+
+    def look_now(self) -> None:
+        """Read the marker now, as the watcher's next look would, and tell the subscribers if
+        it moved. An engine calls it before it sweeps (engine.py): what committed before this
+        look is then seen by the sweep, what commits after it by the next look, so this
+        process's own commits (its heartbeat) need not wake anyone a second time."""
+        if self.running:
+            self._looked = self.clock.monotonic()
+            if (marker := self._read()) is not None:
+                self._compare(marker)
+
+    def _compare(self, marker: int) -> None:
+        if marker != self._last:
+            self._again = self._again[-1:]  # seen: no quick look for it
+            surely_other = self.db.commits == self._own  # we wrote nothing meanwhile
+            self._last, self._own = marker, self.db.commits
+            self._tell(Change(surely_other))
 
     def _wake_source(self) -> WakeSource | None:
         try:
@@ -153,11 +174,17 @@ class ChangeWatcher:
 
     async def _until_worth_a_look(self) -> None:
         """Wait until the marker may have moved: until the database's wake source is
-        readable (then one interval more, so a burst of commits costs one look), or on the
-        timer where there is none. An idle process sleeps here at no cost."""
+        readable, or on the timer where there is none. An idle process sleeps here at no
+        cost. Woken after a quiet interval, it looks at once (a submission reaches an idle
+        worker without delay), again `QUICK_S` later unless it saw a commit, and once more
+        an interval after the wake. Woken within an interval of its last look, it waits one
+        interval (a burst of commits costs one look per interval; a commit whose writes
+        woke it before it was complete is seen by the look that follows)."""
         source = self._wake_source()
-        if source is None:
-            await self.clock.sleep(self.interval_s)
+        if source is None or self._again:
+            await self.clock.sleep(self._again.pop(0) if self._again else self.interval_s)
+            if source is not None:
+                source.drain()
             return
         loop, woken = asyncio.get_running_loop(), asyncio.Event()
         self._woken = woken
@@ -168,7 +195,10 @@ class ChangeWatcher:
             loop.remove_reader(source.fileno())
             self._woken = None
         if woken.is_set() and self._listeners:
-            await self.clock.sleep(self.interval_s)
+            if self.clock.monotonic() - self._looked >= self.interval_s:
+                self._again = [QUICK_S, self.interval_s - QUICK_S]
+            else:
+                await self.clock.sleep(self.interval_s)
         source.drain()
 
     def _tell(self, change: Change) -> None:

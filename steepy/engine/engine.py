@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import os
 import socket
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Literal
@@ -40,6 +40,7 @@ from steepy.agent import AgentConfig, LocalAgent
 from steepy.model.attempt import AttemptRecord
 from steepy.agent.executor import executor
 from steepy.engine.changes import Change, watcher_of
+from steepy.engine.checkpoints import checkpoint_until
 from steepy.engine.controller import Controller
 from steepy.engine.housekeeping import GcSettings
 from steepy.engine.lostruns import LostRuns
@@ -57,7 +58,7 @@ from steepy.registry.recoveries import Recoveries
 from steepy.engine.scheduler import Scheduler
 from steepy.engine.timekeeper import Timekeeper
 from steepy.events import EventKind
-from steepy.model.clock import SYSTEM, Clock, wait_event
+from steepy.model.clock import SYSTEM, Clock
 from steepy.plugins.pluginset import PluginSet
 
 log = logging.getLogger(__name__)
@@ -75,7 +76,7 @@ class EngineSettings:
     agent: AgentConfig = field(default_factory=AgentConfig)
     heartbeat_s: float = 2.0  # how often this engine says it is alive
     lease_s: float = 10.0  # silence after which its agents and submissions are taken over
-    sweep_s: float = 2.0  # safety-net polling; work normally wakes components at once
+    sweep_s: float = 2.0  # safety net: every part looks at least this often (`_sweep')
     logs_in_database: bool | None = None  # chains' logs also in the database (None: PostgreSQL)
     schedule_grace_s: float = 60.0  # missed fire times younger than this fire once, coalesced
     gc: GcSettings | None = None  # the garbage collector (None: disabled)
@@ -102,15 +103,17 @@ class Engine:
                                   store_attempt=self._store_attempt, clock=clock,
                                   claim_recovery=self._claim_recovery)
                        for i in range(count)]
+        # the scheduler and the timekeeper wait for a wake-up or a due time only: the engine
+        # sweeps for them (`_sweep'), so an idle engine wakes once per heartbeat, not per part
         self._scheduler = Scheduler(registry.queue, self._agents, self._chain_finished,
-                                    settings.sweep_s, clock)
+                                    math.inf, clock)
         self._controller = Controller(registry.submissions, services, macros, settings.tmp_path,
                                       settings.out_path, self._scheduler.wake,
                                       self._scheduler.stop_chains, settings.sweep_s,
                                       settings.agent.plugins, clock,
                                       Reuse(registry.cache, services, settings.cache))
         self._timekeeper = Timekeeper(registry, self.owner, settings.schedule_grace_s,
-                                      settings.sweep_s, self._submitted_here, settings.gc, clock)
+                                      math.inf, self._submitted_here, settings.gc, clock)
         self._notifier = Notifier(registry.outbox, self.owner, settings.notifications, clock)
         self.stop = asyncio.Event()
         self._submitted = asyncio.Event()
@@ -196,39 +199,22 @@ class Engine:
             self._wake_later = asyncio.get_running_loop().call_at(
                 self._woken + BUSY_WAKE_S, self._wake_for_commits)
 
+    def _sweep(self) -> None:
+        """The safety-net look (every `sweep_s', and after each heartbeat): every part looks
+        for work now. The change watcher reads the database's marker first, so a commit of
+        another process mixed up with this engine's own (its heartbeat) is seen by this look
+        or the watcher's next one, and the heartbeat's commit wakes nobody again."""
+        began = asyncio.get_running_loop().time()
+        watcher_of(self.registry.db).look_now()  # it may wake the parts itself
+        if self._woken < began:
+            self._wake_for_commits()
+
     def _wake_for_commits(self) -> None:
         if self._wake_later is not None:
             self._wake_later.cancel()
             self._wake_later = None
         self._woken = asyncio.get_running_loop().time()
         self.changed("anything")
-
-    async def _checkpoints(self, every_s: float = 0.5, idle_s: float = 10.0,
-                           busy_commits: int = 20) -> None:
-        """SQLite: this engine checkpoints the WAL from a thread, at most every `every_s'
-        while it commits, so that its commits never do (Connector.take_over_checkpoints).
-        An idle engine's few commits (a heartbeat every 2 s) wait up to `idle_s': a checkpoint
-        of a handful of pages is not worth a wake-up each time."""
-        db = self.registry.db
-        if not db.take_over_checkpoints():
-            return
-        done, done_at = -1, 0.0
-        outage = Outage("checkpoint of the database", log, level=logging.WARNING)
-        try:
-            while not self.stop.is_set():
-                wait_s = every_s
-                now = time.monotonic()
-                if db.commits - done >= busy_commits \
-                        or (db.commits != done and now - done_at >= idle_s):
-                    done, done_at = db.commits, now
-                    try:
-                        await call(db.checkpoint)
-                        outage.over()
-                    except Exception as e:  # the database fails (its disk is full, ...):
-                        wait_s, done = outage.wait_after(e), -1  # the WAL keeps what commits wrote
-                await wait_event(self.stop, wait_s)
-        finally:
-            db.hand_back_checkpoints()
 
     async def _heartbeat(self) -> None:
         rows = [{"id": a.id, "capabilities": list(a.capabilities), "chain_id": a.current_chain_id,
@@ -248,9 +234,11 @@ class Engine:
         # waits for executors are bounded per round (the heartbeat waits meanwhile)
         end = asyncio.get_running_loop().time() + min(grace_s + 2.0, self.settings.lease_s / 4)
         found: dict[int, list] = {}  # dead engine's pid -> its executors (one look per round)
-        held = [run["agentId"] for run in await call(self.registry.leases.lost_runs, live)
+        lost = await call(self.registry.leases.lost_runs, live)
+        held = [run["agentId"] for run in lost
                 if not await self._lost.ended_here(run, grace_s, end, found)]
-        released = await call(self.registry.leases.release_orphans, live + held)
+        # no lost run: nothing to release (one lost after the look is released next round)
+        released = await call(self.registry.leases.release_orphans, live + held) if lost else []
         if released:
             log.warning("process chains of lost agents registered again: %s", ", ".join(released))
             self._scheduler.wake()
@@ -304,18 +292,15 @@ class Engine:
         try:
             while not self.stop.is_set():
                 self._submitted.clear()
-                wait_s = self.settings.heartbeat_s
                 try:
+                    last_beat = await self._beat(last_beat)
+                    self._submitted.clear()  # a sweep just now: `_accept' looks once
                     await self._accept()
-                    now = asyncio.get_running_loop().time()
-                    if now - last_beat >= self.settings.heartbeat_s:
-                        await self._heartbeat()
-                        await self.recover()
-                        last_beat = now
                     if until_submission is not None and await self._all_finished():
                         await self._notifier.flush()  # its notification, if it can go now
                         break
                     outage.over()
+                    wait_s = self._until_due_s(last_beat)
                 except Exception as e:  # the database fails: keep going, say so, back off
                     wait_s = outage.wait_after(e)
                 waiters = [asyncio.ensure_future(self._submitted.wait()),
@@ -331,6 +316,28 @@ class Engine:
         finally:
             unsubscribe()
             await self._wind_down(finishing, cancelled)
+
+    async def _beat(self, last_beat: float) -> float:
+        """The heartbeat and the look for lost agents when due (`heartbeat_s' after the last,
+        which is returned), then the sweep unless the parts looked since the heartbeat
+        committed; else the sweep when due (`sweep_s' after the parts last looked)."""
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        if now - last_beat >= self.settings.heartbeat_s:
+            await self._heartbeat()
+            committed = loop.time()
+            await self.recover()
+            if self._woken < committed:
+                self._sweep()
+            return now
+        if now - self._woken >= self.settings.sweep_s:
+            self._sweep()
+        return last_beat
+
+    def _until_due_s(self, last_beat: float) -> float:
+        """How long the engine may sleep: until its next heartbeat or sweep."""
+        due = min(last_beat + self.settings.heartbeat_s, self._woken + self.settings.sweep_s)
+        return max(0.0, due - asyncio.get_running_loop().time())
 
     async def _wind_down(self, finishing: list[asyncio.Task],
                          cancelled: list[asyncio.Task]) -> None:
@@ -353,7 +360,8 @@ class Engine:
         """The parts' tasks: those that end by themselves on `stop`, those cancelled then."""
         finishing = [asyncio.create_task(self._scheduler.run(self.stop), name="scheduler"),
                      asyncio.create_task(self._notifier.run(self.stop), name="notifier"),
-                     asyncio.create_task(self._checkpoints(), name="checkpoints")]
+                     asyncio.create_task(checkpoint_until(self.registry.db, self.stop),
+                                         name="checkpoints")]
         cancelled: list[asyncio.Task] = []
         if timekeeper:  # schedules and the collector: workers and servers only
             cancelled.append(asyncio.create_task(self._timekeeper.run(self.stop),
