@@ -153,3 +153,16 @@ def memory_registry():
     yield registry
     registry.close()
 
+
+
+@pytest.fixture(autouse=True)
+def _collector_as_it_was():
+    """`steepy run|worker|serve` run in-process (click's CliRunner) tune the cycle collector
+    for the whole process (steepy.engine.collector): give the next test Python's own."""
+    import gc
+
+    thresholds = gc.get_threshold()
+    yield
+    if gc.get_threshold() != thresholds:
+        gc.unfreeze()
+        gc.set_threshold(*thresholds)

@@ -193,7 +193,9 @@ def load_sections(names: tuple[str, ...], directory: str | os.PathLike = ".",
     these groups, located."""
     environ = os.environ if environ is None else environ
     inside = tuple(f"{name}." for name in names)
-    leaves = {key: text for key, text in LEAVES.items() if key.startswith(inside)}
+    # with the key that names a file overriding them, which a variable may set
+    leaves = {key: text for key, text in LEAVES.items()
+              if key.startswith(inside) or key == "overrideConfigFile"}
     path, raw, origins, found = _gather(Path(directory), environ, leaves)
     mine = {key: value for key, value in raw.items() if key in names or key.startswith(inside)}
     problems = [p for p in found  # (a whole file's problem has no path: kept)

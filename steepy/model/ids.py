@@ -39,10 +39,11 @@ _prefix: tuple[int, str] = (-1, "")
 def _id(seconds: int, count: int) -> str:
     """The id of `count` (24 bits) in second `seconds` (32 bits since _EPOCH)."""
     global _prefix
-    if _prefix[0] != seconds:
-        _prefix = (seconds, _encode(seconds.to_bytes(4, "big") + _random)[:14])
+    prefix = _prefix  # read once: another thread may put another second's there meanwhile
+    if prefix[0] != seconds:
+        prefix = _prefix = (seconds, _encode(seconds.to_bytes(4, "big") + _random)[:14])
     low = _LOW | count << 4
-    return _prefix[1] + _PAIRS[low >> 20] + _PAIRS[(low >> 10) & 1023] + _PAIRS[low & 1023]
+    return prefix[1] + _PAIRS[low >> 20] + _PAIRS[(low >> 10) & 1023] + _PAIRS[low & 1023]
 
 
 def unique_id() -> str:

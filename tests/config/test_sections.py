@@ -27,6 +27,17 @@ def test_without_a_file_the_sections_are_the_models_defaults(tmp_path) -> None:
     assert load_sections(SECTIONS, tmp_path, {}) == {"db": config.db, "logs": config.logs}
 
 
+@pytest.mark.parametrize("variable", ["STEEPY_OVERRIDECONFIGFILE", "STEEP_OVERRIDECONFIGFILE"])
+def test_an_override_file_named_by_a_variable_counts_as_for_load_config(tmp_path,
+                                                                        variable) -> None:
+    """The reading commands and `steepy worker` must agree on the database."""
+    (tmp_path / "steepy.yaml").write_text("db:\n  url: sqlite:///base.db\n")
+    (tmp_path / "other.yaml").write_text("db:\n  url: sqlite:///override.db\n")
+    environ = {variable: "other.yaml"}
+    assert load_config(tmp_path, environ).db.url == "sqlite:///override.db"
+    assert load_sections(SECTIONS, tmp_path, environ)["db"].url == "sqlite:///override.db"
+
+
 def test_values_from_the_file_and_variables_are_those_load_config_reads(tmp_path) -> None:
     (tmp_path / "steepy.yaml").write_text(
         "steep:\n  db.url: sqlite:///x.db\nlogs:\n  processChains:\n    groupByPrefix: 2\n"
