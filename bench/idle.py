@@ -35,15 +35,9 @@ from pathlib import Path
 import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
-SERVICES = """
-- id: touch
-  name: touch
-  description: creates its output file
-  path: touch
-  runtime: other
-  parameters:
-    - {id: out, name: out, description: out, type: output, cardinality: 1..1}
-"""
+sys.path.insert(0, str(ROOT))
+from bench.throughput import SERVICES  # noqa: E402 - the same `touch' service
+
 ONE_TOUCH = """api: 4.7.0
 actions:
   - {id: t, type: execute, service: touch, outputs: [{id: out, var: o}]}
