@@ -150,7 +150,9 @@ async def test_an_idle_engine_looks_once_per_heartbeat(tmp_path: Path) -> None:
         await asyncio.wait_for(running, 30)
     assert beats >= 3, looks
     # each part looks once per heartbeat (its own commit wakes it, or the sweep after it),
-    # not once more on a timer of its own
+    # not once more on a timer of its own (that was two looks a beat). Now and then both
+    # come: the watcher's thread has seen the heartbeat's commit and is waking the parts
+    # while the engine sweeps (measured: 10 looks in 8 beats, in about half of the runs)
     for name in ("next_wake_up", "next_due", "fetch_next_submission"):
-        assert looks[name] <= beats + 1, looks
+        assert looks[name] <= beats * 3 // 2 + 1, looks
     assert looks["release_orphans"] == 0, looks  # no lost run: its write lock is not taken
