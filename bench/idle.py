@@ -29,14 +29,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime
 from pathlib import Path
 
 import psutil
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from bench.throughput import SERVICES  # noqa: E402 - the same `touch' service
+from bench.throughput import SERVICES, _steepy, first_tool_seconds  # noqa: E402 - the same
+from bench.throughput import _env as throughput_env  # noqa: E402 - touch, command and timing
 
 ONE_TOUCH = """api: 4.7.0
 actions:
@@ -46,14 +46,7 @@ SETTLE_S = 6.0  # imports, the first heartbeat and sweep
 
 
 def _env(work: Path, package: Path) -> dict[str, str]:
-    return dict(os.environ, PYTHONPATH=str(package), STEEPY_TMPPATH=str(work / "tmp"),
-                STEEPY_OUTPATH=str(work / "out"),
-                STEEPY_LOGS_PROCESSCHAINS_PATH=str(work / "logs"))
-
-
-def _steepy(work: Path, db: str, *args: str) -> list[str]:
-    return [sys.executable, "-m", "steepy.cli", *args, "--services", str(work / "services.yaml"),
-            "--db", db]
+    return dict(throughput_env(work), PYTHONPATH=str(package))
 
 
 def _family(proc: psutil.Process) -> list[psutil.Process]:
@@ -97,20 +90,7 @@ def first_tool_ms(work: Path, db: str, package: Path) -> float:
     """Milliseconds from one submission's commit to the file its one `touch` made."""
     from steepy.registry import open_registry
 
-    sid = subprocess.run(_steepy(work, db, "submit", "w.yaml"), env=_env(work, package),
-                         cwd=work, capture_output=True, text=True, check=True).stdout.split()[-1]
-    registry = open_registry(db)
-    deadline = time.monotonic() + 30
-    while registry.views.submission_status(sid) not in ("SUCCESS", "ERROR", "CANCELLED"):
-        if time.monotonic() > deadline:
-            raise SystemExit(f"submission {sid} did not end in 30 s")
-        time.sleep(0.05)
-    accepted = datetime.fromisoformat(registry.views.events(sid)[0]["time"]).timestamp()
-    made = next((p for place in ("tmp", "out") for p in (work / place / sid).rglob("*")
-                 if p.is_file()), None)
-    if made is None:
-        raise SystemExit(f"submission {sid} made no file")
-    return (made.stat().st_mtime - accepted) * 1000
+    return first_tool_seconds(work, db, open_registry(db), _env(work, package)) * 1000
 
 
 class Worker:

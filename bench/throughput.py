@@ -156,6 +156,24 @@ class Postgres:
                 conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+def first_tool_seconds(work: Path, db: str, registry, env: dict[str, str]) -> float:
+    """Seconds from the commit of one `steepy submit` of `w.yaml` (its `accepted` event) to
+    the moment its one `touch` ran (the file's modification time), under a running worker."""
+    sid = subprocess.run(_steepy(work, db, "submit", "w.yaml"), env=env, cwd=work,
+                         capture_output=True, text=True, check=True).stdout.split()[-1]
+    deadline = time.monotonic() + 30
+    while registry.views.submission_status(sid) not in ("SUCCESS", "ERROR", "CANCELLED"):
+        if time.monotonic() > deadline:
+            raise SystemExit(f"submission {sid} did not end in 30 s")
+        time.sleep(0.05)
+    accepted = datetime.fromisoformat(registry.views.events(sid)[0]["time"]).timestamp()
+    made = next((p for place in ("tmp", "out") for p in (work / place / sid).rglob("*")
+                 if p.is_file()), None)
+    if made is None:
+        raise SystemExit(f"submission {sid} made no file")
+    return made.stat().st_mtime - accepted
+
+
 def first_start_latencies(times: int = 5) -> list[float]:
     """Seconds from the commit of a `steepy submit` (its `accepted` event) to the moment its
     one `touch` ran (the file's modification time), under an idle `steepy worker`."""
@@ -173,19 +191,7 @@ def first_start_latencies(times: int = 5) -> list[float]:
         try:
             time.sleep(3)  # let the worker settle (imports, first sweep)
             for _ in range(times):
-                sid = subprocess.run(_steepy(work, db, "submit", "w.yaml"), env=_env(work),
-                                     cwd=work, capture_output=True, text=True, check=True
-                                     ).stdout.split()[-1]
-                deadline = time.monotonic() + 30
-                while (registry.views.submission_status(sid) not in ("SUCCESS", "ERROR")
-                       and time.monotonic() < deadline):
-                    time.sleep(0.05)
-                accepted = datetime.fromisoformat(registry.views.events(sid)[0]["time"]).timestamp()
-                made = next((p for place in ("tmp", "out") for p in (work / place / sid).rglob("*")
-                             if p.is_file()), None)
-                if made is None:
-                    raise SystemExit(f"submission {sid} made no file")
-                latencies.append(made.stat().st_mtime - accepted)
+                latencies.append(first_tool_seconds(work, db, registry, _env(work)))
                 time.sleep(1)  # idle again
         finally:
             worker.terminate()
