@@ -106,8 +106,10 @@ class Backend(Protocol):
     # recurring submissions (extensions 13), in the API's JSON shape of a schedule
     def add_schedule(self, workflow_file: str, services: tuple[str, ...],
                      macros: tuple[str, ...], cron: str | None, every: str | None,
-                     name: str | None, timezone: str | None) -> dict:
-        """Check the workflow and the trigger and store the schedule. Bad input:
+                     name: str | None, timezone: str | None,
+                     given: "GivenVars | None" = None) -> dict:
+        """Check the workflow (with the values `given` for its variables, kept for every
+        submission of the schedule) and the trigger, and store the schedule. Bad input:
         InputError."""
 
     def schedules(self) -> list[dict]:

@@ -198,14 +198,15 @@ class LocalBackend:
 
     def add_schedule(self, workflow_file: str, services: tuple[str, ...],
                      macros: tuple[str, ...], cron: str | None, every: str | None,
-                     name: str | None, timezone: str | None) -> dict:
+                     name: str | None, timezone: str | None,
+                     given: "GivenVars | None" = None) -> dict:
         from steepy.model.common import utcnow
         from steepy.model.ids import unique_id
         from steepy.model.schedule import Schedule
         from steepy.model.triggers import parse_trigger
 
         trigger = parse_trigger(cron, every, timezone, utcnow())  # InputError first
-        submission, _, _ = self.prepare(workflow_file, services, macros)
+        submission, _, _ = self.prepare(workflow_file, services, macros, given)
         self.stores = True
         schedule = Schedule.of(unique_id(), submission, trigger, name)
         return self.registry.schedules.add_schedule(schedule).to_json()

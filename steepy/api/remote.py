@@ -206,12 +206,13 @@ class RemoteBackend:
 
     def add_schedule(self, workflow_file: str, services: tuple[str, ...],
                      macros: tuple[str, ...], cron: str | None, every: str | None,
-                     name: str | None, timezone: str | None) -> dict:
+                     name: str | None, timezone: str | None,
+                     given: "GivenVars | None" = None) -> dict:
         """The server checks the workflow against its own services and macros."""
         from steepy.documents.loading import read_file
 
         body = {"workflow": read_file(workflow_file).text or "", "cron": cron, "every": every,
-                "name": name, "timezone": timezone}
+                "name": name, "timezone": timezone, "vars": given.values if given else None}
         response = self.api.request("POST", "/schedules", ok=(201, 400),
                                     json={k: v for k, v in body.items() if v is not None},
                                     headers={"Accept": "application/json"})
@@ -220,10 +221,9 @@ class RemoteBackend:
         if response.status_code == 400:
             options = {"cron": "--cron", "every": "--every", "timezone": "--timezone",
                        "cron/every": "--cron/--every"}
-            problems = [Problem(p["message"], p.get("path", ""),
-                                options.get(p.get("file"), workflow_file), p.get("line"),
-                                p.get("column"))
-                        for p in server_problems(response)]
+            problems = [_given(p, given) or Problem(
+                p["message"], p.get("path", ""), options.get(p.get("file"), workflow_file),
+                p.get("line"), p.get("column")) for p in server_problems(response)]
             raise InputError(problems or [Problem(message(response), file=workflow_file)])
         return decoded(response, dict)
 
@@ -258,13 +258,22 @@ def _located(problem: dict, document: "Document", given: "GivenVars | None" = No
     """A problem the server found, placed in `document` (the file it was read from) by its
     JSON path: the text sent may not be the file's (a dict); one of a value `given`, where it
     was given (`--var NAME`, a line of a `--vars` file)."""
-    from steepy.documents.variables import GIVEN
-
-    if given and problem.get("file") == GIVEN and problem.get("path") in given.places:
-        return given.problem(problem["path"], problem["message"])
+    given_here = _given(problem, given)
+    if given_here is not None:
+        return given_here
     found = Problem(problem["message"], problem.get("path", ""), document.file,
                     problem.get("line"), problem.get("column"))
     if found.path and document.positions:
         found.line = found.column = None
         document.locate(found)
     return found
+
+
+def _given(problem: dict, given: "GivenVars | None") -> Problem | None:
+    """A problem the server found with a value `given`, where it was given (`--var NAME`, a
+    line of a `--vars` file); None for any other problem."""
+    from steepy.documents.variables import GIVEN
+
+    if given and problem.get("file") == GIVEN and problem.get("path") in given.places:
+        return given.problem(problem["path"], problem["message"])
+    return None

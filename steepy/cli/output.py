@@ -165,13 +165,19 @@ def print_document(doc: dict) -> None:
         _print_chain(doc)
 
 
+def print_given_vars(values: dict | None) -> None:
+    """The values given for a workflow's variables (`--var', `--vars', the API's `vars'),
+    a line each."""
+    for name, value in (values or {}).items():
+        click.echo(f"  var {name}: {json.dumps(value)}")
+
+
 def _print_submission(doc: dict) -> None:
     click.echo(f"submission {doc['id']}  {doc['status']}  {doc.get('name') or ''}")
     for key in ("startTime", "endTime", "errorMessage"):
         if doc.get(key):
             click.echo(f"  {key}: {doc[key]}")
-    for name, value in (doc.get("vars") or {}).items():  # given at submit time
-        click.echo(f"  var {name}: {json.dumps(value)}")
+    print_given_vars(doc.get("vars"))
     click.echo(f"  chains: {doc['totalProcessChains']} in all, {doc['succeededProcessChains']} "
                f"succeeded, {doc['failedProcessChains']} failed, {doc['cancelledProcessChains']} "
                f"cancelled, {doc['runningProcessChains']} running, "

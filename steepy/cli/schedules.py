@@ -8,9 +8,10 @@ from __future__ import annotations
 import click
 
 from steepy.api.backends import Backend
-from steepy.cli.common import DB_OPTION, MACROS_OPTION, SERVICES_OPTION, checked_config
+from steepy.cli.common import (DB_OPTION, MACROS_OPTION, SERVICES_OPTION, checked_config,
+                               given_vars, vars_options)
 from steepy.cli.manage import found, with_backend
-from steepy.cli.output import fail, print_json, stop
+from steepy.cli.output import fail, print_given_vars, print_json, stop
 from steepy.errors import InputError
 
 
@@ -57,15 +58,17 @@ def schedule() -> None:
 @click.option("--timezone", metavar="TZ", help="The cron expression's time zone (default: UTC).")
 @SERVICES_OPTION
 @MACROS_OPTION
+@vars_options
 @with_backend
 def add(backend: Backend, workflow_file: str, cron, every, name, timezone, services,
-        macros) -> None:
-    """Check a workflow like `steepy submit' and store it with its schedule. Prints the new
-    schedule's id first."""
+        macros, var_options, vars_files) -> None:
+    """Check a workflow like `steepy submit' (with --var and --vars: for every submission of
+    the schedule) and store it with its schedule. Prints the new schedule's id first."""
     checked_config()
+    given = given_vars(var_options, vars_files)
     try:
         added = backend.add_schedule(workflow_file, services, macros, cron, every, name,
-                                     timezone)
+                                     timezone, given)
     except InputError as e:
         fail(e.problems)
     click.echo(_line(added))
@@ -99,6 +102,7 @@ def show(backend: Backend, schedule_id: str, as_json: bool) -> None:
         print_json(item)
         return
     click.echo(_line(item))
+    print_given_vars(item.get("vars"))
     zone = item.get("timezone")
     for firing in item.get("firings", []):
         due = _when(firing["dueTime"], zone)

@@ -32,7 +32,9 @@ SCHEDULE_BODY = {
         "description": "`workflow` (the workflow as YAML or JSON text, or as an object), "
                        "`cron` (a crontab line: minute hour day month day-of-week) or `every` "
                        "(a duration such as `1h`), and optionally `name`, `timezone` (default "
-                       "UTC) and `paused`.",
+                       "UTC), `paused` and `vars` (values for the workflow's variables, an "
+                       "object of variable ids and values: every submission of the schedule "
+                       "has them).",
         "content": {"application/json": {"schema": {"type": "object"}}},
     },
 }
@@ -70,10 +72,16 @@ def _new_schedule(body: Any, services: dict, macros: dict, runtimes: Runtimes) -
         trigger = parse_trigger(cron, every, timezone, utcnow(), FIELDS)
     except InputError as e:
         problems += e.problems
+    given = body.get("vars")
+    if given is not None and not isinstance(given, dict):
+        problems.append(Problem("must be an object of variable ids and values", path="vars",
+                                file=NAME))
+        given = None
     submission = None
     if isinstance(workflow, str) and workflow.strip():
         try:
-            submission = build_submission(workflow.encode("utf-8"), services, macros, runtimes)
+            submission = build_submission(workflow.encode("utf-8"), services, macros, runtimes,
+                                          json.dumps(given) if given else None)
         except InputError as e:
             problems += e.problems
     if problems:

@@ -27,6 +27,7 @@ class Schedule:
     last_fire_time: datetime | None = None
     next_fire_time: datetime | None = None
     last_submission_id: str | None = None
+    vars: dict[str, Any] | None = None  # the values given when it was added, by variable id
 
     @classmethod
     def of(cls, schedule_id: str, submission: Submission, trigger: TriggerSpec,
@@ -34,14 +35,16 @@ class Schedule:
         """The schedule of a checked workflow (as `steepy submit' would store it)."""
         return cls(schedule_id, name or submission.name or f"schedule {schedule_id}", trigger,
                    submission.workflow, submission.source,
-                   list(submission.required_capabilities), submission.priority)
+                   list(submission.required_capabilities), submission.priority,
+                   vars=submission.vars)
 
     def submission(self, submission_id: str) -> Submission:
-        """The submission of one firing: named after the schedule, ACCEPTED."""
+        """The submission of one firing: named after the schedule, ACCEPTED, with the values
+        given for its variables when the schedule was added (already in its workflow)."""
         return Submission(id=submission_id, workflow=self.workflow, name=self.name,
                           priority=self.priority,
                           required_capabilities=list(self.required_capabilities),
-                          source=self.source)
+                          source=self.source, vars=dict(self.vars) if self.vars else None)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "name": self.name, **self.trigger.to_json(),
@@ -53,4 +56,6 @@ class Schedule:
                 out[key] = iso_time(value)
         if self.last_submission_id:
             out["lastSubmissionId"] = self.last_submission_id
+        if self.vars:
+            out["vars"] = self.vars
         return out

@@ -46,7 +46,7 @@ def _schedule(row: Any) -> Schedule:
     return Schedule(row.id, row.name, trigger, Workflow.from_json(load(row.workflow)),
                     row.source, load(row.required_capabilities) or [], row.priority,
                     bool(row.paused), as_utc(row.created_time), as_utc(row.last_fire_time),
-                    as_utc(row.next_fire_time), row.last_submission_id)
+                    as_utc(row.next_fire_time), row.last_submission_id, load(row.vars))
 
 
 def _firing(row: Any) -> dict[str, Any]:
@@ -76,7 +76,7 @@ class SqlSchedules:
                 priority=schedule.priority, kind=trigger.kind, expression=trigger.expression,
                 timezone=trigger.timezone, interval_ms=trigger.interval_ms,
                 anchor=_utc(trigger.anchor), paused=schedule.paused, created_time=now,
-                next_fire_time=first))
+                next_fire_time=first, vars=dump(schedule.vars or None)))
             return _schedule(conn.execute(select(schedules).where(_s.id == schedule.id)).one())
 
     def list_schedules(self) -> list[Schedule]:

@@ -181,6 +181,7 @@ schedules = Table(
     Column("last_fire_time", DateTime(timezone=True)),
     Column("next_fire_time", DateTime(timezone=True)),
     Column("last_submission_id", String(64)),
+    Column("vars", Text),  # the values given for the workflow's variables (JSON), or NULL
 )
 Index("ix_schedules_due", schedules.c.paused, schedules.c.next_fire_time)
 

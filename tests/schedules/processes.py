@@ -21,6 +21,15 @@ actions:
   - {id: nap, type: execute, service: sleep, inputs: [{id: seconds, value: 0}]}
 """
 
+# the same nap, its seconds a variable that can be given (`--var pause=2`)
+NAP_VARS = """api: 4.7.0
+name: nap
+vars:
+  - {id: pause, value: 0}
+actions:
+  - {id: nap, type: execute, service: sleep, inputs: [{id: seconds, var: pause}]}
+"""
+
 
 def env(tmp_path: Path, db: str, **extra: str) -> dict[str, str]:
     out = dict(os.environ)

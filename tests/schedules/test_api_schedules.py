@@ -16,7 +16,7 @@ from steepy.cli import main
 from steepy.registry import open_registry
 from tests.conftest import ROOT
 from tests.http.conftest import Server
-from tests.schedules.processes import NAP, cli, env, wait_for
+from tests.schedules.processes import NAP, NAP_VARS, cli, env, wait_for
 
 BAD = "api: 4.7.0\nactions:\n  - type: execute\n    service: nope\n"
 
@@ -79,6 +79,7 @@ def test_schedules_over_http_and_the_cli_with_a_server(server: Server, tmp_path:
     out = cli(environment, "schedule", "add", str(workflow), "--every", "1s", ok=2)
     assert out == "" and http.get("/schedules").json() == []
     assert http.put("/schedules/nope", json={"paused": True}).status_code == 404
+    _vars_through_the_server(environment, tmp_path)
     assert http.put(f"/schedules/{schedule['id']}", json={"paused": 1}).status_code == 400
 
 
@@ -97,3 +98,18 @@ def test_bad_input_at_add_is_located_and_stores_nothing(tmp_path: Path, monkeypa
         assert out.exit_code == 2 and expected in out.stderr, out.stderr
         assert "Traceback" not in out.stderr
     assert open_registry(db).schedules.list_schedules() == []
+
+
+def _vars_through_the_server(environment: dict, tmp_path: Path) -> None:
+    """`schedule add --var` with --server: the server checks the values, and a wrong one is
+    placed where it was given, as without a server."""
+    workflow = tmp_path / "nap-vars.yaml"
+    workflow.write_text(NAP_VARS)
+    add = ["schedule", "add", str(workflow), "--every", "1h"]
+    bad = CliRunner().invoke(main, [*add, "--var", "paus=1"], env=environment,
+                             catch_exceptions=False)
+    assert bad.exit_code == 2 and "--var paus: " in bad.stderr and "`pause'" in bad.stderr, \
+        bad.stderr
+    out = cli(environment, *add, "--var", "pause=0.1")
+    shown = cli(environment, "schedule", "show", out.split()[0])
+    assert "  var pause: 0.1\n" in shown, shown
