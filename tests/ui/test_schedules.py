@@ -11,6 +11,7 @@ import time
 from playwright.sync_api import expect
 
 from tests.http.conftest import Server
+from tests.schedules.processes import NAP_VARS
 from tests.ui.conftest import PHONE
 import pytest
 
@@ -68,12 +69,18 @@ def test_new_schedule_form_shows_located_problems_then_lands_on_the_page(ui,
     page.fill("#name", "hourly")
     page.click("button[type=submit]")
     expect(page.locator("#problems li").first).to_contain_text("line")
-    page.fill("#workflow", NAP)
+    page.fill("#workflow", NAP_VARS)
+    page.fill("#vars", "paus: 2")  # a typo: located by the API, nothing stored
+    page.click("button[type=submit]")
+    expect(page.locator("#problems li").first).to_contain_text("did you mean `pause'")
+    page.fill("#vars", "pause: 2")
     page.click("button[type=submit]")
     expect(page).to_have_url(re.compile(r"/schedules/[^/]+$"))
     expect(page.locator("h1")).to_contain_text("hourly")
+    expect(page.get_by_test_id("vars")).to_have_text("pause=2")
     schedule_id = page.url.rsplit("/", 1)[1]
-    assert ui.http.get(f"/schedules/{schedule_id}").json()["every"] == "1h"
+    added = ui.http.get(f"/schedules/{schedule_id}").json()
+    assert (added["every"], added["vars"]) == ("1h", {"pause": 2})
     ui.http.delete(f"/schedules/{schedule_id}")
 
 

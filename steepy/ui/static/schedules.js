@@ -5,6 +5,21 @@
   const form = document.getElementById("new-schedule");
   if (!form) return;
   const list = document.getElementById("problems");
+  // The variables' lines (`id: value'), as the API's `vars' object: a value that is JSON is
+  // sent as such (3, [1, 2], true), any other as text; null when there are none.
+  function givenVars(text) {
+    const given = {};
+    let any = false;
+    for (const line of text.split("\n")) {
+      const at = line.indexOf(":");
+      const id = (at < 0 ? line : line.slice(0, at)).trim();
+      if (!id) continue;
+      const value = at < 0 ? "" : line.slice(at + 1).trim();
+      try { given[id] = JSON.parse(value); } catch (e) { given[id] = value; }
+      any = true;
+    }
+    return any ? given : null;
+  }
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     const f = form.elements;
@@ -12,6 +27,8 @@
     payload[f.kind.value] = f.trigger.value;
     if (f.name.value.trim()) payload.name = f.name.value.trim();
     if (f.timezone.value.trim()) payload.timezone = f.timezone.value.trim();
+    const given = givenVars(f.vars.value);
+    if (given) payload.vars = given;
     const button = form.querySelector("button[type=submit]");
     button.disabled = true;
     try {
