@@ -118,7 +118,7 @@ class ExecutableBuilder:
                 value = common_directory(flatten(value))
             for item in flatten(value):
                 args.append(Argument(param.id, ArgumentVariable(inp.var, scalar_text(item)),
-                                     INPUT, param.label, param.data_type))
+                                     INPUT, param.label, param.data_type, from_results))
         return args
 
     def _outputs(self, node: ExecNode, param: ServiceParameter,

@@ -14,9 +14,10 @@ the submission:
   modification time, or the content hash in `deep` mode; a directory by its files);
 - anything else: the value itself.
 
-The values of one variable given to one parameter count in any order: a for-each's output
-lists its items in the order their iterations ended, which differs from run to run, and a
-join over it would never be reused otherwise.
+The values of one variable given to one parameter count in any order when earlier chains
+reported them (`Argument.reported`): a for-each's output lists its items in the order their
+iterations ended, which differs from run to run, and a join over it would never be reused
+otherwise. A list the workflow or `--var` gives keeps its order: `cat b a` is not `cat a b`.
 
 An executable's key is computed in two steps: its shape is the hash of all this with the
 input files by path alone; its key the hash of the shape and the files' fingerprints. An
@@ -137,8 +138,9 @@ def executable_key(exe: Executable, service: str | None, position: int,
 
 def _unordered(arguments: list[list], given: list[Argument]) -> list[list]:
     """`arguments` (normalized from `given`) with each run of inputs that are values of one
-    variable for one parameter sorted by value: a for-each's output lists its items in the
-    order their iterations ended, which differs from run to run."""
+    variable for one parameter, reported by earlier chains, sorted by value: a for-each's
+    output lists its items in the order their iterations ended, which differs from run to
+    run. Values the workflow gives keep their order."""
     keys = [(a.id, a.variable.id) for a in given]
     if len(set(keys)) == len(keys):  # one value per parameter and variable: nothing to sort
         return arguments
@@ -147,7 +149,7 @@ def _unordered(arguments: list[list], given: list[Argument]) -> list[list]:
                                      key=lambda pair: (pair[1].id, pair[1].variable.id,
                                                        pair[1].type)):
         group = list(run)
-        if kind != "output" and len(group) > 1:
+        if kind != "output" and len(group) > 1 and all(arg.reported for _, arg in group):
             group.sort(key=lambda pair: pair[1].variable.value)
         out.extend(argument for argument, _ in group)
     return out

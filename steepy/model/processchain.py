@@ -42,6 +42,10 @@ class Argument:
     type: str  # "input" | "output"
     label: str | None = None
     data_type: str = DATA_TYPE_STRING
+    # its value was reported by earlier chains (a for-each's output, which lists its items in
+    # the order their iterations ended): a reuse key takes such values of one parameter in
+    # any order (steepy.model.cachekeys). Known where the generator makes it, not stored.
+    reported: bool = field(default=False, compare=False, repr=False)
 
     @classmethod
     def from_json(cls, data: dict) -> "Argument":

@@ -134,6 +134,30 @@ def test_a_second_run_reuses_everything_and_a_changed_input_reruns_what_depends_
     assert _ran(here) == ["b", "c"]
 
 
+ORDERED = """\
+api: 4.7.0
+vars:
+  - {id: parts, value: [one.txt, two.txt]}
+actions:
+  - {type: execute, service: step, inputs: [{id: tag, value: cat}, {id: in, var: parts}],
+     outputs: [{id: out, var: z, store: true}]}
+"""
+
+
+@pytest.mark.process
+def test_a_list_the_workflow_gives_in_another_order_runs_again(here: Path) -> None:
+    """`cat b a' is not `cat a b': values the workflow (or --var) gives keep their order in
+    the key; only those earlier chains reported (a for-each's output) count in any order."""
+    (here / "wf.yaml").write_text(ORDERED)
+    _run(here, "--resume")
+    assert _ran(here) == ["cat"]
+    assert _run(here, "--resume", "--var", "parts=[one.txt, two.txt]")["processChains"][0][
+        "reused"]
+    swapped = _run(here, "--resume", "--var", "parts=[two.txt, one.txt]")
+    assert _ran(here) == ["cat"] and "reused" not in swapped["processChains"][0]
+    assert _final(swapped) == "2\n1\ndone\n"
+
+
 def _plan(here: Path) -> str:
     """`steepy plan --resume --all` in this process (it reads the database, stores nothing)."""
     from click.testing import CliRunner

@@ -108,18 +108,21 @@ def test_cache_false_takes_no_key(source: Path) -> None:
                       Fingerprints()) is None
 
 
-def test_the_values_of_one_variable_count_in_any_order(tmp_path: Path) -> None:
+def test_reported_values_of_one_variable_count_in_any_order(tmp_path: Path) -> None:
     """A for-each's output lists its items in the order their iterations ended: a join over
-    it keeps its key however they arrived; values of different variables keep their order."""
+    it keeps its key however they arrived. Values the workflow gives keep their order
+    (`cat b a` is not `cat a b`), and values of different variables do, too."""
     files = []
     for name in ("a", "b"):
         files.append(tmp_path / name)
         files[-1].write_text(name)
 
-    def join(first: str, second: str, var_of_second: str = "copies") -> str:
+    def join(first: str, second: str, var_of_second: str = "copies",
+             reported: bool = True) -> str:
         chain = ProcessChain("c", [Executable("e", "cp", "cp", [
-            Argument("in", ArgumentVariable("copies", first), "input"),
-            Argument("in", ArgumentVariable(var_of_second, second), "input"),
+            Argument("in", ArgumentVariable("copies", first), "input", reported=reported),
+            Argument("in", ArgumentVariable(var_of_second, second), "input",
+                     reported=reported),
             Argument("out", ArgumentVariable("o", str(tmp_path / "out")), "output")])])
         keys = chain_keys(chain, {"cp": _service()}, Fingerprints())
         assert keys is not None
@@ -128,6 +131,7 @@ def test_the_values_of_one_variable_count_in_any_order(tmp_path: Path) -> None:
     a, b = (str(f) for f in files)
     assert join(a, b) == join(b, a)
     assert join(a, b, "other") != join(b, a, "other")
+    assert join(a, b, reported=False) != join(b, a, reported=False)
 
 
 def test_a_file_is_looked_at_once_while_fresh(tmp_path: Path) -> None:

@@ -387,3 +387,25 @@ def test_an_actions_cache_reaches_its_executables_also_after_a_reload() -> None:
     steps = run_all(generator(workflow), persist=True)
     assert [e["cache"] for step in steps for c in step for e in c["executables"]] == [
         False, False]
+
+
+def test_values_earlier_chains_reported_are_marked_and_given_ones_are_not() -> None:
+    """A for-each's output (in the order its iterations ended) is marked `reported`, so a
+    reuse key takes it in any order; a list the workflow gives is not: its order counts."""
+    gen = generator({"vars": [*LOOP_WORKFLOW["vars"], {"id": "given", "value": ["x", "y"]}],
+                     "actions": [*LOOP_WORKFLOW["actions"],
+                                 execute("direct", "given", "other", "join")]})
+    chains, results, executed = [], {}, set()
+    while True:
+        new = gen.generate(results, executed)
+        if not new:
+            break
+        chains += new
+        results, executed = simulated_results(new)
+    inputs = {c.executables[0].id: [a for a in c.executables[0].arguments if a.type == "input"]
+              for c in chains}
+    last = next(args for exe_id, args in inputs.items() if exe_id.startswith("last"))
+    direct = next(args for exe_id, args in inputs.items() if exe_id.startswith("direct"))
+    assert len(last) == 3 and all(a.reported for a in last)
+    assert [a.variable.value for a in direct] == ["x", "y"] and not any(a.reported
+                                                                        for a in direct)
