@@ -32,6 +32,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -79,6 +80,7 @@ class RoundTrips:
         self.notifies = 0  # NOTIFY statements the clients executed
         self.delivered = 0  # notifications the server sent to listeners
         self.trace: list[tuple[str, bytes, bytes]] | None = None  # a list: every message
+        self.shapes: Counter[str] = Counter()  # what the client sent in each round trip
         self.loop = asyncio.new_event_loop()
         ready = threading.Event()
         self.port = 0
@@ -96,11 +98,23 @@ class RoundTrips:
         server_r, server_w = await asyncio.open_connection("127.0.0.1", self.target_port)
         turn = ["server"]  # who spoke last on this connection
         notifying: set[bytes] = set()  # names of prepared statements that are NOTIFYs
+        prepared: dict[bytes, str] = {}  # this connection's prepared statements: name -> text
+        sent: list[str] = []  # the statements of the client's turn so far
 
         def seen(side: str, kind: bytes, body: bytes) -> None:
             if side == "client" and turn[0] == "server":
                 self.count += 1
+                if sent:
+                    self.shapes[" | ".join(sent)] += 1
+                    sent.clear()
             turn[0] = side
+            if kind == b"Q" and side == "client":
+                sent.append(_short(body.rstrip(b"\0")))
+            elif kind == b"P":
+                name, text = body.split(b"\0")[:2]
+                prepared[name] = _short(text)
+            elif kind == b"B" and side == "client":
+                sent.append(prepared.get(body.split(b"\0")[1], "?"))
             if self.trace is not None:
                 self.trace.append((side, kind, body[:60]))
             if side == "server":
@@ -134,6 +148,11 @@ class RoundTrips:
                              pump(server_r, client_w, "server"))
 
 
+def _short(sql: bytes) -> str:
+    """The first words of a statement, to tell it in a table."""
+    return " ".join(sql.decode(errors="replace").split()[:6])
+
+
 class Server:
     """The PostgreSQL server's side: pg_stat_statements and the CPU of its processes."""
 
@@ -164,11 +183,13 @@ class Server:
                 pass
         return total
 
-    def statements(self, toplevel: bool) -> list[tuple[str, int]]:
-        """(query, calls) of every database but the admin's, most called first: those the
-        clients sent (`toplevel`), or those run inside them (foreign key checks)."""
+    def statements(self, toplevel: bool) -> list[tuple[str, int, float]]:
+        """(query, calls, milliseconds executing) of every database but the admin's, most
+        called first: those the clients sent (`toplevel`), or those run inside them (foreign
+        key checks)."""
         return self.admin.execute(
-            "SELECT regexp_replace(query, '\\s+', ' ', 'g'), sum(calls)::bigint "
+            "SELECT regexp_replace(query, '\\s+', ' ', 'g'), sum(calls)::bigint, "
+            "sum(total_exec_time)::float "
             "FROM pg_stat_statements WHERE dbid <> %s AND toplevel = %s GROUP BY 1 "
             "ORDER BY 2 DESC", (self.own_db, toplevel)).fetchall()
 
@@ -190,18 +211,25 @@ def kind(query: str) -> str:
 
 def report(n: int, pg_runs: list[dict], lite: list[float], proxy: RoundTrips) -> None:
     statements = pg_runs[-1]["statements"]
-    calls = {q: c for q, c in statements}
     per = lambda count: count / n  # noqa: E731
-    total = sum(calls.values())
-    said = lambda word: sum(c for q, c in statements if kind(q) == word)  # noqa: E731
+    total = sum(c for _, c, _ in statements)
+    said = lambda word: sum(c for q, c, _ in statements if kind(q) == word)  # noqa: E731
     print(f"per chain, N={n} (statements of the last PostgreSQL run):")
-    nested = sum(c for _, c in pg_runs[-1]["nested"])
-    print(f"  statements        {per(total):6.2f} sent by the clients, and {per(nested):.2f} "
-          "run inside them (foreign key checks)")
+    nested = pg_runs[-1]["nested"]
+    print(f"  statements        {per(total):6.2f} sent by the clients, and "
+          f"{per(sum(c for _, c, _ in nested)):.2f} run inside them (foreign key checks)")
+    print(f"  executing         {per(sum(t for _, _, t in statements)):6.3f} ms (the server's "
+          "time in the clients' statements, these checks included:")
+    for query, count, ms in nested[:4]:
+        print(f"    {per(count):6.2f} calls, {per(ms):.3f} ms  {query[:110]}")
+    print("    )")
     print(f"  transactions      {per(said('COMMIT') + said('ROLLBACK')):6.2f} "
           f"(COMMIT {per(said('COMMIT')):.2f}, ROLLBACK {per(said('ROLLBACK')):.2f}, "
           f"BEGIN {per(said('BEGIN')):.2f})")
     print(f"  round trips       {per(proxy.count):6.2f} (a run of its own, through the proxy)")
+    print("  round trips by what the client sent in them (per chain; `|` separates statements):")
+    for shape, count in proxy.shapes.most_common(12):
+        print(f"    {per(count):6.2f}  {shape[:200]}")
     print(f"  NOTIFYs           {per(proxy.notifies):6.2f} (notifications delivered to listeners: "
           f"{per(proxy.delivered):.2f})")
     cpu = statistics.median(r["cpu"] for r in pg_runs) / n
@@ -209,9 +237,9 @@ def report(n: int, pg_runs: list[dict], lite: list[float], proxy: RoundTrips) ->
           f"{1 / cpu:,.0f} chains/s")
     engine = statistics.median(r["engine_cpu"] for r in pg_runs) / n
     print(f"  engine CPU        {engine * 1000:6.3f} ms (`steepy run` and its tools)")
-    print("  the 10 most called statements (calls per chain):")
-    for query, count in statements[:10]:
-        print(f"    {per(count):6.2f}  {query[:150]}")
+    print("  the 10 most called statements (calls and executing ms per chain):")
+    for query, count, ms in statements[:10]:
+        print(f"    {per(count):6.2f} {per(ms):6.3f}  {query[:140]}")
     pg_times = [r["seconds"] for r in pg_runs]
     pg_s, lite_s = statistics.median(pg_times), statistics.median(lite)
     print(f"time: SQLite {lite_s:.2f} s, PostgreSQL {pg_s:.2f} s (runs: "

@@ -24,6 +24,9 @@ WAL_RESTART_FRAMES = 16384  # SQLite: a WAL larger than this (64 MB of 4-KB page
 RESTART_WAIT_MS = 100  # how long such a checkpoint may hold writers back
 _AUTOCHECKPOINT = "steepy.wal_autocheckpoint"  # what a pooled connection was told (record.info)
 FILE_CHECK_S = 0.5  # SQLite: how often transactions look whether the file is still there
+# no RETURNING of the new id (SQLAlchemy adds one to a single row's insert): nobody reads it,
+# and in a `batch' nothing can be read before its end
+_ADD_EVENT_INLINE = ADD_EVENT.inline()
 _CORRUPT = {11: "its file is corrupted", 26: "its file is not a SQLite database"}  # SQLite's codes
 
 
@@ -82,13 +85,15 @@ class Connector:
                 try:
                     yield conn
                     if pending:  # last, under the feed's lock: ids in the order of commits
-                        self.dialect.lock_feed(conn, notify=True)  # (one round trip)
                         watcher = self.watcher
                         if watcher is not None and watcher.wanted(pending):
+                            self.dialect.lock_feed(conn, notify=True)  # (one round trip)
                             ids = list(conn.execute(ADD_EVENT_WITH_ID, pending).scalars())
                             watcher.written(conn, pending, ids)
                         else:
-                            conn.execute(ADD_EVENT, pending)
+                            with self.dialect.batch(conn):  # one round trip for the three
+                                self.dialect.lock_feed(conn, notify=True)
+                                conn.execute(_ADD_EVENT_INLINE, pending)
                     else:
                         self.dialect.after_write(conn)
                 finally:

@@ -82,8 +82,20 @@ def _postgres_engine(url: str) -> Engine:
     lost: its socket has something to read (a server that stops, or ends the backend, sends
     a FATAL message and closes the connection; an idle connection is otherwise sent
     nothing), or it sat in the pool longer than IDLE_PING_S (a firewall may drop one without
-    a word). A ping that fails replaces the connection, as SQLAlchemy's pre-ping did."""
+    a word). A ping that fails replaces the connection, as SQLAlchemy's pre-ping did.
+
+    A transaction's BEGIN goes in the round trip of its first statement (`pgdriver`)."""
+    from steepy.registry import pgdriver
+
     engine = create_engine(url)
+
+    @event.listens_for(engine, "do_connect")
+    def _connect(_dialect, _record, cargs, cparams):
+        return pgdriver.connect(*cargs, **cparams)
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn) -> None:
+        conn.connection.driver_connection.begin_lazily()  # BEGIN goes with the first statement
 
     @event.listens_for(engine, "checkin")
     def _on_checkin(_dbapi_connection, record) -> None:
@@ -116,12 +128,7 @@ def _ping(connection) -> None:
     """A round trip on the connection; one that fails is a lost connection to SQLAlchemy's
     pool, which replaces it (a new connection that fails too raises the connect's error)."""
     try:
-        connection.autocommit = True  # (no transaction to begin and end around it)
-        try:
-            connection.execute(";")  # an empty query: the server's answer is all it sends
-        finally:
-            if not connection.closed:
-                connection.autocommit = False
+        connection.execute(";")  # an empty query (in autocommit: pgdriver's connections are)
     except connection.Error as e:
         raise DisconnectionError(f"the pooled connection was lost: {e}") from e
 

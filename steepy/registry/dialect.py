@@ -7,6 +7,7 @@ JSON is read differ, and they are answered here.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from typing import Any
 
 from sqlalchemy import Connection, Engine, Select, cast, func
@@ -37,9 +38,26 @@ class Dialect:
         ids in the order of inserts). SQLite has one writer at a time already. `notify':
         `after_write`'s NOTIFY goes in the same round trip (it is delivered at the commit,
         wherever the transaction said it)."""
+        if not self.postgres:
+            return
+        lock = f"SELECT pg_advisory_xact_lock({FEED_LOCK})"
+        driver = conn.connection.driver_connection
+        if driver.pgconn.pipeline_status:  # (in a `batch`: statements one by one, queued)
+            cursor = driver.cursor()
+            cursor.execute(lock)
+            if notify:
+                cursor.execute(f"NOTIFY {CHANNEL}")
+        else:
+            conn.exec_driver_sql(lock + (f"; NOTIFY {CHANNEL}" if notify else ""))
+
+    def batch(self, conn: Connection) -> Any:
+        """A context in which the statements sent through the driver's cursors go to
+        PostgreSQL together, answered at its end (psycopg's pipeline mode: one round trip
+        for all). Only for statements whose answers nobody reads before the end: a
+        SQLAlchemy query in it would find no rows. SQLite: nothing changes."""
         if self.postgres:
-            conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({FEED_LOCK})"
-                                 + (f"; NOTIFY {CHANNEL}" if notify else ""))
+            return conn.connection.driver_connection.pipeline()
+        return nullcontext()
 
     def after_write(self, conn: Connection) -> None:
         """Tell every listening process on commit (PostgreSQL's NOTIFY is delivered then)."""

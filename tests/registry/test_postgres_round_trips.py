@@ -1,9 +1,9 @@
 """What a PostgreSQL connection sends (read from libpq's trace): a connection lost while idle
 in the pool is replaced at its checkout, before the caller's transaction uses it, and a
 checkout of a live connection sends the server nothing (SQLAlchemy's pool_pre_ping sent an
-empty query each time: a round trip per transaction); a write with events takes the feed's
-lock and says NOTIFY in one round trip; a claim reads its chain and the chain's runs so far
-in one statement."""
+empty query each time: a round trip per transaction); BEGIN goes with a transaction's first
+statement; a write with events takes the feed's lock, says NOTIFY and inserts them in one
+round trip; a claim reads its chain and the chain's runs so far in one statement."""
 
 from __future__ import annotations
 
@@ -58,13 +58,30 @@ def _traced(connector: Connector, path: Path, transactions: int,
         raw = connector.engine.raw_connection()
         raw.driver_connection.pgconn.untrace()
         raw.close()
-    return re.findall(r"\tF\t\d+\t(?:Query|Parse)\t *(.*)", path.read_text())
+    return [m.removeprefix('"" ').removesuffix(" 0") for m in
+            re.findall(r"\tF\t\d+\t(?:Query|Parse)\t *(.*)", path.read_text())]
+
+
+def _round_trips(path: Path) -> int:
+    """How often the client sent after the server had answered (or first), in a trace."""
+    sides = re.findall(r"^\S+ \S+\t([FB])\t", path.read_text(), re.M)
+    return sum(1 for before, side in zip(["B", *sides], sides) if (before, side) == ("B", "F"))
+
+
+BEGIN, SELECT_2, COMMIT = '"BEGIN"', '"SELECT 2"', '"COMMIT"'
 
 
 def test_a_checkout_of_a_live_connection_sends_nothing(connector, tmp_path) -> None:
     _backend(connector)  # one connection, pooled
     sent = _traced(connector, tmp_path / "trace", 5)
-    assert sent == ['"BEGIN"', '"SELECT 2"', '"COMMIT"'] * 5
+    assert sent == [BEGIN, SELECT_2, COMMIT] * 5
+
+
+def test_begin_goes_in_the_round_trip_of_the_first_statement(connector, tmp_path) -> None:
+    _backend(connector)
+    _traced(connector, tmp_path / "trace", 5)
+    # BEGIN with SELECT 2 in one pipeline, then COMMIT: psycopg alone took three
+    assert _round_trips(tmp_path / "trace") == 2 * 5
 
 
 def test_a_connection_idle_longer_than_the_limit_is_pinged(connector, tmp_path,
@@ -74,7 +91,7 @@ def test_a_connection_idle_longer_than_the_limit_is_pinged(connector, tmp_path,
     time.sleep(0.01)
     sent = _traced(connector, tmp_path / "trace", 3)
     # (and the checkout that stops the trace)
-    assert sent == ['";"', '"BEGIN"', '"SELECT 2"', '"COMMIT"'] * 3 + ['";"']
+    assert sent == ['";"', BEGIN, SELECT_2, COMMIT] * 3 + ['";"']
 
 
 def test_a_connection_lost_while_idle_is_replaced_before_the_caller_uses_it(
@@ -96,8 +113,8 @@ def test_a_connection_lost_while_idle_is_replaced_before_the_caller_uses_it(
         assert conn.exec_driver_sql("SELECT 3").scalar() == 3
 
 
-def test_a_write_with_events_locks_the_feed_and_notifies_in_one_round_trip(connector,
-                                                                          tmp_path) -> None:
+def test_a_write_with_events_sends_them_with_the_feed_lock_and_notify_at_once(connector,
+                                                                             tmp_path) -> None:
     def write(connector: Connector) -> None:
         with connector.write() as conn:
             add_events(conn, [{"submission_id": None, "chain_id": None, "kind": "test",
@@ -105,8 +122,14 @@ def test_a_write_with_events_locks_the_feed_and_notifies_in_one_round_trip(conne
 
     _backend(connector)
     sent = _traced(connector, tmp_path / "trace", 2, write)
-    assert [q for q in sent if "NOTIFY" in q or "lock" in q] == [
-        f'"SELECT pg_advisory_xact_lock({FEED_LOCK}); NOTIFY {CHANNEL}"'] * 2
+    assert [q.split(" (")[0] for q in sent] == [
+        BEGIN, f'"SELECT pg_advisory_xact_lock({FEED_LOCK})"', f'"NOTIFY {CHANNEL}"',
+        '"INSERT INTO events', COMMIT] * 2
+    # BEGIN, the lock, NOTIFY and the insert in one round trip; COMMIT in the second
+    assert _round_trips(tmp_path / "trace") == 2 * 2
+    with connector.read() as conn:
+        assert conn.exec_driver_sql("SELECT count(*) FROM events WHERE kind = 'test'"
+                                    ).scalar() == 2
 
 
 def test_a_claim_reads_its_chain_and_its_runs_so_far_in_one_statement(postgres_url,
@@ -122,3 +145,58 @@ def test_a_claim_reads_its_chain_and_its_runs_so_far_in_one_statement(postgres_u
     reads = [q for q in sent if '"SELECT' in q and "advisory" not in q]  # (Parse: `"" "..."')
     assert len(reads) == 2, reads  # the candidates, then the chosen chain and its runs
     assert "FOR UPDATE SKIP LOCKED" in reads[0] and "LEFT JOIN" in reads[1]
+
+
+def _terminate(postgres_url: str, pid: int) -> None:
+    from sqlalchemy.engine import make_url
+
+    admin = make_url(postgres_url).set(drivername="postgresql").render_as_string(
+        hide_password=False)
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        end = time.monotonic() + 10
+        while conn.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = %s",
+                           (pid,)).fetchone()[0]:
+            assert time.monotonic() < end, "the backend did not end"
+            time.sleep(0.01)
+
+
+@pytest.mark.parametrize("where", ["first statement", "batch"])
+def test_a_backend_lost_mid_pipeline_is_a_database_failure_and_the_next_write_works(
+        connector, postgres_url, where) -> None:
+    """What the pipelines send when the server has gone: the error is one the engine's outage
+    handling waits out (the connection is dropped, not rolled back), and the next
+    transaction runs on a new connection."""
+    from steepy.registry.failures import is_database_failure
+
+    pid = _backend(connector)
+    with pytest.raises(Exception) as raised:
+        with connector.write() as conn:
+            if where == "batch":
+                conn.exec_driver_sql("SELECT 1")
+            _terminate(postgres_url, pid)
+            add_events(conn, [{"submission_id": None, "chain_id": None, "kind": "lost",
+                               "time": datetime.now(timezone.utc), "data": None}])
+            if where == "first statement":
+                conn.exec_driver_sql("SELECT 1")
+    assert is_database_failure(raised.value), raised.value
+    assert _backend(connector) != pid
+    with connector.write() as conn:
+        assert conn.exec_driver_sql("SELECT 3").scalar() == 3
+    with connector.read() as conn:
+        assert conn.exec_driver_sql("SELECT count(*) FROM events").scalar() == 0
+
+
+def test_a_first_text_of_several_statements_runs_in_the_transaction(connector) -> None:
+    """Several statements in one text need the simple protocol (no pipeline): BEGIN goes
+    ahead of them alone, and they are rolled back with the rest."""
+    with pytest.raises(RuntimeError):
+        with connector.write() as conn:
+            conn.exec_driver_sql("SELECT 1; CREATE TABLE several (a int)")
+            raise RuntimeError("undo")
+    with connector.read() as conn:
+        assert conn.exec_driver_sql("SELECT to_regclass('several')").scalar() is None
+    with connector.write() as conn:
+        conn.exec_driver_sql("SELECT 1; CREATE TABLE several (a int)")
+    with connector.read() as conn:
+        assert conn.exec_driver_sql("SELECT to_regclass('several')").scalar() == "several"
