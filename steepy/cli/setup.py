@@ -72,22 +72,19 @@ class CliSetup(LocalSetup):
 class ReadingSetup(CliSetup):
     """CliSetup for the commands that only read the database (list, show, status, logs,
     events, wait): of the configuration they read and check `db' and `logs' alone
-    (steepy.config.load_sections; a problem there is exit code 2 as ever), not the other
-    keys nor the plugins, and open the registry without webhooks (they write no events)."""
-
-    SECTIONS = ("db", "logs")
+    (steepy.config.storage; a problem there is exit code 2 as ever), not the other keys
+    nor the plugins, and open the registry without webhooks (they write no events)."""
 
     def section(self, name: str) -> Any:
-        if name not in self.SECTIONS:
-            return super().section(name)
-        return self._sections[name]
+        sections = self._sections
+        return sections[name] if name in sections else super().section(name)
 
     @cached_property
     def _sections(self) -> dict[str, Any]:
-        from steepy.config.reading import load_sections
+        from steepy.config.storage import load_sections
 
         try:
-            return load_sections(self.SECTIONS)
+            return load_sections()  # the groups steepy.config.storage.SECTIONS
         except InputError as e:
             fail(e.problems)
 

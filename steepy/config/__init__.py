@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 from steepy import lazy_attributes
 
 _HOMES = {"DEFAULTS": "steepy.config.model", "FILE_NAME": "steepy.config.model",
-          "Config": "steepy.config.model", "config_file": "steepy.config.reading",
-          "load_config": "steepy.config.reading", "load_sections": "steepy.config.reading",
+          "Config": "steepy.config.model", "config_file": "steepy.config.gathering",
+          "load_config": "steepy.config.reading", "load_sections": "steepy.config.storage",
           "parse_size": "steepy.config.values"}
 
 __all__ = sorted(_HOMES)
@@ -28,5 +28,7 @@ __getattr__, __dir__ = lazy_attributes(globals(), _HOMES)
 
 if TYPE_CHECKING:  # what type checkers see
     from steepy.config.model import DEFAULTS, FILE_NAME, Config  # noqa: F401
-    from steepy.config.reading import config_file, load_config, load_sections  # noqa: F401
+    from steepy.config.gathering import config_file  # noqa: F401
+    from steepy.config.reading import load_config  # noqa: F401
+    from steepy.config.storage import load_sections  # noqa: F401
     from steepy.config.values import parse_size  # noqa: F401

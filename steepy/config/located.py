@@ -8,12 +8,14 @@ import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Mapping
 
-from steepy.config.model import ENV_PREFIXES, LEAVES, Config, Section, _attribute_names, _leaves
+from steepy.config.section import Section, _attribute_names, _leaves
 from steepy.errors import Problem, json_path
 from steepy.model.common import type_name as _kind
 
 if TYPE_CHECKING:
     from steepy.documents.loading import Document
+
+ENV_PREFIXES = ("STEEPY_", "STEEP_")  # the first one set wins
 
 
 @dataclass
@@ -38,7 +40,7 @@ def base(key: str) -> str:
 
 
 def environment(environ: Mapping[str, str], raw: dict, origins: dict,
-                leaves: Mapping[str, bool] = LEAVES) -> None:
+                leaves: Mapping[str, bool]) -> None:
     """STEEPY_<KEY> / STEEP_<KEY> values of the keys `leaves' (-> whether the value is
     text), read as YAML, override the file's (also what the file has below that key)."""
     for key, is_text in leaves.items():
@@ -101,10 +103,10 @@ _MESSAGES = {
 }
 
 
-def problem_of(error: Any, origins: dict[str, Origin], fallback: str,
-               root: type[Section] = Config, prefix: str = "") -> Problem:
-    """A pydantic error of `root' (read from the keys below `prefix') as a Problem at the
-    place its value came from."""
+def problem_of(error: Any, origins: dict[str, Origin], fallback: str, root: type[Section],
+               prefix: str = "") -> Problem:
+    """A pydantic error of `root' (Config, or a group of it read from the keys below
+    `prefix') as a Problem at the place its value came from."""
     loc, model = list(error["loc"]), root
     for i, part in enumerate(loc):  # field names (a default's errors) -> Steep's names
         name = _attribute_names(model).get(part) if isinstance(part, str) else None
@@ -114,7 +116,7 @@ def problem_of(error: Any, origins: dict[str, Origin], fallback: str,
         loc[i], model = info.alias or name, info.annotation
         if not (isinstance(model, type) and issubclass(model, Section)):
             break
-    leaves = LEAVES if root is Config else {prefix + key for key in _leaves(root)}
+    leaves = {prefix + key for key in _leaves(root)}
     cut = next((i for i in range(len(loc), 0, -1)
                 if prefix + ".".join(map(str, loc[:i])) in leaves), len(loc))
     tail = json_path(loc[cut:])

@@ -5,24 +5,21 @@
 from __future__ import annotations
 
 import re
-from types import NoneType, UnionType
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal
 
-from pydantic import (AfterValidator, BeforeValidator, Field, PrivateAttr, ValidationError,
-                      ValidationInfo, field_validator, model_validator)
+from pydantic import (BeforeValidator, Field, PrivateAttr, ValidationError, ValidationInfo,
+                      field_validator, model_validator)
 
-from steepy.config.values import (Duration, Int, Names, Paths, Size, database_url, duration_ms,
-                                  no_bool)
+from steepy.config.values import Duration, Int, Names, Paths, Size, duration_ms, no_bool
 from steepy.model.durations import format_duration
 from steepy.errors import InputError, Problem
 from steepy.model.common import type_name as _kind
 from steepy.config.notifications import NotificationsSettings
 from steepy.config.retries import RetriesSettings
-from steepy.config.section import S, Section, _attribute_names, _strip  # noqa: F401 (re-exported)
-
-FILE_NAME = "steepy.yaml"
-STEEP_FILES = ("steep.yaml", "conf/steep.yaml")  # read only when there is no steepy.yaml
-ENV_PREFIXES = ("STEEPY_", "STEEP_")  # the first one set wins
+from steepy.config.section import S, Section, _leaves, groups_of
+from steepy.config.gathering import FILE_NAME, OVERRIDE_KEY
+from steepy.config.located import ENV_PREFIXES  # noqa: F401 (re-exported)
+from steepy.config.storage import DbSettings, LogsSettings
 
 
 class AgentSettings(Section):
@@ -30,25 +27,6 @@ class AgentSettings(Section):
     capabilities: Names = Field(default_factory=list)
     kill_grace_period: Duration = Field("5s", alias="killGracePeriod", ge=0)  # SIGTERM -> SIGKILL
     output_lines_to_collect: Int = Field(100, alias="outputLinesToCollect", ge=0)
-
-
-class ProcessChainLogs(Section):
-    path: str = Field("logs/processchains", min_length=1)
-    group_by_prefix: Int = Field(0, alias="groupByPrefix", ge=0)
-    # also in the database, so logs of chains run on other machines can be read anywhere
-    # (None: when the database is PostgreSQL, i.e. shared by many machines)
-    database: bool | None = None
-    # `steep': each line starts with the time it was written, `yyyy-MM-dd HH:mm:ss - ' as in
-    # Steep's logs; `plain': the tool's output as it printed it
-    format: Literal["plain", "steep"] = "plain"
-
-
-class LogsSettings(Section):
-    process_chains: ProcessChainLogs = Field(default_factory=ProcessChainLogs, alias="processChains")
-
-
-class DbSettings(Section):
-    url: Annotated[str | None, AfterValidator(database_url)] = None  # None: .steepy/steepy.db
 
 
 class ControllerSettings(Section):
@@ -230,7 +208,7 @@ class Config(Section):
     # descriptors, relative to the configuration's directory: `conf/plugins/*.yaml'
     plugins: list[PluginDeclaration] = Field(default_factory=list)
     # another file whose keys override this one's (read by steepy.config.reading)
-    override_config_file: str | None = Field(None, alias="overrideConfigFile", min_length=1)
+    override_config_file: str | None = Field(None, alias=OVERRIDE_KEY, min_length=1)
     notifications: NotificationsSettings = Field(default_factory=NotificationsSettings)
     retries: RetriesSettings = Field(default_factory=RetriesSettings)  # extensions 1
     cache: CacheConfig = Field(default_factory=CacheConfig)  # extensions 15
@@ -297,22 +275,8 @@ def runtime_defaults(runtime: str, model: type[S]) -> S:
             file=FILE_NAME) for error in e.errors()]) from None
 
 
-def _leaves(model: type[Section], prefix: str = "") -> dict[str, bool]:
-    """Every dotted key below `model` -> whether its value is a plain string."""
-    out: dict[str, bool] = {}
-    for name, info in model.model_fields.items():
-        key = prefix + (info.alias or name)
-        if isinstance(info.annotation, type) and issubclass(info.annotation, Section):
-            out.update(_leaves(info.annotation, key + "."))
-        else:
-            kinds = (get_args(info.annotation) if get_origin(info.annotation) in (Union, UnionType)
-                     else (info.annotation,))
-            out[key] = set(kinds) <= {str, NoneType}
-    return out
-
-
 LEAVES = _leaves(Config)
-GROUPS = {key.rsplit(".", i)[0] for key in LEAVES for i in range(1, key.count(".") + 1)}
+GROUPS = groups_of(LEAVES)
 
 
 def __getattr__(name: str) -> Any:

@@ -90,6 +90,6 @@ def _descriptors(document: Document, problems: list[Problem],
 
 def _in_file(error: Any, index: int, document: Document) -> Problem:
     """A problem of descriptor `index` of `document` at its place in the file."""
-    said = problem_of(error, {"plugins": Origin(document)}, document.file)
+    said = problem_of(error, {"plugins": Origin(document)}, document.file, Config)
     path = f"[{index}]" + said.path.removeprefix("plugins[0]")
     return document.locate(Problem(said.message, path=path))

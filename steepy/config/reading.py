@@ -1,5 +1,6 @@
-"""Reading the configuration: the file (steepy.yaml, else Steep's steep.yaml), then the
-variables, every value located so that a problem names its file:line:column or variable."""
+"""Reading the whole configuration: the file (steepy.yaml, else Steep's steep.yaml), then the
+variables (steepy.config.gathering), every value located so that a problem names its
+file:line:column or variable, checked against the model (steepy.config.model)."""
 
 from __future__ import annotations
 
@@ -10,62 +11,13 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from pydantic import ValidationError
 
-from steepy.config.located import Origin, environment, nest, problem_of
-from steepy.config.model import (FILE_NAME, GROUPS, LEAVES, NOT_YET, STEEP_FILES, UNIMPLEMENTED,
-                                 Config, Section, _attribute_names, _strip)
+from steepy.config.gathering import FILE_NAME, gather, not_a_group
+from steepy.config.located import Origin, nest, problem_of
+from steepy.config.model import GROUPS, LEAVES, NOT_YET, UNIMPLEMENTED, Config
 from steepy.errors import InputError, Problem
-from steepy.model.common import type_name as _kind
 
 if TYPE_CHECKING:
     from steepy.config.runtime_sections import RuntimeSections
-    from steepy.documents.loading import Document
-
-
-def config_file(directory: str | os.PathLike = ".") -> Path | None:
-    """steepy.yaml, else Steep's steep.yaml (or conf/steep.yaml), else None."""
-    return next((p for p in (Path(directory) / n for n in (FILE_NAME, *STEEP_FILES))
-                 if p.is_file()), None)
-
-
-def _read(path: Path, environ: Mapping[str, str]) -> Document | None:
-    """The file's document (a template when its front matter says so, with `env': Steep's
-    context for its configuration); None when it has nothing but comments."""
-    from steepy.documents.loading import read_file
-
-    try:
-        lines = path.read_text(encoding="utf-8-sig", errors="replace").splitlines()
-    except OSError:
-        lines = ["?"]  # read_file says why
-    if all(not line.strip() or line.lstrip().startswith("#") for line in lines):
-        return None  # nothing but comments: all defaults
-    document = read_file(path, {"env": dict(environ)})
-    if document.data is not None and not isinstance(document.data, dict):
-        raise InputError(Problem("the configuration must be an object of keys and values",
-                                 file=str(path), line=1, column=1))
-    return document
-
-
-def _collect(document: Document, data: dict, keys: tuple[str, ...], raw: dict, origins: dict,
-             problems: list[Problem]) -> None:
-    """Flatten nested and dotted keys (leaves keep their value, even an object or a list);
-    each origin keeps the keys as written, so that a runtime's section is nested again along
-    its settings class (`capabilities: {cuda11.8: ...}' names the capability `cuda11.8')."""
-    for name, value in data.items():
-        written = (*keys, str(name))
-        path = ".".join(written)
-        key = _strip(path)
-        origin = Origin(document, path, keys=written)
-        if isinstance(value, dict) and value and key not in LEAVES:
-            origins.setdefault(key, origin)  # a runtime's setting may be an object
-            _collect(document, value, written, raw, origins, problems)
-            continue
-        if key in raw:
-            first = origins[key].problem("", key)
-            problems.append(origin.problem(f"set a second time (first at {first.location()})",
-                                           key))
-            continue
-        raw[key] = value
-        origins[key] = origin
 
 
 def _ignored(raw: dict, origins: dict, problems: list[Problem]) -> list[Problem]:
@@ -86,7 +38,7 @@ def _ignored(raw: dict, origins: dict, problems: list[Problem]) -> list[Problem]
             continue
         origin = origins[key]
         if key in GROUPS:
-            problems.append(_not_a_group(key, value, origin))
+            problems.append(not_a_group(key, value, origin, LEAVES))
             continue
         close = difflib.get_close_matches(key, list(LEAVES) + list(UNIMPLEMENTED), n=1)
         close = close or [k for k in LEAVES if k.lower() == key.lower()]
@@ -100,37 +52,6 @@ def _ignored(raw: dict, origins: dict, problems: list[Problem]) -> list[Problem]
     return warnings
 
 
-def _not_a_group(key: str, value: Any, origin: Origin) -> Problem:
-    """A group of keys (`agent') given a plain value."""
-    below = ", ".join(k for k in LEAVES if k.startswith(key + "."))
-    return origin.problem(f"expected an object with the keys {below}, got {_kind(value)}", key)
-
-
-def _override(directory: Path, environ: Mapping[str, str], raw: dict, origins: dict,
-              problems: list[Problem]) -> None:
-    """Steep's `overrideConfigFile': the keys of that file (relative to `directory'; read
-    like the configuration, a template too, then its variables) replace the same keys."""
-    name = raw.get("overrideConfigFile")
-    if not isinstance(name, str) or not name:
-        return  # none, or a value of the wrong kind (the model says so)
-    path = directory / name
-    try:
-        document = _read(path, environ)
-    except InputError as e:
-        problems += e.problems
-        return
-    if document is None or not document.data:
-        return
-    override: dict[str, Any] = {}
-    places: dict[str, Origin] = {}
-    _collect(document, document.data, (), override, places, problems)
-    environment(environ, override, places)
-    for key, value in override.items():
-        for other in [k for k in raw if k.startswith(key + ".") or key.startswith(k + ".")]:
-            del raw[other]
-        raw[key], origins[key] = value, places[key]
-
-
 def load_config(directory: str | os.PathLike = ".",
                 environ: Mapping[str, str] | None = None) -> Config:
     """The checked configuration of `directory`; InputError with every problem located (its
@@ -140,7 +61,7 @@ def load_config(directory: str | os.PathLike = ".",
     from steepy.config.runtime_sections import RuntimeSections
 
     environ = os.environ if environ is None else environ
-    path, raw, origins, problems = _gather(Path(directory), environ, LEAVES)
+    path, raw, origins, problems = gather(Path(directory), environ, LEAVES)
     written = [(key, origins[key], value) for key, value in raw.items()]
     runtimes = RuntimeSections.taken_from(raw, origins, environ, str(path or FILE_NAME), problems)
     # Steep's `steep.plugins': files of descriptors, templates that see the keys written
@@ -153,7 +74,8 @@ def load_config(directory: str | os.PathLike = ".",
         directory = path.parent if path is not None else Path(directory)
         config = Config.model_validate(nest(raw), context={"directory": directory})
     except ValidationError as e:
-        problems += [problem_of(error, origins, str(path or FILE_NAME)) for error in e.errors()]
+        problems += [problem_of(error, origins, str(path or FILE_NAME), Config)
+                     for error in e.errors()]
     if problems:
         error = InputError(problems)
         error.warnings = warnings  # type: ignore[attr-defined]  # shown with the problems
@@ -166,57 +88,6 @@ def load_config(directory: str | os.PathLike = ".",
     config = _read_config(config, path, warnings, runtimes, origins, places)
     config._written = _written(written)
     return config
-
-
-def _gather(directory: Path, environ: Mapping[str, str], leaves: Mapping[str, bool]
-            ) -> tuple[Path | None, dict[str, Any], dict[str, Origin], list[Problem]]:
-    """The configuration file found, its values flattened (then the variables of `leaves',
-    then `overrideConfigFile'), where each came from, and the problems found so far."""
-    path = config_file(directory)
-    document = _read(path, environ) if path is not None else None
-    raw: dict[str, Any] = {}
-    origins: dict[str, Origin] = {}
-    problems: list[Problem] = []
-    if document is not None and document.data:
-        _collect(document, document.data, (), raw, origins, problems)
-    environment(environ, raw, origins, leaves)
-    _override(directory, environ, raw, origins, problems)
-    return path, raw, origins, problems
-
-
-def load_sections(names: tuple[str, ...], directory: str | os.PathLike = ".",
-                  environ: Mapping[str, str] | None = None) -> dict[str, Section]:
-    """Only the groups `names' of the configuration (`("db", "logs")'), read and checked as
-    load_config reads and checks them, with the same model and defaults: for the commands
-    that only read the database (issue 31). No other key is looked at, so a problem or an
-    unknown key elsewhere neither stops them nor is shown. InputError with every problem of
-    these groups, located."""
-    environ = os.environ if environ is None else environ
-    inside = tuple(f"{name}." for name in names)
-    # with the key that names a file overriding them, which a variable may set
-    leaves = {key: text for key, text in LEAVES.items()
-              if key.startswith(inside) or key == "overrideConfigFile"}
-    path, raw, origins, found = _gather(Path(directory), environ, leaves)
-    mine = {key: value for key, value in raw.items() if key in names or key.startswith(inside)}
-    problems = [p for p in found  # (a whole file's problem has no path: kept)
-                if not p.path or p.path in names or p.path.startswith(inside)]
-    problems += [_not_a_group(key, value, origins[key]) for key, value in mine.items()
-                 if key in GROUPS and value not in (None, {}, [])]
-    sections: dict[str, Section] = {}
-    fields = _attribute_names(Config)
-    for name in names:
-        model = Config.model_fields[fields[name]].annotation
-        assert isinstance(model, type) and issubclass(model, Section)
-        values = {key[len(name) + 1:]: value for key, value in mine.items()
-                  if key in leaves and key.startswith(name + ".")}
-        try:
-            sections[name] = model.model_validate(nest(values))
-        except ValidationError as e:
-            problems += [problem_of(error, origins, str(path or FILE_NAME), model, name + ".")
-                         for error in e.errors()]
-    if problems:
-        raise InputError(problems)
-    return sections
 
 
 def _written(values: list[tuple[str, Origin, Any]]) -> dict[str, Any]:

@@ -17,8 +17,9 @@ from typing import Any, Mapping, TypeVar
 
 from pydantic import ValidationError
 
-from steepy.config.located import Origin, environment, nest, problem_of
-from steepy.config.model import ENV_PREFIXES, LEAVES, Section, _attribute_names, _leaves
+from steepy.config.located import ENV_PREFIXES, Origin, environment, nest, problem_of
+from steepy.config.model import LEAVES
+from steepy.config.section import Section, _attribute_names, _leaves
 from steepy.errors import InputError, Problem
 from steepy.model.common import type_name as _kind
 

@@ -3,7 +3,8 @@ Steep's key names, read by dotted key. Every part of the configuration's model i
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Self, TypeVar
+from types import NoneType, UnionType
+from typing import Any, Mapping, Self, TypeVar, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict
 
@@ -60,3 +61,22 @@ S = TypeVar("S", bound=Section)
 def _attribute_names(model: type[Section]) -> dict[str, str]:
     return {**{name: name for name in model.model_fields},
             **{f.alias: name for name, f in model.model_fields.items() if f.alias}}
+
+
+def _leaves(model: type[Section], prefix: str = "") -> dict[str, bool]:
+    """Every dotted key below `model` -> whether its value is a plain string."""
+    out: dict[str, bool] = {}
+    for name, info in model.model_fields.items():
+        key = prefix + (info.alias or name)
+        if isinstance(info.annotation, type) and issubclass(info.annotation, Section):
+            out.update(_leaves(info.annotation, key + "."))
+        else:
+            kinds = (get_args(info.annotation) if get_origin(info.annotation) in (Union, UnionType)
+                     else (info.annotation,))
+            out[key] = set(kinds) <= {str, NoneType}
+    return out
+
+
+def groups_of(leaves: Mapping[str, bool]) -> set[str]:
+    """The keys that hold other keys (`logs', `logs.processChains') above `leaves'."""
+    return {key.rsplit(".", i)[0] for key in leaves for i in range(1, key.count(".") + 1)}

@@ -11,7 +11,6 @@ from pydantic import AfterValidator, BeforeValidator
 
 from steepy.model.durations import DurationError, parse_duration
 from steepy.model.common import type_name as _kind
-from steepy.events.webhooks import parse_pattern
 
 def no_bool(value: Any) -> Any:
     if isinstance(value, bool):
@@ -109,6 +108,8 @@ def database_url(url: str | None) -> str | None:
 
 
 def _event_pattern(text: str) -> str:
+    from steepy.events.webhooks import parse_pattern  # (the webhooks' sections alone need it)
+
     parse_pattern(text)  # ValueError: it names no event
     return text
 

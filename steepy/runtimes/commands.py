@@ -3,7 +3,6 @@ helper command (e.g. `docker kill`, `squeue`) quietly."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
 import subprocess
@@ -49,6 +48,8 @@ async def read_quietly(argv: list[str], env: dict[str, str], timeout_s: float) -
 
 async def _helper(argv: list[str], env: dict[str, str], timeout_s: float,
                   stdout: int) -> tuple[int, bytes] | None:
+    import asyncio  # here: `steepy validate' loads the runtimes, and runs none (issue 31)
+
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv, stdin=subprocess.DEVNULL, stdout=stdout,

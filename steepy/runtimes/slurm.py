@@ -27,7 +27,6 @@ Settings (`runtimes.slurm.*', `SlurmSettings'): `command' (srun), `partition', `
 
 from __future__ import annotations
 
-import asyncio
 import math
 import os
 import shutil
@@ -139,6 +138,8 @@ async def final_state(job: str, env: dict[str, str], *, scontrol: str = "scontro
     A job whose processes have ended is not yet final: it is COMPLETING while slurmd ends
     what is left of it and runs its epilog, and `srun' may return before that is done (so a
     job that succeeded can still read COMPLETING just after its `srun' has ended)."""
+    import asyncio  # here: `steepy validate' loads the runtimes, and runs none (issue 31)
+
     end = time.monotonic() + within_s
     while (state := await _job_state(scontrol, job, env, timeout_s)) is not None \
             and state not in FINAL_STATES and time.monotonic() < end:
@@ -167,6 +168,8 @@ class SlurmRuntime:
             await run_quietly([scancel, "--quiet", f"--name={name}"], env, timeout_s)
 
         async def no_leftover() -> None:
+            import asyncio
+
             if not (later_run and first_attempt):
                 return  # an earlier attempt of this run ended before this one is started
             end = time.monotonic() + LEFTOVER_WAIT_S

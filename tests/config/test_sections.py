@@ -102,3 +102,18 @@ def test_a_plain_variable_of_a_text_key_is_taken_as_yaml_would(text) -> None:
                                   "*x", "!!str 1", "%x", "a b", " a", "=", "{a: 1}", "|x"])
 def test_other_text_is_read_as_yaml(text) -> None:
     assert not _PLAIN.fullmatch(text)
+
+
+def test_the_groups_read_alone_are_the_configurations_own() -> None:
+    """steepy.config.storage names the groups that can be read without the whole model
+    (tests/cli/test_import_budget.py checks that the reading commands do not import it): its
+    classes are Config's fields of these keys, with the same keys."""
+    from steepy.config.model import LEAVES, Config
+    from steepy.config.section import _attribute_names, _leaves
+    from steepy.config.storage import SECTIONS
+
+    fields = _attribute_names(Config)
+    assert {name: Config.model_fields[fields[name]].annotation for name in SECTIONS} == SECTIONS
+    for name, model in SECTIONS.items():
+        assert {f"{name}.{key}": text for key, text in _leaves(model).items()} == {
+            key: text for key, text in LEAVES.items() if key.startswith(f"{name}.")}
