@@ -24,6 +24,7 @@ GC_TIMER = "garbageCollector"  # the engines' timer (registry table `timers')
 ROW_KINDS = ("submissions", "processChains", "runs", "attempts", "events", "logChunks",
              "cacheEntries")
 FILE_KINDS = ("logFiles", "tmpDirs", "resultDirs")
+KEPT_KINDS = ("reusedElsewhere",)  # directories kept: a kept submission reuses their files
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,8 @@ class GcSettings:
 
 @dataclass
 class GcReport:
-    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ROW_KINDS + FILE_KINDS, 0))
+    counts: dict[str, int] = field(
+        default_factory=lambda: dict.fromkeys(ROW_KINDS + FILE_KINDS + KEPT_KINDS, 0))
     batches: int = 0
     longest_transaction_s: float = 0.0
     seconds: float = 0.0
@@ -61,6 +63,9 @@ class GcReport:
             return "nothing to do (garbageCollector.retention.submissions is not set)"
         verb = "would delete" if self.dry_run else "deleted"
         parts = ", ".join(f"{self.counts[k]} {k}" for k in ROW_KINDS + FILE_KINDS)
+        if self.counts["reusedElsewhere"]:
+            parts += (f"; kept {self.counts['reusedElsewhere']} directories whose files "
+                      "submissions kept reused")
         cutoff = self.cutoff or self.results_cutoff
         assert cutoff is not None
         return (f"{verb} {parts} (finished before {cutoff.isoformat(timespec='seconds')}; "
@@ -94,19 +99,12 @@ def collect_garbage(registry: Registry, settings: GcSettings, now: datetime | No
                         for ms in (settings.retention_submissions_ms,
                                    settings.retention_results_ms))
     report.cutoff, report.results_cutoff = records, results
-    tmp, out, logs = Path(settings.tmp_path), Path(settings.out_path), Path(settings.log_dir)
-    counts = report.counts
+    files = _Files(registry, settings, report.counts, dry_run)
     after, size = 0, settings.batch
     while records is not None and (
             batch := registry.housekeeping.old_submissions(records, size, after)):
         after = batch[-1].seq
-        for old in batch:
-            for chain_id, run_number in old.runs:
-                counts["logFiles"] += _remove(log_path(logs, chain_id, run_number,
-                                                       settings.log_group_by_prefix), dry_run)
-            counts["tmpDirs"] += _remove(tmp / old.id, dry_run)
-            if results is not None and old.end_time < results:
-                counts["resultDirs"] += _remove(out / old.id, dry_run)
+        files.of_batch(batch, records, results)
         begun = time.monotonic()
         deleted = registry.housekeeping.delete_submissions([o.id for o in batch], dry_run)
         took = time.monotonic() - begun
@@ -114,16 +112,56 @@ def collect_garbage(registry: Registry, settings: GcSettings, now: datetime | No
         # a slow database (or a busy machine) gets smaller batches: writers wait less
         size = max(10, min(settings.batch, int(size * settings.transaction_s / max(took, 1e-3))))
         for kind, number in deleted.items():
-            counts[kind] += number
+            report.counts[kind] += number
         report.batches += 1
     # results kept for less time than their records: those of submissions still recorded
     after = 0
     while results is not None and (records is None or results > records) and (
             batch := registry.housekeeping.old_submissions(results, settings.batch, after)):
         after = batch[-1].seq
-        for old in batch:
-            if dry_run and records is not None and old.end_time < records:
-                continue  # counted above already
-            counts["resultDirs"] += _remove(out / old.id, dry_run)
+        if dry_run and records is not None:  # those older than `records' counted above
+            batch = [old for old in batch if old.end_time >= records]
+        files.results_of(batch, results)
     report.seconds = time.monotonic() - started
     return report
+
+
+class _Files:
+    """What deleted submissions leave on disk: log files, the temporary directory, the result
+    directory. A submission's directories stay while a submission that is kept reused its
+    work (extensions 15: its results name those files; `reusedElsewhere` counts them), and
+    go with the last such submission."""
+
+    def __init__(self, registry: Registry, settings: GcSettings, counts: dict[str, int],
+                 dry_run: bool):
+        self.housekeeping = registry.housekeeping
+        self.settings, self.counts, self.dry_run = settings, counts, dry_run
+        self.tmp, self.out = Path(settings.tmp_path), Path(settings.out_path)
+
+    def of_batch(self, batch: list, records: datetime, results: datetime | None) -> None:
+        """The files of a batch whose rows go next (finished before `records')."""
+        ids = [old.id for old in batch]
+        for old in batch:
+            for chain_id, run_number in old.runs:
+                self.counts["logFiles"] += _remove(log_path(
+                    Path(self.settings.log_dir), chain_id, run_number,
+                    self.settings.log_group_by_prefix), self.dry_run)
+        # those whose records went before and that only this batch still reused
+        earlier = set().union(*(old.reused_from for old in batch)) - set(ids)
+        gone = sorted(earlier - self.housekeeping.recorded(earlier))
+        self._directories(ids + gone, self.tmp, records, "tmpDirs")
+        if results is not None:
+            expired = [old.id for old in batch if old.end_time < results]
+            self._directories(expired + gone, self.out, results, "resultDirs")
+
+    def results_of(self, batch: list, results: datetime) -> None:
+        """The result directories of recorded submissions that finished before `results'."""
+        self._directories([old.id for old in batch], self.out, results, "resultDirs")
+
+    def _directories(self, ids: list[str], base: Path, before: datetime, kind: str) -> None:
+        reused = self.housekeeping.reused_by_kept(ids, before) if ids else set()
+        for submission_id in ids:
+            if submission_id in reused:
+                self.counts["reusedElsewhere"] += (base / submission_id).exists()
+            else:
+                self.counts[kind] += _remove(base / submission_id, self.dry_run)

@@ -175,7 +175,8 @@ def reused_columns(write: CacheWrite | None) -> dict[str, dict[str, Any]]:
     if write is None or not write.reused:
         return {}
     return {r.chain_id: {"status": CS.SUCCESS, "results": dump(r.results),
-                         "reused": dump(r.marker()), "fed_round": write.feed_round}
+                         "reused": dump(r.marker()), "reused_from": r.from_submission_id,
+                         "fed_round": write.feed_round}
             for r in write.reused}
 
 

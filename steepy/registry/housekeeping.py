@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Iterable
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, or_, select
 
 from steepy.model.common import as_utc
 from steepy.model.submission import FINISHED_SUBMISSION
@@ -33,6 +33,8 @@ class OldSubmission:
     seq: int
     end_time: datetime
     runs: list[tuple[str, int]] = field(default_factory=list)  # (chain id, run number)
+    # the submissions whose work its chains reused: their files are its results, too
+    reused_from: set[str] = field(default_factory=set)
 
 
 class SqlHousekeeping:
@@ -54,7 +56,34 @@ class SqlHousekeeping:
                         .join(runs, runs.c.chain_id == _pc.id)
                         .where(_pc.submission_id.in_(list(found)))):
                     found[sid].runs.append((chain_id, run_number))
+                for sid, earlier in conn.execute(
+                        select(_pc.submission_id, _pc.reused_from).distinct().where(
+                            _pc.submission_id.in_(list(found)), _pc.reused_from.is_not(None))):
+                    found[sid].reused_from.add(earlier)
         return list(found.values())
+
+    def reused_by_kept(self, submission_ids: Iterable[str], before: datetime) -> set[str]:
+        """Those of these submissions whose work a chain of a submission that did not finish
+        before `before' reused (extensions 15): its results name their files."""
+        ids, found = sorted(set(submission_ids)), set()
+        kept = or_(_sc.status.not_in(sorted(FINISHED_SUBMISSION)), _sc.end_time.is_(None),
+                   _sc.end_time >= before)
+        with self.db.read() as conn:
+            for start in range(0, len(ids), CHUNK):
+                found.update(conn.execute(
+                    select(_pc.reused_from).distinct().join(submissions,
+                                                            _sc.id == _pc.submission_id)
+                    .where(_pc.reused_from.in_(ids[start:start + CHUNK]), kept)).scalars())
+        return found
+
+    def recorded(self, submission_ids: Iterable[str]) -> set[str]:
+        """Those of these submissions that have a record."""
+        ids, found = sorted(set(submission_ids)), set()
+        with self.db.read() as conn:
+            for start in range(0, len(ids), CHUNK):
+                found.update(conn.execute(select(_sc.id).where(
+                    _sc.id.in_(ids[start:start + CHUNK]))).scalars())
+        return found
 
     def delete_submissions(self, submission_ids: list[str],
                            dry_run: bool = False) -> dict[str, int]:

@@ -354,6 +354,10 @@ class Housekeeping(Protocol):
     def delete_submissions(self, submission_ids: list[str],
                            dry_run: bool = False) -> dict[str, int]: ...
 
+    def reused_by_kept(self, submission_ids: Iterable[str], before: datetime) -> set[str]: ...
+
+    def recorded(self, submission_ids: Iterable[str]) -> set[str]: ...
+
 class Outbox(Protocol):
     """Deliveries of notifications (outbox.py): written in the transaction of their event,
     claimed by an engine under a lease, sent, recorded; listed for `steepy notifications`."""

@@ -137,7 +137,8 @@ def _store_round(conn: Connection, submission_id: str, write: RoundWrite) -> Non
     now = utcnow()
     if write.chains:
         reused = reused_columns(write.cache)
-        plain = {"status": CS.REGISTERED, "results": None, "reused": None, "fed_round": None}
+        plain = {"status": CS.REGISTERED, "results": None, "reused": None, "reused_from": None,
+                 "fed_round": None}
         conn.execute(insert(process_chains), [
             {"id": c.id, "submission_id": submission_id, "priority": c.priority,
              "required_capabilities": dump(c.required_capabilities),

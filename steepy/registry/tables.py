@@ -62,6 +62,8 @@ process_chains = Table(
     Column("progress", Float),  # estimated progress (0..1) of a RUNNING chain, from its agent  # why a REGISTERED chain cannot start, e.g. "no agent offers gpu"
     # JSON {submissionId, processChainId}: the earlier chain whose work it reused (0013)
     Column("reused", Text),
+    # that chain's submission: the collector keeps its files while this one is kept (0017)
+    Column("reused_from", String(64)),
 )
 # the claim order: highest priority first, then oldest (migration 0003)
 Index("ix_chains_status", process_chains.c.status, process_chains.c.priority.desc(),
@@ -69,6 +71,8 @@ Index("ix_chains_status", process_chains.c.status, process_chains.c.priority.des
 # finished chains the generator has not seen yet (migration 0003)
 Index("ix_chains_unfed", process_chains.c.submission_id, process_chains.c.fed_round,
       process_chains.c.status)
+# the chains that reused a submission's work (migration 0017)
+Index("ix_chains_reused_from", process_chains.c.reused_from)
 # a submission's chains by status; the claim among the submissions an engine drives, in claim
 # order (migration 0015)
 Index("ix_chains_submission", process_chains.c.submission_id, process_chains.c.status,

@@ -64,15 +64,16 @@ def _gc(tmp_path: Path, **retention) -> GcSettings:
                       out_path=str(tmp_path / "out"), log_dir=str(tmp_path / "logs"), **retention)
 
 
-def _submit(registry: Registry) -> str:
+def _submit(registry: Registry, resume: bool = False) -> str:
     workflow, _ = parse_workflow(LINEAR)
-    submission = Submission(id=unique_id(), workflow=workflow, name=workflow.name, source=LINEAR)
+    submission = Submission(id=unique_id(), workflow=workflow, name=workflow.name, source=LINEAR,
+                            resume=resume)
     registry.requests.add_submission(submission)
     return submission.id
 
 
-def _run(registry: Registry, tmp_path: Path) -> str:
-    sid = _submit(registry)
+def _run(registry: Registry, tmp_path: Path, resume: bool = False) -> str:
+    sid = _submit(registry, resume)
     engine = Engine(registry, SERVICES, {}, _settings(tmp_path))
     asyncio.run(asyncio.wait_for(engine.run(until_submission=sid), 60))
     assert registry.views.get_submission(sid).status == "SUCCESS"
@@ -139,6 +140,39 @@ def test_only_old_submissions_go_with_everything_of_theirs(database_url, tmp_pat
         assert (_stored(registry, sid), _files(tmp_path, registry, sid)) == before[sid]
     again = collect_garbage(registry, settings)
     assert again.counts["submissions"] == again.counts["resultDirs"] == 0
+
+
+def test_the_files_of_reused_work_stay_while_a_submission_that_reused_them_does(
+        database_url, tmp_path) -> None:
+    """A submission that reused an older one's work names that one's files as its results
+    (extensions 15): the collector deletes the older record but keeps its directories, and
+    removes them with the last submission that reused them."""
+    registry = open_registry(database_url)
+    first = _run(registry, tmp_path, resume=True)
+    second = _run(registry, tmp_path, resume=True)
+    chains = registry.views.list_chains(second)[0]
+    assert chains and all(c.reused and c.reused["submissionId"] == first for c in chains)
+    named = [Path(p) for p in registry.views.get_submission(second).results["kept"]]
+    assert named and all(p.is_relative_to(tmp_path / "out" / first) for p in named)
+    _age(registry, first, 40)
+    settings = _gc(tmp_path, retention_submissions_ms=30 * 86400_000,
+                   retention_results_ms=30 * 86400_000)
+
+    dry = collect_garbage(registry, settings, dry_run=True)
+    report = collect_garbage(registry, settings)
+    assert report.counts == dry.counts
+    assert (report.counts["submissions"], report.counts["tmpDirs"],
+            report.counts["resultDirs"], report.counts["reusedElsewhere"]) == (1, 0, 0, 2)
+    assert "kept 2 directories whose files submissions kept reused" in report.summary()
+    assert registry.views.get_submission(first) is None
+    assert all(p.exists() for p in named)  # the results of `second' are still there
+    assert (tmp_path / "tmp" / first).exists()
+
+    _age(registry, second, 40)  # the last one that reused them goes: so do they
+    report = collect_garbage(registry, settings)
+    assert (report.counts["submissions"], report.counts["reusedElsewhere"]) == (1, 0)
+    assert not (tmp_path / "tmp" / first).exists() and not (tmp_path / "out" / first).exists()
+    assert report.counts["tmpDirs"] >= 1 and report.counts["resultDirs"] >= 1
 
 
 def test_an_engine_collects_on_its_cron_and_steepy_gc_once(tmp_path) -> None:
