@@ -97,6 +97,21 @@ def _postgres_engine(url: str) -> Engine:
     def _on_begin(conn) -> None:
         conn.connection.driver_connection.begin_lazily()  # BEGIN goes with the first statement
 
+    level_of = engine.dialect.get_isolation_level
+
+    def _isolation_level(dbapi_connection):
+        # SQLAlchemy reads the level with a SHOW and, the server having been idle, rolls
+        # back what it began: the SHOW's (lazy) BEGIN. The caller's transaction has not
+        # begun on the server yet: it begins with its first statement, as it would have.
+        pending = getattr(dbapi_connection, "begin_pending", False)
+        try:
+            return level_of(dbapi_connection)
+        finally:
+            if pending:
+                dbapi_connection.begin_lazily()
+
+    engine.dialect.get_isolation_level = _isolation_level  # type: ignore[method-assign]
+
     @event.listens_for(engine, "checkin")
     def _on_checkin(_dbapi_connection, record) -> None:
         record.info[_CHECKED_IN] = time.monotonic()

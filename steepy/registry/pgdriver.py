@@ -6,6 +6,13 @@ the driver (psycopg sends no BEGIN) and `begin_lazily` marks a transaction to st
 next statement goes in one pipeline after an explicit BEGIN, both answered together. COMMIT
 and ROLLBACK are psycopg's own (sent when the server says a transaction is open, nothing
 otherwise). Only `database._postgres_engine` imports this (psycopg is imported with it).
+
+The caller's `autocommit` (SQLAlchemy's AUTOCOMMIT isolation level, and its reset to the
+default level at checkin) is kept apart from the driver's, which stays on: with it asked
+for, no transaction is begun (VACUUM, CREATE INDEX CONCURRENTLY run as they must). BEGIN
+carries the isolation level, read-only and deferrable settings psycopg's own would.
+Two-phase transactions are not supported (steepy has none: SQLAlchemy begins them without
+its `begin' event, so their statements would run in autocommit).
 """
 
 from __future__ import annotations
@@ -16,15 +23,22 @@ from typing import Any, Iterator
 import psycopg
 from psycopg import pq
 
-_BEGIN = b"BEGIN"
-
-
 class Connection(psycopg.Connection):
     begin_pending = False  # a transaction has begun for the caller; the server has not seen it
+    _wanted_autocommit = False  # the caller's autocommit (the driver's stays on)
+
+    @property
+    def autocommit(self) -> bool:  # type: ignore[override]
+        return self._wanted_autocommit
+
+    @autocommit.setter
+    def autocommit(self, value: bool) -> None:
+        self._wanted_autocommit = bool(value)
 
     def begin_lazily(self) -> None:
-        """The next statement runs in a new transaction, with BEGIN sent ahead of it."""
-        self.begin_pending = True
+        """The next statement runs in a new transaction, with BEGIN sent ahead of it (none
+        when the caller asked for autocommit)."""
+        self.begin_pending = not self._wanted_autocommit
 
     @contextmanager
     def start(self, query: Any, params: Any) -> Iterator[None]:
@@ -35,11 +49,11 @@ class Connection(psycopg.Connection):
         self.begin_pending = False
         if self.pgconn.pipeline_status != pq.PipelineStatus.OFF or (
                 not params and _several(query)):
-            self.execute(_BEGIN, prepare=False)
+            self.execute(self._get_tx_start_command(), prepare=False)
             yield
             return
         with self.pipeline():
-            self.execute(_BEGIN, prepare=False)
+            self.execute(self._get_tx_start_command(), prepare=False)
             yield
 
     def commit(self) -> None:

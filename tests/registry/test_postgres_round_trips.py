@@ -200,3 +200,40 @@ def test_a_first_text_of_several_statements_runs_in_the_transaction(connector) -
         conn.exec_driver_sql("SELECT 1; CREATE TABLE several (a int)")
     with connector.read() as conn:
         assert conn.exec_driver_sql("SELECT to_regclass('several')").scalar() == "several"
+
+
+def test_reading_the_isolation_level_first_keeps_the_transaction(connector) -> None:
+    """SQLAlchemy reads the level with a SHOW and rolls back what that began: the caller's
+    transaction still begins with its first statement, and rolls back with it."""
+    with pytest.raises(RuntimeError):
+        with connector.engine.begin() as conn:
+            assert conn.get_isolation_level() == "READ COMMITTED"
+            conn.exec_driver_sql("CREATE TABLE level_read (a int)")
+            raise RuntimeError("undo")
+    with connector.read() as conn:
+        assert conn.exec_driver_sql("SELECT to_regclass('level_read')").scalar() is None
+
+
+def test_autocommit_runs_outside_a_transaction_and_leaves_the_pool_as_it_was(
+        connector, tmp_path) -> None:
+    """AUTOCOMMIT (VACUUM, CREATE INDEX CONCURRENTLY need it) begins nothing; the connection
+    goes back to the pool with transactions begun lazily again: BEGIN still rides with the
+    first statement, and nothing is left in a transaction."""
+    with connector.write() as conn:
+        conn.exec_driver_sql("CREATE TABLE cleaned (a int)")
+    with connector.engine.connect() as conn:
+        conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+        conn.exec_driver_sql("VACUUM cleaned")
+        conn.exec_driver_sql("CREATE INDEX CONCURRENTLY ix_cleaned ON cleaned (a)")
+    with pytest.raises(RuntimeError):
+        with connector.write() as conn:
+            conn.exec_driver_sql("INSERT INTO cleaned VALUES (1)")
+            raise RuntimeError("undo")
+    with connector.read() as conn:
+        assert conn.exec_driver_sql("SELECT count(*) FROM cleaned").scalar() == 0
+        driver = conn.connection.driver_connection
+        assert driver.pgconn.transaction_status == psycopg.pq.TransactionStatus.INTRANS
+    assert driver.pgconn.transaction_status == psycopg.pq.TransactionStatus.IDLE
+    begin, *rest = _traced(connector, tmp_path / "trace", 1)  # (the default level named
+    assert begin.startswith('"BEGIN') and rest == [SELECT_2, COMMIT]  # after the reset)
+    assert _round_trips(tmp_path / "trace") == 2  # BEGIN with the SELECT, then COMMIT
