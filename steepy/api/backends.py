@@ -15,12 +15,17 @@ if TYPE_CHECKING:
     from steepy.documents.variables import GivenVars
 
 
+LIVE_AGENT_S = 30.0  # an agent heard from this lately is alive (the heartbeat: every 2 s)
+
+
 @dataclass(frozen=True)
 class ChainState:
     """What `logs' needs to know of a process chain."""
 
     status: str
     latest_run: int | None  # None: it has not run yet
+    # a chain that reused earlier work (extensions 15): {"processChainId", "submissionId"}
+    reused: dict | None = None
 
 
 @dataclass(frozen=True)
@@ -82,10 +87,17 @@ class Backend(Protocol):
         """The submission's events after `after' as they are committed, ending once it has
         finished (and its last events were given)."""
 
-    def submission_chains(self, submission_id: str,
-                          size: int) -> tuple[list[dict], int] | None:
-        """Up to `size' of a submission's process chains (summaries, newest first) and how
-        many it has; None: no such submission."""
+    def submission_chains(self, submission_id: str, size: int,
+                          status: str | None = None) -> tuple[list[dict], int] | None:
+        """Up to `size' of a submission's process chains (summaries, newest first; with
+        `status', only those) and how many there are; None: no such submission."""
+
+    def reused_chains(self, submission_id: str) -> int:
+        """How many of a submission's chains reused earlier work (extensions 15)."""
+
+    def live_agents(self) -> int:
+        """How many agents have said they are alive lately (`LIVE_AGENT_S'): none, and no
+        engine runs against this database (or server) to take new submissions."""
 
     def unowned(self, submission_ids: list[str]) -> dict[str, str | None]:
         """Of these submissions, the RUNNING ones that no engine drives now: when the last

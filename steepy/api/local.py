@@ -106,7 +106,8 @@ class LocalBackend:
         if record is None:
             return None
         runs = self.registry.views.runs(chain_id)
-        return ChainState(str(record.status), runs[-1].run_number if runs else None)
+        return ChainState(str(record.status), runs[-1].run_number if runs else None,
+                          record.reused)
 
     @cached_property
     def _logs(self) -> tuple[Path, int]:
@@ -162,11 +163,19 @@ class LocalBackend:
             time.sleep(wait_s)
             wait_s = POLL_S[0] if events else min(POLL_S[1], wait_s * 1.5)
 
-    def submission_chains(self, submission_id: str,
-                          size: int) -> tuple[list[dict], int] | None:
+    def submission_chains(self, submission_id: str, size: int,
+                          status: str | None = None) -> tuple[list[dict], int] | None:
         if self.registry.views.get_submission(submission_id) is None:
             return None
-        return self.registry.views.chain_summaries(submission_id, size=size)
+        return self.registry.views.chain_summaries(submission_id, status, size=size)
+
+    def reused_chains(self, submission_id: str) -> int:
+        return self.registry.cache.reused(submission_id)
+
+    def live_agents(self) -> int:
+        from steepy.api.backends import LIVE_AGENT_S
+
+        return len(self.registry.views.agents(LIVE_AGENT_S))
 
     def unowned(self, submission_ids: list[str]) -> dict[str, str | None]:
         from steepy.model.common import iso_time

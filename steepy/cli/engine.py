@@ -119,13 +119,13 @@ def _say_outcome(registry, submission_id: str, resumed: list[str], as_json: bool
         # written a page of chains at a time: 100,000 chains must not be one string
         write_submission_document(registry.views, submission_id, sys.stdout.write)
         sys.stdout.write("\n")
-    else:
-        message = f" ({final.error_message})" if final.error_message else ""
-        click.echo(f"submission {final.id}: {final.status}{message}")
-        reused = registry.cache.reused(submission_id)
-        if reused:  # extensions 15
-            click.echo(output.reused_summary(sum(registry.views.chain_counts(
-                submission_id).values()), reused))
+    else:  # as `steepy wait' prints it: the status, what was reused, what failed
+        from steepy.api.local import LocalBackend
+        from steepy.cli.outcome import print_outcome
+        from steepy.cli.setup import CliSetup
+
+        backend = LocalBackend(None, CliSetup(), registry)
+        print_outcome(backend, backend.submission(submission_id))
     for resumed_id in resumed:  # their own statuses; the exit code is this one's
         record = registry.views.get_submission(resumed_id)
         click.echo(f"resumed submission {resumed_id}: {record.status}", err=True)

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from steepy.cli.common import (MACROS_OPTION, NO_SERVICES, SERVICES_OPTION, checked_config,
-                               checked_plugins, fail, load_registries, prepare)
+                               checked_plugins, fail, given_vars, load_registries, prepare,
+                               vars_options)
 from steepy.cli.ending import exit_quickly
 from steepy.cli.output import warn
 from steepy.errors import InputError, Problem
@@ -130,6 +131,7 @@ def list_services(services: tuple[str, ...]) -> None:
 @click.argument("workflow_file", metavar="WORKFLOW", type=click.Path())
 @SERVICES_OPTION
 @MACROS_OPTION
+@vars_options
 @click.option("--all", "whole", is_flag=True,
               help="Simulate the whole workflow, feeding back the outputs chains would write.")
 @click.option("--json", "as_json", is_flag=True, help="Print the chains as JSON (a list per step).")
@@ -144,9 +146,10 @@ def list_services(services: tuple[str, ...]) -> None:
                    "other one would run (reads the database).")
 @click.option("--db", help="With --resume: the database URL "
                            "(default: sqlite:///.steepy/steepy.db).")
-def plan(workflow_file: str, services, macros, whole: bool, as_json: bool, fmt: str | None,
-         chains: bool, resume: bool, db: str | None) -> None:
-    """Show the process chains a workflow turns into, without running anything."""
+def plan(workflow_file: str, services, macros, var_options, vars_files, whole: bool,
+         as_json: bool, fmt: str | None, chains: bool, resume: bool, db: str | None) -> None:
+    """Show the process chains a workflow turns into, without running anything (with
+    --var/--vars: with those values, checked as `steepy run' checks them)."""
     import json as jsonlib
 
     from steepy.errors import SteepyError
@@ -161,7 +164,8 @@ def plan(workflow_file: str, services, macros, whole: bool, as_json: bool, fmt: 
                       file="--format")])
     if resume and fmt is not None:
         fail([Problem("--resume says what would run: not with --format", file="--resume")])
-    submission, service_map, macro_map = prepare(workflow_file, services, macros)
+    submission, service_map, macro_map = prepare(workflow_file, services, macros,
+                                                 given_vars(var_options, vars_files))
     if resume:
         from steepy.cli.planresume import plan_resumed
 

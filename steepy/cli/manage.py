@@ -12,7 +12,7 @@ from typing import Any, Callable, Iterator, NoReturn, TypeVar
 
 import click
 
-from steepy.api.backends import Backend
+from steepy.api.backends import Backend, ChainState
 from steepy.cli.common import (DB_OPTION, MACROS_OPTION, SERVICES_OPTION, checked_config,
                                given_vars, vars_options)
 from steepy.cli.ending import exit_quickly
@@ -174,15 +174,44 @@ def _not_a_chain(backend: Backend, item_id: str, shown: int = 10) -> NoReturn:
 @click.option("--follow", "-f", is_flag=True, help="Keep printing new lines while the chain runs.")
 @with_reading_backend
 def logs(backend: Backend, chain_id: str, run_number: int | None, follow: bool) -> None:
-    """Print the output of a process chain's run."""
-    import time
-
+    """Print the output of a process chain's run (of a chain that reused earlier work: the
+    output of the run it reused)."""
     chain = backend.chain(chain_id)
     if chain is None:
         _not_a_chain(backend, chain_id)
+    if chain.latest_run is None and chain.reused:
+        chain_id, chain = _reused_run(backend, chain_id, chain.reused)
+        if chain is None:
+            return
     if chain.latest_run is None:
         stop(f"Process chain `{chain_id}' has not run yet ({chain.status}).")
-    number = run_number or chain.latest_run
+    if run_number is not None and not 1 <= run_number <= chain.latest_run:  # a wrong number
+        stop(f"No log of run {run_number} of `{chain_id}' (it has no run {run_number}; its "
+             f"latest is run {chain.latest_run}).")
+    _print_log(backend, chain_id, run_number or chain.latest_run, follow)
+
+
+def _reused_run(backend: Backend, chain_id: str,
+                reused: dict) -> tuple[str, ChainState | None]:
+    """The chain whose run a reused chain took over (extensions 15), named in a line on
+    stderr, and its state; None when it is no longer stored (said so, too)."""
+    source_id, source = reused["processChainId"], backend.chain(reused["processChainId"])
+    where = f"process chain {source_id} (submission {reused['submissionId']})"
+    if source is None or source.latest_run is None:
+        click.echo(f"Process chain `{chain_id}' reused the work of {where}, which is no longer "
+                   "stored: its log is gone.", err=True)
+        return source_id, None
+    click.echo(f"process chain {chain_id} reused the work of {where}; its log of run "
+               f"{source.latest_run}:", err=True)
+    return source_id, source
+
+
+def _print_log(backend: Backend, chain_id: str, number: int, follow: bool) -> None:
+    """A run's log, with `follow' until the chain has finished. No log of a finished run is
+    a line on stderr, exit code 0: the id was right, and a run that printed nothing left
+    no log (or it is on another machine)."""
+    import time
+
     offset = 0
     while True:
         chunk = backend.log(chain_id, number, offset)
@@ -193,8 +222,10 @@ def logs(backend: Backend, chain_id: str, run_number: int | None, follow: bool) 
                     break  # it has printed nothing yet
                 time.sleep(0.2)
                 continue
-            stop(f"No log of run {number} of `{chain_id}' {backend.log_place(chain_id, number)}: "
-                 "it printed nothing, or ran on another machine without a shared log store.")
+            click.echo(f"No log of run {number} of `{chain_id}' "
+                       f"{backend.log_place(chain_id, number)}: it printed nothing, or ran on "
+                       "another machine without a shared log store.", err=True)
+            return
         if chunk:
             offset += len(chunk)
             click.echo(chunk.decode("utf-8", "replace"), nl=False)

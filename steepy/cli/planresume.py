@@ -50,12 +50,15 @@ def plan_resumed(workflow_file: str, workflow: Workflow, services: dict[str, Ser
 
 def _registry(db: str | None):
     """The database of `--db' (or the configuration's); none here yet: an empty one in
-    memory, so that every chain would run (nothing is left behind)."""
+    memory, so that every chain would run (nothing is left behind), and a line on stderr
+    saying so (a mistyped --db or another folder reuses nothing either)."""
     from steepy.registry import open_registry
     from steepy.registry.database import sqlite_file
 
     path = sqlite_file(db_url(db))
     if path is not None and not path.exists():
+        click.echo(f"No database at {path.absolute()}: nothing can be reused, every chain "
+                   "would run.", err=True)
         return open_registry("sqlite://")
     return open_registry_or_fail(db, create=False)
 

@@ -2,17 +2,25 @@
 --wait` (steepy/cli/manage.py). Something else runs them (a `steepy worker`, a server); these
 commands only watch, through the same backends as `show` (the database, or a server with
 `--server`), and end with the exit code `steepy run` would have: 0 SUCCESS, 1 ERROR or
-PARTIAL_SUCCESS, 3 CANCELLED."""
+PARTIAL_SUCCESS, 3 CANCELLED; each submission's end is printed as `steepy run` prints it
+(steepy/cli/outcome.py)."""
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 import click
 
 from steepy.api.backends import Backend
 from steepy.cli.common import EXIT_CODES
+from steepy.cli.outcome import print_outcome
 from steepy.cli.output import stop
+from steepy.model.submission import SubmissionStatus
+
+if TYPE_CHECKING:
+    from steepy.api.submission import Submission
+
+UNTAKEN_S = 5.0  # ACCEPTED this long with no agent alive: say that nothing will run it
 
 WAIT_OPTION = click.option("--wait", "wait_for_end", is_flag=True,
                            help="Follow the submission to its end; exit as `steepy run' does.")
@@ -37,9 +45,28 @@ def wait_for(backend: Backend, submission_ids: list[str]) -> int:
         waiting.append(Submission.from_json(found, backend))
     statuses = []
     for submission in waiting:
-        status = submission.wait()
-        message = f" ({submission.error_message})" if submission.error_message else ""
-        click.echo(f"submission {submission.id}: {status}{message}")
+        status = _wait(backend, submission)
+        print_outcome(backend, backend.submission(submission.id) or {
+            "id": submission.id, "status": str(status), "errorMessage": submission.error_message})
         statuses.append(status)
     return exit_code(statuses)
+
+
+def _wait(backend: Backend, submission: Submission) -> SubmissionStatus:
+    """Until the submission has ended; a line on stderr, once, should it stay ACCEPTED for
+    `UNTAKEN_S` while no agent is alive (no worker or server runs against this database)."""
+    from steepy.api.errors import WaitTimeout
+
+    said = False
+    while True:
+        try:
+            return submission.wait(UNTAKEN_S)
+        except WaitTimeout:
+            pass
+        if not said and submission.status == SubmissionStatus.ACCEPTED \
+                and not backend.live_agents():
+            click.echo(f"submission {submission.id}: no steepy worker or server is running "
+                       "against this database: start `steepy worker' (the submission waits, "
+                       "ACCEPTED)", err=True)
+            said = True
 

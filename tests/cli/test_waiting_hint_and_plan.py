@@ -1,0 +1,136 @@
+"""In-process, nothing run: `steepy wait` says once that no worker or server is there to take
+an ACCEPTED submission (and keeps waiting); `plan --resume` where there is no database says
+so; `plan --var/--vars` are checked as `run` checks them; `logs` of a run that printed
+nothing ends with exit code 0 (the id was right). Session 37's new-user findings 1, 2, 4, 5."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from steepy.cli import main, waiting
+from steepy.model.processchain import ProcessChain
+from steepy.model.submission import ProcessChainStatus as CS
+from steepy.registry import open_registry
+from tests.engine.test_engine import _submit
+from tests.registry.chains import store_chains
+
+SERVICES = """\
+- id: echo
+  name: Echo
+  description: prints its words
+  path: echo
+  runtime: other
+  parameters:
+    - {id: words, name: Words, description: w, type: input, cardinality: 1..1,
+       dataType: string}
+"""
+WORKFLOW = """\
+api: 4.7.0
+name: greet
+vars:
+  - id: who
+    value: world
+actions:
+  - type: execute
+    service: echo
+    inputs: [{id: words, var: who}]
+"""
+HINT = ("no steepy worker or server is running against this database: start `steepy worker' "
+        "(the submission waits, ACCEPTED)")
+
+
+@pytest.fixture
+def here(tmp_path: Path, monkeypatch) -> Path:
+    for name in list(os.environ):
+        if name.startswith(("STEEPY_", "STEEP_")):
+            monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "services.yaml").write_text(SERVICES)
+    (tmp_path / "wf.yaml").write_text(WORKFLOW)
+    return tmp_path
+
+
+def steepy(*args: str):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def _wait_then_cancel(db: str, submission_id: str, after_s: float):
+    """`steepy wait ID`, while another thread cancels the submission `after_s` later."""
+    def cancel() -> None:
+        time.sleep(after_s)
+        other = open_registry(db)
+        other.requests.cancel_submission(submission_id)
+        other.close()
+
+    thread = threading.Thread(target=cancel)
+    thread.start()
+    try:
+        return steepy("wait", submission_id, "--db", db)
+    finally:
+        thread.join()
+
+
+def test_wait_says_once_that_nothing_takes_an_accepted_submission(here, monkeypatch) -> None:
+    monkeypatch.setattr(waiting, "UNTAKEN_S", 0.1)
+    db = f"sqlite:///{here / 'steepy.db'}"
+    registry = open_registry(db)
+    alone = _submit(registry, WORKFLOW)
+    result = _wait_then_cancel(db, alone, 1.0)  # ten looks: one line
+    assert result.exit_code == 3, result.output  # it kept waiting, to the end
+    assert result.stderr == f"submission {alone}: {HINT}\n"
+    assert result.stdout == f"submission {alone}: CANCELLED\n"
+
+    registry.leases.heartbeat("live-engine", [{"id": "agent-1"}], 60)  # a worker is there
+    taken_later = _submit(registry, WORKFLOW)
+    result = _wait_then_cancel(db, taken_later, 0.5)
+    assert result.exit_code == 3 and result.stderr == "", result.output
+    registry.close()
+
+
+def test_plan_resume_without_a_database_says_so_and_plans(here: Path) -> None:
+    result = steepy("plan", "wf.yaml", "-s", "services.yaml", "--resume")
+    assert result.exit_code == 0, result.output
+    assert result.stderr == (f"No database at {here / '.steepy' / 'steepy.db'}: nothing can "
+                             "be reused, every chain would run.\n")
+    assert result.stdout.endswith("1 chain: 1 to run, 0 reused\n")
+    assert not (here / ".steepy").exists()
+
+
+def test_plan_takes_var_and_vars_checked_as_run_checks_them(here: Path) -> None:
+    (here / "values.yaml").write_text("who: file\n")
+    given = steepy("plan", "wf.yaml", "-s", "services.yaml", "--vars", "values.yaml")
+    assert given.exit_code == 0 and "echo file" in given.stdout, given.output
+    given = steepy("plan", "wf.yaml", "-s", "services.yaml", "--vars", "values.yaml",
+                   "--var", "who=option")  # the option wins
+    assert "echo option" in given.stdout and "echo file" not in given.stdout
+    for command in ("plan", "run"):
+        wrong = steepy(command, "wf.yaml", "-s", "services.yaml", "--var", "woh=x")
+        assert wrong.exit_code == 2
+        assert wrong.stderr.splitlines()[0] == (
+            "--var woh: the workflow has no variable `woh' that can be set; did you mean "
+            "`who'?")
+    assert not (here / ".steepy").exists()
+
+
+def test_logs_of_a_run_that_printed_nothing_is_no_bad_input(here: Path) -> None:
+    db = f"sqlite:///{here / 'steepy.db'}"
+    registry = open_registry(db)
+    sid = _submit(registry, WORKFLOW)
+    store_chains(registry, sid, [ProcessChain(id="quiet")])
+    _, run = registry.queue.claim_chain("agent", only=sid)
+    registry.queue.finish_run("quiet", run, "SUCCESS", CS.SUCCESS, submission_id=sid)
+    registry.close()
+    result = steepy("logs", "quiet", "--db", db)
+    assert result.exit_code == 0 and result.stdout == ""
+    assert result.stderr.startswith("No log of run 1 of `quiet' at ")
+    assert result.stderr.endswith(": it printed nothing, or ran on another machine without a "
+                                  "shared log store.\n")
+    wrong = steepy("logs", "quiet", "--db", db, "--run", "7")  # no such run: bad input
+    assert wrong.exit_code == 2
+    assert wrong.stderr == "No log of run 7 of `quiet' (it has no run 7; its latest is run 1).\n"
