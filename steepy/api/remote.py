@@ -92,7 +92,7 @@ class RemoteBackend:
         found = self.api.json("GET", f"/processchains/{chain_id}", dict, CHAIN)
         if found is None:
             return None
-        return ChainState(found["status"], found.get("totalRuns") or None)
+        return ChainState(found["status"], found.get("totalRuns") or None, found.get("reused"))
 
     def log(self, chain_id: str, run_number: int, offset: int) -> bytes | None:
         response = self.api.request("GET", f"/logs/processchains/{chain_id}",
@@ -160,16 +160,26 @@ class RemoteBackend:
                 time.sleep(wait_s)
                 wait_s = min(STREAM_RETRY_S[1], wait_s * 2)
 
-    def submission_chains(self, submission_id: str,
-                          size: int) -> tuple[list[dict], int] | None:
+    def submission_chains(self, submission_id: str, size: int,
+                          status: str | None = None) -> tuple[list[dict], int] | None:
         if self.submission(submission_id) is None:
             return None
-        response = self.api.request("GET", "/processchains",
-                                    params={"submissionId": submission_id, "size": size})
+        params: dict[str, Any] = {"submissionId": submission_id, "size": size}
+        if status:
+            params["status"] = status
+        response = self.api.request("GET", "/processchains", params=params)
         if response.status_code != 200:
             raise ClientError(message(response))
         found = decoded(response, list)
         return found, int(response.headers.get("x-page-total", len(found)))
+
+    def reused_chains(self, submission_id: str) -> int:
+        """(the API has no count of them: the submission's document's chains are counted)"""
+        document = self.api.json("GET", f"/workflows/{submission_id}/document", dict)
+        return sum(1 for c in (document or {}).get("processChains", []) if c.get("reused"))
+
+    def live_agents(self) -> int:
+        return len(self.api.json("GET", "/agents", list) or [])
 
     def unowned(self, submission_ids: list[str]) -> dict[str, str | None]:
         return {}
@@ -274,6 +284,6 @@ def _given(problem: dict, given: "GivenVars | None") -> Problem | None:
     line of a `--vars` file); None for any other problem."""
     from steepy.documents.variables import GIVEN
 
-    if given and problem.get("file") == GIVEN and problem.get("path") in given.places:
-        return given.problem(problem["path"], problem["message"])
+    if given and problem.get("file") == GIVEN:
+        return given.problem_at(problem.get("path", ""), problem["message"])
     return None

@@ -39,16 +39,12 @@ def vars_options(command):
 def given_vars(var_options: tuple[str, ...], vars_files: tuple[str, ...]):
     """The values of `--vars` files, then of `--var` options (the later wins); a malformed
     one is exit code 2."""
-    from steepy.documents.variables import GivenVars, from_file, from_options
+    from steepy.documents.variables import read_given
 
-    given = GivenVars()
     try:
-        for path in vars_files:
-            given.update(from_file(path))
-        given.update(from_options(var_options))
+        return read_given(vars_files, var_options)
     except InputError as e:
         fail(e.problems)
-    return given
 
 
 def load_registries(services: tuple[str, ...], macros: tuple[str, ...]) -> tuple[dict, dict]:

@@ -101,9 +101,12 @@ class _Resolver:
             done.add(id(var))
             var.value = self.value(var.value, where, var.id, kind)
 
-    def value(self, value: Any, where: tuple, var_id: str, kind: str) -> Any:
+    def value(self, value: Any, where: tuple, var_id: str, kind: str, item: tuple = ()) -> Any:
+        """`value` (at `where` in the workflow; `item`: the part of the variable's value it
+        is) resolved; a problem when it does not exist."""
         if isinstance(value, list):
-            return [self.value(v, where + (k,), var_id, kind) for k, v in enumerate(value)]
+            return [self.value(v, where + (k,), var_id, kind, item + (k,))
+                    for k, v in enumerate(value)]
         if not isinstance(value, str) or not value or "://" in value:
             return value
         path = Path(value)
@@ -116,7 +119,7 @@ class _Resolver:
                 f"{self.base.directory})")
             message = f"input {kind} `{value}' does not exist{said}"
             if self.given and var_id in self.given.places:
-                self.problems.append(self.given.problem(var_id, message))
+                self.problems.append(self.given.problem(var_id, message, item))
             else:
                 self.problems.append(Problem(message, path=json_path(where)))
         return str(resolved)

@@ -27,6 +27,7 @@ from steepy.errors import InputError, Problem, json_path
 from steepy.documents import templating
 from steepy.documents.layers import Layered, build_layers
 from steepy.documents.schemas import SCHEMA_DIR, schema_problems  # noqa: F401 (re-exported)
+from steepy.documents.schemas import KeyProblem
 from steepy.documents.yamlreader import parse_yaml_all as _parse_yaml
 from steepy.documents.yamlreader import template_problem
 
@@ -35,22 +36,26 @@ DOC_SUFFIXES = (".yaml", ".yml", ".json")
 
 @dataclass
 class Document:
-    """A parsed file: its data and where each JSON path starts in the text."""
+    """A parsed file: its data, where each JSON path starts in the text, and where the key
+    of each object entry is written (`inptus:' of `inptus: [...]')."""
 
     data: Any
     file: str
     positions: dict[str, tuple[int, int]] = field(default_factory=dict)
     text: str | None = None  # the text it was read from, for parse_text/read_file documents
+    keys: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def locate(self, problem: Problem, base: tuple = ()) -> Problem:
         """Fill in file, line and column of a problem from its JSON path (or the nearest
-        parent); `base`: its path is inside the value at `base` (then it is made whole)."""
+        parent; a KeyProblem: the key itself); `base`: its path is inside the value at `base`
+        (then it is made whole)."""
         problem.file = problem.file or self.file
         if problem.line is None:
             path = problem.path
             full = json_path(base) + ("." if base and path and not path.startswith("[") else "") + path
             problem.path = full
-            problem.line, problem.column = self._position(full)
+            key = self.keys.get(full) if isinstance(problem, KeyProblem) else None
+            problem.line, problem.column = key or self._position(full)
         return problem
 
     def _position(self, path: str) -> tuple[int | None, int | None]:
@@ -72,7 +77,8 @@ class Document:
 def parse_yaml_all(text: str, name: str) -> list[Document]:
     """Every YAML document of `text`, with positions. Raises InputError (also for a text whose
     aliases stand for too many values: see steepy.documents.yamlreader)."""
-    return [Document(data, name, positions) for data, positions in _parse_yaml(text, name)]
+    return [Document(data, name, positions, keys=keys)
+            for data, positions, keys in _parse_yaml(text, name)]
 
 
 def _looks_like_json(text: str, name: str) -> bool:
@@ -108,10 +114,11 @@ def parse_text(text: str, name: str = "<input>",
         except RecursionError:
             raise InputError(Problem("the document is nested too deeply", file=name)) from None
         try:  # JSON is YAML: borrow its positions where the YAML reader agrees
-            positions = parse_yaml_all(text, name)[0].positions
+            read = parse_yaml_all(text, name)[0]
+            positions, keys = read.positions, read.keys
         except (InputError, IndexError):
-            positions = {}
-        return Document(data, name, positions, text)
+            positions, keys = {}, {}
+        return Document(data, name, positions, text, keys)
     if context is not None:
         return _parse_templated(text, name, context)
     template = template_problem(text, name)
@@ -141,6 +148,7 @@ def _parse_templated(text: str, name: str, context: Mapping[str, Any]) -> Docume
     except InputError as e:
         raise templating.relocated(e, rendered) from None
     document.positions = templating.relocated_positions(document.positions, rendered)
+    document.keys = templating.relocated_positions(document.keys, rendered)
     document.text = text
     return document
 

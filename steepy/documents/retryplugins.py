@@ -7,9 +7,9 @@ plugin decides the pauses between the attempts of an executable.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator, Mapping
 
+from steepy.documents.suggestions import closest
 from steepy.errors import Problem, json_path
 from steepy.model.policies import RetryPolicy
 from steepy.model.workflow import Action, ExecuteAction, ForEachAction, Workflow
@@ -48,8 +48,8 @@ def plugin_problems(workflow: Workflow, services: Mapping, known: tuple[str, ...
 def _unknown(policy: RetryPolicy | None, known: tuple[str, ...]) -> str | None:
     if policy is None or policy.plugin is None or policy.plugin in known:
         return None
-    close = difflib.get_close_matches(policy.plugin, known, n=1)
-    hint = f" (did you mean `{close[0]}'?)" if close else ""
+    close = closest(policy.plugin, known)
+    hint = f" (did you mean `{close}'?)" if close else ""
     have = ", ".join(f"`{name}'" for name in known) or "none"
     return (f"unknown retry policy plugin `{policy.plugin}'{hint}; the retryPolicy plugins "
             f"are: {have}")

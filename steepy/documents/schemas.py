@@ -10,6 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from steepy.documents.suggestions import closest
 from steepy.errors import Problem, json_path
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
@@ -36,12 +37,33 @@ def _plain(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
+class KeyProblem(Problem):
+    """A problem of a key itself (one the schema does not know): placed at the key, not at
+    its value (steepy.documents.loading.Document.locate)."""
+
+
+def _unknown_keys(error: Any) -> list[str]:
+    """The keys an additionalProperties error is about, in the order written."""
+    allowed = error.schema.get("properties", {})
+    value = error.instance
+    return [k for k in value if k not in allowed] if isinstance(value, dict) else []
+
+
+def _unknown_key_message(error: Any, key: str) -> str:
+    allowed = sorted(error.schema.get("properties", {}))
+    close = closest(key, allowed)
+    hint = f" (did you mean `{close}'?)" if close else ""
+    return f"unknown property `{key}'{hint}; allowed here: {', '.join(allowed)}"
+
+
 def _schema_message(error: Any) -> str:
     """Plain words for a jsonschema error."""
     validator, value = error.validator, error.instance
     if validator == "additionalProperties":
+        extra = _unknown_keys(error)
+        if len(extra) == 1:
+            return _unknown_key_message(error, extra[0])
         allowed = sorted(error.schema.get("properties", {}))
-        extra = sorted(set(value) - set(allowed)) if isinstance(value, dict) else []
         names = ", ".join(f"`{k}'" for k in extra) or "a property"
         return f"unknown property {names}; allowed here: {', '.join(allowed)}"
     if validator == "required":
@@ -104,7 +126,8 @@ class SchemaError:
 
 
 def schema_errors(data: Any, kind: str) -> list[SchemaError]:
-    """The places where `data` fails schemas/<kind>.schema.json, one per failing place."""
+    """The places where `data` fails schemas/<kind>.schema.json, one per failing place (each
+    unknown key is a place of its own, at the key)."""
     validator = _validators()[kind]
     found: list[SchemaError] = []
     seen: set[tuple[str, str]] = set()
@@ -113,10 +136,16 @@ def schema_errors(data: Any, kind: str) -> list[SchemaError]:
         if error.validator in ("oneOf", "anyOf") and error.context:
             leaf = _best_sub_error(error) or error
         parts = list(leaf.absolute_path)
-        unknown = leaf.validator == "additionalProperties" and isinstance(leaf.instance, dict)
-        if unknown:
-            extra = sorted(set(leaf.instance) - set(leaf.schema.get("properties", {})))
-            parts += extra[:1]  # point at the unknown key itself
+        keys = _unknown_keys(leaf) if leaf.validator == "additionalProperties" else []
+        if keys:
+            for key in keys:
+                path = json_path(parts + [key])
+                message = _unknown_key_message(leaf, key)
+                if (path, message) not in seen:
+                    seen.add((path, message))
+                    found.append(SchemaError(KeyProblem(message, path=path),
+                                             tuple(parts) + (key,), unknown_key=True))
+            continue
         path = json_path(parts)
         if not parts and leaf.validator == "type":
             message = f"{_DOCUMENT_SHAPES[kind]}, not {_kind(data)}"
@@ -130,7 +159,7 @@ def schema_errors(data: Any, kind: str) -> list[SchemaError]:
         if (path, message) not in seen:
             seen.add((path, message))
             found.append(SchemaError(Problem(message, path=path), tuple(parts),
-                                     unknown and bool(parts), missing))
+                                     missing_key=missing))
     return found
 
 

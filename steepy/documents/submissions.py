@@ -11,7 +11,7 @@ from steepy.documents.checking import check_workflow
 from steepy.documents.loading import Document
 from steepy.documents.validation_services import Runtimes
 from steepy.documents.inputfiles import InputBase, resolve_input_files
-from steepy.documents.variables import GivenVars, blame, with_vars
+from steepy.documents.variables import GivenVars, apply_vars, blame
 from steepy.errors import InputError, Problem
 from steepy.model import Submission
 from steepy.model.ids import unique_id
@@ -29,20 +29,25 @@ def submission_from(document: Document, services: Mapping, macros: Mapping,
     constant input paths are resolved against (steepy.documents.inputfiles; None: they are
     left as written and not checked)."""
     workflow = check_workflow(document, services, macros, runtimes)
+    problems: list[Problem] = []  # of the values given: told with every other one
     if given:
         def check(changed: Document):
             return check_workflow(changed, services, macros, runtimes)
 
-        changed = with_vars(document, given)  # names, defaults: InputError where given
+        changed, usable, problems = apply_vars(document, given)  # names, defaults: where given
         try:
             workflow = check(changed)
-        except InputError:
-            blame(document, given, check)  # the value to blame, where it was given
-            raise
+        except InputError as e:
+            try:
+                blame(document, usable, check)  # the value to blame, where it was given
+            except InputError as blamed:
+                raise InputError(problems + blamed.problems) from None
+            raise InputError(problems + e.problems) from None
     if base is not None:
-        problems = resolve_input_files(workflow, document.data, services, base, given)
-        if problems:
-            raise InputError([p if p.file else document.locate(p) for p in problems])
+        found = resolve_input_files(workflow, document.data, services, base, given)
+        problems += [p if p.file else document.locate(p) for p in found]
+    if problems:
+        raise InputError(problems)
     try:
         capabilities = collect_required_capabilities(workflow, services, macros)
     except MissingMacroError as e:

@@ -17,6 +17,7 @@ from steepy.model.macro import MACRO_INPUT, MACRO_OUTPUT, Macro
 from steepy.model.service import Service
 from steepy.model.workflow import (Action, ExecuteAction, ForEachAction, IncludeAction, Variable,
                                    Workflow)
+from steepy.documents.suggestions import suggest
 from steepy.documents.validation_catch import catch_problems
 from steepy.documents.validation_api import MAX_API, MIN_API, api_problem  # noqa: F401 (re-exported)
 from steepy.documents.validation_macros import include_cycle_problems, services_reached
@@ -195,11 +196,14 @@ class _Checker:
 
     def input_values(self) -> None:
         produced = {r.var.id for r in self.refs if r.role in ("output", "enumerator")}
+        valued = [*self.declared, *(r.var for r in self.refs)]
+        usable = produced | self.given_inputs | {v.id for v in valued if v.value is not None}
         for r in self.refs:
             if (r.role == "input" and r.var.value is None and r.var.id not in produced
                     and r.var.id not in self.given_inputs and r.var.id not in self.opaque):
                 self.add(f"Input variable `{r.var.id}' has no value. Give it a value in `vars' "
-                         "or make it the output of an action.", r.site, r.path)
+                         "or make it the output of an action." + suggest(r.var.id, usable),
+                         r.site, r.path)
 
     def scoping(self) -> None:
         # where a variable is produced: inside the innermost for-each around the producer

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from steepy.documents.validation_services import known, suggest
+from steepy.documents.suggestions import suggest
+from steepy.documents.validation_services import known
 from steepy.errors import Problem, json_path
 from steepy.model.service import INPUT, Service
 from steepy.model.workflow import ExecuteAction, Workflow

@@ -10,11 +10,11 @@ were read from files).
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from steepy.documents.limits import service_limit_problems
+from steepy.documents.suggestions import suggest
 from steepy.errors import Problem
 from steepy.model.limits import NO_SITE, SiteRetries
 from steepy.model.service import INPUT, OUTPUT, Service
@@ -159,11 +159,6 @@ def _parameters(checker: Any, site: Any, a: ExecuteAction | Fallback, service: S
             how = "is missing" if count == 0 else f"is given {count} times"
             checker.add(f"{sp.type.capitalize()} `{sp.id}' of service `{service.id}' {how}; its "
                         f"cardinality is {sp.cardinality} (min..max values).", site, base)
-
-
-def suggest(name: str, options) -> str:
-    close = difflib.get_close_matches(name, list(options), n=1)
-    return f" Did you mean `{close[0]}'?" if close else ""
 
 
 def known(registry: dict, what: str, name: str = "") -> str:

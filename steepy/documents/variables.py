@@ -4,19 +4,22 @@ FILE`, the API's `vars`, the query parameter `vars` of POST /workflows, the UI's
 Only a variable that the workflow declares with a default `value` can be set: the others are
 written by actions. Each value is remembered with where it was given (`--var`, a line of the
 vars file, `<vars>`), so that a name the workflow does not have, or a value the workflow
-cannot use, is reported there like every other problem (exit code 2, nothing stored)."""
+cannot use, is reported there like every other problem (exit code 2, nothing stored); a
+problem with an item of a list given (a file that does not exist) at the item itself
+(`vars.yaml:3:19: files[1]: ...', `--var files:1:12: files[1]: ...')."""
 
 from __future__ import annotations
 
 import copy
-import difflib
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from steepy.documents.loading import Document, parse_yaml_all, read_file
-from steepy.errors import InputError, Problem
+from steepy.documents.pruning import path_parts
+from steepy.documents.suggestions import closest
+from steepy.errors import InputError, Problem, json_path
 
 OPTION = "--var"
 GIVEN = "<vars>"  # where the values of a mapping (API, HTTP) are
@@ -28,6 +31,8 @@ class GivenVars:
 
     values: dict[str, Any] = field(default_factory=dict)
     places: dict[str, tuple[str, int | None, int | None]] = field(default_factory=dict)
+    # the document each value was read from, and the JSON path (parts) of the value in it
+    sources: dict[str, tuple[Document, tuple]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, values: Mapping[str, Any] | None, file: str = GIVEN) -> "GivenVars":
@@ -41,12 +46,54 @@ class GivenVars:
         """These values, with `other`'s put over them (a later option wins)."""
         self.values.update(other.values)
         self.places.update(other.places)
+        for name in other.values:
+            self.sources.pop(name, None)
+        self.sources.update(other.sources)
         return self
 
-    def problem(self, name: str, message: str) -> Problem:
+    def only(self, names: Iterable[str]) -> "GivenVars":
+        """The values of `names`, with their places."""
+        kept = [name for name in names if name in self.values]
+        return GivenVars({n: self.values[n] for n in kept},
+                         {n: self.places[n] for n in kept if n in self.places},
+                         {n: self.sources[n] for n in kept if n in self.sources})
+
+    def problem(self, name: str, message: str, item: tuple = ()) -> Problem:
+        """`message` at the place `name` was given; `item`: at that part of its value (the
+        JSON path `files[1]`, and its own line and column when it was read from a text)."""
         file, line, column = self.places.get(name, (GIVEN, None, None))
-        return Problem(message, path=name if file == GIVEN else "", file=file, line=line,
+        if not item:
+            return Problem(message, path=name if file == GIVEN else "", file=file, line=line,
+                           column=column)
+        source = self.sources.get(name)
+        if source is not None:
+            document, base = source
+            located = document.locate(Problem(message, path=json_path(base + tuple(item))))
+            line, column = located.line, located.column
+        return Problem(message, path=json_path((name,) + tuple(item)), file=file, line=line,
                        column=column)
+
+    def problem_at(self, path: str, message: str) -> Problem | None:
+        """`message`, said of `path` in the values given (`files[1]`, as a server reports
+        it), placed where that value was given; None for a path of no value given."""
+        name = path if path in self.places else next(iter(path_parts(path)), None)
+        if not isinstance(name, str) or name not in self.places:
+            return None
+        return self.problem(name, message, path_parts(path[len(name):]))
+
+
+def read_given(files: Iterable[str], options: Iterable[str]) -> GivenVars:
+    """The values of `--vars` files, then of `--var` options (a later one wins); InputError
+    with the problems of all of them."""
+    given, problems = GivenVars(), []
+    for read, source in [(from_file, path) for path in files] + [(from_options, options)]:
+        try:
+            given.update(read(source))
+        except InputError as e:
+            problems += e.problems
+    if problems:
+        raise InputError(problems)
+    return given
 
 
 def from_options(options: Iterable[str]) -> GivenVars:
@@ -67,6 +114,8 @@ def from_options(options: Iterable[str]) -> GivenVars:
             continue
         given.values[name] = value
         given.places[name] = (f"{OPTION} {name}", None, None)
+        if found:
+            given.sources[name] = (found[0], ())
     if problems:
         raise InputError(problems)
     return given
@@ -78,11 +127,12 @@ def from_file(path: str) -> GivenVars:
     if not isinstance(document.data, dict):
         raise InputError(Problem("a vars file holds `name: value' pairs (an object)",
                                  file=path, line=1, column=1))
-    places = {}
+    places, sources = {}, {}
     for name in document.data:
         line, column = document.positions.get(str(name), (None, None))
         places[str(name)] = (path, line, column)
-    return GivenVars({str(k): v for k, v in document.data.items()}, places)
+        sources[str(name)] = (document, (str(name),))
+    return GivenVars({str(k): v for k, v in document.data.items()}, places, sources)
 
 
 def with_vars(document: Document, given: GivenVars) -> Document:
@@ -90,11 +140,20 @@ def with_vars(document: Document, given: GivenVars) -> Document:
     text stay: the source shown is the file as written, the values given are kept beside).
     InputError at the given places: a name the workflow does not declare, a variable
     without a default value, an object for a value."""
+    changed, _, problems = apply_vars(document, given)
+    if problems:
+        raise InputError(problems)
+    return changed
+
+
+def apply_vars(document: Document, given: GivenVars) -> tuple[Document, GivenVars, list[Problem]]:
+    """`document` with the values given that it can take (see with_vars), those values, and
+    the problems of the others (so that the rest is checked too and every problem is told)."""
     data = copy.deepcopy(document.data)
     declared = data.get("vars") if isinstance(data, dict) else None
     entries = {entry.get("id"): entry for entry in declared or [] if isinstance(entry, dict)}
     settable = [name for name, entry in entries.items() if "value" in entry]
-    problems = []
+    problems, taken = [], []
     for name, value in given.values.items():
         entry = entries.get(name)
         if entry is None:
@@ -108,14 +167,14 @@ def with_vars(document: Document, given: GivenVars) -> Document:
                                                 "boolean or list, not an object"))
         else:
             entry["value"] = value
-    if problems:
-        raise InputError(problems)
-    return Document(data, document.file, document.positions, document.text)
+            taken.append(name)
+    changed = Document(data, document.file, document.positions, document.text, document.keys)
+    return changed, given.only(taken), problems
 
 
 def _unknown(name: str, settable: list[str]) -> str:
-    close = difflib.get_close_matches(name, settable, n=1)
-    hint = (f"; did you mean `{close[0]}'?" if close else
+    close = closest(name, settable)
+    hint = (f"; did you mean `{close}'?" if close else
             " (it has: " + ", ".join(f"`{n}'" for n in settable) + ")" if settable else
             " (it has none with a default value)")
     return f"the workflow has no variable `{name}' that can be set{hint}"

@@ -107,6 +107,7 @@ class Builder:
         self.name = name
         self.constructor = constructor  # a loader: its resolver and constructor
         self.positions: dict[str, tuple[int, int]] = {}
+        self.keys: dict[str, tuple[int, int]] = {}  # where the key of each object entry is
         self.problems: list[Problem] = []
         self._said: set[tuple[int, int, str]] = set()
         self.count = 0
@@ -182,6 +183,8 @@ class Builder:
         else:
             text = self._key(key, frame.path)
             if text is not None and text not in frame.own:
+                mark = event.start_mark
+                self.keys.setdefault(frame.child(text), (mark.line + 1, mark.column + 1))
                 return text
             if text is not None:
                 self._problem(key, frame.child(text), f"duplicate key `{text}'; each key may "
@@ -322,8 +325,12 @@ class Builder:
                                      column=mark.column + 1))
 
 
-def build_all(loader: Any, name: str) -> list[tuple[Any, dict[str, tuple[int, int]]]]:
-    """(data, positions) of every document `loader' parses. Raises yaml.YAMLError for a
+Places = dict[str, tuple[int, int]]  # JSON path -> line, column (1-based)
+
+
+def build_all(loader: Any, name: str) -> list[tuple[Any, Places, Places]]:
+    """(data, positions, keys) of every document `loader' parses: where the value at each JSON
+    path starts, and where the key of each object entry is written. Raises yaml.YAMLError for a
     text that is not YAML, else InputError for the first document that has problems."""
     live = Live(loader)
     documents = []
@@ -342,7 +349,7 @@ def build_all(loader: Any, name: str) -> list[tuple[Any, dict[str, tuple[int, in
     return documents
 
 
-def _document(builder: Builder) -> tuple[Any, dict[str, tuple[int, int]]]:
+def _document(builder: Builder) -> tuple[Any, Places, Places]:
     try:
         data = builder.build("")
     except RecursionError:  # merge keys that merge others, very many levels deep
@@ -350,4 +357,4 @@ def _document(builder: Builder) -> tuple[Any, dict[str, tuple[int, int]]]:
     if builder.problems:
         raise InputError(builder.problems)
     builder.live.next()  # the document's end
-    return data, builder.positions
+    return data, builder.positions, builder.keys

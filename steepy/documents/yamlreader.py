@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from steepy.documents.yamlbuilder import MAX_NODES, build_all  # noqa: F401 (re-exported)
+from steepy.documents.yamlbuilder import MAX_NODES, Places, build_all  # noqa: F401 (re-exported)
 from steepy.errors import InputError, Problem
 
 try:
@@ -86,14 +86,28 @@ def _at(event: yaml.Event, name: str, message: str) -> InputError:
     return InputError(Problem(message, file=name, line=mark.line + 1, column=mark.column + 1))
 
 
-def _yaml_error(e: yaml.YAMLError, name: str) -> InputError:
+def _yaml_error(e: yaml.YAMLError, name: str, text: str | None = None) -> InputError:
     mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
     what = getattr(e, "problem", None) or str(e)
     context = getattr(e, "context", None)
     message = f"not valid YAML: {what}" + (f" ({context})" if context else "")
     if mark is None:
         return InputError(Problem(message, file=name))
-    return InputError(Problem(message, file=name, line=mark.line + 1, column=mark.column + 1))
+    line, column = _end_of_content(text, mark.index) or (mark.line + 1, mark.column + 1)
+    return InputError(Problem(message, file=name, line=line, column=column))
+
+
+def _end_of_content(text: str | None, index: int) -> tuple[int, int] | None:
+    """For a problem found past the last character that is not blank (the parser reached the
+    end: `[1, 2' lacks its `]'): the line and column just after that character, not a line
+    that is not there (`--var x=[1,2' is one line). None for a problem inside the text."""
+    if text is None:
+        return None
+    content = text.rstrip()
+    if index < len(content) or not content:
+        return None
+    line = content.count("\n") + 1
+    return line, len(content) - content.rfind("\n")
 
 
 # front matter: a first document of its own, between `---' lines, at the very start
@@ -124,13 +138,14 @@ def template_problem(text: str, name: str) -> Problem | None:
                    "the front matter.", file=name, line=line, column=column)
 
 
-def parse_yaml_all(text: str, name: str) -> list[tuple[Any, dict[str, tuple[int, int]]]]:
-    """(data, positions) of every YAML document of `text'. Raises InputError."""
+def parse_yaml_all(text: str, name: str) -> list[tuple[Any, Places, Places]]:
+    """(data, positions, keys) of every YAML document of `text' (see build_all). Raises
+    InputError."""
     check_aliases(text, name)
     loader = _Loader(text)
     try:
         return build_all(loader, name)
     except yaml.YAMLError as e:
-        raise _yaml_error(e, name) from None
+        raise _yaml_error(e, name, text) from None
     finally:
         loader.dispose()

@@ -86,7 +86,7 @@ def test_bad_python_and_modules_are_located(tmp_path) -> None:
     with pytest.raises(InputError) as raised:
         read_services(str(path))
     shown = [str(p) for p in raised.value.problems]
-    assert any(s.startswith(f"{path}:9:15: [0].python.packages: unknown property `packages'; "
+    assert any(s.startswith(f"{path}:9:5: [0].python.packages: unknown property `packages'; "
                             "allowed here: requirements, version") for s in shown), shown
 
 

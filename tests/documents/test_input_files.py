@@ -91,8 +91,8 @@ def test_relative_paths_become_absolute_and_the_rest_stays(tmp_path: Path) -> No
 def test_a_given_value_that_is_missing_is_reported_where_it_was_given(tmp_path: Path) -> None:
     with pytest.raises(InputError) as missing:
         _submit(tmp_path, GivenVars({"files": ["x.txt"]}, {"files": ("--var files", None, None)}))
-    assert str(missing.value.problems[0]).startswith(
-        "--var files: input file `x.txt' does not exist")
+    assert str(missing.value.problems[0]).startswith(  # the item of the list given
+        "--var files: files[0]: input file `x.txt' does not exist")
 
 
 LOOPS = """\
@@ -179,5 +179,5 @@ def test_a_list_given_for_a_for_each_is_checked_where_it_was_given(tmp_path: Pat
         _loops(tmp_path, GivenVars({"files": ["here.txt", "x.txt"]},
                                    {"files": ("--var files", None, None)}))
     assert [str(p) for p in missing.value.problems] == [
-        f"--var files: input file `x.txt' does not exist (a relative path is resolved against "
-        f"there, {tmp_path})"]
+        f"--var files: files[1]: input file `x.txt' does not exist (a relative path is resolved "
+        f"against there, {tmp_path})"]

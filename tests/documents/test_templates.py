@@ -64,7 +64,7 @@ def test_a_yaml_problem_after_a_loop_names_the_line_written(tmp_path, monkeypatc
     text = HEAD + "{% for i in 1..2 %}\n- x: {{ i }}\n{% endfor %}\n\n- y: [\n"
     (tmp_path / "s.yaml").write_text(text)
     assert _problem(lambda: read_services("s.yaml")).startswith(
-        "s.yaml:9:1: not valid YAML")  # the end of the file: 8 lines and the last newline
+        "s.yaml:8:7: not valid YAML")  # the end of the text: just after line 8's `['
     text = HEAD + "{% for i in range(1, 2) %}\n- id: {{ i }}\n  bad: [\n{% endfor %}\n"
     (tmp_path / "s.yaml").write_text(text)
     message = _problem(lambda: read_services("s.yaml"))
@@ -78,8 +78,8 @@ def test_schema_problems_in_a_loop_point_at_the_line_written(tmp_path, monkeypat
     (tmp_path / "s.yaml").write_text(HEAD + SERVICE.replace("1..1}", "1..1, bogus: 1}"))
     with pytest.raises(InputError) as caught:
         read_services("s.yaml", template_context({"steep.tmpPath": "/t"}))
-    column = SERVICE.replace("1..1}", "1..1, bogus: 1}").splitlines()[7].index("bogus: 1") + 8
-    assert [p.location() for p in caught.value.problems] == [f"s.yaml:11:{column}"] * 2
+    column = SERVICE.replace("1..1}", "1..1, bogus: 1}").splitlines()[7].index("bogus: 1") + 1
+    assert [p.location() for p in caught.value.problems] == [f"s.yaml:11:{column}"] * 2  # the key
 
 
 def test_pebble_meanings() -> None:

@@ -164,7 +164,7 @@ def old_parse_yaml_all(text: str, name: str) -> list[tuple[Any, dict[str, tuple[
     try:
         nodes = list(yaml.compose_all(text, Loader=yaml.CSafeLoader))
     except yaml.YAMLError as e:
-        raise _yaml_error(e, name) from None
+        raise _yaml_error(e, name, text) from None
     except RecursionError:
         raise InputError(Problem("the document is nested too deeply", file=name)) from None
     documents = []
@@ -190,7 +190,7 @@ def outcome(parse: Any, text: str) -> tuple:
         documents = parse(text, "t.yaml")
     except InputError as e:
         return "refused", [(p.message, p.path, p.file, p.line, p.column) for p in e.problems]
-    return "read", [(repr(data), list(positions.items())) for data, positions in documents]
+    return "read", [(repr(data), list(positions.items())) for data, positions, *_ in documents]
 
 
 def assert_same(text: str) -> tuple:
@@ -355,7 +355,7 @@ def test_no_node_tree_is_held_while_a_long_list_is_read() -> None:
         f"      - in/{i}.txt\n" for i in range(20_000))
     tracemalloc.start()
     try:
-        ((data, positions),) = parse_yaml_all(text, "w.yaml")
+        ((data, positions, _),) = parse_yaml_all(text, "w.yaml")
         kept, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()

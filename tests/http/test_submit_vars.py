@@ -39,8 +39,10 @@ def test_values_in_the_query_and_paths_against_the_servers_folder(tmp_path: Path
         f"resolved against the server's working directory, {tmp_path})"]
     assert _problems('{"text": "nope.txt"}')[0].startswith(
         "<vars>: text: input file `nope.txt' does not exist (a relative path")
-    assert _problems('{"txt": 1}') == [
-        "<vars>: txt: the workflow has no variable `txt' that can be set; did you mean `text'?"]
+    assert _problems('{"txt": 1}') == [  # and the default value's file, checked too
+        "<vars>: txt: the workflow has no variable `txt' that can be set; did you mean `text'?",
+        "<request>:3:23: vars[0].value: input file `in.txt' does not exist (a relative path is "
+        f"resolved against the server's working directory, {tmp_path})"]
     assert _problems("[1]") == ["<vars>: the query parameter `vars' must be a JSON object of "
                                 "variable ids and values"]
     assert _problems("{x")[0].startswith("<vars>: the query parameter `vars' is not JSON: ")

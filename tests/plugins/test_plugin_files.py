@@ -84,7 +84,7 @@ def test_files_and_descriptors_written_in_place_mix(tmp_path) -> None:
     ("- name: x\n  type: initializer\n", "mine.yaml:1:3: [0]: plugin `x' needs `object: "),
     (HEAD + "- name: {{ env.NOPE }}\n", "mine.yaml:4:16: template: 'NOPE' is undefined"),
     ("name: x\n", "mine.yaml:1:1: a plugin file holds a list of plugin descriptors"),
-    ("- [\n", "mine.yaml:2:1: not valid YAML"),
+    ("- [\n", "mine.yaml:1:4: not valid YAML"),
 ])
 def test_problems_in_descriptor_files_are_located(tmp_path, text, where) -> None:
     plugins = _steep_layout(tmp_path, "[conf/plugins/mine.yaml]")

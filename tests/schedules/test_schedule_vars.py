@@ -64,7 +64,7 @@ def test_a_wrong_value_at_add_is_located_and_stores_nothing(tmp_path: Path,
     (tmp_path / "nap.yaml").write_text(NAP)
     for var, expected in (("paus=2", "--var paus: the workflow has no variable `paus' that "
                                      "can be set; did you mean `pause'?"),
-                          ("pause=[1", "--var pause:2:1: not valid YAML")):
+                          ("pause=[1", "--var pause:1:3: not valid YAML")):
         out = _cli(db, "schedule", "add", "nap.yaml", "--every", "1h", "-s",
                    str(ROOT / "services"), "--var", var)
         assert out.exit_code == 2 and expected in out.stderr, out.stderr
