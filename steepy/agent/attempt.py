@@ -22,7 +22,7 @@ from steepy.agent.context import ExecContext
 from steepy.agent.environment import attempt_environment
 from steepy.agent.executor import identity as executor_identity
 from steepy.agent.lastfailure import last_failure_env
-from steepy.agent.messages import failure_message
+from steepy.agent.messages import failure_message, last_output
 from steepy.agent.outputs import missing_output_settled
 from steepy.agent.process import Limits, RunResult, run_process
 from steepy.agent.signals import (MAX_REQUEUES, SIGNAL_FILE, SIGNAL_REASON, PrunedByTool, Signal,
@@ -229,7 +229,8 @@ class Attempt:
             message = timeout_message(shared.exe, kind, kind.policy(shared.exe))
         elif told is not None or missing is not None:  # a malformed signal file, no output
             record.outcome = FAILED
-            message = f"Execution of service `{shared.exe.service_id}' failed: {told or missing}"
+            message = (f"Execution of service `{shared.exe.service_id}' failed: "
+                       f"{told or missing}" + last_output(result.last_lines))
         else:
             record.outcome = FAILED
             message = failure_message(shared.exe, launch.argv, result,

@@ -35,4 +35,9 @@ def failure_message(exe: Executable, argv: list[str], result: RunResult,
         how += f" ({explained})"
     if not result.last_lines:
         return f"{head}: `{command}' {how} without output."
-    return f"{head}: `{command}' {how}. Last output:\n" + "\n".join(result.last_lines)
+    return f"{head}: `{command}' {how}" + last_output(result.last_lines)
+
+
+def last_output(lines: list[str] | None) -> str:
+    """The end of a failure's message: the tool's last output lines, if it printed any."""
+    return ". Last output:\n" + "\n".join(lines) if lines else ""

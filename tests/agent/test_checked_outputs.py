@@ -127,6 +127,7 @@ def test_outputs_checked_inputs_resolved_and_waited_for(tmp_path: Path, monkeypa
     [failed] = [c for c in chains.values() if c["status"] == "ERROR"]
     messages = [a["message"] for a in failed["runs"][0]["attempts"]]
     assert all("declared output `out' was not written: " in m for m in messages), messages
+    assert all(m.endswith(". Last output:\ndone") for m in messages), messages  # what it said
     assert [a["exitCode"] for a in failed["runs"][0]["attempts"]] == [0, 0]
     copied = next(c for c in chains.values() if c["status"] == "SUCCESS"
                   and c["executables"][0]["serviceId"] == "writer")
