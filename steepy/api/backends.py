@@ -92,9 +92,6 @@ class Backend(Protocol):
         """Up to `size' of a submission's process chains (summaries, newest first; with
         `status', only those) and how many there are; None: no such submission."""
 
-    def reused_chains(self, submission_id: str) -> int:
-        """How many of a submission's chains reused earlier work (extensions 15)."""
-
     def live_agents(self) -> int:
         """How many agents have said they are alive lately (`LIVE_AGENT_S'): none, and no
         engine runs against this database (or server) to take new submissions."""

@@ -169,9 +169,6 @@ class LocalBackend:
             return None
         return self.registry.views.chain_summaries(submission_id, status, size=size)
 
-    def reused_chains(self, submission_id: str) -> int:
-        return self.registry.cache.reused(submission_id)
-
     def live_agents(self) -> int:
         from steepy.api.backends import LIVE_AGENT_S
 

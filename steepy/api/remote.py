@@ -173,11 +173,6 @@ class RemoteBackend:
         found = decoded(response, list)
         return found, int(response.headers.get("x-page-total", len(found)))
 
-    def reused_chains(self, submission_id: str) -> int:
-        """(the API has no count of them: the submission's document's chains are counted)"""
-        document = self.api.json("GET", f"/workflows/{submission_id}/document", dict)
-        return sum(1 for c in (document or {}).get("processChains", []) if c.get("reused"))
-
     def live_agents(self) -> int:
         return len(self.api.json("GET", "/agents", list) or [])
 

@@ -20,7 +20,7 @@ def print_outcome(backend: Backend, submission: dict) -> None:
     submission_id, status = submission["id"], submission["status"]
     message = f" ({submission['errorMessage']})" if submission.get("errorMessage") else ""
     click.echo(f"submission {submission_id}: {status}{message}")
-    reused = backend.reused_chains(submission_id)
+    reused = submission.get("reusedProcessChains", 0)
     if reused or submission.get("resume"):  # extensions 15
         click.echo(reused_summary(submission.get("totalProcessChains", 0), reused))
     if status in (SS.ERROR, SS.PARTIAL_SUCCESS):

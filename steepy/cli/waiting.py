@@ -57,16 +57,15 @@ def _wait(backend: Backend, submission: Submission) -> SubmissionStatus:
     `UNTAKEN_S` while no agent is alive (no worker or server runs against this database)."""
     from steepy.api.errors import WaitTimeout
 
-    said = False
-    while True:
+    while submission.status == SubmissionStatus.ACCEPTED:
         try:
             return submission.wait(UNTAKEN_S)
         except WaitTimeout:
             pass
-        if not said and submission.status == SubmissionStatus.ACCEPTED \
-                and not backend.live_agents():
+        if submission.status == SubmissionStatus.ACCEPTED and not backend.live_agents():
             click.echo(f"submission {submission.id}: no steepy worker or server is running "
                        "against this database: start `steepy worker' (the submission waits, "
                        "ACCEPTED)", err=True)
-            said = True
+            break
+    return submission.wait()  # taken, or said: no more looks at the agents
 

@@ -54,12 +54,13 @@ class Sequence:
 class Mapping:
     """An open object: its own keys first; the keys its merge key gives when it ends."""
 
-    __slots__ = ("path", "own", "key", "merge", "merge_at", "pending", "merged")
+    __slots__ = ("path", "own", "key", "key_path", "merge", "merge_at", "pending", "merged")
 
     def __init__(self, path: str):
         self.path = path
         self.own: dict[str, Any] = {}  # the keys written here, in order
         self.key = ""
+        self.key_path = ""  # the path of the value of `key' (one string for both records)
         self.merge: Ref | None = None  # the value of the merge key `<<'
         self.merge_at = 0  # how many keys were written before `<<'
         self.pending: Iterator[tuple[str, Ref]] | None = None  # merged keys still to build
@@ -81,7 +82,7 @@ class Mapping:
             key = builder.mapping_key(self, event)
             if key is not None:
                 self.key = key
-                return builder.pull(), self.child(key)
+                return builder.pull(), self.key_path
         for key, ref in self.pending:
             self.key = key
             builder.replay(ref)
@@ -184,7 +185,8 @@ class Builder:
             text = self._key(key, frame.path)
             if text is not None and text not in frame.own:
                 mark = event.start_mark
-                self.keys.setdefault(frame.child(text), (mark.line + 1, mark.column + 1))
+                frame.key_path = path = frame.child(text)
+                self.keys.setdefault(path, (mark.line + 1, mark.column + 1))
                 return text
             if text is not None:
                 self._problem(key, frame.child(text), f"duplicate key `{text}'; each key may "

@@ -13,7 +13,7 @@ from sqlalchemy import Connection, func, select
 from steepy.events import EventKind
 from steepy.model.attempt import AttemptRecord
 from steepy.model.common import as_utc
-from steepy.model.submission import Submission, SubmissionStatus
+from steepy.model.submission import FINISHED_SUBMISSION, Submission, SubmissionStatus
 from steepy.registry import documents
 from steepy.registry.connector import Connector
 from steepy.registry.records import (
@@ -228,7 +228,13 @@ class SqlReadViews:
             if row is None:
                 return None
             counts = count_chains(conn, [submission_id])[submission_id]
-        return documents.submission(row, counts, with_workflow)
+            reused = (conn.execute(select(func.count()).select_from(process_chains).where(
+                _pc.submission_id == submission_id, _pc.reused_from.is_not(None))).scalar()
+                if row.status in FINISHED_SUBMISSION else 0)  # (counted once it ended)
+        found = documents.submission(row, counts, with_workflow)
+        if reused:  # extensions 15: how many chains reused earlier work
+            found["reusedProcessChains"] = reused
+        return found
 
     def submission_status(self, submission_id: str) -> str | None:
         with self.db.read() as conn:
