@@ -4,7 +4,6 @@ file:line:column or variable, checked against the model (steepy.config.model).""
 
 from __future__ import annotations
 
-import difflib
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
@@ -15,6 +14,7 @@ from steepy.config.gathering import FILE_NAME, gather, not_a_group
 from steepy.config.located import Origin, nest, problem_of
 from steepy.config.model import GROUPS, LEAVES, NOT_YET, UNIMPLEMENTED, Config
 from steepy.errors import InputError, Problem
+from steepy.model.suggestions import closest
 
 if TYPE_CHECKING:
     from steepy.config.runtime_sections import RuntimeSections
@@ -40,9 +40,9 @@ def _ignored(raw: dict, origins: dict, problems: list[Problem]) -> list[Problem]
         if key in GROUPS:
             problems.append(not_a_group(key, value, origin, LEAVES))
             continue
-        close = difflib.get_close_matches(key, list(LEAVES) + list(UNIMPLEMENTED), n=1)
-        close = close or [k for k in LEAVES if k.lower() == key.lower()]
-        hint = f"; did you mean {close[0]}?" if close else ""
+        close = closest(key, list(LEAVES) + list(UNIMPLEMENTED)) or next(
+            (k for k in LEAVES if k.lower() == key.lower()), None)
+        hint = f"; did you mean {close}?" if close else ""
         warnings.append(origin.problem(f"unknown key (ignored){hint}", key))
     for prefix, keys in grouped.items():
         what = ("steepy does not implement it yet" if prefix in NOT_YET

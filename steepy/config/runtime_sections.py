@@ -11,7 +11,6 @@ the class's own keys, so a key below a setting keeps its dots (the capability `c
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import replace
 from typing import Any, Mapping, TypeVar
 
@@ -22,6 +21,7 @@ from steepy.config.model import LEAVES
 from steepy.config.section import Section, _attribute_names, _leaves
 from steepy.errors import InputError, Problem
 from steepy.model.common import type_name as _kind
+from steepy.model.suggestions import closest
 
 S = TypeVar("S", bound=Section)
 PREFIX = "runtimes."
@@ -78,8 +78,8 @@ class RuntimeSections:
             where = _along(model, _written(origins.get(key), key, prefix))
             other = next((k for p, k in placed.items() if where[:len(p)] == p[:len(where)]), None)
             if where[0] not in known:
-                close = difflib.get_close_matches(where[0], known, n=1)
-                hint = f"; did you mean {close[0]}?" if close else ""
+                close = closest(where[0], known)
+                hint = f"; did you mean {close}?" if close else ""
                 problems.append(origins[key].problem(
                     f"runtime `{name}' has no setting `{where[0]}'{hint} (its settings: "
                     f"{', '.join(known) or 'none'})", key))
@@ -109,8 +109,8 @@ class RuntimeSections:
         out = []
         for name, place in self._places.items():
             if name not in runtimes:
-                close = difflib.get_close_matches(name, runtimes, n=1)
-                hint = f" (did you mean {close[0]}?)" if close else ""
+                close = closest(name, runtimes)
+                hint = f" (did you mean {close}?)" if close else ""
                 out.append(replace(place, message=f"no runtime `{name}' is loaded{hint}; its "
                                                   "settings are ignored"))
         return out

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from steepy.documents.suggestions import closest
+from steepy.model.suggestions import closest
 from steepy.errors import Problem, json_path
 from steepy.model.policies import RetryPolicy
 from steepy.model.workflow import Action, ExecuteAction, ForEachAction, Workflow

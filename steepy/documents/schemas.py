@@ -10,7 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from steepy.documents.suggestions import closest
+from steepy.model.suggestions import closest
 from steepy.errors import Problem, json_path
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"

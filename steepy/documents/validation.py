@@ -17,7 +17,7 @@ from steepy.model.macro import MACRO_INPUT, MACRO_OUTPUT, Macro
 from steepy.model.service import Service
 from steepy.model.workflow import (Action, ExecuteAction, ForEachAction, IncludeAction, Variable,
                                    Workflow)
-from steepy.documents.suggestions import suggest
+from steepy.model.suggestions import suggest
 from steepy.documents.validation_catch import catch_problems
 from steepy.documents.validation_api import MAX_API, MIN_API, api_problem  # noqa: F401 (re-exported)
 from steepy.documents.validation_macros import include_cycle_problems, services_reached

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from steepy.documents.suggestions import suggest
+from steepy.model.suggestions import suggest
 from steepy.documents.validation_services import known
 from steepy.errors import Problem, json_path
 from steepy.model.service import INPUT, Service

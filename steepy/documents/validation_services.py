@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from steepy.documents.limits import service_limit_problems
-from steepy.documents.suggestions import suggest
+from steepy.model.suggestions import suggest
 from steepy.errors import Problem
 from steepy.model.limits import NO_SITE, SiteRetries
 from steepy.model.service import INPUT, OUTPUT, Service

@@ -18,7 +18,7 @@ from typing import Any
 
 from steepy.documents.loading import Document, parse_yaml_all, read_file
 from steepy.documents.pruning import path_parts
-from steepy.documents.suggestions import closest
+from steepy.model.suggestions import closest
 from steepy.errors import InputError, Problem, json_path
 
 OPTION = "--var"

@@ -11,7 +11,6 @@ matches none of them is refused.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import hmac
 import json
@@ -22,6 +21,7 @@ from typing import Any
 from steepy import __version__
 from steepy.events import EventKind
 from steepy.model.submission import FINISHED_SUBMISSION, ProcessChainStatus, SubmissionStatus
+from steepy.model.suggestions import closest
 
 FINISHED = "submission.finished"  # the alias of a submission's final status
 FINAL_STATUSES = tuple(str(s) for s in SubmissionStatus if s in FINISHED_SUBMISSION)
@@ -56,8 +56,8 @@ def parse_pattern(text: str) -> Pattern:
         return Pattern(EventKind.SUBMISSION_STATUS, frozenset(FINAL_STATUSES))
     kinds, _, statuses = text.partition(":")
     if not any(fnmatchcase(k, kinds) for k in EventKind):
-        close = difflib.get_close_matches(kinds, [*EventKind, FINISHED], n=1)
-        hint = (f"did you mean `{close[0]}'?" if close else
+        close = closest(kinds, [*EventKind, FINISHED])
+        hint = (f"did you mean `{close}'?" if close else
                 f"the kinds are {FINISHED}, {', '.join(EventKind)}, and globs such as `chain.*'")
         raise ValueError(f"`{kinds}' matches no kind of event; {hint}")
     if not _:

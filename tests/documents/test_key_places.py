@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from steepy.cli import main
 from steepy.documents.checking import check_workflow
 from steepy.documents.loading import parse_text, read_services
-from steepy.documents.suggestions import closest, suggest
+from steepy.model.suggestions import closest, suggest
 from steepy.errors import InputError
 from steepy.model.service import Service
 from tests.documents.services import CP

@@ -1,6 +1,7 @@
-"""The name a misspelt one was probably meant to be. Every `did you mean' of a document or a
-value given for it comes from here: services, parameters, action ids, unknown keys,
-variables, `--var' names and retry plugins."""
+"""The name a misspelt one was probably meant to be. Every `did you mean' comes from here:
+services, parameters, action ids, unknown keys, variables, `--var' names and retry plugins
+of a document; configuration keys, runtimes and event kinds. Each message words it in its
+own sentence."""
 
 from __future__ import annotations
 
