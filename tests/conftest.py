@@ -166,3 +166,12 @@ def _collector_as_it_was():
     if gc.get_threshold() != thresholds:
         gc.unfreeze()
         gc.set_threshold(*thresholds)
+
+
+@pytest.fixture
+def no_steepy_variables(monkeypatch) -> None:
+    """No STEEPY_/STEEP_ variable of the machine (or of CI's scripts) reaches the commands a
+    test runs: they read only the test's own configuration."""
+    for name in list(os.environ):
+        if name.startswith(("STEEPY_", "STEEP_")):
+            monkeypatch.delenv(name)

@@ -7,7 +7,6 @@ The tools here are real processes (`sh`), run by `steepy run` in-process."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -52,10 +51,7 @@ FAILS = WORKFLOW % ("fails", """'echo starting; echo "no such input" >&2; exit 7
 
 
 @pytest.fixture
-def here(tmp_path: Path, monkeypatch) -> Path:
-    for name in list(os.environ):
-        if name.startswith(("STEEPY_", "STEEP_")):
-            monkeypatch.delenv(name)
+def here(tmp_path: Path, monkeypatch, no_steepy_variables) -> Path:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "services.yaml").write_text(SERVICES)
     (tmp_path / "greet.yaml").write_text(GREET)

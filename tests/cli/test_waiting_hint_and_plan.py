@@ -5,7 +5,6 @@ nothing ends with exit code 0 (the id was right). Session 37's new-user findings
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from pathlib import Path
@@ -46,10 +45,7 @@ HINT = ("no steepy worker or server is running against this database: start `ste
 
 
 @pytest.fixture
-def here(tmp_path: Path, monkeypatch) -> Path:
-    for name in list(os.environ):
-        if name.startswith(("STEEPY_", "STEEP_")):
-            monkeypatch.delenv(name)
+def here(tmp_path: Path, monkeypatch, no_steepy_variables) -> Path:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "services.yaml").write_text(SERVICES)
     (tmp_path / "wf.yaml").write_text(WORKFLOW)
