@@ -64,7 +64,7 @@ async def test_signals_from_the_tool(tmp_path):
     malformed, requeued = outcome.attempts[0], outcome.attempts[1]
     assert malformed.message == ("Execution of service `sh' failed: signal file: unknown signal; "
                                  "expected `requeue <duration>' (e.g. `requeue 30s') "
-                                 "or `prune [reason]'")
+                                 "or `prune [reason]'. Last output:\nfirst")  # what it printed
     assert requeued.delay_ms == 60 and requeued.delay_rule == (
         "requeue after 60ms; signal from the tool")
     assert (requeued.due_time - requeued.end_time).total_seconds() >= 0.06
@@ -77,7 +77,8 @@ async def test_signals_from_the_tool(tmp_path):
     failed_at = datetime.fromisoformat(told["at"].replace("Z", "+00:00"))
     assert told["at"].endswith("Z") and started <= failed_at <= datetime.now(timezone.utc)
     assert abs((failed_at - malformed.end_time).total_seconds()) < 0.001
-    assert told["message"] == malformed.message + "; last output: first"
+    assert told["message"] == malformed.message.partition("\n")[0].removesuffix(
+        ". Last output:") + "; last output: first"
 
     # every attempt's signal file is gone
     assert [p for p in os.listdir(work) if p.startswith(".steepy-signal")] == []

@@ -155,13 +155,13 @@ def test_steep_s_names_and_labels_on_a_real_server(server) -> None:
     sid = server.submit(SLEEP)
     server.wait(sid, ("RUNNING",))
     end = time.monotonic() + 20
-    while True:  # the chain is generated: the controller waits for it
-        during = server.http.get("/metrics").text
-        if _value(during, "steep_controller_process_chains", submissionId=sid) == 1:
+    while True:  # the chain is generated (the controller waits for it) and claimed: a
+        during = server.http.get("/metrics").text  # look between the two sees it REGISTERED
+        if _value(during, "steep_controller_process_chains", submissionId=sid) == 1 and \
+                _value(during, "steep_scheduler_process_chains", status="RUNNING") >= 1:
             break
         assert time.monotonic() < end, during
         time.sleep(0.1)
-    assert _value(during, "steep_scheduler_process_chains", status="RUNNING") >= 1
     assert server.wait(sid)["status"] == "SUCCESS"
     text = server.http.get("/metrics").text
     families = _families(text)
