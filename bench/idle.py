@@ -134,6 +134,8 @@ def measure(packages: list[Path], seconds: float, latency: int, db: str | None) 
                 else (switches1 - switches0) / wall
             results.append({"wall": wall, "cpu": 100 * (cpu1 - cpu0) / wall, "wakes": wakes,
                             "first": []})
+            print(f"idle ({w.package}): {results[-1]['cpu']:.2f}% of a core, "
+                  f"{'n/a' if wakes is None else f'{wakes:.1f}'} wake-ups/s", flush=True)
         for i in range(latency):
             for w, result in zip(workers, results):
                 time.sleep(1.0 + 0.7 * i)  # idle again, at another point of its heartbeat

@@ -43,12 +43,13 @@ from steepy.engine.changes import Change, watcher_of
 from steepy.engine.checkpoints import checkpoint_until
 from steepy.engine.controller import Controller
 from steepy.engine.housekeeping import GcSettings
+from steepy.engine.looks import Looker, PartsLook, Taken
 from steepy.engine.lostruns import LostRuns
 from steepy.engine.reuse import CacheSettings, Reuse
 from steepy.model.ids import unique_id
 from steepy.model.macro import Macro
 from steepy.model.service import Service
-from steepy.model.submission import SubmissionStatus
+from steepy.model.submission import Submission, SubmissionStatus
 from steepy.notifications.delivery import DeliverySettings, Notifier
 from steepy.registry import Registry
 from steepy.registry.leases import RUN_OWNER
@@ -126,6 +127,12 @@ class Engine:
         self.on_resumed: Callable[[str], None] = lambda submission_id: None
         self.finish_resumed = True
         self._lost = LostRuns(log)  # lost runs of this machine: what is left of them
+        # commits wake every part through one look (looks.py), in one thread call
+        self._looker = Looker(lambda: PartsLook.reader(
+            registry, self._scheduler, self._timekeeper if self._timekeeping else None,
+            self._take_submissions), self._looked, lambda: self.changed("anything"), self.crash)
+        self._taken: list[Taken] = []  # by a look
+        self._timekeeping = False  # the timekeeper runs (workers and servers)
         self._scheduler.on_crash = self._controller.on_crash = self.crash
 
     # -- the face ------------------------------------------------------------------------------
@@ -214,27 +221,39 @@ class Engine:
             self._wake_later.cancel()
             self._wake_later = None
         self._woken = asyncio.get_running_loop().time()
-        self.changed("anything")
+        self._controller.poke()
+        self._notifier.wake()
+        self._looker.wake()
 
-    async def _heartbeat(self) -> None:
-        rows = [{"id": a.id, "capabilities": list(a.capabilities), "chain_id": a.current_chain_id,
+    def _looked(self, look: PartsLook) -> None:
+        look.offer(self._scheduler, self._timekeeper if self._timekeeping else None)
+        if look.taken[0] is not None or look.taken[1]:
+            self._taken.append(look.taken)
+            self._submitted.set()
+
+    def _heartbeat_rows(self) -> list[dict]:
+        return [{"id": a.id, "capabilities": list(a.capabilities), "chain_id": a.current_chain_id,
                  "host": socket.gethostname(), "pid": os.getpid()} for a in self._agents]
-        await call(self.registry.leases.heartbeat, self.owner, rows, self.settings.lease_s)
 
-    async def recover(self) -> None:
+    async def recover(self, beat: bool = False) -> None:
         """Release chains of dead agents (their submissions are adopted by `_accept'). Runs
         of this machine are released only once none of their processes is left, so a chain
-        never runs beside a copy of itself (`LostRuns.ended_here`)."""
+        never runs beside a copy of itself (`LostRuns.ended_here`). With `beat`, the
+        heartbeat first. What finds nothing is one thread call and one transaction
+        (`Leases.beat`)."""
         # this engine's executor starts beside the engine (before the first tool waits for
         # it; started again should it have died alone while nothing ran)
         executor()
-        agents = await call(self.registry.leases.live_agents, self.settings.lease_s)
+        agents, lost, waiting = await call(
+            self.registry.leases.beat, self.owner, self._heartbeat_rows() if beat else None,
+            self.settings.lease_s, not self._scheduler.busy_agents_only())
+        for sid, reason, count in waiting:  # chains wait for an agent nobody runs
+            log.warning("submission %s: %d process chain(s) %s", sid, count, reason)
         live = [a["id"] for a in agents]
         grace_s = self.settings.agent.kill_grace_period_ms / 1000
         # waits for executors are bounded per round (the heartbeat waits meanwhile)
         end = asyncio.get_running_loop().time() + min(grace_s + 2.0, self.settings.lease_s / 4)
         found: dict[int, list] = {}  # dead engine's pid -> its executors (one look per round)
-        lost = await call(self.registry.leases.lost_runs, live)
         held = [run["agentId"] for run in lost
                 if not await self._lost.ended_here(run, grace_s, end, found)]
         # no lost run: nothing to release (one lost after the look is released next round)
@@ -242,33 +261,39 @@ class Engine:
         if released:
             log.warning("process chains of lost agents registered again: %s", ", ".join(released))
             self._scheduler.wake()
-        # agents of engines that died leave the list (and say so on the timeline)
-        await call(self.registry.leases.forget_lost_agents, 3 * self.settings.lease_s)
-        if not self._scheduler.busy_agents_only():
-            # an agent of ours is idle: chains left REGISTERED may be waiting for an agent
-            # that nobody runs; say so (every view shows it, the timeline once)
-            for sid, reason, count in await call(
-                    self.registry.leases.flag_waiting_chains, [a["capabilities"] for a in agents]):
-                log.warning("submission %s: %d process chain(s) %s", sid, count, reason)
 
     async def _accept(self) -> None:
         """Start new submissions, and take over RUNNING ones without a controller: its
         lease ran out (it died), or a retry made the submission RUNNING again. An engine of
         `steepy run` only starts its own, and takes over its own and, with
         `resume_abandoned`, those that dead engines left."""
+        taken, self._taken = self._taken, []
+        for submission, adopted in taken or [await call(self._take_submissions)]:
+            await self._start_taken(submission, adopted)
+
+    async def _start_taken(self, submission: Submission | None,
+                           adopted: list[Submission]) -> None:
         until, leases = self._until, self.registry.leases
-        while (submission := await call(leases.fetch_next_submission, self.owner,
-                                        self.settings.lease_s, until)) is not None:
+        while submission is not None:
             self._controller.start(submission)
-        everyone = until is not None and self._resume_abandoned  # those dead engines left
-        for submission in await call(leases.adopt_submissions, self.owner, self.settings.lease_s,
-                                     None if everyone else until, everyone):
+            submission = await call(leases.fetch_next_submission, self.owner,
+                                    self.settings.lease_s, until)
+        for submission in adopted:
             log.warning("resuming submission %s", submission.id)
             if until is not None and submission.id not in (until, *self.resumed):
                 self.resumed.append(submission.id)
                 self._scheduler.only_submissions = frozenset({until, *self.resumed})
                 self.on_resumed(submission.id)
             self._controller.start(submission)
+
+    def _take_submissions(self) -> Taken:
+        """(In a thread: one call where there is nothing to take.) The next new submission
+        this engine starts, and those it takes over."""
+        until, leases = self._until, self.registry.leases
+        first = leases.fetch_next_submission(self.owner, self.settings.lease_s, until)
+        everyone = until is not None and self._resume_abandoned  # those dead engines left
+        return first, leases.adopt_submissions(self.owner, self.settings.lease_s,
+                                               None if everyone else until, everyone)
 
     async def run(self, until_submission: str | None = None,
                   resume_abandoned: bool = False) -> None:
@@ -282,20 +307,20 @@ class Engine:
         Path(self.settings.tmp_path).mkdir(parents=True, exist_ok=True)
         Path(self.settings.out_path).mkdir(parents=True, exist_ok=True)
         await self.settings.agent.plugins.initialize()  # initializer plugins, once
-        await self._heartbeat()
-        await self.recover()
+        await self.recover(beat=True)
         finishing, cancelled = self._start_parts(timekeeper=until_submission is None)
         # before anything looks for work: every commit from here on wakes the engine
         unsubscribe = watcher_of(self.registry.db).subscribe(self._on_commit, self.crash)
         last_beat = asyncio.get_running_loop().time()
         outage = Outage(f"engine {self.owner}", log)
+        self._submitted.set()  # the first round looks for submissions
         try:
             while not self.stop.is_set():
-                self._submitted.clear()
                 try:
                     last_beat = await self._beat(last_beat)
-                    self._submitted.clear()  # a sweep just now: `_accept' looks once
-                    await self._accept()
+                    if self._submitted.is_set():  # (a look found some, or one was stored)
+                        self._submitted.clear()
+                        await self._accept()
                     if until_submission is not None and await self._all_finished():
                         await self._notifier.flush()  # its notification, if it can go now
                         break
@@ -303,6 +328,7 @@ class Engine:
                     wait_s = self._until_due_s(last_beat)
                 except Exception as e:  # the database fails: keep going, say so, back off
                     wait_s = outage.wait_after(e)
+                    self._submitted.set()  # and look for submissions again then
                 waiters = [asyncio.ensure_future(self._submitted.wait()),
                            asyncio.ensure_future(self.stop.wait())]
                 waiters += [asyncio.ensure_future(asyncio.shield(t))
@@ -324,10 +350,9 @@ class Engine:
         loop = asyncio.get_running_loop()
         now = loop.time()
         if now - last_beat >= self.settings.heartbeat_s:
-            await self._heartbeat()
-            committed = loop.time()
-            await self.recover()
-            if self._woken < committed:
+            began = loop.time()  # the heartbeat commits after this
+            await self.recover(beat=True)
+            if self._woken < began:
                 self._sweep()
             return now
         if now - self._woken >= self.settings.sweep_s:
@@ -348,6 +373,7 @@ class Engine:
         self.stop.set()
         self._scheduler.wake()
         self._notifier.wake()
+        await self._looker.close()  # (what it took and did not start: its lease ends below)
         await asyncio.gather(*finishing, return_exceptions=True)
         for task in cancelled:
             task.cancel()
@@ -363,6 +389,7 @@ class Engine:
                      asyncio.create_task(checkpoint_until(self.registry.db, self.stop),
                                          name="checkpoints")]
         cancelled: list[asyncio.Task] = []
+        self._timekeeping = timekeeper
         if timekeeper:  # schedules and the collector: workers and servers only
             cancelled.append(asyncio.create_task(self._timekeeper.run(self.stop),
                                                  name="timekeeper"))

@@ -79,6 +79,8 @@ class Scheduler:
         self.on_chain_finished = on_chain_finished
         self.sweep_s = sweep_s
         self._wake = asyncio.Event()
+        self._offered: tuple[bool, datetime | None] | None = None  # `offer'
+        self.wakes = 0  # `wake' calls
         self._running: dict[str, asyncio.Task] = {}  # agent id -> task
         self.shutting_down = False
         self._submission_of: dict[str, str] = {}  # claimed chain id -> submission id
@@ -95,6 +97,19 @@ class Scheduler:
         self._pending_ends: set[asyncio.Task] = set()  # ends recorded while the next runs
 
     def wake(self) -> None:
+        self.wakes += 1  # something changed here: what the engine read before is not offered
+        self._offered = None
+        self._wake.set()
+
+    def idle_claims(self) -> list[ClaimFor]:
+        """A claim for each agent without a chain."""
+        return [self._claim_for(a) for a in self.agents if a.id not in self._running]
+
+    def offer(self, outlook: tuple[bool, datetime | None], wakes: int) -> None:
+        """The engine read `ChainQueue.outlook` for `idle_claims` just now (after the commits
+        that woke it), when `wakes` was this scheduler's count of them: unless it was woken
+        since, the next round uses it instead of a read of its own."""
+        self._offered = outlook if wakes == self.wakes else None
         self._wake.set()
 
     def agent_event(self, kind: EventKind, data: dict) -> None:
@@ -170,14 +185,21 @@ class Scheduler:
         await self.drain()
 
     async def _round(self, stop: asyncio.Event) -> float:
-        """Resume due chains, hand out work, stop cancelled chains; how long to sleep."""
-        await call(self.queue.resume_due_chains, self.clock.now())
+        """Resume due chains, hand out work, stop cancelled chains; how long to sleep. An idle
+        scheduler with nothing to do makes one read in one thread call (`ChainQueue.outlook`):
+        it claims, in a write transaction, only what that read found claimable."""
+        offered, self._offered = self._offered, None
+        claimable, due = offered or await call(self.queue.outlook, self.idle_claims())
+        if due is not None and due < self.clock.now():
+            claimable = bool(await call(self.queue.resume_due_chains, self.clock.now())) \
+                or claimable
+            due = await call(self.queue.next_wake_up)
         if stop.is_set():
             return 0
-        await self._dispatch()
+        if claimable:
+            await self._dispatch()
         await self._stop_cancelled()
         timeout = self.sweep_s
-        due = await call(self.queue.next_wake_up)
         if due is not None:
             timeout = max(0.01, min(timeout, (due - self.clock.now()).total_seconds() + 0.005))
         return timeout

@@ -37,9 +37,20 @@ class Timekeeper:
         self._gc_trigger = quartz_cron(gc.cron) if gc is not None else None
         self._gc_task: asyncio.Task | None = None
         self._wake = asyncio.Event()
+        self._offered: tuple[datetime | None] | None = None  # `offer'
+        self.wakes = 0  # `wake' calls
 
     def wake(self) -> None:
         """Schedules may have changed: look again now."""
+        self.wakes += 1  # what the engine read before is not offered
+        self._offered = None
+        self._wake.set()
+
+    def offer(self, next_due: datetime | None, wakes: int) -> None:
+        """The engine read the next fire time (`Schedules.next_due`) just now, after the
+        commits that woke it, when `wakes` was this timekeeper's count of them: unless it
+        was woken since, the next tick uses it instead of a read of its own."""
+        self._offered = (next_due,) if wakes == self.wakes else None
         self._wake.set()
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -51,12 +62,15 @@ class Timekeeper:
 
     async def _tick(self) -> float:
         """Fire what is due; how long to sleep until something may be due again."""
-        schedules = self.registry.schedules
-        fired = await call(schedules.fire_due, self.grace_s, self.clock.now())
+        schedules, (offered, self._offered) = self.registry.schedules, (self._offered, None)
+        if offered is not None and (offered[0] is None or offered[0] > self.clock.now()):
+            fired, next_due = [], offered[0]  # nothing due: no read of its own
+        else:
+            fired, next_due = await call(self._fire_due, self.clock.now())
         if fired:
             log.info("schedules fired: %s", ", ".join(fired))
             self.on_fired()
-        times: list[datetime | None] = [await call(schedules.next_due)]
+        times: list[datetime | None] = [next_due]
         if self._gc_task is not None and self._gc_task.done() and not self._gc_task.cancelled():
             error = self._gc_task.exception()
             self._gc_task = None
@@ -74,6 +88,15 @@ class Timekeeper:
             if when is not None:
                 wait_s = min(wait_s, max(0.0, (when - now).total_seconds()) + LATE_S)
         return wait_s
+
+    def _fire_due(self, now: datetime) -> tuple[list[str], datetime | None]:
+        """In one thread call: fire what is due (the ids of its new submissions), and the
+        next fire time. When nothing is due, that is one read."""
+        schedules = self.registry.schedules
+        next_due = schedules.next_due()
+        if next_due is None or next_due > now:
+            return [], next_due
+        return schedules.fire_due(self.grace_s, now), schedules.next_due()
 
     async def _collect(self) -> None:
         assert self.gc is not None

@@ -142,6 +142,11 @@ class ChainQueue(Protocol):
 
     def resume_due_chains(self, now: datetime | None = None) -> list[str]: ...
 
+    def outlook(self, claims: Sequence[ClaimFor]) -> tuple[bool, datetime | None]:
+        """One read: whether any of these claims would get a chain now, and the earliest
+        wake-up time of a PAUSED chain."""
+        ...
+
     def next_wake_up(self) -> datetime | None: ...
 
     def chains_to_stop(self, chain_ids: Iterable[str]) -> list[str]: ...
@@ -195,6 +200,13 @@ class Cache(Protocol):
 
 class Leases(Protocol):
     def heartbeat(self, owner: str, agent_rows: list[dict], lease_s: float) -> None: ...
+
+    def beat(self, owner: str, agent_rows: list[dict] | None, lease_s: float,
+             flag: bool) -> tuple[list[dict], list[dict], list[tuple[str, str, int]]]:
+        """In one transaction: `heartbeat` (if `agent_rows`), `live_agents(lease_s)`,
+        `lost_runs` among them, `forget_lost_agents(3 * lease_s)` and, with `flag`,
+        `flag_waiting_chains` for the live agents (what it announced)."""
+        ...
 
     def live_agents(self, max_age_s: float) -> list[dict]: ...
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any, Iterable
 
-from sqlalchemy import and_, case, func, insert, select, update
+from sqlalchemy import Connection, and_, bindparam, case, func, insert, select, update
 
 from steepy import events as ev
 from steepy.model.attempt import AGENT_LOST
@@ -50,11 +50,41 @@ def waiting_reason(required: Iterable[str], offers: list[set[str]]) -> str | Non
 RUN_OWNER = "run-"
 
 
-def _state_changed(chain_id: str | None, now: datetime) -> Any:
-    """An agent's `stateChangedTime` (Steep's): now, when it went busy, idle or to another
-    chain since its last heartbeat; else as it was."""
-    return case((agents.c.chain_id.is_not_distinct_from(chain_id), agents.c.state_changed_time),
-                else_=now)
+def _beat_statements() -> tuple[Any, Any]:
+    """The heartbeat's two statements, built once (building them took most of its time):
+    an agent's row, whose `stateChangedTime` (Steep's) is now when it went busy, idle or
+    to another chain since its last heartbeat, else as it was; and the leases of the
+    engine's submissions."""
+    now = bindparam("b_now", type_=agents.c.last_seen.type)
+    chain = bindparam("b_chain", type_=agents.c.chain_id.type)
+    agent = update(agents).where(agents.c.id == bindparam("b_id")).values(
+        capabilities=bindparam("b_capabilities"), last_seen=now, chain_id=chain,
+        owner=bindparam("b_owner"), host=bindparam("b_host"), pid=bindparam("b_pid"),
+        state_changed_time=case((agents.c.chain_id.is_not_distinct_from(chain),
+                                 agents.c.state_changed_time), else_=now))
+    leases = update(submissions).where(_sc.owner == bindparam("b_owner"),
+                                       _sc.status == SS.RUNNING).values(
+        lease_until=bindparam("b_until", type_=_sc.lease_until.type))
+    return agent, leases
+
+
+_BEAT_AGENT, _BEAT_LEASES = _beat_statements()
+# the reads of every heartbeat, built once too
+_SINCE = bindparam("b_since", type_=agents.c.last_seen.type)
+_LIVE = select(agents).where(agents.c.last_seen >= _SINCE).order_by(agents.c.id)
+_SILENT = select(agents.c.id).where(agents.c.last_seen < _SINCE).limit(1)
+_OPEN_RUNS = (select(runs.c.chain_id, runs.c.run_number, runs.c.agent_id, agents.c.host,
+                     agents.c.pid)
+              .join(process_chains, _pc.id == runs.c.chain_id)
+              .outerjoin(agents, agents.c.id == runs.c.agent_id)
+              .where(_pc.status == CS.RUNNING, runs.c.end_time.is_(None)))
+_ACCEPTED = select(_sc.id).where(_sc.status == SS.ACCEPTED).limit(1)
+_ORPHANED = select(_sc.id).where(_sc.status == SS.RUNNING, _sc.lease_until.is_(None) | (
+    _sc.lease_until < bindparam("b_now", type_=_sc.lease_until.type))).limit(1)
+_NEEDS = select(_pc.required_capabilities).where(
+    _pc.status == CS.REGISTERED, _pc.required_capabilities != "[]").distinct()
+_MARKED = select(_pc.required_capabilities).where(
+    _pc.status == CS.REGISTERED, _pc.waiting.is_not(None)).distinct()
 
 
 class SqlLeases:
@@ -64,28 +94,54 @@ class SqlLeases:
 
     def heartbeat(self, owner: str, agent_rows: list[dict], lease_s: float) -> None:
         """This engine is alive: refresh its agents and extend its submissions' leases."""
+        with self.db.write() as conn:
+            self._heartbeat(conn, owner, agent_rows, lease_s)
+
+    def beat(self, owner: str, agent_rows: list[dict] | None, lease_s: float,
+             flag: bool) -> tuple[list[dict], list[dict], list[tuple[str, str, int]]]:
+        """An engine's round of looking for what dead engines left, in one transaction: the
+        heartbeat (if `agent_rows`), the live agents (`live_agents(lease_s)`), the lost runs
+        among them (`lost_runs`), agents silent for three leases forgotten
+        (`forget_lost_agents`) and, with `flag`, `flag_waiting_chains` for the live agents'
+        capabilities (what it announced is the third of what is returned)."""
         now = self.clock.now()
         with self.db.write() as conn:
-            for a in agent_rows:
-                values = {"capabilities": dump(sorted(a.get("capabilities", []))), "last_seen": now,
-                          "chain_id": a.get("chain_id"), "owner": owner,
-                          "host": a.get("host"), "pid": a.get("pid")}
-                changed = conn.execute(update(agents).where(agents.c.id == a["id"]).values(
-                    state_changed_time=_state_changed(a.get("chain_id"), now), **values))
-                if changed.rowcount == 0:
-                    conn.execute(insert(agents).values(id=a["id"], start_time=now,
-                                                       state_changed_time=now, **values))
-                    add_event(conn, None, ev.AgentArrived(
-                        agent=a["id"], host=a.get("host"),
-                        capabilities=sorted(a.get("capabilities", []))))
-            conn.execute(update(submissions).where(_sc.owner == owner, _sc.status == SS.RUNNING)
-                         .values(lease_until=now + timedelta(seconds=lease_s)))
+            if agent_rows is not None:
+                self._heartbeat(conn, owner, agent_rows, lease_s)
+            live = self._live(conn, now - timedelta(seconds=lease_s))
+            lost = self._lost(conn, [a["id"] for a in live])
+            if conn.execute(_SILENT, {"b_since": now - timedelta(seconds=3 * lease_s)}).first():
+                self._forget(conn, now - timedelta(seconds=3 * lease_s))
+            announced = self._flag(conn, [set(a["capabilities"]) for a in live]) if flag else []
+        return live, lost, announced
+
+    def _heartbeat(self, conn: Connection, owner: str, agent_rows: list[dict],
+                   lease_s: float) -> None:
+        now = self.clock.now()
+        for a in agent_rows:
+            values = {"capabilities": dump(sorted(a.get("capabilities", []))), "last_seen": now,
+                      "chain_id": a.get("chain_id"), "owner": owner,
+                      "host": a.get("host"), "pid": a.get("pid")}
+            changed = conn.execute(_BEAT_AGENT, {
+                "b_id": a["id"], "b_now": now, "b_capabilities": values["capabilities"],
+                "b_chain": values["chain_id"], "b_owner": owner, "b_host": values["host"],
+                "b_pid": values["pid"]})
+            if changed.rowcount == 0:
+                conn.execute(insert(agents).values(id=a["id"], start_time=now,
+                                                   state_changed_time=now, **values))
+                add_event(conn, None, ev.AgentArrived(
+                    agent=a["id"], host=a.get("host"),
+                    capabilities=sorted(a.get("capabilities", []))))
+        conn.execute(_BEAT_LEASES, {"b_owner": owner,
+                                    "b_until": now + timedelta(seconds=lease_s)})
 
     def live_agents(self, max_age_s: float) -> list[dict]:
-        since = self.clock.now() - timedelta(seconds=max_age_s)
         with self.db.read() as conn:
-            rows = conn.execute(select(agents).where(agents.c.last_seen >= since)
-                                .order_by(agents.c.id)).all()
+            return self._live(conn, self.clock.now() - timedelta(seconds=max_age_s))
+
+    @staticmethod
+    def _live(conn: Connection, since: datetime) -> list[dict]:
+        rows = conn.execute(_LIVE, {"b_since": since}).all()
         return [{"id": r.id, "capabilities": load(r.capabilities) or [], "processChainId": r.chain_id,
                  "startTime": iso_time(as_utc(r.start_time)), "lastSeen": iso_time(as_utc(r.last_seen)),
                  "owner": r.owner, "host": r.host, "pid": r.pid} for r in rows]
@@ -104,14 +160,17 @@ class SqlLeases:
         """Agents silent for longer than `max_age_s` (their engine died) are gone."""
         before = self.clock.now() - timedelta(seconds=max_age_s)
         with self.db.read() as conn:  # usually none: don't take the write lock
-            if conn.execute(select(agents.c.id).where(agents.c.last_seen < before)
-                            .limit(1)).first() is None:
+            if conn.execute(_SILENT, {"b_since": before}).first() is None:
                 return []
         with self.db.write() as conn:
-            gone = conn.execute(agents.delete().where(agents.c.last_seen < before)
-                                .returning(agents.c.id)).scalars().all()
-            for agent_id in sorted(gone):
-                add_event(conn, None, ev.AgentLeft(agent=agent_id, reason="lost"))
+            return self._forget(conn, before)
+
+    @staticmethod
+    def _forget(conn: Connection, before: datetime) -> list[str]:
+        gone = conn.execute(agents.delete().where(agents.c.last_seen < before)
+                            .returning(agents.c.id)).scalars().all()
+        for agent_id in sorted(gone):
+            add_event(conn, None, ev.AgentLeft(agent=agent_id, reason="lost"))
         return sorted(gone)
 
     def fetch_next_submission(self, owner: str = "", lease_s: float = 30,
@@ -122,7 +181,8 @@ class SqlLeases:
         if only is not None:
             accepted.append(_sc.id == only)
         with self.db.read() as conn:  # most calls find nothing: don't take the write lock
-            if conn.execute(select(_sc.id).where(*accepted).limit(1)).first() is None:
+            if conn.execute(_ACCEPTED if only is None else select(_sc.id).where(*accepted)
+                            .limit(1)).first() is None:
                 return None
         with self.db.write() as conn:
             row = conn.execute(self.db.dialect.locked(
@@ -149,6 +209,10 @@ class SqlLeases:
         still over when the row is written (PostgreSQL reads the row again after waiting for
         another adopter's lock), so exactly one of them drives it."""
         now = self.clock.now()
+        if only is None and not abandoned:  # (a worker's look, every heartbeat)
+            with self.db.read() as conn:  # usually there is none: don't take the write lock
+                if conn.execute(_ORPHANED, {"b_now": now}).first() is None:
+                    return []
         lease_over = (_sc.status == SS.RUNNING) & (
             (_sc.lease_until.is_(None)) | (_sc.lease_until < now))
         orphaned = select(_sc.id).where(lease_over)
@@ -196,31 +260,30 @@ class SqlLeases:
         executor that spawned them, its start time in seconds since the epoch), `pgid` (the
         tool's process group), `startTime` (seconds since the epoch) and `outcome` (RUNNING:
         not ended); attempts recorded before these were kept have None there."""
+        with self.db.read() as conn:
+            return self._lost(conn, live_agents)
+
+    @staticmethod
+    def _lost(conn: Connection, live_agents: Iterable[str]) -> list[dict]:
         from steepy.registry.tables import attempts
 
         live = set(live_agents)
-        with self.db.read() as conn:
-            rows = conn.execute(
-                select(runs.c.chain_id, runs.c.run_number, runs.c.agent_id, agents.c.host,
-                       agents.c.pid)
-                .join(process_chains, _pc.id == runs.c.chain_id)
-                .outerjoin(agents, agents.c.id == runs.c.agent_id)
-                .where(_pc.status == CS.RUNNING, runs.c.end_time.is_(None))).all()
-            lost = [r for r in rows if r.agent_id not in live]
-            found: dict[tuple[str, int], list[dict]] = {}
-            for chain_ids in (lost[i:i + 500] for i in range(0, len(lost), 500)):
-                _a = attempts.c
-                for a in conn.execute(
-                        select(_a.chain_id, _a.run_number, _a.host, _a.executor_pid,
-                               _a.executor_started, _a.pgid, _a.start_time, _a.outcome)
-                        .where(_a.chain_id.in_(sorted({r.chain_id for r in chain_ids})))
-                        .order_by(_a.id)).all():
-                    start = as_utc(a.start_time)
-                    found.setdefault((a.chain_id, a.run_number), []).append({
-                        "host": a.host, "executorPid": a.executor_pid,
-                        "executorStarted": a.executor_started, "pgid": a.pgid,
-                        "startTime": None if start is None else start.timestamp(),
-                        "outcome": a.outcome})
+        rows = conn.execute(_OPEN_RUNS).all()
+        lost = [r for r in rows if r.agent_id not in live]
+        found: dict[tuple[str, int], list[dict]] = {}
+        for chain_ids in (lost[i:i + 500] for i in range(0, len(lost), 500)):
+            _a = attempts.c
+            for a in conn.execute(
+                    select(_a.chain_id, _a.run_number, _a.host, _a.executor_pid,
+                           _a.executor_started, _a.pgid, _a.start_time, _a.outcome)
+                    .where(_a.chain_id.in_(sorted({r.chain_id for r in chain_ids})))
+                    .order_by(_a.id)).all():
+                start = as_utc(a.start_time)
+                found.setdefault((a.chain_id, a.run_number), []).append({
+                    "host": a.host, "executorPid": a.executor_pid,
+                    "executorStarted": a.executor_started, "pgid": a.pgid,
+                    "startTime": None if start is None else start.timestamp(),
+                    "outcome": a.outcome})
         return [{"chainId": r.chain_id, "runNumber": r.run_number, "agentId": r.agent_id,
                  "host": r.host, "enginePid": r.pid,
                  "attempts": found.get((r.chain_id, r.run_number), [])} for r in lost]
@@ -254,29 +317,40 @@ class SqlLeases:
         one can now. Chains newly marked get one event per submission and reason. Returns
         (submission id, reason, chains) of those events."""
         offered = [set(o) for o in offers]
-        registered = _pc.status == CS.REGISTERED
         with self.db.read() as conn:  # usually every requirement is met: no write lock
-            kinds = list(conn.execute(select(_pc.required_capabilities).where(
-                registered, _pc.required_capabilities != "[]").distinct()).scalars())
-            marked = list(conn.execute(select(_pc.required_capabilities).where(
-                registered, _pc.waiting.is_not(None)).distinct()).scalars())
-        reasons = {k: waiting_reason(load(k) or [], offered) for k in set(kinds) | set(marked)}
-        if not any(reasons.values()) and not marked:
+            reasons = self._waiting_reasons(conn, offered)
+        if not reasons:
             return []
-        announced = []
         with self.db.write() as conn:
-            now = self.clock.now()
-            for kind, reason in reasons.items():
-                same = [registered, _pc.required_capabilities == kind]
-                if reason is None:
-                    conn.execute(update(process_chains).where(*same, _pc.waiting.is_not(None))
-                                 .values(waiting=None))
-                    continue
-                new = [*same, (_pc.waiting.is_(None)) | (_pc.waiting != reason)]
-                for sid, count in conn.execute(select(_pc.submission_id, func.count())
-                                               .where(*new).group_by(_pc.submission_id)).all():
-                    announced.append((sid, reason, count))
-                    add_events(conn, [event_row(sid, ev.ChainWaiting(reason=reason, chains=count),
-                                                None, now)])
-                conn.execute(update(process_chains).where(*new).values(waiting=reason))
+            return self._flag(conn, offered, reasons)
+
+    @staticmethod
+    def _waiting_reasons(conn: Connection, offered: list[set[str]]) -> dict[str, str | None]:
+        """Why chains needing each kind of capabilities wait (None: they need not), of the
+        kinds that wait or were marked; empty: nothing to do."""
+        kinds = list(conn.execute(_NEEDS).scalars())
+        marked = list(conn.execute(_MARKED).scalars())
+        reasons = {k: waiting_reason(load(k) or [], offered) for k in set(kinds) | set(marked)}
+        return reasons if any(reasons.values()) or marked else {}
+
+    def _flag(self, conn: Connection, offered: list[set[str]],
+              reasons: dict[str, str | None] | None = None) -> list[tuple[str, str, int]]:
+        if reasons is None:
+            reasons = self._waiting_reasons(conn, offered)
+        registered = _pc.status == CS.REGISTERED
+        announced = []
+        now = self.clock.now()
+        for kind, reason in reasons.items():
+            same = [registered, _pc.required_capabilities == kind]
+            if reason is None:
+                conn.execute(update(process_chains).where(*same, _pc.waiting.is_not(None))
+                             .values(waiting=None))
+                continue
+            new = [*same, (_pc.waiting.is_(None)) | (_pc.waiting != reason)]
+            for sid, count in conn.execute(select(_pc.submission_id, func.count())
+                                           .where(*new).group_by(_pc.submission_id)).all():
+                announced.append((sid, reason, count))
+                add_events(conn, [event_row(sid, ev.ChainWaiting(reason=reason, chains=count),
+                                            None, now)])
+            conn.execute(update(process_chains).where(*new).values(waiting=reason))
         return announced

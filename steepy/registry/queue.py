@@ -15,7 +15,7 @@ from steepy.model.common import as_utc
 from steepy.model.processchain import ProcessChain
 from steepy.model.submission import ProcessChainStatus
 from steepy.registry.connector import Connector
-from steepy.registry.hotpath import HotPath
+from steepy.registry.hotpath import CLAIM_WINDOW, HotPath
 from steepy.registry.interfaces import AttemptWrite, Claimed, ClaimFor, RunEnd
 from steepy.registry.records import (CS, ChainRecord, add_event, add_events, event_row, load,
                                      utcnow)
@@ -24,6 +24,10 @@ from steepy.registry.tables import process_chains, runs, submissions
 
 _pc = process_chains.c
 _SUBMISSION_OF_CHAIN = select(_pc.submission_id).where(_pc.id == bindparam("b_id"))
+_FIRST_WAKE_UP = select(func.min(_pc.next_run_at)).where(_pc.status == CS.PAUSED)
+# what a claim looks at (`HotPath.candidates`): the capabilities the first chains need
+_WAITING = (select(_pc.required_capabilities).where(_pc.status == CS.REGISTERED)
+            .order_by(_pc.priority.desc(), _pc.seq).limit(CLAIM_WINDOW))
 
 
 class _Candidates:
@@ -182,6 +186,25 @@ class SqlChainQueue:
                              .values(status=CS.REGISTERED, next_run_at=None))
                 add_event(conn, submission_id, ev.ChainResumed(), chain_id)
         return [r[0] for r in rows]
+
+    def outlook(self, claims: Sequence[ClaimFor]) -> tuple[bool, datetime | None]:
+        """One read, no write lock: whether any of these claims would get a chain now (among
+        the first CLAIM_WINDOW REGISTERED chains of its submissions, as `record` looks), and
+        the earliest wake-up time of a PAUSED chain. An idle scheduler claims only when the
+        first is true, so a sweep that finds nothing writes nothing (and, on PostgreSQL,
+        wakes no other process with its notification)."""
+        with self.db.read() as conn:
+            wake_up = as_utc(conn.execute(_FIRST_WAKE_UP).scalar())
+            looked: dict[frozenset[str] | None, list[str]] = {}
+            for claim in claims:
+                if claim.only not in looked:
+                    query = _WAITING if claim.only is None else _WAITING.where(
+                        _pc.submission_id.in_(sorted(claim.only)))
+                    looked[claim.only] = list(conn.execute(query).scalars())
+                if any(required == "[]" or set(load(required) or []) <= claim.capabilities
+                       for required in looked[claim.only]):
+                    return True, wake_up
+        return False, wake_up
 
     def next_wake_up(self) -> datetime | None:
         with self.db.read() as conn:
