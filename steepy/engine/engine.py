@@ -257,7 +257,8 @@ class Engine:
         held = [run["agentId"] for run in lost
                 if not await self._lost.ended_here(run, grace_s, end, found)]
         # no lost run: nothing to release (one lost after the look is released next round)
-        released = await call(self.registry.leases.release_orphans, live + held) if lost else []
+        released = (await call(self.registry.leases.release_orphans, live + held,
+                               self.settings.lease_s) if lost else [])
         if released:
             log.warning("process chains of lost agents registered again: %s", ", ".join(released))
             self._scheduler.wake()
@@ -283,6 +284,7 @@ class Engine:
             if until is not None and submission.id not in (until, *self.resumed):
                 self.resumed.append(submission.id)
                 self._scheduler.only_submissions = frozenset({until, *self.resumed})
+                self._scheduler.wake()  # its chains may wait already: a look may not know
                 self.on_resumed(submission.id)
             self._controller.start(submission)
 
@@ -292,8 +294,13 @@ class Engine:
         until, leases = self._until, self.registry.leases
         first = leases.fetch_next_submission(self.owner, self.settings.lease_s, until)
         everyone = until is not None and self._resume_abandoned  # those dead engines left
-        return first, leases.adopt_submissions(self.owner, self.settings.lease_s,
-                                               None if everyone else until, everyone)
+        try:
+            return first, leases.adopt_submissions(self.owner, self.settings.lease_s,
+                                                   None if everyone else until, everyone)
+        except Exception:
+            if first is None:
+                raise
+            return first, []  # taken (committed): it starts; the next look adopts
 
     async def run(self, until_submission: str | None = None,
                   resume_abandoned: bool = False) -> None:
@@ -316,6 +323,7 @@ class Engine:
         self._submitted.set()  # the first round looks for submissions
         try:
             while not self.stop.is_set():
+                failed = False
                 try:
                     last_beat = await self._beat(last_beat)
                     if self._submitted.is_set():  # (a look found some, or one was stored)
@@ -327,16 +335,18 @@ class Engine:
                     outage.over()
                     wait_s = self._until_due_s(last_beat)
                 except Exception as e:  # the database fails: keep going, say so, back off
-                    wait_s = outage.wait_after(e)
-                    self._submitted.set()  # and look for submissions again then
-                waiters = [asyncio.ensure_future(self._submitted.wait()),
-                           asyncio.ensure_future(self.stop.wait())]
-                waiters += [asyncio.ensure_future(asyncio.shield(t))
-                            for t in self._controller.tasks.values()]
+                    wait_s, failed = outage.wait_after(e), True
+                waiters = [asyncio.ensure_future(self.stop.wait())]
+                if not failed:  # (after a failure: the back-off, whatever else happens)
+                    waiters.append(asyncio.ensure_future(self._submitted.wait()))
+                    waiters += [asyncio.ensure_future(asyncio.shield(t))
+                                for t in self._controller.tasks.values()]
                 _done, pending = await asyncio.wait(waiters, timeout=wait_s,
                                                     return_when=asyncio.FIRST_COMPLETED)
                 for w in pending:
                     w.cancel()
+                if failed:  # after the back-off: look for submissions again
+                    self._submitted.set()
         except Exception as e:  # a bug in the engine's own loop
             self.crash(e)
         finally:

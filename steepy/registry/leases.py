@@ -105,14 +105,23 @@ class SqlLeases:
         (`forget_lost_agents`) and, with `flag`, `flag_waiting_chains` for the live agents'
         capabilities (what it announced is the third of what is returned)."""
         now = self.clock.now()
+        failure: Exception | None = None
         with self.db.write() as conn:
             if agent_rows is not None:
                 self._heartbeat(conn, owner, agent_rows, lease_s)
-            live = self._live(conn, now - timedelta(seconds=lease_s))
-            lost = self._lost(conn, [a["id"] for a in live])
-            if conn.execute(_SILENT, {"b_since": now - timedelta(seconds=3 * lease_s)}).first():
-                self._forget(conn, now - timedelta(seconds=3 * lease_s))
-            announced = self._flag(conn, [set(a["capabilities"]) for a in live]) if flag else []
+            try:  # the heartbeat commits whatever becomes of the rest: its leases must hold
+                with conn.begin_nested():
+                    live = self._live(conn, now - timedelta(seconds=lease_s))
+                    lost = self._lost(conn, [a["id"] for a in live])
+                    if conn.execute(_SILENT, {
+                            "b_since": now - timedelta(seconds=3 * lease_s)}).first():
+                        self._forget(conn, now - timedelta(seconds=3 * lease_s))
+                    announced = (self._flag(conn, [set(a["capabilities"]) for a in live])
+                                 if flag else [])
+            except Exception as e:  # (a lost connection fails the commit as well)
+                failure = e
+        if failure is not None:
+            raise failure
         return live, lost, announced
 
     def _heartbeat(self, conn: Connection, owner: str, agent_rows: list[dict],
@@ -288,15 +297,23 @@ class SqlLeases:
                  "host": r.host, "enginePid": r.pid,
                  "attempts": found.get((r.chain_id, r.run_number), [])} for r in lost]
 
-    def release_orphans(self, live_agents: Iterable[str]) -> list[str]:
+    def release_orphans(self, live_agents: Iterable[str],
+                        max_age_s: float | None = None) -> list[str]:
         """RUNNING chains whose agent is gone go back to REGISTERED; their open run is closed
-        as AGENT_LOST. Returns the chain ids."""
+        as AGENT_LOST. Returns the chain ids. With `max_age_s`, an agent seen within it is
+        alive too, as this transaction sees it: one that started (and claimed a chain) after
+        the caller looked at `live_agents` keeps its chain, which would otherwise run twice."""
         live = set(live_agents)
         with self.db.write() as conn:
             open_runs = conn.execute(
                 select(runs.c.chain_id, runs.c.run_number, runs.c.agent_id, _pc.submission_id)
                 .join(process_chains, _pc.id == runs.c.chain_id)
                 .where(_pc.status == CS.RUNNING, runs.c.end_time.is_(None))).all()
+            if max_age_s is not None and any(r.agent_id not in live for r in open_runs):
+                # after the runs: an agent whose run is seen was stored before it (READ
+                # COMMITTED on PostgreSQL reads each statement's own moment)
+                live.update(a["id"] for a in self._live(
+                    conn, self.clock.now() - timedelta(seconds=max_age_s)))
             lost = [r for r in open_runs if r.agent_id not in live]
             for r in lost:
                 conn.execute(update(runs).where(and_(runs.c.chain_id == r.chain_id,

@@ -345,3 +345,18 @@ def test_one_transaction_records_several_ends_and_claims(registry: Registry) -> 
     assert [r.agent_id for r in registry.views.runs("p0b")] == ["b"]
     kinds = [e["kind"] for e in registry.views.events("s")]
     assert kinds.count("chain.started") == 4 and kinds.count("chain.finished") == 2
+
+
+def test_an_agent_that_came_alive_after_the_look_keeps_its_chain(registry: Registry) -> None:
+    """An engine looks at the live agents, then (seconds later, after waiting for a dead
+    engine's processes) releases the runs of the others: an agent that started and claimed
+    a chain in between is alive by then, and its chain is not released (it would run
+    twice)."""
+    _submission(registry, "s")
+    store_chains(registry, "s", [_chain("x"), _chain("y")], None)
+    registry.queue.claim_chain("dead")
+    looked = [a["id"] for a in registry.leases.live_agents(10)]  # neither agent is alive yet
+    registry.leases.heartbeat("new", [{"id": "newcomer", "capabilities": []}], 10)
+    registry.queue.claim_chain("newcomer")
+    assert registry.leases.release_orphans(looked, 10) == ["x"]
+    assert registry.views.get_chain("y").status == CS.RUNNING

@@ -1,0 +1,95 @@
+"""An engine's own loop when the database fails in it (found by a review of the idle
+worker's single look): it backs off instead of spinning, a submission it took before the
+failure still starts, and a heartbeat commits even when the rest of its round fails (its
+leases must hold, or another engine would take over chains that still run)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+import pytest
+from sqlalchemy import exc
+
+from steepy.engine.engine import Engine
+from steepy.model import ProcessChain, Submission, Workflow
+from steepy.registry import open_registry
+from tests.engine.test_engine import MACROS, SERVICES, _settings, _submit
+from tests.engine.workflows import SLEEPY
+from tests.registry.chains import store_chains
+
+pytestmark = [pytest.mark.process]
+
+
+def _lost_connection(statement: str) -> exc.OperationalError:
+    return exc.OperationalError(statement, {}, Exception("server closed the connection"))
+
+
+async def test_a_failing_heartbeat_is_retried_after_a_back_off_not_at_once(
+        tmp_path: Path, caplog) -> None:
+    caplog.set_level(logging.CRITICAL)
+    registry = open_registry(f"sqlite:///{tmp_path / 'steepy.db'}")
+    engine = Engine(registry, SERVICES, MACROS, _settings(tmp_path, agents=1))
+    calls, beat = [], registry.leases.beat
+
+    def failing(*args, **kwargs):
+        if calls is not None:
+            calls.append(1)
+            raise _lost_connection("UPDATE agents")
+        return beat(*args, **kwargs)
+
+    task = asyncio.create_task(engine.run())
+    await asyncio.sleep(0.5)
+    registry.leases.beat = failing
+    engine.changed("submissions")  # something was stored: the engine looks at once
+    await asyncio.sleep(2.5)
+    failures, calls = len(calls), None  # the database is back
+    engine.stop.set()
+    await asyncio.wait_for(task, 20)
+    assert 1 <= failures <= 4  # backing off 1 s, 2 s, ... (it spun: thousands)
+    assert engine.failure is None
+
+
+async def test_a_submission_taken_before_a_failure_still_starts(tmp_path: Path,
+                                                                caplog) -> None:
+    caplog.set_level(logging.CRITICAL)
+    registry = open_registry(f"sqlite:///{tmp_path / 'steepy.db'}")
+    engine = Engine(registry, SERVICES, MACROS, _settings(tmp_path, agents=1))
+    adopt, armed = registry.leases.adopt_submissions, []
+
+    def adopt_once_failing(*args, **kwargs):
+        if armed:
+            armed.clear()
+            raise _lost_connection("UPDATE submissions")
+        return adopt(*args, **kwargs)
+
+    registry.leases.adopt_submissions = adopt_once_failing
+    task = asyncio.create_task(engine.run())
+    await asyncio.sleep(0.5)
+    armed.append(True)
+    sid = _submit(registry, SLEEPY)  # taken (RUNNING, this engine's), then the failure
+    for _ in range(100):
+        await asyncio.sleep(0.1)
+        if registry.views.list_chains(sid)[0]:
+            break
+    engine.stop.set()
+    await asyncio.wait_for(task, 30)
+    assert registry.views.list_chains(sid)[0], "taken, then dropped: no controller runs it"
+
+
+def test_a_heartbeat_commits_when_the_rest_of_its_round_fails(database_url) -> None:
+    registry = open_registry(database_url)
+    registry.requests.add_submission(Submission(id="s", workflow=Workflow(name="s"), name="s"))
+    store_chains(registry, "s", [ProcessChain(id="g", required_capabilities=["x"])], None)
+    me = [{"id": "mine", "capabilities": []}]
+    registry.leases.beat("me", me, 10, False)
+    before = registry.leases.live_agents(10)[0]["lastSeen"]
+
+    def deadlocked(*args, **kwargs):
+        raise exc.OperationalError("UPDATE process_chains", {}, Exception("deadlock detected"))
+
+    registry.leases._flag = deadlocked
+    with pytest.raises(exc.OperationalError):
+        registry.leases.beat("me", me, 10, True)
+    assert registry.leases.live_agents(10)[0]["lastSeen"] > before
