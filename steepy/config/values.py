@@ -81,6 +81,7 @@ Paths = Annotated[str | list[str], BeforeValidator(_paths)]
 
 _URL_SCHEME = re.compile(r"([\w+]+)://")  # what SQLAlchemy reads: `dialect+driver://'
 _URL_FORMS = "sqlite:///FILE or postgresql+psycopg://USER:PASSWORD@HOST:PORT/DB"
+DRIVERS = ("sqlite", "sqlite+pysqlite", "postgresql", "postgresql+psycopg")  # dialect+driver
 
 
 def database_url(url: str | None) -> str | None:
@@ -104,6 +105,9 @@ def database_url(url: str | None) -> str | None:
         raise ValueError(f"`{shown}' is not a database URL; expected {_URL_FORMS}")
     if match[1].split("+")[0] not in ("sqlite", "postgresql"):
         raise ValueError(f"unsupported database `{match[1]}' in `{shown}'; use {_URL_FORMS}")
+    if match[1] not in DRIVERS:  # e.g. postgresql+psycopg2: a driver steepy does not ship
+        raise ValueError(f"unsupported driver `{match[1]}' in `{shown}': steepy talks to "
+                         f"PostgreSQL through psycopg 3; use {_URL_FORMS}")
     return url
 
 

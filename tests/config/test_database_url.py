@@ -52,6 +52,9 @@ def test_a_jdbc_url_in_the_environment_names_the_variable(tmp_path, monkeypatch)
     ("steep.db", "not a database URL"),
     ("mysql://localhost/steep", "unsupported database `mysql'"),
     ("jdbc:h2:mem:steep", "JDBC URL"),
+    # a driver steepy does not ship: was accepted, then a traceback at first use
+    ("postgresql+psycopg2://localhost/steep", "unsupported driver `postgresql+psycopg2'"),
+    ("sqlite+aiosqlite:///s.db", "unsupported driver `sqlite+aiosqlite'"),
 ])
 def test_other_urls_steepy_cannot_open_are_located_too(tmp_path, monkeypatch, url, words):
     (tmp_path / "steepy.yaml").write_text(f"db:\n  url: {url}\n")
@@ -60,7 +63,7 @@ def test_other_urls_steepy_cannot_open_are_located_too(tmp_path, monkeypatch, ur
     assert words in problem.message and "postgresql+psycopg://" in problem.message
 
 
-@pytest.mark.parametrize("url", ["sqlite:///.steepy/steepy.db", "sqlite://",
+@pytest.mark.parametrize("url", ["sqlite:///.steepy/steepy.db", "sqlite://", "sqlite+pysqlite://",
                                  "postgresql+psycopg://steep:secret@localhost:5432/steep",
                                  "postgresql://localhost/steep"])
 def test_urls_steepy_opens_are_taken(tmp_path, url):
