@@ -7,6 +7,8 @@ seconds, then is left alone for --seconds (default 60). Printed:
   as a percentage of one core;
 - wake-ups per second: voluntary context switches of all its threads and its children's
   (each is a thread that slept and was woken; Linux only, from /proc);
+- what the machine charges a heartbeat right after 2 s asleep, against back to back (on
+  some virtual machines tens of times more: idle CPU is then mostly the machine's);
 - then --latency (default 5) submissions of one `touch`, each after a few idle seconds:
   the time from the submission's `accepted` event (its commit) to the file the tool made
   (its modification time); the median and every value.
@@ -154,6 +156,34 @@ def report(name: str, m: dict) -> None:
           f"{wakes} wake-ups/s; submit -> first tool: {first}", flush=True)
 
 
+def wake_charge_ms(rounds: int = 4, asleep_s: float = 2.0) -> tuple[float, float]:
+    """What this machine charges an engine's heartbeat (`Leases.beat' on a scratch SQLite
+    database), in ms of CPU: back to back, and right after sleeping `asleep_s' as an idle
+    engine does between heartbeats. On some virtual machines the second is tens of times
+    the first (measured here: 1 ms against 40-64 ms of user time, no page faults): an idle
+    process's CPU then says more about the machine than about steepy."""
+    from steepy.registry import open_registry
+
+    with tempfile.TemporaryDirectory(prefix="steepy-charge-") as folder:
+        registry = open_registry(f"sqlite:///{folder}/charge.db")
+        rows = [{"id": f"a{i}", "capabilities": [], "host": "h", "pid": 1, "chain_id": None}
+                for i in range(2)]
+
+        def beat() -> float:
+            begin = time.thread_time()
+            registry.leases.beat("charge", rows, 10, True)
+            return (time.thread_time() - begin) * 1000
+
+        beat()
+        warm = statistics.median(beat() for _ in range(rounds))
+        cold = []
+        for _ in range(rounds):
+            time.sleep(asleep_s)
+            cold.append(beat())
+        registry.engine.dispose()
+    return warm, statistics.median(cold)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=60.0)
@@ -166,6 +196,10 @@ def main() -> None:
         parser.error("--baseline needs a database of its own: leave out --db")
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}, "
           f"{os.cpu_count()} cores", flush=True)
+    warm, cold = wake_charge_ms()
+    print(f"this machine charges a heartbeat {warm:.1f} ms of CPU back to back, {cold:.1f} ms "
+          "right after 2 s asleep (an idle process's CPU is mostly its wake-ups times that)",
+          flush=True)
     packages = ([args.baseline.resolve()] if args.baseline is not None else []) + [ROOT]
     results = measure(packages, args.seconds, args.latency, args.db)
     names = ([f"baseline ({args.baseline})"] if args.baseline is not None else []) + ["this tree"]
