@@ -70,6 +70,9 @@ def test_new_schedule_form_shows_located_problems_then_lands_on_the_page(ui,
     page.click("button[type=submit]")
     expect(page.locator("#problems li").first).to_contain_text("line")
     page.fill("#workflow", NAP_VARS)
+    page.fill("#vars", "pause: [1, 2")  # no JSON: refused in the page, not sent as text
+    page.click("button[type=submit]")
+    expect(page.locator("#problems li").first).to_contain_text("line 1, vars.pause: not JSON")
     page.fill("#vars", "paus: 2")  # a typo: located by the API, nothing stored
     page.click("button[type=submit]")
     expect(page.locator("#problems li").first).to_contain_text("did you mean `pause'")
