@@ -43,7 +43,7 @@ from steepy.engine.changes import Change, watcher_of
 from steepy.engine.checkpoints import checkpoint_until
 from steepy.engine.controller import Controller
 from steepy.engine.housekeeping import GcSettings
-from steepy.engine.looks import Looker, PartsLook, Taken
+from steepy.engine.looks import Looker, PartsLook, Taken, take_submissions
 from steepy.engine.lostruns import LostRuns
 from steepy.engine.reuse import CacheSettings, Reuse
 from steepy.model.ids import unique_id
@@ -236,31 +236,15 @@ class Engine:
                  "host": socket.gethostname(), "pid": os.getpid()} for a in self._agents]
 
     async def recover(self, beat: bool = False) -> None:
-        """Release chains of dead agents (their submissions are adopted by `_accept'). Runs
-        of this machine are released only once none of their processes is left, so a chain
-        never runs beside a copy of itself (`LostRuns.ended_here`). With `beat`, the
-        heartbeat first. What finds nothing is one thread call and one transaction
-        (`Leases.beat`)."""
+        """Release chains of dead agents (their submissions are adopted by `_accept'); with
+        `beat`, the heartbeat first (`LostRuns.round`)."""
         # this engine's executor starts beside the engine (before the first tool waits for
         # it; started again should it have died alone while nothing ran)
         executor()
-        agents, lost, waiting = await call(
-            self.registry.leases.beat, self.owner, self._heartbeat_rows() if beat else None,
-            self.settings.lease_s, not self._scheduler.busy_agents_only())
-        for sid, reason, count in waiting:  # chains wait for an agent nobody runs
-            log.warning("submission %s: %d process chain(s) %s", sid, count, reason)
-        live = [a["id"] for a in agents]
-        grace_s = self.settings.agent.kill_grace_period_ms / 1000
-        # waits for executors are bounded per round (the heartbeat waits meanwhile)
-        end = asyncio.get_running_loop().time() + min(grace_s + 2.0, self.settings.lease_s / 4)
-        found: dict[int, list] = {}  # dead engine's pid -> its executors (one look per round)
-        held = [run["agentId"] for run in lost
-                if not await self._lost.ended_here(run, grace_s, end, found)]
-        # no lost run: nothing to release (one lost after the look is released next round)
-        released = (await call(self.registry.leases.release_orphans, live + held,
-                               self.settings.lease_s) if lost else [])
-        if released:
-            log.warning("process chains of lost agents registered again: %s", ", ".join(released))
+        if await self._lost.round(self.registry.leases, self.owner,
+                                  self._heartbeat_rows() if beat else None,
+                                  self.settings.lease_s, not self._scheduler.busy_agents_only(),
+                                  self.settings.agent.kill_grace_period_ms / 1000):
             self._scheduler.wake()
 
     async def _accept(self) -> None:
@@ -289,18 +273,10 @@ class Engine:
             self._controller.start(submission)
 
     def _take_submissions(self) -> Taken:
-        """(In a thread: one call where there is nothing to take.) The next new submission
-        this engine starts, and those it takes over."""
-        until, leases = self._until, self.registry.leases
-        first = leases.fetch_next_submission(self.owner, self.settings.lease_s, until)
-        everyone = until is not None and self._resume_abandoned  # those dead engines left
-        try:
-            return first, leases.adopt_submissions(self.owner, self.settings.lease_s,
-                                                   None if everyone else until, everyone)
-        except Exception:
-            if first is None:
-                raise
-            return first, []  # taken (committed): it starts; the next look adopts
+        """(In a thread.) The next new submission this engine starts, and those it takes
+        over (`looks.take_submissions`)."""
+        return take_submissions(self.registry.leases, self.owner, self.settings.lease_s,
+                                self._until, self._resume_abandoned)
 
     async def run(self, until_submission: str | None = None,
                   resume_abandoned: bool = False) -> None:

@@ -25,6 +25,7 @@ from steepy.engine.scheduler import Scheduler
 from steepy.engine.timekeeper import Timekeeper
 from steepy.model.submission import Submission
 from steepy.registry import Registry
+from steepy.registry.interfaces import Leases
 from steepy.registry.failures import is_database_failure
 from steepy.registry.offload import call
 
@@ -76,6 +77,22 @@ class Looker(Generic[L]):
 
 
 Taken = tuple["Submission | None", "list[Submission]"]  # what an engine took: new, adopted
+
+
+def take_submissions(leases: Leases, owner: str, lease_s: float, until: str | None,
+                     resume_abandoned: bool) -> Taken:
+    """(In a thread: one call where there is nothing to take.) The next new submission an
+    engine starts, and those it takes over: with `until` (`steepy run`), its own only, and
+    with `resume_abandoned` also those that dead engines left."""
+    first = leases.fetch_next_submission(owner, lease_s, until)
+    everyone = until is not None and resume_abandoned
+    try:
+        return first, leases.adopt_submissions(owner, lease_s, None if everyone else until,
+                                               everyone)
+    except Exception:
+        if first is None:
+            raise
+        return first, []  # taken (committed): it starts; the next look adopts
 
 
 @dataclass(frozen=True)

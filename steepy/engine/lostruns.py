@@ -12,16 +12,41 @@ import socket
 
 from steepy.agent.leftovers import end_groups, end_run_leftovers, is_running, orphaned_executors
 from steepy.model.attempt import RUNNING
+from steepy.registry.interfaces import Leases
 from steepy.registry.offload import call
 
 
 class LostRuns:
+    """What dead engines left, looked for once per heartbeat (`round')."""
+
     def __init__(self, log: logging.Logger):
         self._log = log
         # executors of lost engines waited for, per lost run (kept: the lost agent's row, which
         # names its engine's pid, is forgotten after a while), and those said in the log
         self._waited_for: dict[tuple[str, int], set] = {}
         self._logged: set = set()
+
+    async def round(self, leases: Leases, owner: str, rows: list[dict] | None, lease_s: float,
+                    flag: bool, grace_s: float) -> list[str]:
+        """Release chains of dead agents; runs of this machine only once none of their
+        processes is left (`ended_here`). With `rows`, this engine's heartbeat first; with
+        `flag`, chains no live agent can run are marked. What finds nothing is one thread
+        call and one transaction (`Leases.beat`). Returns the chains registered again."""
+        agents, lost, waiting = await call(leases.beat, owner, rows, lease_s, flag)
+        for sid, reason, count in waiting:  # chains wait for an agent nobody runs
+            self._log.warning("submission %s: %d process chain(s) %s", sid, count, reason)
+        live = [a["id"] for a in agents]
+        # waits for executors are bounded per round (the heartbeat waits meanwhile)
+        end = asyncio.get_running_loop().time() + min(grace_s + 2.0, lease_s / 4)
+        found: dict[int, list] = {}  # dead engine's pid -> its executors (one look per round)
+        held = [run["agentId"] for run in lost
+                if not await self.ended_here(run, grace_s, end, found)]
+        # no lost run: nothing to release (one lost after the look is released next round)
+        released = await call(leases.release_orphans, live + held, lease_s) if lost else []
+        if released:
+            self._log.warning("process chains of lost agents registered again: %s",
+                              ", ".join(released))
+        return released
 
     async def ended_here(self, run: dict, grace_s: float, end: float,
                           found: dict[int, list]) -> bool:
