@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = ["attempt_environment", "engine_environment", "environment", "is_engine_setting"]
 
-# the variables that configure steepy (steepy.config.model.ENV_PREFIXES, not imported here:
+# the variables that configure steepy (steepy.config.located.ENV_PREFIXES, not imported here:
 # that module needs pydantic and builds the defaults, which an agent need not load)
 ENV_PREFIXES = ("STEEPY_", "STEEP_")
 

@@ -18,7 +18,6 @@ from steepy.config.notifications import NotificationsSettings
 from steepy.config.retries import RetriesSettings
 from steepy.config.section import S, Section, _leaves, groups_of
 from steepy.config.gathering import FILE_NAME, OVERRIDE_KEY
-from steepy.config.located import ENV_PREFIXES  # noqa: F401 (re-exported)
 from steepy.config.storage import DbSettings, LogsSettings
 
 

@@ -196,13 +196,16 @@ class _Checker:
 
     def input_values(self) -> None:
         produced = {r.var.id for r in self.refs if r.role in ("output", "enumerator")}
-        valued = [*self.declared, *(r.var for r in self.refs)]
-        usable = produced | self.given_inputs | {v.id for v in valued if v.value is not None}
+
+        def usable() -> set[str]:  # (for the message only)
+            valued = [*self.declared, *(r.var for r in self.refs)]
+            return produced | self.given_inputs | {v.id for v in valued if v.value is not None}
+
         for r in self.refs:
             if (r.role == "input" and r.var.value is None and r.var.id not in produced
                     and r.var.id not in self.given_inputs and r.var.id not in self.opaque):
                 self.add(f"Input variable `{r.var.id}' has no value. Give it a value in `vars' "
-                         "or make it the output of an action." + suggest(r.var.id, usable),
+                         "or make it the output of an action." + suggest(r.var.id, usable()),
                          r.site, r.path)
 
     def scoping(self) -> None:

@@ -39,7 +39,8 @@ async def checkpoint_until(db: Connector, stop: asyncio.Event, every_s: float = 
         while not stop.is_set():
             woken.clear()
             now, pending = clock.monotonic(), db.commits - done
-            if pending and now - done_at >= (every_s if pending >= busy_commits else idle_s):
+            gap = every_s if pending >= busy_commits else idle_s
+            if pending and now - done_at >= gap:
                 done, done_at = db.commits, now
                 try:
                     await call(db.checkpoint)
@@ -48,8 +49,7 @@ async def checkpoint_until(db: Connector, stop: asyncio.Event, every_s: float = 
                     done = -1  # keeps what commits wrote; tried again after the policy's wait
                     await clock.wait(stop, outage.wait_after(e))
                 continue
-            wait_s = math.inf if not pending else done_at + (
-                every_s if pending >= busy_commits else idle_s) - now
+            wait_s = math.inf if not pending else done_at + gap - now
             await clock.wait(woken, wait_s)
     finally:
         stopped.cancel()

@@ -336,9 +336,8 @@ class Engine:
         loop = asyncio.get_running_loop()
         now = loop.time()
         if now - last_beat >= self.settings.heartbeat_s:
-            began = loop.time()  # the heartbeat commits after this
-            await self.recover(beat=True)
-            if self._woken < began:
+            await self.recover(beat=True)  # (its heartbeat commits after `now')
+            if self._woken < now:
                 self._sweep()
             return now
         if now - self._woken >= self.settings.sweep_s:

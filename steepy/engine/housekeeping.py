@@ -148,7 +148,7 @@ class _Files:
                     self.settings.log_group_by_prefix), self.dry_run)
         # those whose records went before and that only this batch still reused
         earlier = set().union(*(old.reused_from for old in batch)) - set(ids)
-        gone = sorted(earlier - self.housekeeping.recorded(earlier))
+        gone = sorted(earlier - self.housekeeping.recorded(earlier)) if earlier else []
         self._directories(ids + gone, self.tmp, records, "tmpDirs")
         if results is not None:
             expired = [old.id for old in batch if old.end_time < results]

@@ -22,6 +22,7 @@ from steepy.model.chainretry import Action, RetryDecision, RunFailure, decide
 from steepy.model.clock import SYSTEM, Clock
 from steepy.model.submission import ProcessChainStatus as CS
 from steepy.model.timeouts import TimeoutKind
+from steepy.engine.offers import Offered
 from steepy.engine.groupcommit import GroupCommit
 from steepy.registry import ChainQueue, ChainRecord, ClaimFor, RunEnd
 from steepy.registry.interfaces import Claimed
@@ -79,8 +80,7 @@ class Scheduler:
         self.on_chain_finished = on_chain_finished
         self.sweep_s = sweep_s
         self._wake = asyncio.Event()
-        self._offered: tuple[bool, datetime | None] | None = None  # `offer'
-        self.wakes = 0  # `wake' calls
+        self._offered: Offered[tuple[bool, datetime | None]] = Offered()  # `offer'
         self._running: dict[str, asyncio.Task] = {}  # agent id -> task
         self.shutting_down = False
         self._submission_of: dict[str, str] = {}  # claimed chain id -> submission id
@@ -96,9 +96,12 @@ class Scheduler:
             *claimed, reason="the agent that claimed it was stopped"), clock)
         self._pending_ends: set[asyncio.Task] = set()  # ends recorded while the next runs
 
+    @property
+    def wakes(self) -> int:
+        return self._offered.wakes
+
     def wake(self) -> None:
-        self.wakes += 1  # something changed here: what the engine read before is not offered
-        self._offered = None
+        self._offered.void()  # something changed here: what the engine read before is stale
         self._wake.set()
 
     def idle_claims(self) -> list[ClaimFor]:
@@ -109,7 +112,7 @@ class Scheduler:
         """The engine read `ChainQueue.outlook` for `idle_claims` just now (after the commits
         that woke it), when `wakes` was this scheduler's count of them: unless it was woken
         since, the next round uses it instead of a read of its own."""
-        self._offered = outlook if wakes == self.wakes else None
+        self._offered.put(outlook, wakes)
         self._wake.set()
 
     def agent_event(self, kind: EventKind, data: dict) -> None:
@@ -188,8 +191,9 @@ class Scheduler:
         """Resume due chains, hand out work, stop cancelled chains; how long to sleep. An idle
         scheduler with nothing to do makes one read in one thread call (`ChainQueue.outlook`):
         it claims, in a write transaction, only what that read found claimable."""
-        offered, self._offered = self._offered, None
-        claimable, due = offered or await call(self.queue.outlook, self.idle_claims())
+        offered = self._offered.take()
+        claimable, due = offered[0] if offered else await call(self.queue.outlook,
+                                                               self.idle_claims())
         if due is not None and due < self.clock.now():
             claimable = bool(await call(self.queue.resume_due_chains, self.clock.now())) \
                 or claimable

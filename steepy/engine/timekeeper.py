@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Callable
 
 from steepy.engine.housekeeping import GC_TIMER, GcSettings, collect_garbage
+from steepy.engine.offers import Offered
 from steepy.model.clock import SYSTEM, Clock
 from steepy.registry import Registry
 from steepy.registry.offload import call
@@ -37,20 +38,22 @@ class Timekeeper:
         self._gc_trigger = quartz_cron(gc.cron) if gc is not None else None
         self._gc_task: asyncio.Task | None = None
         self._wake = asyncio.Event()
-        self._offered: tuple[datetime | None] | None = None  # `offer'
-        self.wakes = 0  # `wake' calls
+        self._offered: Offered[datetime | None] = Offered()  # `offer'
+
+    @property
+    def wakes(self) -> int:
+        return self._offered.wakes
 
     def wake(self) -> None:
         """Schedules may have changed: look again now."""
-        self.wakes += 1  # what the engine read before is not offered
-        self._offered = None
+        self._offered.void()  # what the engine read before is stale
         self._wake.set()
 
     def offer(self, next_due: datetime | None, wakes: int) -> None:
         """The engine read the next fire time (`Schedules.next_due`) just now, after the
         commits that woke it, when `wakes` was this timekeeper's count of them: unless it
         was woken since, the next tick uses it instead of a read of its own."""
-        self._offered = (next_due,) if wakes == self.wakes else None
+        self._offered.put(next_due, wakes)
         self._wake.set()
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -62,7 +65,7 @@ class Timekeeper:
 
     async def _tick(self) -> float:
         """Fire what is due; how long to sleep until something may be due again."""
-        schedules, (offered, self._offered) = self.registry.schedules, (self._offered, None)
+        schedules, offered = self.registry.schedules, self._offered.take()
         if offered is not None and (offered[0] is None or offered[0] > self.clock.now()):
             fired, next_due = [], offered[0]  # nothing due: no read of its own
         else:

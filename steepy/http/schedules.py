@@ -15,6 +15,7 @@ from steepy.errors import InputError, Problem
 from steepy.http.errors import ApiError
 from steepy.http.responses import context, json_body, json_response
 from steepy.documents.validation_services import Runtimes
+from steepy.documents.variables import GivenVars
 from steepy.http.submit import NAME, build_submission
 from steepy.model.ids import unique_id
 from steepy.model.common import utcnow
@@ -81,7 +82,7 @@ def _new_schedule(body: Any, services: dict, macros: dict, runtimes: Runtimes) -
     if isinstance(workflow, str) and workflow.strip():
         try:
             submission = build_submission(workflow.encode("utf-8"), services, macros, runtimes,
-                                          json.dumps(given) if given else None)
+                                          given=GivenVars.of(given) if given else None)
         except InputError as e:
             problems += e.problems
     if problems:

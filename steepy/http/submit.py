@@ -50,11 +50,12 @@ def given_resume(text: str | None) -> bool | None:
 
 
 def build_submission(raw: bytes, services: dict, macros: dict, runtimes: Runtimes,
-                     vars_text: str | None = None) -> Submission:
-    """The submission for a request body (and the query parameter `vars`, `vars_text`);
-    InputError with every problem otherwise. Its services' runtimes are checked against
-    `runtimes' (`ApiContext.runtimes()`)."""
-    given = given_vars(vars_text)
+                     vars_text: str | None = None, given: GivenVars | None = None
+                     ) -> Submission:
+    """The submission for a request body (and the query parameter `vars`, `vars_text`, or
+    values read already, `given`); InputError with every problem otherwise. Its services'
+    runtimes are checked against `runtimes' (`ApiContext.runtimes()`)."""
+    given = given_vars(vars_text) if vars_text is not None else given
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:

@@ -55,9 +55,7 @@ class Dialect:
         PostgreSQL together, answered at its end (psycopg's pipeline mode: one round trip
         for all). Only for statements whose answers nobody reads before the end: a
         SQLAlchemy query in it would find no rows. SQLite: nothing changes."""
-        if self.postgres:
-            return conn.connection.driver_connection.pipeline()
-        return nullcontext()
+        return pipelined(conn.connection.driver_connection, self.postgres)
 
     def after_write(self, conn: Connection) -> None:
         """Tell every listening process on commit (PostgreSQL's NOTIFY is delivered then)."""
@@ -92,3 +90,9 @@ class Dialect:
             return int(cursor.fetchone()[0])
         finally:
             cursor.close()
+
+
+def pipelined(driver_connection: Any, postgres: bool) -> Any:
+    """psycopg's pipeline on a PostgreSQL driver connection (statements sent in it go
+    together, answered at its end); on SQLite a context that changes nothing."""
+    return driver_connection.pipeline() if postgres else nullcontext()

@@ -12,7 +12,6 @@ elsewhere, stays with SQLAlchemy; tests/registry/test_store.py reads back what t
 
 from __future__ import annotations
 
-from contextlib import nullcontext
 from datetime import datetime
 from typing import Any, Iterable, Sequence
 
@@ -21,6 +20,7 @@ from sqlalchemy import Connection
 from steepy.model.attempt import AGENT_LOST, INTERRUPTED
 from steepy.model.attempt import REQUEUED as REQUEUED_RUN
 from steepy.model.submission import ProcessChainStatus as CS
+from steepy.registry.dialect import pipelined
 from steepy.registry.records import dump
 
 CLAIM_WINDOW = 64  # REGISTERED chains looked at per claim when capabilities must be matched
@@ -71,7 +71,7 @@ class HotPath:
     def batch(self, cur: Any) -> Any:
         """PostgreSQL: the statements sent in this context go together, answered at its end
         (psycopg's pipeline: one round trip where each took one). SQLite: nothing changes."""
-        return cur.connection.pipeline() if self.postgres else nullcontext()
+        return pipelined(cur.connection, self.postgres)
 
     @staticmethod
     def cursor(conn: Connection) -> Any:

@@ -44,9 +44,14 @@ class _Candidates:
             yield row
 
     def first(self, offered: frozenset[str], taken: dict[str, str]) -> str | None:
-        # most chains need no capabilities: their stored list is the text "[]"
-        return next((cid for cid, required in self._all() if cid not in taken and (
-            required == "[]" or set(load(required) or []) <= offered)), None)
+        return next((cid for cid, required in self._all()
+                     if cid not in taken and can_run(required, offered)), None)
+
+
+def can_run(required: str, offered: frozenset[str]) -> bool:
+    """Whether an agent offering `offered' may run a chain whose stored capabilities are
+    `required' (most chains need none: their stored list is the text "[]")."""
+    return required == "[]" or set(load(required) or []) <= offered
 
 
 class SqlChainQueue:
@@ -201,15 +206,14 @@ class SqlChainQueue:
                     query = _WAITING if claim.only is None else _WAITING.where(
                         _pc.submission_id.in_(sorted(claim.only)))
                     looked[claim.only] = list(conn.execute(query).scalars())
-                if any(required == "[]" or set(load(required) or []) <= claim.capabilities
+                if any(can_run(required, claim.capabilities)
                        for required in looked[claim.only]):
                     return True, wake_up
         return False, wake_up
 
     def next_wake_up(self) -> datetime | None:
         with self.db.read() as conn:
-            return as_utc(conn.execute(select(func.min(_pc.next_run_at))
-                                       .where(_pc.status == CS.PAUSED)).scalar())
+            return as_utc(conn.execute(_FIRST_WAKE_UP).scalar())
 
     def chains_to_stop(self, chain_ids: Iterable[str]) -> list[str]:
         """Of these RUNNING chains, those whose cancellation was requested (chain or submission)."""

@@ -28,7 +28,7 @@ DB_URL = f"postgresql+psycopg://steepy:{PASSWORD}@db.invalid:5432/steepy"
 
 
 def test_the_prefixes_are_those_the_configuration_reads() -> None:
-    from steepy.config.model import ENV_PREFIXES as CONFIG_PREFIXES
+    from steepy.config.located import ENV_PREFIXES as CONFIG_PREFIXES
 
     assert ENV_PREFIXES == CONFIG_PREFIXES
 
