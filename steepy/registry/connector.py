@@ -84,6 +84,7 @@ class Connector:
                 conn.info[PENDING_EVENTS] = pending
                 try:
                     yield conn
+                    self._still_connected(conn)
                     if pending:  # last, under the feed's lock: ids in the order of commits
                         watcher = self.watcher
                         if watcher is not None and watcher.wanted(pending):
@@ -112,9 +113,19 @@ class Connector:
                 conn.execution_options(read_only=True)
                 with conn.begin():
                     yield conn
+                    self._still_connected(conn)
         except Exception as e:
             self._noticed(e)
             raise
+
+    def _still_connected(self, conn: Connection) -> None:
+        """At the end of a transaction whose body caught the error of its lost connection:
+        that it cannot end, as the database failure it is (ending it would raise SQLAlchemy's
+        PendingRollbackError, which is no database failure: an engine stopped on it once)."""
+        if conn.invalidated:
+            raise DatabaseUnavailable(describe(
+                ConnectionError("the connection to it was lost"),
+                self.engine.url.render_as_string(hide_password=True)))
 
     # -- checkpoints (SQLite) ------------------------------------------------------------------
 

@@ -118,7 +118,9 @@ class SqlLeases:
                         self._forget(conn, now - timedelta(seconds=3 * lease_s))
                     announced = (self._flag(conn, [set(a["capabilities"]) for a in live])
                                  if flag else [])
-            except Exception as e:  # (a lost connection fails the commit as well)
+            except Exception as e:
+                if conn.invalidated:  # the connection is lost: nothing left to commit
+                    raise
                 failure = e
         if failure is not None:
             raise failure

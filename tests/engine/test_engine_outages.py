@@ -10,11 +10,12 @@ import logging
 from pathlib import Path
 
 import pytest
-from sqlalchemy import exc
+from sqlalchemy import event, exc
 
 from steepy.engine.engine import Engine
 from steepy.model import ProcessChain, Submission, Workflow
 from steepy.registry import open_registry
+from steepy.registry.failures import is_database_failure
 from tests.engine.test_engine import MACROS, SERVICES, _settings, _submit
 from tests.engine.workflows import SLEEPY
 from tests.registry.chains import store_chains
@@ -93,3 +94,27 @@ def test_a_heartbeat_commits_when_the_rest_of_its_round_fails(database_url) -> N
     with pytest.raises(exc.OperationalError):
         registry.leases.beat("me", me, 10, True)
     assert registry.leases.live_agents(10)[0]["lastSeen"] > before
+
+
+def test_a_round_that_loses_its_connection_says_the_database_failed(database_url) -> None:
+    """The connection lost in the middle of the round (PostgreSQL stopped): the failure the
+    engine gets is the database's, which it waits out, not SQLAlchemy's complaint about a
+    transaction that nobody rolled back (an internal error: the engine stopped)."""
+    registry = open_registry(database_url)
+    me = [{"id": "mine", "capabilities": []}]
+
+    def lost(conn, *args, **kwargs):
+        conn.exec_driver_sql("SELECT no_such_column FROM agents")  # fails, as a lost server
+
+    def disconnect(context) -> None:  # what the driver says when the server went away
+        context.is_disconnect = True
+
+    event.listen(registry.db.engine, "handle_error", disconnect)
+    registry.leases._flag = lost
+    with pytest.raises(exc.DBAPIError) as failed:
+        registry.leases.beat("me", me, 10, True)
+    assert failed.value.connection_invalidated
+    assert is_database_failure(failed.value)
+    event.remove(registry.db.engine, "handle_error", disconnect)
+    del registry.leases._flag
+    assert registry.leases.beat("me", me, 10, True)[0]  # and the next round works

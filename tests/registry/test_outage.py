@@ -14,8 +14,10 @@ import psycopg
 import pytest
 from sqlalchemy.exc import OperationalError
 
+from steepy import events as ev
 from steepy.model.backoff import DATABASE_OUTAGE
 from steepy.registry.offload import persist
+from steepy.registry.records import add_event
 from steepy.registry.outage import Outage, database_failure_said, in_rounds, outlasting
 from tests.clocks import RecordingClock
 
@@ -181,5 +183,28 @@ def test_a_write_whose_connection_is_lost_fails_as_the_database_failure_it_is(tm
         assert is_database_failure(failed.value)
         with registry.db.write() as conn:  # and the next transaction has a connection again
             assert conn.exec_driver_sql("SELECT 1").scalar() == 1
+    finally:
+        registry.close()
+
+
+def test_a_write_whose_body_caught_its_lost_connection_fails_as_a_database_failure(
+        tmp_path) -> None:
+    """The body caught the error of its lost connection and ended as if it had written: the
+    transaction cannot commit, and says so as a database failure (waited out), not as
+    SQLAlchemy's PendingRollbackError from the statements the end of a write sends."""
+    from steepy.registry import open_registry
+    from steepy.registry.failures import DatabaseUnavailable, is_database_failure
+
+    registry = open_registry(f"sqlite:///{tmp_path / 'steepy.db'}")
+    try:
+        with pytest.raises(DatabaseUnavailable, match="connection .* lost") as failed:
+            with registry.db.write() as conn:
+                add_event(conn, None, ev.AgentLeft(agent="a", reason="lost"))  # (events to write at the end)
+                conn.invalidate()
+        assert is_database_failure(failed.value)
+        assert "steepy.db" in str(failed.value)
+        with pytest.raises(DatabaseUnavailable, match="connection .* lost"):
+            with registry.db.read() as conn:
+                conn.invalidate()
     finally:
         registry.close()
