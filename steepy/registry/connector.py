@@ -74,9 +74,11 @@ class Connector:
             self.commits += 1
 
     @contextmanager
-    def write(self) -> Iterator[Connection]:
+    def write(self, notify: bool = True) -> Iterator[Connection]:
         """A write transaction. Threads of this process queue on a lock of their own: waiting
-        in SQLite's busy handler would sleep in steps of milliseconds."""
+        in SQLite's busy handler would sleep in steps of milliseconds. Without `notify`, the
+        other processes are not woken for it (PostgreSQL) unless it writes events: a
+        heartbeat, which nobody waits for, would wake every worker of a cluster."""
         self.check_file()
         try:
             with self._write_lock, self.engine.begin() as conn:
@@ -95,7 +97,7 @@ class Connector:
                             with self.dialect.batch(conn):  # one round trip for the three
                                 self.dialect.lock_feed(conn, notify=True)
                                 conn.execute(_ADD_EVENT_INLINE, pending)
-                    else:
+                    elif notify:
                         self.dialect.after_write(conn)
                 finally:
                     if not conn.invalidated:  # (a lost connection's info goes with it, and

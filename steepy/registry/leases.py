@@ -94,7 +94,7 @@ class SqlLeases:
 
     def heartbeat(self, owner: str, agent_rows: list[dict], lease_s: float) -> None:
         """This engine is alive: refresh its agents and extend its submissions' leases."""
-        with self.db.write() as conn:
+        with self.db.write(notify=False) as conn:  # (what others must see writes events)
             self._heartbeat(conn, owner, agent_rows, lease_s)
 
     def beat(self, owner: str, agent_rows: list[dict] | None, lease_s: float,
@@ -106,7 +106,7 @@ class SqlLeases:
         capabilities (what it announced is the third of what is returned)."""
         now = self.clock.now()
         failure: Exception | None = None
-        with self.db.write() as conn:
+        with self.db.write(notify=False) as conn:  # (what others must see writes events)
             if agent_rows is not None:
                 self._heartbeat(conn, owner, agent_rows, lease_s)
             try:  # the heartbeat commits whatever becomes of the rest: its leases must hold

@@ -100,3 +100,29 @@ async def test_an_idle_watcher_on_postgresql_does_not_look_and_wakes_on_a_commit
     looks, told_s = await _idle_then_told(postgres_url)
     assert looks <= 1
     assert told_s < 5
+
+
+@pytest.mark.postgres
+def test_a_heartbeat_wakes_no_other_worker_on_postgresql(postgres_url: str) -> None:
+    """An idle worker's heartbeat (every 2 s) writes nothing another process acts on: it
+    sends no NOTIFY, or each of a cluster's N workers would wake N / 2 times a second for
+    the others' heartbeats. A write with events (a new agent, a submission) still wakes."""
+    registry, other = open_registry(postgres_url), open_registry(postgres_url)
+    try:
+        registry.db.change_marker()  # listening from now on
+        socket = registry.db.wake_source()
+        assert socket is not None
+        me = [{"id": "beating", "capabilities": []}]
+        other.leases.beat("other", me, 10, False)  # a new agent: AgentArrived, told
+        assert _readable(socket.fileno(), 5)
+        seen = registry.db.change_marker()
+        other.leases.beat("other", me, 10, False)  # the heartbeat alone
+        other.leases.heartbeat("other", me, 10)
+        assert not _readable(socket.fileno(), 1.0)
+        assert registry.db.change_marker() == seen
+        _commit(other, "told")
+        assert _readable(socket.fileno(), 5)
+        assert registry.db.change_marker() > seen
+    finally:
+        registry.close()
+        other.close()
