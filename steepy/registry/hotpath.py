@@ -46,9 +46,12 @@ class HotPath:
             "progress = NULL WHERE id = ?")
         self._add_run = self._sql(
             "INSERT INTO runs (chain_id, run_number, agent_id, start_time) VALUES (?, ?, ?, ?)")
+        # an end counts only for a run still open, of a chain still RUNNING that run (another
+        # engine may have counted its agent lost, closed the run and given the chain to
+        # another agent meanwhile: what comes late from the first is not recorded)
         self._end_run = self._sql(
             "UPDATE runs SET end_time = ?, status = ?, error_message = ?, auto_resume_after = ? "
-            "WHERE chain_id = ? AND run_number = ?")
+            "WHERE chain_id = ? AND run_number = ? AND end_time IS NULL")
         # an attempt's row is written when it starts and again as it goes on (its key is its
         # place in its run); rows without a place (older callers) are only ever inserted
         self._put_attempt = self._sql(
@@ -57,7 +60,10 @@ class HotPath:
             f"ON CONFLICT ({', '.join(_ATTEMPT_KEY)}) DO UPDATE SET " + ", ".join(
                 f"{c} = excluded.{c}" for c in _ATTEMPT_COLUMNS if c not in _ATTEMPT_KEY))
         self._set_ended = self._sql(
-            "UPDATE process_chains SET status = ?, results = ?, next_run_at = ? WHERE id = ?")
+            "UPDATE process_chains SET status = ?, results = ?, next_run_at = ? WHERE id = ? "
+            "AND status = ? AND (SELECT max(run_number) FROM runs WHERE chain_id = ?) = ?")
+        self._open_runs_text = ("SELECT chain_id, run_number FROM runs WHERE end_time IS NULL "
+                                "AND chain_id IN ({})" + (" FOR UPDATE" if postgres else ""))
 
     def _sql(self, text: str) -> str:
         return text.replace("?", "%s") if self.postgres else text
@@ -131,10 +137,21 @@ class HotPath:
         if values:
             cur.executemany(self._put_attempt, values)
 
-    def end(self, cur: Any, ends: Sequence[Any], now: datetime) -> None:
-        """Close these runs (`RunEnd`s), store their attempts, move their chains on."""
+    def end(self, cur: Any, ends: Sequence[Any], now: datetime) -> set[tuple[str, int]]:
+        """Close these runs (`RunEnd`s), store their attempts, move their chains on. Only
+        runs still open are closed (their rows locked first on PostgreSQL, so an engine
+        closing them as lost at the same moment waits, then finds them closed): returned
+        as (chain id, run number); the others' ends came too late and change nothing but
+        the record of their attempts."""
         at = self.time(now)
+        chains = sorted({e.chain_id for e in ends})
+        looking = cur.connection.cursor()
+        still_open = None
         with self.batch(cur):
+            looking.execute(self._sql(self._open_runs_text.format(", ".join("?" * len(chains)))),
+                            chains)
+            if not self.postgres:  # (SQLite steps through the rows as they are fetched)
+                still_open = looking.fetchall()
             cur.executemany(self._end_run, [(at, e.run_status, e.error_message,
                                              self.time(e.auto_resume_after), e.chain_id,
                                              e.run_number) for e in ends])
@@ -143,4 +160,8 @@ class HotPath:
             cur.executemany(self._set_ended, [(
                 str(e.chain_status), dump(e.results),
                 self.time(e.auto_resume_after) if e.chain_status == CS.PAUSED else None,
-                e.chain_id) for e in ends])
+                e.chain_id, str(CS.RUNNING), e.chain_id, e.run_number) for e in ends])
+        try:  # (PostgreSQL's answers come at the end of the pipeline)
+            return {(chain, number) for chain, number in still_open or looking.fetchall()}
+        finally:
+            looking.close()

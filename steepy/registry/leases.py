@@ -316,12 +316,19 @@ class SqlLeases:
                 # COMMITTED on PostgreSQL reads each statement's own moment)
                 live.update(a["id"] for a in self._live(
                     conn, self.clock.now() - timedelta(seconds=max_age_s)))
-            lost = [r for r in open_runs if r.agent_id not in live]
-            for r in lost:
-                conn.execute(update(runs).where(and_(runs.c.chain_id == r.chain_id,
-                                                     runs.c.run_number == r.run_number))
-                             .values(end_time=self.clock.now(), status=AGENT_LOST,
-                                     error_message=f"Agent `{r.agent_id}' was lost"))
+            lost = []
+            for r in open_runs:
+                if r.agent_id in live:
+                    continue
+                # only if still open: its engine may have ended it since it was read (its
+                # end then stands, and the chain must not run again)
+                if conn.execute(update(runs).where(and_(
+                        runs.c.chain_id == r.chain_id, runs.c.run_number == r.run_number,
+                        runs.c.end_time.is_(None))).values(
+                        end_time=self.clock.now(), status=AGENT_LOST,
+                        error_message=f"Agent `{r.agent_id}' was lost")).rowcount != 1:
+                    continue
+                lost.append(r)
                 close_cut_attempts(conn, r.chain_id, r.run_number, AGENT_LOST,
                                    f"cut: agent `{r.agent_id}' was lost with its engine")
                 conn.execute(update(process_chains).where(_pc.id == r.chain_id)

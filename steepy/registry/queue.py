@@ -3,6 +3,7 @@ run, close its run with the outcome, wake paused chains when they are due."""
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 from typing import Any, Iterable, Iterator, Sequence
 
@@ -21,6 +22,8 @@ from steepy.registry.records import (CS, ChainRecord, add_event, add_events, eve
                                      utcnow)
 from steepy.registry.attempts import close_cut_attempts, cut_history
 from steepy.registry.tables import process_chains, runs, submissions
+
+log = logging.getLogger(__name__)
 
 _pc = process_chains.c
 _SUBMISSION_OF_CHAIN = select(_pc.submission_id).where(_pc.id == bindparam("b_id"))
@@ -100,9 +103,14 @@ class SqlChainQueue:
                                                  {"b_id": end.chain_id}).scalar_one()
         cur = self.hot.cursor(conn)
         try:
-            self.hot.end(cur, ends, now)
+            still_open = self.hot.end(cur, ends, now)
         finally:
             cur.close()
+        late = [e for e in ends if (e.chain_id, e.run_number) not in still_open]
+        for e in late:
+            log.warning("the end of run %s of chain %s came after another engine had counted "
+                        "its agent lost and closed it: not recorded", e.run_number, e.chain_id)
+        ends = [e for e in ends if (e.chain_id, e.run_number) in still_open] if late else ends
         add_events(conn, [event_row(e.submission_id, ev.ChainFinished(
             run=e.run_number, status=str(e.chain_status), error_message=e.error_message,
             resume_at=e.auto_resume_after, requeued=e.requeued), e.chain_id, now) for e in ends])
@@ -164,10 +172,13 @@ class SqlChainQueue:
                 .where(_pc.id == chain_id)).one()
             # a chain whose cancellation was asked for stays cancelled
             cancelled = row.cancel_requested or row.submission_cancel
-            conn.execute(update(runs).where(runs.c.chain_id == chain_id,
-                                            runs.c.run_number == run_number)
-                         .values(end_time=utcnow(), status="CANCELLED" if cancelled else INTERRUPTED,
-                                 error_message=None if cancelled else reason))
+            if conn.execute(update(runs).where(runs.c.chain_id == chain_id,
+                                               runs.c.run_number == run_number,
+                                               runs.c.end_time.is_(None))
+                            .values(end_time=utcnow(),
+                                    status="CANCELLED" if cancelled else INTERRUPTED,
+                                    error_message=None if cancelled else reason)).rowcount != 1:
+                return  # closed already (another engine counted its agent lost): not ours
             close_cut_attempts(conn, chain_id, run_number, INTERRUPTED,
                                f"cut: {reason}")
             conn.execute(update(process_chains).where(_pc.id == chain_id)

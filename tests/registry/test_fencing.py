@@ -1,0 +1,92 @@
+"""An engine that lost its agents' leases (its heartbeats could not be written for longer
+than the lease) may still be running and report what its agents did: what it says late must
+not undo what another engine decided meanwhile. A run is closed once, by whoever comes first:
+its own end, another engine counting its agent lost, or its engine giving it back. On SQLite
+and PostgreSQL."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import event
+
+from steepy.model import ProcessChain, Submission, Workflow
+from steepy.model.submission import ProcessChainStatus as CS
+from steepy.registry import Registry, open_registry
+from steepy.registry.interfaces import RunEnd
+from tests.registry.chains import store_chains
+
+
+@pytest.fixture
+def registry(database_url: str) -> Registry:
+    registry = open_registry(database_url)
+    registry.requests.add_submission(Submission(id="s", workflow=Workflow(name="s"), name="s"))
+    store_chains(registry, "s", [ProcessChain(id="c")], None)
+    yield registry
+    registry.close()
+
+
+def _runs(registry: Registry) -> list[tuple[int, str, str]]:
+    return [(r.run_number, r.agent_id, r.status) for r in registry.views.runs("c")]
+
+
+def _taken_over(registry: Registry) -> int:
+    """Agent A (its engine silent) ran the chain; B's engine counted A lost, and B runs it
+    again. Returns A's run number."""
+    _, first = registry.queue.claim_chain("A")
+    assert registry.leases.release_orphans(["B"]) == ["c"]
+    _, second = registry.queue.claim_chain("B")
+    assert second == first + 1
+    return first
+
+
+def test_a_late_end_of_a_run_closed_as_lost_changes_nothing(registry: Registry, caplog) -> None:
+    first = _taken_over(registry)
+    registry.queue.record([RunEnd("c", first, "SUCCESS", CS.SUCCESS, results={"x": ["A"]})], [])
+    assert registry.views.get_chain("c").status == CS.RUNNING  # B's run goes on
+    assert _runs(registry) == [(1, "A", "AGENT_LOST"), (2, "B", None)]
+    kinds = [e["kind"] for e in registry.views.events("s")]
+    assert "chain.finished" not in kinds
+    assert "run 1 of chain c came after another engine had counted its agent lost" in caplog.text
+    registry.queue.record([RunEnd("c", 2, "SUCCESS", CS.SUCCESS, results={"x": ["B"]})], [])
+    chain = registry.views.get_chain("c")
+    assert (chain.status, chain.results) == (CS.SUCCESS, {"x": ["B"]})
+    assert [e["kind"] for e in registry.views.events("s")].count("chain.finished") == 1
+
+
+def test_a_late_end_before_the_chain_runs_again_leaves_it_to_run(registry: Registry) -> None:
+    _, first = registry.queue.claim_chain("A")
+    assert registry.leases.release_orphans(["B"]) == ["c"]
+    registry.queue.record([RunEnd("c", first, "SUCCESS", CS.SUCCESS, results={"x": ["A"]})], [])
+    assert registry.views.get_chain("c").status == CS.REGISTERED
+    assert registry.queue.claim_chain("B")[1] == 2
+
+
+def test_a_run_that_ended_is_not_counted_lost_later(registry: Registry) -> None:
+    """Its engine ended the run after another engine had read the open runs, before that one
+    wrote: the end stands and the chain does not run again."""
+    _, first = registry.queue.claim_chain("A")
+    ended = []
+
+    def end_it_now(conn, cursor, statement, *args) -> None:  # right after the look
+        if not ended and statement.lstrip().startswith("SELECT runs.chain_id"):
+            ended.append(True)
+            cursor.connection.cursor().execute(
+                "UPDATE runs SET end_time = CURRENT_TIMESTAMP, status = 'SUCCESS'")
+
+    event.listen(registry.db.engine, "after_cursor_execute", end_it_now)
+    try:
+        assert registry.leases.release_orphans(["B"]) == []
+    finally:
+        event.remove(registry.db.engine, "after_cursor_execute", end_it_now)
+    assert ended
+    assert _runs(registry) == [(first, "A", "SUCCESS")]
+    assert registry.views.get_chain("c").status == CS.RUNNING  # (its end's own statement)
+
+
+def test_giving_back_a_run_closed_as_lost_leaves_the_new_run_alone(registry: Registry) -> None:
+    """A stopping engine gives its chain back after another engine took it over: the chain
+    is not made REGISTERED again under B's run (it would run a third time, beside B's)."""
+    first = _taken_over(registry)
+    registry.queue.requeue_run("c", first, "its engine stopped")
+    assert registry.views.get_chain("c").status == CS.RUNNING
+    assert _runs(registry) == [(1, "A", "AGENT_LOST"), (2, "B", None)]
