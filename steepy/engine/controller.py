@@ -23,7 +23,7 @@ from steepy.model.service import Service
 from steepy.model.stopping import stopped_at, without_marker
 from steepy.model.submission import (ProcessChainStatus as CS, Submission,
                                      SubmissionStatus as SS)
-from steepy.registry import ChainRecord, SubmissionStore
+from steepy.registry import ChainRecord, SubmissionStore, TakenOver
 from steepy.registry.interfaces import RoundView, RoundWrite
 from steepy.registry.offload import call
 from steepy.registry.outage import outlasting
@@ -74,8 +74,9 @@ class Controller:
                  tmp_path: str, out_path: str, wake_scheduler: Callable[[], None],
                  stop_chains: Callable[[list[str]], None], sweep_s: float = 2.0,
                  plugins: PluginSet | None = None, clock: Clock = SYSTEM,
-                 reuse: Reuse | None = None):
+                 reuse: Reuse | None = None, owner: str | None = None):
         self.store = store
+        self.owner = owner  # the engine's id: what it stores holds while the submission is its
         self.reuse = reuse  # extensions 15: reusable work (None: none kept)
         self.clock = clock
         self.services = services
@@ -123,9 +124,14 @@ class Controller:
 
     async def _run(self, submission: Submission) -> None:
         """Drive the submission to its end. While the database fails, wait and start again
-        from the stored state, as a controller that takes over after a crash does."""
-        await outlasting(f"submission {submission.id}", lambda: self._run_once(submission), log,
-                         clock=self.clock, then="resuming from its stored state")
+        from the stored state, as a controller that takes over after a crash does. Stop
+        when another engine took it over (this one's lease ran out meanwhile)."""
+        try:
+            await outlasting(f"submission {submission.id}", lambda: self._run_once(submission),
+                             log, clock=self.clock, then="resuming from its stored state")
+        except TakenOver as e:
+            log.warning("%s (this engine's heartbeats could not be written for longer than "
+                        "its lease): this one stops driving it", e)
 
     async def _run_once(self, submission: Submission) -> None:
         try:
@@ -135,13 +141,15 @@ class Controller:
                 chain_results = await call(self.store.successful_results, submission.id,
                                            self.out_path)
                 results = submission_results(chain_results, self.out_path)
+        except TakenOver:
+            raise  # (nothing of it is this engine's to end)
         except SteepyError as e:
             # e.g. a cardinality error while generating: stop everything of this submission
             status, message, results = SS.ERROR, str(e), None
             running = await call(self.store.cancel_chains, submission.id)
             self.stop_chains(running)
         await call(self.store.finish_submission, submission.id, status,
-                   message, results)
+                   message, results, self.owner)
         log.info("submission %s finished: %s%s", submission.id, status,
                  f" ({message})" if message else "")
 
@@ -194,7 +202,8 @@ class Controller:
                 # (a for-each over 100,000 items), so it is stored at most 5% of the time
                 save_due = clock.monotonic() - last_save >= max(self.save_every_s, 20 * save_cost)
                 write = await self._reused(submission, view, self._step(
-                    generator, submission, view, round_number, first or save_due))
+                    generator, submission, view, round_number, first or save_due,
+                    self.owner))
             first = False
             if write is not None and (write.chains or not view.active):
                 continue  # stored now: the chains wait for it, or the submission may be over
@@ -225,7 +234,7 @@ class Controller:
 
     @staticmethod
     def _step(generator: ProcessChainGenerator, submission: Submission, view: RoundView,
-              round_number: int, save: bool) -> RoundWrite:
+              round_number: int, save: bool, owner: str | None = None) -> RoundWrite:
         """One generator step on the outcomes read (none after a cancel): what to store."""
         # the priority may have been changed (HTTP API) since the last round
         generator.default_priority = submission.priority if view.priority is None else view.priority
@@ -235,7 +244,7 @@ class Controller:
         save = save or bool(new) or bool(skipped)
         fed = [c.chain.id for c in view.finished if c.fed_round != round_number]
         return RoundWrite(round_number, fed, new, save,
-                          generator.persist_state() if save else None, skipped)
+                          generator.persist_state() if save else None, skipped, owner=owner)
 
 
 def _outcomes(done: list[ChainRecord]) -> tuple[dict[str, list], set[str], list[Stop],

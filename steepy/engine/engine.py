@@ -14,7 +14,8 @@ The engine's face, all its callers (the CLI, the HTTP API, the plugins) may use;
   left, dead or stopped, until they end too).
 - `resumed`, `on_resumed(id)`, `finish_resumed`: what `resume_abandoned` took over, each said
   as it is; cleared, the engine does not wait for them (it gives them back when it stops).
-- `stop`: the event that stops it; `failure`: why it stopped by itself (None: it did not).
+- `stop`: the event that stops it; `failure`: why it stopped by itself (None: it did not);
+  `crash(error)`: a task the caller runs for it died of a bug: it stops, saying why.
 - `changed(what)`: something changed in the database that this process knows of (a
   `Changed`: "submissions" stored or retried, "chains" cancelled, retried or reprioritised,
   "schedules" added, paused or removed; "anything" for all): whoever cares looks now.
@@ -32,25 +33,25 @@ import logging
 import math
 import os
 import socket
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Literal
 
-from steepy.agent import AgentConfig, LocalAgent
+from steepy.agent import LocalAgent
 from steepy.model.attempt import AttemptRecord
 from steepy.agent.executor import executor
 from steepy.engine.changes import Change, watcher_of
 from steepy.engine.checkpoints import checkpoint_until
 from steepy.engine.controller import Controller
-from steepy.engine.housekeeping import GcSettings
 from steepy.engine.looks import Looker, PartsLook, Taken, take_submissions
+from steepy.engine.fencing import LeaseKeeper
 from steepy.engine.lostruns import LostRuns
-from steepy.engine.reuse import CacheSettings, Reuse
+from steepy.engine.reuse import Reuse
+from steepy.engine.settings import EngineSettings
 from steepy.model.ids import unique_id
 from steepy.model.macro import Macro
 from steepy.model.service import Service
 from steepy.model.submission import Submission, SubmissionStatus
-from steepy.notifications.delivery import DeliverySettings, Notifier
+from steepy.notifications.delivery import Notifier
 from steepy.registry import Registry
 from steepy.registry.leases import RUN_OWNER
 from steepy.registry.offload import call, persist
@@ -66,23 +67,6 @@ log = logging.getLogger(__name__)
 
 Changed = Literal["submissions", "chains", "schedules", "anything"]
 BUSY_WAKE_S = 0.25  # a busy engine is woken by commits that may be its own at most this often
-
-
-@dataclass
-class EngineSettings:
-    tmp_path: str = ".steepy/tmp"
-    out_path: str = ".steepy/out"
-    agents: int = 0  # 0: number of cores
-    capabilities: list[str] = field(default_factory=list)
-    agent: AgentConfig = field(default_factory=AgentConfig)
-    heartbeat_s: float = 2.0  # how often this engine says it is alive
-    lease_s: float = 10.0  # silence after which its agents and submissions are taken over
-    sweep_s: float = 2.0  # safety net: every part looks at least this often (`_sweep')
-    logs_in_database: bool | None = None  # chains' logs also in the database (None: PostgreSQL)
-    schedule_grace_s: float = 60.0  # missed fire times younger than this fire once, coalesced
-    gc: GcSettings | None = None  # the garbage collector (None: disabled)
-    notifications: DeliverySettings = field(default_factory=DeliverySettings)  # webhooks
-    cache: CacheSettings = field(default_factory=CacheSettings)  # reusable work (ext. 15)
 
 
 class Engine:
@@ -112,7 +96,8 @@ class Engine:
                                       settings.out_path, self._scheduler.wake,
                                       self._scheduler.stop_chains, settings.sweep_s,
                                       settings.agent.plugins, clock,
-                                      Reuse(registry.cache, services, settings.cache))
+                                      Reuse(registry.cache, services, settings.cache),
+                                      self.owner)
         self._timekeeper = Timekeeper(registry, self.owner, settings.schedule_grace_s,
                                       math.inf, self._submitted_here, settings.gc, clock)
         self._notifier = Notifier(registry.outbox, self.owner, settings.notifications, clock)
@@ -127,6 +112,7 @@ class Engine:
         self.on_resumed: Callable[[str], None] = lambda submission_id: None
         self.finish_resumed = True
         self._lost = LostRuns(log)  # lost runs of this machine: what is left of them
+        self._keeper: LeaseKeeper | None = None  # its leases as `run` keeps them (fencing.py)
         # commits wake every part through one look (looks.py), in one thread call
         self._looker = Looker(lambda: PartsLook.reader(
             registry, self._scheduler, self._timekeeper if self._timekeeping else None,
@@ -241,11 +227,25 @@ class Engine:
         # this engine's executor starts beside the engine (before the first tool waits for
         # it; started again should it have died alone while nothing ran)
         executor()
+        keeper, now = self._keeper, asyncio.get_running_loop().time()
         if await self._lost.round(self.registry.leases, self.owner,
                                   self._heartbeat_rows() if beat else None,
                                   self.settings.lease_s, not self._scheduler.busy_agents_only(),
-                                  self.settings.agent.kill_grace_period_ms / 1000):
+                                  self.settings.agent.kill_grace_period_ms / 1000,
+                                  keeper is None or keeper.judging(now)):
             self._scheduler.wake()
+        if beat and keeper is not None:
+            keeper.beat_ok(now)
+
+    def _fence(self, silent_s: float) -> None:
+        """This engine's heartbeat could not be written for most of its lease (fencing.py)."""
+        held = self._scheduler.fence(f"the heartbeat of its engine could not be written for "
+                                     f"{silent_s:.0f} s")
+        if held:
+            log.error("engine %s: its heartbeat could not be written for %.0f s (its lease: %.0f s):"
+                      " another engine may take its chains over; their tools stop and the "
+                      "chains go back to the queue: %s", self.owner, silent_s,
+                      self.settings.lease_s, ", ".join(held))
 
     async def _accept(self) -> None:
         """Start new submissions, and take over RUNNING ones without a controller: its
@@ -253,16 +253,22 @@ class Engine:
         `steepy run` only starts its own, and takes over its own and, with
         `resume_abandoned`, those that dead engines left."""
         taken, self._taken = self._taken, []
-        for submission, adopted in taken or [await call(self._take_submissions)]:
-            await self._start_taken(submission, adopted)
+        taken = taken or [await call(self._take_submissions)]
+        # every submission taken (leased to this engine now) starts before anything else is
+        # asked of the database: a failure there must not leave one without a controller,
+        # its lease renewed by this engine's heartbeats for ever
+        for submission, adopted in taken:
+            self._start_taken(submission, adopted)
+        if any(submission is not None for submission, _ in taken):  # there may be more
+            while (submission := await call(
+                    self.registry.leases.fetch_next_submission, self.owner,
+                    self.settings.lease_s, self._until)) is not None:
+                self._controller.start(submission)
 
-    async def _start_taken(self, submission: Submission | None,
-                           adopted: list[Submission]) -> None:
-        until, leases = self._until, self.registry.leases
-        while submission is not None:
+    def _start_taken(self, submission: Submission | None, adopted: list[Submission]) -> None:
+        until = self._until
+        if submission is not None:
             self._controller.start(submission)
-            submission = await call(leases.fetch_next_submission, self.owner,
-                                    self.settings.lease_s, until)
         for submission in adopted:
             log.warning("resuming submission %s", submission.id)
             if until is not None and submission.id not in (until, *self.resumed):
@@ -290,8 +296,14 @@ class Engine:
         Path(self.settings.tmp_path).mkdir(parents=True, exist_ok=True)
         Path(self.settings.out_path).mkdir(parents=True, exist_ok=True)
         await self.settings.agent.plugins.initialize()  # initializer plugins, once
+        fences = self.settings.fence_tools
+        self._keeper = LeaseKeeper(self.settings.lease_s, self.settings.heartbeat_s,
+                                   self.registry.db.dialect.postgres if fences is None
+                                   else fences, asyncio.get_running_loop().time())
         await self.recover(beat=True)
         finishing, cancelled = self._start_parts(timekeeper=until_submission is None)
+        cancelled.append(asyncio.create_task(self._keeper.watch(self.stop, self._fence),
+                                             name="leases"))
         # before anything looks for work: every commit from here on wakes the engine
         unsubscribe = watcher_of(self.registry.db).subscribe(self._on_commit, self.crash)
         last_beat = asyncio.get_running_loop().time()
@@ -311,7 +323,10 @@ class Engine:
                     outage.over()
                     wait_s = self._until_due_s(last_beat)
                 except Exception as e:  # the database fails: keep going, say so, back off
-                    wait_s, failed = outage.wait_after(e), True
+                    self._keeper.beat_failed(asyncio.get_running_loop().time())
+                    # (but heartbeat on time: its leases must hold while it can write them)
+                    wait_s = outage.wait_after(e, at_most_s=self.settings.heartbeat_s)
+                    failed = True
                 waiters = [asyncio.ensure_future(self.stop.wait())]
                 if not failed:  # (after a failure: the back-off, whatever else happens)
                     waiters.append(asyncio.ensure_future(self._submitted.wait()))

@@ -27,12 +27,14 @@ class LostRuns:
         self._logged: set = set()
 
     async def round(self, leases: Leases, owner: str, rows: list[dict] | None, lease_s: float,
-                    flag: bool, grace_s: float) -> list[str]:
+                    flag: bool, grace_s: float, judging: bool = True) -> list[str]:
         """Release chains of dead agents; runs of this machine only once none of their
         processes is left (`ended_here`). With `rows`, this engine's heartbeat first; with
         `flag`, chains no live agent can run are marked. What finds nothing is one thread
-        call and one transaction (`Leases.beat`). Returns the chains registered again."""
+        call and one transaction (`Leases.beat`). Returns the chains registered again.
+        Not `judging` (right after this engine's own outage, fencing.py): none."""
         agents, lost, waiting = await call(leases.beat, owner, rows, lease_s, flag)
+        lost = lost if judging else []
         for sid, reason, count in waiting:  # chains wait for an agent nobody runs
             self._log.warning("submission %s: %d process chain(s) %s", sid, count, reason)
         live = [a["id"] for a in agents]

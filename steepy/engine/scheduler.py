@@ -85,6 +85,7 @@ class Scheduler:
         self.shutting_down = False
         self._submission_of: dict[str, str] = {}  # claimed chain id -> submission id
         self._agent_of: dict[str, Agent] = {}  # claimed chain id -> its agent
+        self._fenced: dict[str, str] = {}  # chain id -> why its tools were stopped (`fence')
         self._pending_events: set[asyncio.Future] = set()
         self._progress_written: dict[str, float] = {}  # chain id -> when (monotonic)
         self._event_writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="events")
@@ -168,6 +169,17 @@ class Scheduler:
             agent = self._agent_of.get(chain_id)
             if agent is not None:
                 agent.cancel(chain_id)
+
+    def fence(self, reason: str) -> list[str]:
+        """Stop the tools of every chain this engine's agents hold, and give the chains back
+        (REGISTERED again, once the database can be written) instead of recording their
+        ends: another engine may run them soon (fencing.py). The ids of those not stopped
+        so before."""
+        held = [chain_id for chain_id in self._agent_of if chain_id not in self._fenced]
+        for chain_id in held:
+            self._fenced[chain_id] = reason
+            self._agent_of[chain_id].cancel(chain_id)
+        return held
 
     @property
     def busy(self) -> bool:
@@ -289,6 +301,10 @@ class Scheduler:
         if self._pending_events:  # the run's attempt events go on the timeline before its end
             await asyncio.gather(*list(self._pending_events), return_exceptions=True)
         try:
+            fenced = self._fenced.pop(chain.id, None)
+            if fenced is not None and outcome.status == CS.CANCELLED:
+                await self._give_back(record, run_number, fenced, until_given=True)
+                return None, ahead
             if self.shutting_down and outcome.status == CS.CANCELLED:
                 await self._give_back(record, run_number)
                 return None, ahead
@@ -361,13 +377,18 @@ class Scheduler:
             self.on_crash(task.exception())
 
     async def _give_back(self, record: ChainRecord, run_number: int,
-                         reason: str = "the engine running it was stopped") -> None:
-        """A chain this engine will not run: REGISTERED again for whoever runs next."""
+                         reason: str = "the engine running it was stopped",
+                         until_given: bool = False) -> None:
+        """A chain this engine will not run: REGISTERED again for whoever runs next. Tried
+        once (the engine stops: another takes it over), or `until_given` (it goes on: the
+        chain would otherwise stay RUNNING with nothing running it) until the engine stops."""
         self._agent_of.pop(record.chain.id, None)
         self._submission_of.pop(record.chain.id, None)
+        stopping = ((lambda: self._stop is not None and self._stop.is_set()) if until_given
+                    else (lambda: True))
         with database_failure_said(log, "process chain %s could not be given back (%s); the "
                                    "engine that takes it over runs it", record.chain.id):
-            await persist(f"giving process chain {record.chain.id} back", lambda: True,
+            await persist(f"giving process chain {record.chain.id} back", stopping,
                           self.queue.requeue_run, record.chain.id, run_number, reason,
                           clock=self.clock)
 

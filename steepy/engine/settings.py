@@ -1,13 +1,14 @@
-"""An engine's settings from the (checked) configuration: the one place that reads
-`steepy.yaml`'s keys into `EngineSettings` (`steepy run`, `steepy worker`, `steepy serve` and
-the Python API's `steepy.run` all come here)."""
+"""An engine's settings (`EngineSettings`: its folders, agents, heartbeat and lease, and the
+settings of its parts), and the one place that reads them from the (checked) configuration,
+`steepy.yaml`'s keys (`steepy run`, `steepy worker`, `steepy serve` and the Python API's
+`steepy.run` all come here)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from steepy.agent import AgentConfig
-from steepy.engine.engine import EngineSettings
 from steepy.engine.housekeeping import GcSettings
 from steepy.engine.reuse import CacheSettings
 from steepy.notifications.delivery import DeliverySettings
@@ -15,6 +16,24 @@ from steepy.notifications.delivery import DeliverySettings
 if TYPE_CHECKING:
     from steepy.config import Config
     from steepy.plugins.pluginset import PluginSet
+
+
+@dataclass
+class EngineSettings:
+    tmp_path: str = ".steepy/tmp"
+    out_path: str = ".steepy/out"
+    agents: int = 0  # 0: number of cores
+    capabilities: list[str] = field(default_factory=list)
+    agent: AgentConfig = field(default_factory=AgentConfig)
+    heartbeat_s: float = 2.0  # how often this engine says it is alive
+    lease_s: float = 10.0  # silence after which its agents and submissions are taken over
+    fence_tools: bool | None = None  # tools stop as the lease lapses (None: on PostgreSQL)
+    sweep_s: float = 2.0  # safety net: every part looks at least this often (`_sweep')
+    logs_in_database: bool | None = None  # chains' logs also in the database (None: PostgreSQL)
+    schedule_grace_s: float = 60.0  # missed fire times younger than this fire once, coalesced
+    gc: GcSettings | None = None  # the garbage collector (None: disabled)
+    notifications: DeliverySettings = field(default_factory=DeliverySettings)  # webhooks
+    cache: CacheSettings = field(default_factory=CacheSettings)  # reusable work (ext. 15)
 
 
 def settings_from_config(config: "Config", plugins: "PluginSet",

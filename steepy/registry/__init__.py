@@ -93,10 +93,11 @@ def open_registry(url: str | None = None, webhooks: Sequence[Subscriber] = (),
 _HOMES = {**{name: "steepy.registry.interfaces" for name in (
     "Cache", "ChainQueue", "ClaimFor", "Housekeeping", "Leases", "LogStore", "Outbox",
     "ReadViews", "Requests", "RunEnd", "Schedules", "Search", "SubmissionStore")},
-    "ChainRecord": "steepy.registry.records", "RunRecord": "steepy.registry.records"}
+    "ChainRecord": "steepy.registry.records", "RunRecord": "steepy.registry.records",
+    "TakenOver": "steepy.registry.ownership"}
 
 __getattr__, __dir__ = lazy_attributes(globals(), _HOMES)
 
 __all__ = ["DEFAULT_URL", "ChainQueue", "ChainRecord", "ClaimFor", "Housekeeping", "Leases",
            "LogStore", "Outbox", "ReadViews", "Registry", "Requests", "RunEnd", "RunRecord", "Schedules",
-           "SubmissionStore", "open_registry"]
+           "SubmissionStore", "TakenOver", "open_registry"]

@@ -77,7 +77,8 @@ class AttemptWrite:
 class RoundWrite:
     """What a controller's round learnt, to be stored: the finished chains it fed to the
     generator in round `round_number`, the new chains that produced, and (when `save_state`,
-    always with new chains) the generator state after the round."""
+    always with new chains) the generator state after the round. With `owner`, it is stored
+    only while the submission is that engine's (else `TakenOver`)."""
 
     round_number: int
     fed: Sequence[str] = ()
@@ -86,6 +87,7 @@ class RoundWrite:
     state: dict | None = None
     skipped: Sequence[tuple[str, str]] = ()  # (action id, why): events, stored with the state
     cache: CacheWrite | None = None  # reusable work (extensions 15), stored with the chains
+    owner: str | None = None  # the engine that drives the submission
 
 
 @dataclass(frozen=True)
@@ -177,8 +179,10 @@ class SubmissionStore(Protocol):
                            ) -> list[dict]: ...
 
     def finish_submission(self, submission_id: str, status: SubmissionStatus,
-                          error_message: str | None = None,
-                          results: dict | None = None) -> None: ...
+                          error_message: str | None = None, results: dict | None = None,
+                          owner: str | None = None) -> None:
+        """With `owner`, only while the submission is that engine's (else `TakenOver`)."""
+        ...
 
 
 class Cache(Protocol):

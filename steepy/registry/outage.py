@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -33,22 +34,30 @@ class Outage:
                  level: int = logging.ERROR, policy: Doubling = DATABASE_OUTAGE) -> None:
         self.name, self.log, self.then, self.level, self.policy = name, log, then, level, policy
         self.failures = 0
+        self._quiet = 0  # tries left unsaid (sooner than the policy's: said as it would)
 
-    def wait_after(self, error: BaseException) -> float:
+    def wait_after(self, error: BaseException, at_most_s: float = math.inf) -> float:
         """The seconds to wait before the next try, said with what failed (`NAME: WHAT; THEN
         in N s`); raises `error` itself when the database is not what failed (call it in the
-        `except` block of the try)."""
+        `except` block of the try). With `at_most_s`, tries come that often at least (an
+        engine's heartbeat must hold its leases), but are said only as often as the
+        policy's would be: a long outage is not a line every 2 s."""
         if not is_database_failure(error):
             raise error
+        if self._quiet:  # a try within the policy's wait: not said
+            self._quiet -= 1
+            return at_most_s
         self.failures += 1
-        wait_s = self.policy.wait_s(self.failures)
+        wait_s = policy_s = self.policy.wait_s(self.failures)
+        if at_most_s < policy_s:
+            wait_s, self._quiet = at_most_s, math.ceil(policy_s / at_most_s) - 1
         self.log.log(self.level, "%s: %s; %s in %.0f s", self.name, describe(error), self.then,
                      wait_s)
         return wait_s
 
     def over(self) -> None:
         """A try succeeded: the next failure waits the policy's first wait again."""
-        self.failures = 0
+        self.failures = self._quiet = 0
 
 
 async def outlasting(name: str, call: Callable[[], Awaitable[T]], log: logging.Logger, *,

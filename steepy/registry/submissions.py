@@ -24,6 +24,8 @@ from steepy.registry.records import (
 )
 from steepy.registry.tables import process_chains, submissions
 
+from steepy.registry.ownership import TakenOver, owned_by
+
 if TYPE_CHECKING:  # the reading commands import this module (count_chains), not these
     from steepy.registry.interfaces import RoundView, RoundWrite
 
@@ -116,19 +118,30 @@ class SqlSubmissionStore:
         return [load(r.results) or {} for r in rows]
 
     def finish_submission(self, submission_id: str, status: SubmissionStatus,
-                          error_message: str | None = None, results: dict | None = None) -> None:
+                          error_message: str | None = None, results: dict | None = None,
+                          owner: str | None = None) -> None:
         now = utcnow()  # the end time and its event's time are one (Steep's bus says it)
         with self.db.write() as conn:
-            conn.execute(update(submissions).where(submissions.c.id == submission_id).values(
+            ended = conn.execute(update(submissions).where(
+                submissions.c.id == submission_id, *owned_by(owner)).values(
                 status=status, error_message=error_message, results=dump(results or None),
                 end_time=now))
+            if owner is not None and ended.rowcount != 1:
+                raise TakenOver(submission_id)
             add_events(conn, [event_row(submission_id, ev.SubmissionStatusChanged(
                 status=str(status), error_message=error_message), None, now)])
 
 
 def _store_round(conn: Connection, submission_id: str, write: RoundWrite) -> None:
     """Mark the fed chains; with `save_state`, also store the new chains (REGISTERED) and the
-    generator state that produced them."""
+    generator state that produced them. First, with the write's owner: that the submission
+    is still its engine's (the row is locked until the commit on PostgreSQL, so an engine
+    taking it over waits, then finds this round stored)."""
+    if write.owner is not None and conn.execute(
+            update(submissions).where(submissions.c.id == submission_id,
+                                      *owned_by(write.owner))
+            .values(owner=write.owner)).rowcount != 1:
+        raise TakenOver(submission_id)
     _mark_fed(conn, write.fed, write.round_number)
     if write.cache:  # extensions 15: the outputs of chains that succeeded
         record_outputs(conn, write.cache, utcnow())

@@ -11,8 +11,9 @@ from sqlalchemy import event
 
 from steepy.model import ProcessChain, Submission, Workflow
 from steepy.model.submission import ProcessChainStatus as CS
-from steepy.registry import Registry, open_registry
-from steepy.registry.interfaces import RunEnd
+from steepy.model.submission import SubmissionStatus as SS
+from steepy.registry import Registry, TakenOver, open_registry
+from steepy.registry.interfaces import RoundWrite, RunEnd
 from tests.registry.chains import store_chains
 
 
@@ -90,3 +91,28 @@ def test_giving_back_a_run_closed_as_lost_leaves_the_new_run_alone(registry: Reg
     registry.queue.requeue_run("c", first, "its engine stopped")
     assert registry.views.get_chain("c").status == CS.RUNNING
     assert _runs(registry) == [(1, "A", "AGENT_LOST"), (2, "B", None)]
+
+
+def test_a_controller_round_of_an_engine_whose_submission_was_taken_over_stores_nothing(
+        database_url: str) -> None:
+    """Engine A drove the submission; its lease ran out and B took it over. A's next round
+    (new chains made from what it fed) is refused whole: one engine makes the chains."""
+    registry = open_registry(database_url)
+    registry.requests.add_submission(Submission(id="s", workflow=Workflow(name="s"), name="s"))
+    assert registry.leases.fetch_next_submission("A", lease_s=0).id == "s"
+    assert [s.id for s in registry.leases.adopt_submissions("B", 10)] == ["s"]
+    late = RoundWrite(1, chains=[ProcessChain(id="twin")], save_state=True, state={"v": 1},
+                      owner="A")
+    with pytest.raises(TakenOver, match="submission s was taken over by another engine"):
+        registry.submissions.controller_round("s", late)
+    assert registry.views.list_chains("s")[0] == []
+    assert registry.submissions.saved_state("s") == (None, 0)
+    with pytest.raises(TakenOver):
+        registry.submissions.finish_submission("s", SS.ERROR, "late", owner="A")
+    assert registry.views.get_submission("s").status == SS.RUNNING
+    mine = RoundWrite(1, chains=[ProcessChain(id="c")], save_state=True, state={"v": 1},
+                      owner="B")
+    registry.submissions.controller_round("s", mine)
+    registry.submissions.finish_submission("s", SS.SUCCESS, owner="B")
+    assert registry.views.get_submission("s").status == SS.SUCCESS
+    registry.close()

@@ -208,3 +208,18 @@ def test_a_write_whose_body_caught_its_lost_connection_fails_as_a_database_failu
                 conn.invalidate()
     finally:
         registry.close()
+
+
+def test_tries_sooner_than_the_policy_are_said_as_often_as_its_tries(caplog) -> None:
+    """An engine's heartbeat tries every 2 s whatever the policy's wait (its leases must
+    hold), but a long outage is said as the policy would say it: not a line every 2 s."""
+    outage = Outage("tester", log)
+    error = sqlite3.OperationalError("disk I/O error")
+    with caplog.at_level(logging.ERROR, logger=log.name):
+        waits = [outage.wait_after(error, at_most_s=2) for _ in range(10)]
+    assert waits == [1, 2, 2, 2, 2, 2, 2, 2, 2, 2]
+    said = [r.getMessage() for r in caplog.records]
+    assert [m.rsplit("; ", 1)[1] for m in said] == ["trying again in 1 s"] + [
+        "trying again in 2 s"] * 4  # tries 1, 2, 3 (policy: 4 s), 5 (8 s), 9 (16 s)
+    outage.over()
+    assert outage.wait_after(error, at_most_s=2) == 1

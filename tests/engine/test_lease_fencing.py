@@ -1,0 +1,136 @@
+"""An engine whose heartbeat cannot be written stops its tools before its lease ends, and
+gives their chains back, so that another engine that takes them over never runs a tool
+beside the first one (engine/fencing.py); an engine that could not write its own heartbeats
+counts no one else lost until its heartbeats have committed again for a lease."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import re
+from dataclasses import replace
+from datetime import timedelta
+from pathlib import Path
+
+import psutil
+import pytest
+
+from steepy.engine.engine import Engine
+from steepy.engine.fencing import LeaseKeeper
+from steepy.model import ProcessChain, Submission, Workflow
+from steepy.model.attempt import INTERRUPTED
+from steepy.model.common import utcnow
+from steepy.model.submission import ProcessChainStatus as CS
+from steepy.registry import open_registry
+from steepy.registry.tables import agents
+from tests.engine.test_engine import MACROS, SERVICES, _settings, _submit
+from tests.engine.test_engine_outages import _lost_connection
+from tests.engine.workflows import SLEEPY
+from tests.registry.chains import store_chains
+
+
+def test_judging_waits_a_lease_after_the_engines_own_outage() -> None:
+    keeper = LeaseKeeper(lease_s=10, heartbeat_s=2, fences_tools=True, now=0)
+    assert keeper.judging(0) and not keeper.lapsing(7.9)  # started: it judges at once
+    keeper.beat_failed(2)
+    keeper.beat_failed(4)  # the database is back after this
+    keeper.beat_ok(6)
+    assert not keeper.judging(6) and not keeper.judging(13.9)
+    assert keeper.judging(14)  # a lease after its last failure: the others had their turn
+    keeper.beat_ok(14)
+    assert keeper.judging(20)
+    assert keeper.lapsing(14 + 8) and not keeper.lapsing(14 + 7.9)  # lease - heartbeat
+    assert not LeaseKeeper(10, 2, fences_tools=False, now=0).lapsing(100)  # one machine
+
+
+def _sleepers() -> list[psutil.Process]:
+    found = []
+    for p in psutil.Process(os.getpid()).children(recursive=True):
+        try:
+            if p.name() == "sleep" and p.status() != psutil.STATUS_ZOMBIE:
+                found.append(p)
+        except psutil.Error:
+            pass
+    return found
+
+
+async def _until(condition, timeout_s: float = 30) -> None:
+    end = asyncio.get_running_loop().time() + timeout_s
+    while not condition():
+        assert asyncio.get_running_loop().time() < end, "waited in vain"
+        await asyncio.sleep(0.05)
+
+
+@pytest.mark.process
+async def test_tools_stop_and_their_chains_go_back_before_the_lease_ends(
+        tmp_path: Path, caplog) -> None:
+    caplog.set_level(logging.ERROR, logger="steepy.engine.engine")
+    registry = open_registry(f"sqlite:///{tmp_path / 'steepy.db'}")
+    sid = _submit(registry, SLEEPY)  # a tool of 30 s
+    settings = replace(_settings(tmp_path, agents=1), fence_tools=True)  # lease 3 s, beat 0.5 s
+    engine = Engine(registry, SERVICES, MACROS, settings)
+    task = asyncio.create_task(engine.run())
+    try:
+        await _until(_sleepers)
+        tools = _sleepers()
+        beat, failing = registry.leases.beat, [True]
+
+        def unwritable(*args, **kwargs):  # its heartbeat cannot be written from now on
+            if failing:
+                raise _lost_connection("UPDATE agents")
+            return beat(*args, **kwargs)
+
+        registry.leases.beat = unwritable
+        await _until(lambda: not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE
+                                     for p in tools))
+        (chain,), _ = registry.views.list_chains(sid)
+        await _until(lambda: any(r.status == INTERRUPTED for r in registry.views.runs(chain.chain.id)))
+        first = registry.views.runs(chain.chain.id)[0]
+        assert first.status == INTERRUPTED
+        assert re.fullmatch(r"the heartbeat of its engine could not be written for [23] s",
+                            first.error_message)  # (lease - heartbeat: 2.5 s)
+        assert re.search(r"its heartbeat could not be written for [23] s \(its lease: 3 s\)",
+                         caplog.text)
+        failing.clear()  # the database is back: the chain runs again, once
+        await _until(lambda: len(registry.views.runs(chain.chain.id)) == 2 and _sleepers())
+        assert len(_sleepers()) == 1
+    finally:
+        engine.stop.set()
+        await asyncio.wait_for(task, 30)
+
+
+@pytest.mark.process
+async def test_after_its_own_outage_an_engine_counts_no_one_lost_for_a_lease(
+        tmp_path: Path, caplog) -> None:
+    """The database was down for everyone: every engine's heartbeat is old when it comes
+    back. One that counted the others lost at once would run their chains beside them."""
+    caplog.set_level(logging.CRITICAL)
+    registry = open_registry(f"sqlite:///{tmp_path / 'steepy.db'}")
+    registry.requests.add_submission(Submission(id="s", workflow=Workflow(name="s"), name="s"))
+    store_chains(registry, "s", [ProcessChain(id="g", required_capabilities=["gpu"])], None)
+    engine = Engine(registry, SERVICES, MACROS, _settings(tmp_path, agents=1))  # lease 3 s
+    task = asyncio.create_task(engine.run())
+    try:
+        await asyncio.sleep(0.5)
+        beat, failing = registry.leases.beat, [True]
+
+        def down(*args, **kwargs):
+            if failing:
+                raise _lost_connection("UPDATE agents")
+            return beat(*args, **kwargs)
+
+        registry.leases.beat = down
+        # meanwhile: another engine's agent runs the chain, its heartbeat as old as the outage
+        registry.leases.heartbeat("other", [{"id": "theirs", "capabilities": ["gpu"]}], 3)
+        assert registry.queue.claim_chain("theirs", {"gpu"})[0].chain.id == "g"
+        with registry.db.write() as conn:
+            conn.execute(agents.update().values(last_seen=utcnow() - timedelta(seconds=60)))
+        await asyncio.sleep(1.0)
+        failing.clear()  # back; its own heartbeats commit again
+        await asyncio.sleep(1.0)
+        assert registry.views.get_chain("g").status == CS.RUNNING  # not judged yet
+        await _until(lambda: registry.views.get_chain("g").status == CS.REGISTERED, 15)
+    finally:
+        engine.stop.set()
+        await asyncio.wait_for(task, 30)
