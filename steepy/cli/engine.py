@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 
 import click
@@ -14,6 +15,8 @@ from steepy.cli.common import (AGENTS_OPTION, DB_OPTION, EXIT_CODES, MACROS_OPTI
                                load_registries, open_registry_or_fail, prepare, vars_options)
 from steepy.model.submission import ACTIVE_SUBMISSION
 
+log = logging.getLogger(__name__)
+
 
 def print_events(registry, submission_id: str, after: int) -> int:
     """Print the events after `after'; the id of the last one printed."""
@@ -23,10 +26,9 @@ def print_events(registry, submission_id: str, after: int) -> int:
 
 
 async def _follow(registry, submission_id: str, done) -> None:
-    """A live view on a terminal; piped, one line per event (until `done' is set)."""
+    """A live view on a terminal; piped, one line per event (until `done' is set). Both wait
+    a database outage out and go on from where they stopped."""
     import asyncio
-
-    from steepy.model.clock import wait_event
 
     if sys.stdout.isatty():
         from rich.console import Console
@@ -35,11 +37,36 @@ async def _follow(registry, submission_id: str, done) -> None:
 
         await live_view(registry, submission_id, Console(), done)
         return
+    from steepy.cli.live import following
+
     seen = 0
-    while not done.is_set():
+
+    async def print_new(_final: bool) -> None:
+        nonlocal seen
         seen = await asyncio.to_thread(print_events, registry, submission_id, seen)
-        await wait_event(done, 0.2)
-    print_events(registry, submission_id, seen)  # the last lines
+
+    await following(f"timeline of submission {submission_id}", print_new, done, 0.2)
+
+
+async def _cancel(registry, submission_id: str, engine) -> None:
+    """Ctrl-C's cancel, stored once the database can be used: tried each second (a tool that
+    ends meanwhile would make it too late), the wait said once on stderr."""
+    import asyncio
+
+    from steepy.model.backoff import LIVE_OUTAGE
+    from steepy.registry.offload import call
+    from steepy.registry.outage import Outage
+
+    outage = Outage(f"cancelling submission {submission_id}", log, policy=LIVE_OUTAGE)
+    while True:
+        try:
+            await call(registry.requests.cancel_submission, submission_id)
+            break
+        except Exception as e:  # anything but the database failing: raised
+            wait_s = outage.wait_after(e)
+        outage.level = logging.DEBUG  # the next tries: at debug level only
+        await asyncio.sleep(wait_s)
+    engine.changed("chains")
 
 
 @click.command()
@@ -79,12 +106,13 @@ def run(workflow_file: str, services, macros, db, agents, var_options, vars_file
 
     async def main_loop() -> None:
         loop = asyncio.get_running_loop()
+        cancelling: list[asyncio.Task] = []  # kept: a task nobody holds may be collected
 
         def interrupt() -> None:  # Ctrl-C: cancel the submission, let the engine finish it
             click.echo("cancelling ...", err=True)
             engine.finish_resumed = False  # those it resumed are given back, not cancelled
-            registry.requests.cancel_submission(submission.id)
-            engine.changed("chains")
+            if not cancelling or cancelling[-1].done():  # not in the signal handler: it blocks
+                cancelling.append(asyncio.create_task(_cancel(registry, submission.id, engine)))
 
         loop.add_signal_handler(signal.SIGINT, interrupt)
         loop.add_signal_handler(signal.SIGTERM, interrupt)
@@ -147,6 +175,7 @@ def worker(services, macros, db, agents, exit_when_idle: bool) -> None:
     from steepy.engine.collector import collect_less
     from steepy.engine.engine import Engine
     from steepy.registry.offload import call
+    from steepy.registry.outage import in_rounds
 
     collect_less()
     settings = engine_settings(agents)  # checks the configuration first
@@ -160,13 +189,20 @@ def worker(services, macros, db, agents, exit_when_idle: bool) -> None:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, engine.stop.set)
         if exit_when_idle:
-            async def watch() -> None:
-                while not engine.stop.is_set():
-                    await asyncio.sleep(0.5)
-                    if engine.idle and not any([await call(registry.views.submission_ids, status)
-                                         for status in ACTIVE_SUBMISSION]):
-                        engine.stop.set()
-            asyncio.create_task(watch())
+            async def look() -> float:  # a round: stop when idle and nothing is left to do
+                if engine.idle and not any([await call(registry.views.submission_ids, status)
+                                            for status in ACTIVE_SUBMISSION]):
+                    engine.stop.set()
+                return 0.5
+
+            async def watch() -> None:  # a database outage is waited out: it ends no round
+                try:
+                    await asyncio.sleep(0.5)  # the engine first looks for work
+                    await in_rounds(f"idle check of worker {engine.owner}", look,
+                                    asyncio.Event(), engine.stop, log)
+                except Exception as e:  # a bug: the worker would otherwise never end
+                    engine.crash(e)
+            watching = asyncio.create_task(watch())  # noqa: F841 (held until the loop ends)
         click.echo(f"worker {engine.owner} with {engine.agent_count} agent(s)", err=True)
         await engine.run()
 

@@ -4,9 +4,10 @@ waits to be retried, and the latest events. Piped output gets one line per event
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -19,8 +20,11 @@ from steepy.cli.output import event_line
 from steepy.events import EventKind
 from steepy.model.submission import ProcessChainStatus as CS
 from steepy.registry import Registry
+from steepy.registry.outage import Outage
 from steepy.registry.records import utcnow
 from steepy.model.clock import wait_event
+
+log = logging.getLogger(__name__)
 
 STATUSES = (CS.REGISTERED, CS.RUNNING, CS.PAUSED, CS.SUCCESS, CS.ERROR, CS.CANCELLED)  # columns
 STYLES = {CS.RUNNING: "cyan", CS.PAUSED: "yellow", CS.SUCCESS: "green", CS.ERROR: "red",
@@ -157,14 +161,37 @@ async def live_view(registry: Registry, submission_id: str, console: Console,
     timeline = Timeline()
     counted = Counted()
 
-    def refresh() -> Snapshot:
+    def refresh(final: bool) -> Snapshot:
         timeline.add(registry.views.events(submission_id, timeline.last_id))
         return take_snapshot(registry, submission_id, timeline, counted.get(
-            lambda: registry.views.chain_counts(submission_id), final=stop.is_set()))
+            lambda: registry.views.chain_counts(submission_id), final=final))
 
     with Live(console=console, auto_refresh=False, transient=False) as live:
-        while True:
-            live.update(render(await asyncio.to_thread(refresh)), refresh=True)
-            if stop.is_set():
-                break
-            await wait_event(stop, interval_s)
+        async def draw(final: bool) -> None:
+            live.update(render(await asyncio.to_thread(refresh, final)), refresh=True)
+
+        await following(f"view of submission {submission_id}", draw, stop, interval_s)
+
+
+async def following(name: str, one_round: Callable[[bool], Awaitable[None]],
+                    stop: asyncio.Event, interval_s: float) -> None:
+    """`await one_round(False)` every `interval_s` until `stop` is set, then
+    `one_round(True)` once, the last round. A round the database fails is said in one line
+    (`NAME: WHAT; looking again in N s`, registry/outage.py) and done again after the
+    outage's wait: a view goes on from where it stopped."""
+    outage = Outage(name, log, then="looking again")
+    while True:
+        final = stop.is_set()
+        try:
+            await one_round(final)
+        except Exception as e:  # anything but the database failing: raised
+            wait_s = outage.wait_after(e)
+        else:
+            if final:
+                return
+            outage.over()
+            wait_s = interval_s
+        if final:  # the engine has ended: the database is back, or soon will be
+            await asyncio.sleep(wait_s)
+        else:
+            await wait_event(stop, wait_s)
