@@ -10,13 +10,13 @@ from it) and announce it; the pause itself is a sleep on the context's clock tha
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
 
 from steepy.agent.attempt import Executing, Failure, Requeued
 from steepy.agent.cancel import Cancelled
 from steepy.agent.resume import Resume
 from steepy.agent.retry import RetryState
 from steepy.events import EventKind
+from steepy.model.durations import MAX_DURATION_MS, later
 
 log = logging.getLogger(__name__)
 
@@ -58,8 +58,8 @@ class Pauses:
             await self._retry(state)
 
     async def sleep(self, seconds: float) -> None:
-        ctx = self.shared.ctx
-        await ctx.token.sleep(seconds, ctx.clock)
+        ctx = self.shared.ctx  # a pause never outlasts the longest duration (as `later')
+        await ctx.token.sleep(min(seconds, MAX_DURATION_MS / 1000), ctx.clock)
 
     async def _retry(self, state: RetryState) -> None:
         shared = self.shared
@@ -76,7 +76,7 @@ class Pauses:
         rule = f"{chosen}; {state.reason}"
         if record is not None:  # the pause is stored before it begins: it survives a crash
             record.delay_ms, record.delay_rule = delay_ms, rule
-            record.due_time = ctx.clock.now() + timedelta(milliseconds=delay_ms)
+            record.due_time = later(ctx.clock.now(), delay_ms)
             await ctx.store(record, True)
         log.info("chain %s: attempt %d of %s failed%s; attempt %d in %.1fs (%s)", ctx.chain_id,
                  state.attempt, exe.service_id, "" if record is None or record.exit_code is None
@@ -85,7 +85,7 @@ class Pauses:
         ctx.emit(EventKind.CHAIN_RETRY_SCHEDULED, {
             "chainId": ctx.chain_id, "executableId": exe.id, "serviceId": exe.service_id,
             "attempt": state.performed + 1, "delayMs": delay_ms,
-            "at": ctx.clock.now() + timedelta(milliseconds=delay_ms), "reason": state.reason,
+            "at": later(ctx.clock.now(), delay_ms), "reason": state.reason,
             "rule": rule})
 
     async def _requeue(self, state: RetryState) -> None:
@@ -103,14 +103,14 @@ class Pauses:
             raise shared.deadline_failure()
         rule = f"{error.rule}; {error.reason}"
         record.delay_ms, record.delay_rule = delay_ms, rule
-        record.due_time = ctx.clock.now() + timedelta(milliseconds=delay_ms)
+        record.due_time = later(ctx.clock.now(), delay_ms)
         await ctx.store(record, True)
         log.info("chain %s: attempt %d of %s re-queued; again in %.1fs (%s)", ctx.chain_id,
                  state.attempt, exe.service_id, delay_ms / 1000, error.reason)
         ctx.emit(EventKind.CHAIN_ATTEMPT_REQUEUED, {
             "chainId": ctx.chain_id, "executableId": exe.id, "serviceId": exe.service_id,
             "attempt": state.attempt, "exitCode": record.exit_code, "delayMs": delay_ms,
-            "at": ctx.clock.now() + timedelta(milliseconds=delay_ms), "reason": error.reason,
+            "at": later(ctx.clock.now(), delay_ms), "reason": error.reason,
             "message": error.message})
 
     async def go_on_after(self, resume: Resume) -> None:

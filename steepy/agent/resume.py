@@ -19,6 +19,7 @@ from typing import Callable, Sequence
 
 from steepy.model.attempt import (BY_TOOL, FAILED, PRUNED, REQUEUED, SKIPPED, SUCCESS, TIMEOUT,
                                   AttemptRecord)
+from steepy.model.durations import later
 from steepy.model.processchain import Executable
 
 __all__ = ["FRESH", "Choose", "Resume", "resume_point"]
@@ -88,7 +89,7 @@ def resume_point(exe: Executable, history: Sequence[AttemptRecord], now: datetim
         delay = choose(last, performed, spent_ms)
     if isinstance(delay, str):
         return Resume(ended=_ended_by(exe, last, delay), **common)
-    begins = now + timedelta(milliseconds=delay)
+    begins = later(now, delay)  # (a delay of any length: never an OverflowError)
     stop = policy.gives_up(performed, spent_ms + delay)
     if last.outcome != REQUEUED and stop is not None:
         return Resume(ended=_ended_by(exe, last, stop), **common)

@@ -47,7 +47,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
 class _Steepy(click.Group):
     """The commands of `COMMANDS`, each imported when first asked for (click's lazy group),
     with its examples and exit codes (steepy/cli/helptext.py). Every command: a database
-    that cannot be used is one line and exit code 4."""
+    that cannot be used is one line and exit code 4; any other exception it did not expect
+    is exit code 5 with its traceback."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(self.commands) | set(COMMANDS))
@@ -75,15 +76,35 @@ class _Steepy(click.Group):
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
+        except _PASSED_ON:
+            raise
         except Exception as e:
-            if "sqlalchemy" not in sys.modules and not type(e).__module__.startswith("steepy"):
-                raise
-            from steepy.registry.failures import EXIT_DATABASE, describe, is_database_failure
+            if "sqlalchemy" in sys.modules or type(e).__module__.startswith("steepy"):
+                from steepy.registry.failures import EXIT_DATABASE, describe, is_database_failure
 
-            if not is_database_failure(e):
-                raise
-            click.echo(f"steepy: cannot use the {describe(e)}", err=True)
-            sys.exit(EXIT_DATABASE)
+                if is_database_failure(e):
+                    click.echo(f"steepy: cannot use the {describe(e)}", err=True)
+                    sys.exit(EXIT_DATABASE)
+            _failed(e)
+
+
+# click's own ways to end a command (usage errors, --help, Ctrl-C as Abort) and a reader
+# that went away (`steepy list | head`) end as they always have
+_PASSED_ON = (click.exceptions.ClickException, click.exceptions.Abort, click.exceptions.Exit,
+              BrokenPipeError)
+
+
+def _failed(error: Exception) -> None:
+    """A command that crashed: steepy itself failed (a bug): one line, then the traceback (as
+    the engine logs its own crash), and exit code 5 (docs/reference/exit-codes.md)."""
+    import traceback
+
+    from steepy.cli.common import EXIT_INTERNAL
+
+    click.echo(f"steepy failed (a bug in steepy, exit code {EXIT_INTERNAL}): "
+               f"{type(error).__name__}: {error}", err=True)
+    traceback.print_exception(error, file=sys.stderr)
+    sys.exit(EXIT_INTERNAL)
 
 
 @click.group(cls=_Steepy, context_settings={"help_option_names": ["-h", "--help"]},

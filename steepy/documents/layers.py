@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from steepy.documents.nulls import without_nulls
 from steepy.documents.pruning import Pruned, path_parts
 from steepy.documents.schemas import schema_errors, schema_problems
 from steepy.errors import InputError, Problem, json_path
@@ -40,7 +41,9 @@ class Layered:
 
 def build_layers(data: Any, kind: str, make: Callable[[Any], Any]) -> Layered:
     """`data` checked against the schema of `kind`, then built by `make` (from_json) from
-    what the schema let through."""
+    what the schema let through; an explicit null of a field Steep's model may leave out
+    is taken as left out (steepy.documents.nulls)."""
+    data = without_nulls(data, kind)
     pruned = Pruned(data)
     errors = schema_errors(data, kind)
     problems = [e.problem for e in errors]

@@ -8,8 +8,9 @@ import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
+from steepy.model.durations import DurationError, model_duration, TOO_LONG, too_long
 from steepy.model.suggestions import closest
 from steepy.errors import Problem, json_path
 
@@ -19,7 +20,7 @@ SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
 @lru_cache(maxsize=None)
 def _validators() -> dict[str, Any]:
     """The three schemas, compiled once, sharing one registry for cross-file $refs."""
-    from jsonschema import Draft202012Validator
+    from jsonschema import Draft202012Validator, validators
     from referencing import Registry, Resource
 
     schemas = {}
@@ -28,8 +29,22 @@ def _validators() -> dict[str, Any]:
             schemas[kind] = json.load(f)
     registry = Registry().with_resources(
         (s["$id"], Resource.from_contents(s)) for s in schemas.values() if "$id" in s)
-    return {kind: Draft202012Validator(schema, registry=registry)
-            for kind, schema in schemas.items()}
+    checker = validators.extend(Draft202012Validator, {"maxDuration": _max_duration})
+    return {kind: checker(schema, registry=registry) for kind, schema in schemas.items()}
+
+
+def _max_duration(validator: Any, limit: int, instance: Any, schema: dict) -> Iterator[Any]:
+    """steepy's keyword `maxDuration': a duration string (or number) at most `limit' ms
+    long (steepy.model.durations.MAX_DURATION_MS); one that cannot be read is left to the
+    other keywords and the model."""
+    from jsonschema.exceptions import ValidationError
+
+    try:
+        ms = model_duration(instance)
+    except DurationError:
+        return
+    if abs(ms) > limit or too_long(ms):
+        yield ValidationError(f"`{_plain(instance)}' {TOO_LONG}")
 
 
 def _plain(value: Any) -> str:
@@ -82,6 +97,10 @@ def _schema_message(error: Any) -> str:
             return _schema_message(best)
     if validator == "minimum":
         return f"{value} is too small; the minimum is {error.validator_value}"
+    if validator == "maximum":
+        return f"{value} is too large; the maximum is {error.validator_value}"
+    if validator == "maxDuration":
+        return error.message
     if validator == "pattern":
         description = error.schema.get("description")
         hint = f" ({description})" if description else ""

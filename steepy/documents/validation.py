@@ -22,6 +22,7 @@ from steepy.documents.validation_catch import catch_problems
 from steepy.documents.validation_api import MAX_API, MIN_API, api_problem  # noqa: F401 (re-exported)
 from steepy.documents.validation_macros import include_cycle_problems, services_reached
 from steepy.documents.validation_services import Runtimes, check_services, known
+from steepy.documents.validation_yields import unproduced_yields
 
 
 @dataclass
@@ -208,6 +209,13 @@ class _Checker:
                          "or make it the output of an action." + suggest(r.var.id, usable()),
                          r.site, r.path)
 
+    def yields(self) -> None:
+        valued = {v.id for v in [*self.declared, *(r.var for r in self.refs)]
+                  if v.value is not None}
+        for site, message in unproduced_yields(self.sites, self.refs,
+                                               valued | self.given_inputs | self.opaque):
+            self.add(message, site, site.path + ("yieldToOutput",))
+
     def scoping(self) -> None:
         # where a variable is produced: inside the innermost for-each around the producer
         home: dict[str, tuple] = {}
@@ -333,6 +341,7 @@ def _run(checker: _Checker) -> list[Problem]:
     checker.enumerators()
     checker.own_enumerators()
     checker.input_values()
+    checker.yields()
     checker.scoping()
     checker.dependencies()
     checker.dependency_cycles()

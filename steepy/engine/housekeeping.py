@@ -13,11 +13,12 @@ from __future__ import annotations
 import shutil
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 
 from steepy.agent.logs import log_path
 from steepy.model.common import utcnow
+from steepy.model.durations import later
 from steepy.registry import Registry
 
 GC_TIMER = "garbageCollector"  # the engines' timer (registry table `timers')
@@ -95,7 +96,7 @@ def collect_garbage(registry: Registry, settings: GcSettings, now: datetime | No
     started = time.monotonic()
     report = GcReport(dry_run=dry_run)
     now = now or utcnow()
-    records, results = (None if ms is None else now - timedelta(milliseconds=ms)
+    records, results = (None if ms is None else later(now, -ms)
                         for ms in (settings.retention_submissions_ms,
                                    settings.retention_results_ms))
     report.cutoff, report.results_cutoff = records, results

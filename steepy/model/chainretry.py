@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from enum import Enum
 
+from steepy.model.durations import later
 from steepy.model.policies import RetryPolicy, TimeoutKind
 from steepy.model.submission import ProcessChainStatus as CS
 
@@ -71,7 +72,7 @@ def decide(policy: RetryPolicy | None, counted_runs: int, status: CS, failure: R
     requeued = policy.requeue_reason(*failed)
     if requeued is not None and policy.requeue is not None:
         delay = policy.requeue.delay
-        return RetryDecision(Action.REQUEUE, CS.PAUSED, _after(now, delay), delay, requeued)
+        return RetryDecision(Action.REQUEUE, CS.PAUSED, later(now, delay), delay, requeued)
     if not policy.attempts_left(counted_runs):
         return RetryDecision(Action.GIVE_UP, status, reason="no attempts left")
     if policy.retry_on is not None or policy.abort_on is not None:
@@ -79,8 +80,4 @@ def decide(policy: RetryPolicy | None, counted_runs: int, status: CS, failure: R
         if not allowed:
             return RetryDecision(Action.GIVE_UP, status, reason=reason)
     delay = policy.retry_delay(counted_runs, rng)
-    return RetryDecision(Action.RETRY, CS.PAUSED, _after(now, delay), delay)
-
-
-def _after(now: datetime, delay_ms: int) -> datetime:
-    return now + timedelta(milliseconds=delay_ms)
+    return RetryDecision(Action.RETRY, CS.PAUSED, later(now, delay), delay)

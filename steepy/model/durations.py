@@ -14,10 +14,12 @@ turn it into a user-facing problem without a traceback.
 from __future__ import annotations
 
 import re
+from datetime import datetime, timedelta
 
 from steepy.errors import SteepyError
 
-__all__ = ["DurationError", "parse_duration", "model_duration", "format_duration"]
+__all__ = ["DurationError", "parse_duration", "model_duration", "format_duration",
+           "MAX_DURATION_MS", "TOO_LONG", "too_long", "later"]
 
 # Steep stores durations in a Kotlin Long; we keep the same range so values fit in a BIGINT
 # column and absurd inputs fail early instead of producing huge Python integers.
@@ -46,6 +48,13 @@ _LONG = re.compile(r"[+-]?[0-9]+")
 
 # Long enough for any value that fits in 64 bits; also keeps int() away from huge strings.
 _MAX_DIGITS = 19
+
+# The longest duration a workflow, service or macro may give (a delay, maxDelay, maxElapsed, a
+# timeout): 3650 days, about 10 years. Validation refuses a longer one (`too_long`); a longer
+# one stored before that rule (or made by exponential backoff) is taken as this long wherever
+# it becomes a point in time (`later`), so that no date goes past what datetime can hold.
+MAX_DURATION_MS = 3650 * _DAY
+TOO_LONG = "is longer than the longest duration steepy accepts, 3650d (about 10 years)"
 
 _HINT = "expected a duration such as `5s' or a number of milliseconds"
 
@@ -114,6 +123,17 @@ def model_duration(value: int | str) -> int:
                 return number
     # Like toLongOrNull, an out-of-range integer string falls through to the parser.
     return parse_duration(value)
+
+
+def too_long(ms: int) -> bool:
+    """Is `ms` refused as a model field's duration (`TOO_LONG` says why)?"""
+    return abs(ms) > MAX_DURATION_MS
+
+
+def later(moment: datetime, ms: int) -> datetime:
+    """`moment` plus `ms` milliseconds, `ms` taken as at most `MAX_DURATION_MS` either way:
+    never an OverflowError, whatever duration was stored."""
+    return moment + timedelta(milliseconds=max(-MAX_DURATION_MS, min(MAX_DURATION_MS, ms)))
 
 
 def format_duration(ms: int) -> str:

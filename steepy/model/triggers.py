@@ -14,7 +14,8 @@ from apscheduler.triggers.base import BaseTrigger
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
-from steepy.model.durations import DurationError, format_duration, parse_duration
+from steepy.model.durations import (MAX_DURATION_MS, TOO_LONG, DurationError,
+                                    format_duration, later, parse_duration, too_long)
 from steepy.errors import InputError, Problem
 
 MIN_INTERVAL_MS = 1000  # shorter intervals would make a schedule a busy loop
@@ -34,7 +35,8 @@ class TriggerSpec:
     def build(self) -> BaseTrigger:
         if self.kind == "cron":
             return CronTrigger.from_crontab(self.expression, timezone=self.timezone)
-        return IntervalTrigger(seconds=(self.interval_ms or 0) / 1000, start_date=self.anchor,
+        interval_ms = min(self.interval_ms or 0, MAX_DURATION_MS)  # one stored before the rule
+        return IntervalTrigger(seconds=interval_ms / 1000, start_date=self.anchor,
                                timezone=self.timezone)
 
     def describe(self) -> str:
@@ -84,8 +86,9 @@ def parse_trigger(cron: str | None, every: str | None, timezone: str | None, now
             if interval < MIN_INTERVAL_MS:
                 problems.append(Problem(f"`{every}' is shorter than the shortest interval, 1s",
                                         file=where["every"]))
-            spec = TriggerSpec("every", every, tz, interval,
-                               now + timedelta(milliseconds=interval))
+            if too_long(interval):
+                problems.append(Problem(f"`{every}' {TOO_LONG}", file=where["every"]))
+            spec = TriggerSpec("every", every, tz, interval, later(now, interval))
         except DurationError as e:
             problems.append(Problem(f"`{every}' is not a duration ({e}); e.g. `30s' or `1h'",
                                     file=where["every"]))

@@ -22,11 +22,11 @@ import contextlib
 import logging
 import random
 from dataclasses import dataclass, field
-from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from steepy.model.backoff import EqualJitter, Exponential
 from steepy.model.clock import SYSTEM, Clock
+from steepy.model.durations import later
 from steepy.events.email import Email
 from steepy.events.templates import TemplateProblem
 from steepy.events.webhooks import Subscriber, Webhook, headers
@@ -166,8 +166,8 @@ class Notifier:
                 await call(self.outbox.delivered, delivery.id)
                 return
             give_up = final or delivery.attempts >= self.settings.max_attempts
-            next_try = None if give_up else self.clock.now() + timedelta(
-                milliseconds=self.settings.retry_delay_ms(delivery.attempts))
+            next_try = None if give_up else later(
+                self.clock.now(), self.settings.retry_delay_ms(delivery.attempts))
             (log.error if give_up else log.warning)(
                 "notification %s to %s, try %d: %s%s", delivery.key, delivery.url,
                 delivery.attempts, error, "; giving up" if give_up else "")

@@ -138,3 +138,25 @@ def test_grammar_strings_parse(text):
 @given(st.integers(min_value=0, max_value=2**63 - 1))
 def test_format_parse_round_trip(ms):
     assert parse_duration(format_duration(ms)) == ms
+
+
+# -- the longest duration (3650 days) -------------------------------------------------------------
+
+
+def test_the_longest_duration_and_what_is_too_long() -> None:
+    from steepy.model.durations import MAX_DURATION_MS, too_long
+
+    assert MAX_DURATION_MS == parse_duration("3650d")
+    assert not too_long(MAX_DURATION_MS) and not too_long(-MAX_DURATION_MS)
+    assert too_long(MAX_DURATION_MS + 1) and too_long(2**63 - 1)
+
+
+@given(st.integers(min_value=-(2**63), max_value=2**63 - 1))
+def test_later_never_overflows_and_takes_at_most_the_longest_duration(ms) -> None:
+    from datetime import datetime, timedelta, timezone
+
+    from steepy.model.durations import MAX_DURATION_MS, later
+
+    now = datetime(2026, 11, 27, tzinfo=timezone.utc)
+    bounded = max(-MAX_DURATION_MS, min(MAX_DURATION_MS, ms))
+    assert later(now, ms) == now + timedelta(milliseconds=bounded)

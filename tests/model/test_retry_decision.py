@@ -93,3 +93,15 @@ def test_a_decision_is_a_frozen_value() -> None:
                                      3_600_000)
     with pytest.raises(AttributeError):
         decision.status = CS.ERROR  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("fields", [{"delay": 2**63 - 1}, {"delay": "3000000d"},
+                                    {"exponentialBackoff": 10, "maxAttempts": 50},
+                                    {"requeue": {"exitCodes": [3], "delay": "3000000d"}}])
+def test_a_delay_beyond_the_longest_duration_pauses_for_the_longest(fields) -> None:
+    """An old database may hold what validation now refuses; backoff may grow past it: the
+    chain is paused for 3650 days, never an OverflowError that stops the engine."""
+    decision = decide(_policy(**fields), 20 if "maxAttempts" in fields else 1, CS.ERROR,
+                      EXIT_3, NOW)
+    assert decision.status == CS.PAUSED
+    assert decision.resume_at == NOW + timedelta(days=3650)

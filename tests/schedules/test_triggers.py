@@ -41,3 +41,19 @@ def test_a_cron_downtime_skips_the_old_times_and_coalesces_the_recent() -> None:
     assert (missed.skipped, missed.coalesced) == (14, 1)
     assert missed.fire_at == datetime(2026, 11, 23, 10, 20, tzinfo=timezone.utc)
     assert missed.next_time == datetime(2026, 11, 23, 10, 30, tzinfo=timezone.utc)
+
+
+def test_an_interval_beyond_the_longest_duration_is_refused_and_never_overflows() -> None:
+    """`--every 3000000d' is the option's problem, not an OverflowError; an interval stored
+    before the rule builds a trigger of 3650 days."""
+    from steepy.errors import InputError
+    from steepy.model.triggers import TriggerSpec
+
+    now = datetime(2026, 11, 27, tzinfo=timezone.utc)
+    with pytest.raises(InputError) as info:
+        parse_trigger(None, "3000000d", None, now)
+    assert [p.message for p in info.value.problems] == [
+        "`3000000d' is longer than the longest duration steepy accepts, 3650d (about 10 years)"]
+    assert parse_trigger(None, "3650d", None, now).anchor == now + timedelta(days=3650)
+    stored = TriggerSpec("every", "3000000d", "UTC", 3_000_000 * 86_400_000, now)
+    assert stored.build().interval == timedelta(days=3650)
