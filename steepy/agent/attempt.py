@@ -22,7 +22,7 @@ from steepy.agent.context import ExecContext
 from steepy.agent.environment import attempt_environment
 from steepy.agent.executor import identity as executor_identity
 from steepy.agent.lastfailure import last_failure_env
-from steepy.agent.messages import failure_message, last_output
+from steepy.agent.messages import failure_message, last_output, timeout_message
 from steepy.agent.outputs import missing_output_settled
 from steepy.agent.process import Limits, RunResult, run_process
 from steepy.agent.signals import (MAX_REQUEUES, SIGNAL_FILE, SIGNAL_REASON, PrunedByTool, Signal,
@@ -32,7 +32,7 @@ from steepy.errors import SteepyError
 from steepy.events import EventKind
 from steepy.model.attempt import BY_POLICY, BY_TOOL, PRUNED, RUNNING
 from steepy.model.durations import format_duration
-from steepy.model.policies import TimeoutKind, TimeoutPolicy
+from steepy.model.policies import TimeoutKind
 from steepy.model.processchain import Executable
 from steepy.runtimes.seam import Launch, RuntimeContext
 
@@ -62,11 +62,6 @@ class Requeued(Failure):
         self.reason, self.delay_ms, self.rule = reason, delay_ms, rule
 
 
-def timeout_message(exe: Executable, kind: TimeoutKind, policy: TimeoutPolicy) -> str:
-    return (f"Execution of service `{exe.service_id}' timed out after {policy.timeout} ms "
-            f"({kind.words})")
-
-
 @dataclass
 class Executing:
     """What the attempts of one executable share: its runtime, its limits (the deadline on
@@ -93,8 +88,9 @@ class Executing:
                 and self.ctx.clock.monotonic() + delay_ms / 1000 >= self.deadline_at)
 
     def deadline_failure(self) -> Failure:
-        kind = TimeoutKind.DEADLINE
-        return Failure(timeout_message(self.exe, kind, kind.policy(self.exe)), kind)
+        kind, before = TimeoutKind.DEADLINE, self.last_failure  # ends during a pause
+        lines = None if before is None else before.last_lines
+        return Failure(timeout_message(self.exe, kind, lines), kind)
 
 
 class Attempt:
@@ -226,7 +222,7 @@ class Attempt:
         if result.timeout_kind is not None:
             kind = result.timeout_kind
             record.outcome, record.timeout_kind = TIMEOUT, kind.words
-            message = timeout_message(shared.exe, kind, kind.policy(shared.exe))
+            message = timeout_message(shared.exe, kind, result.last_lines)
         elif told is not None or missing is not None:  # a malformed signal file, no output
             record.outcome = FAILED
             message = (f"Execution of service `{shared.exe.service_id}' failed: "

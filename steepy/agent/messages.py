@@ -8,6 +8,7 @@ import shlex
 import signal as signals
 
 from steepy.agent.process import RunResult
+from steepy.model.timeouts import TimeoutKind
 from steepy.model.processchain import Executable
 
 MAX_COMMAND_CHARS = 300
@@ -36,6 +37,14 @@ def failure_message(exe: Executable, argv: list[str], result: RunResult,
     if not result.last_lines:
         return f"{head}: `{command}' {how} without output."
     return f"{head}: `{command}' {how}" + last_output(result.last_lines)
+
+
+def timeout_message(exe: Executable, kind: TimeoutKind, lines: list[str] | None) -> str:
+    """Names the service, the timeout that fired and its limit, then the tool's last output
+    lines (Steep's message without them: `Execution of service `s' timed out after 700 ms
+    (maximum runtime)')."""
+    return (f"Execution of service `{exe.service_id}' timed out after "
+            f"{kind.policy(exe).timeout} ms ({kind.words})" + last_output(lines))
 
 
 def last_output(lines: list[str] | None) -> str:

@@ -29,7 +29,7 @@ from steepy.model.timeouts import TimeoutKind
 
 __all__ = ["Limits", "RunResult", "run_process"]
 
-MAX_LINE = 1 << 20  # a longer line without newline is cut into pieces
+MAX_LINE = 1 << 20  # a longer line without line end (\n, \r or \r\n) is cut into pieces
 PIPE_LINGER_S = 0.2  # after the tool exited, how long someone else may keep its output open
 
 
@@ -68,6 +68,7 @@ class _Watch:
         self.lines: deque[str] = deque(maxlen=max(keep, 0))
         self.on_lines = on_lines
         self.partial = b""
+        self.after_cr = False  # the last read ended with \r: a \n next is part of its line end
         self.started = loop.time()
         self.last_line = self.started
         # "exit" | "cancel" | "lost" (the executor died) | (kind, late_ms)
@@ -109,6 +110,17 @@ class _Watch:
             self._pipe_lost()
 
     def _data(self, data: bytes) -> None:
+        # A line ends at \n, \r or \r\n, as for Steep's readLine: a progress bar that
+        # rewrites its line with \r (curl, wget, tqdm) is active, each state a line of its own.
+        if self.after_cr:  # the \n of a \r\n split between two reads ends no second line
+            self.after_cr = False
+            if data.startswith(b"\n"):
+                data = data[1:]
+                if not data:
+                    return
+        if b"\r" in data:
+            self.after_cr = data.endswith(b"\r")
+            data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         if b"\n" not in data:
             self.partial += data
             if len(self.partial) <= MAX_LINE:
@@ -121,7 +133,7 @@ class _Watch:
         self._emit(pieces)
 
     def _emit(self, pieces: list[bytes]) -> None:
-        texts = [(p[:-1] if p.endswith(b"\r") else p).decode("utf-8", "replace") for p in pieces]
+        texts = [p.decode("utf-8", "replace") for p in pieces]
         self.lines.extend(texts)
         if self.on_lines is not None:
             self.on_lines(texts)

@@ -14,6 +14,7 @@ from steepy.http.auth import BearerAuth, SameOrigin
 from steepy.http.basepath import BasePath
 from steepy.http.context import ApiContext
 from steepy.http.limits import BodyLimit
+from steepy.http.negotiation import Negotiation
 from steepy.http.steepui import SteepUi
 from steepy.ui.site import UiSite
 
@@ -39,7 +40,9 @@ def create_app(ctx: ApiContext) -> FastAPI:
                    search, schedules, notifications):
         app.include_router(module.router)
     # middleware added last runs first: base path, allowed routes, cross-site guard, Steep's UI (its pages
-    # and assets hold no data: no token needed), token, body limit, steepy's pages, routes
+    # and assets hold no data: no token needed), token, body limit, steepy's pages, Steep's
+    # content negotiation (406), routes
+    app.add_middleware(Negotiation)
     if ctx.steep_ui is None:
         app.add_middleware(UiSite)
     app.add_middleware(BodyLimit, max_size=ctx.post_max_size)

@@ -21,8 +21,15 @@ def prefers_html(accept: str) -> bool:
 def accepts_json(accept: str) -> bool:
     """Whether a client takes JSON at all (Steep's routes that only produce JSON answer 406
     otherwise): no Accept header, or one that names JSON or a wildcard matching it."""
+    return accepts(accept, "application/json")
+
+
+def accepts(accept: str, media: str) -> bool:
+    """Whether a client takes `media` (`text/plain`) at all: no Accept header, or one that
+    names it, `text/*' or `*/*' with a quality above 0."""
     entries = _accepted(accept)
-    return not entries or any(media in JSON_TYPES and quality < 0 for quality, _, media in entries)
+    ranges = (media, media.partition("/")[0] + "/*", "*/*")
+    return not entries or any(found in ranges and quality < 0 for quality, _, found in entries)
 
 
 def _accepted(accept: str) -> list[tuple[float, int, str]]:

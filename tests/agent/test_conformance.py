@@ -20,6 +20,7 @@ import re
 
 import pytest
 
+from steepy.agent.messages import last_output
 from steepy.model.durations import model_duration
 from steepy.model.submission import ProcessChainStatus
 from tests.agent.harness import attempts_for, replay, uses_docker
@@ -79,8 +80,8 @@ def check(scenario: dict, result) -> None:
         if "calls" in first["behaviour"]:
             assert result.calls[0] == expected["runtime_calls"]
         assert len(attempts) == expected["runtime_calls"]
-    if "message" in expected:
-        assert outcome.error_message == expected["message"]
+    if "message" in expected:  # Steep's message; steepy ends it with the tool's last lines
+        assert outcome.error_message == expected["message"] + last_output(attempts[-1].last_lines)
     if "root_cause_message" in expected:
         # the tool's own error, not wrapped into a timeout: the message ends with its output
         assert outcome.error_message.endswith("\n" + expected["root_cause_message"])

@@ -11,6 +11,7 @@ import pytest
 from tests.http.test_logs import NAP
 
 JSON = {"accept": "application/json"}
+TEXT = {"accept": "text/plain"}  # a log is text: JSON alone is refused (406) as in Steep
 
 
 def _said(response, status: int) -> str:
@@ -41,7 +42,8 @@ def silent_chain(server) -> str:
     ("/plugins/nosuch", 404, "There is no plugin with name `nosuch'"),
 ])
 def test_errors_are_steeps_plain_text_for_json_clients(server, path, status, text) -> None:
-    assert _said(server.http.get(path, headers=JSON), status) == text
+    accept = TEXT if path.startswith("/logs/") else JSON
+    assert _said(server.http.get(path, headers=accept), status) == text
 
 
 def test_runs_and_logs_are_refused_in_steeps_words(server, silent_chain: str) -> None:
@@ -50,13 +52,13 @@ def test_runs_and_logs_are_refused_in_steeps_words(server, silent_chain: str) ->
         "There is no run -1"
     assert _said(http.get(f"/processchains/{chain}/runs/2"), 404) == "There is no run 2"
     log = f"/logs/processchains/{chain}"
-    assert _said(http.get(log, params={"runNumber": 0}, headers=JSON), 400) == \
+    assert _said(http.get(log, params={"runNumber": 0}, headers=TEXT), 400) == \
         "Run number must be greater than 0"
     assert _said(http.get(log, params={"runNumber": "x"}), 400) == "Invalid run number"
     assert _said(http.get(log, params={"runNumber": 2}), 404) == \
         "Run number out of range. There is only one run for this process chain."
     for params in ({}, {"runNumber": 1}):  # the run printed nothing: no log file
-        assert _said(http.get(log, params=params, headers=JSON), 404).startswith(
+        assert _said(http.get(log, params=params, headers=TEXT), 404).startswith(
             f"Log file of process chain `{chain}' could not be found. Possible reasons: (1) ")
 
 
