@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
+import time
 
 from steepy.agent.leftovers import end_groups, end_run_leftovers, is_running, orphaned_executors
 from steepy.model.attempt import RUNNING
@@ -42,13 +43,32 @@ class LostRuns:
         end = asyncio.get_running_loop().time() + min(grace_s + 2.0, lease_s / 4)
         found: dict[int, list] = {}  # dead engine's pid -> its executors (one look per round)
         held = [run["agentId"] for run in lost
-                if not await self.ended_here(run, grace_s, end, found)]
+                if self.may_still_run_elsewhere(run, lease_s, grace_s)
+                or not await self.ended_here(run, grace_s, end, found)]
         # no lost run: nothing to release (one lost after the look is released next round)
         released = await call(leases.release_orphans, live + held, lease_s) if lost else []
         if released:
             self._log.warning("process chains of lost agents registered again: %s",
                               ", ".join(released))
         return released
+
+    def may_still_run_elsewhere(self, run: dict, lease_s: float, grace_s: float) -> bool:
+        """Whether a run of another machine may still have its tool running there: its
+        engine, alive but unable to write its heartbeat, stops its tools as its lease ends
+        (fencing.py), giving them the kill grace period to end. Until its agent has been
+        silent that long (and 2 s for clocks that differ), the run is held back."""
+        if run["host"] in (socket.gethostname(), None) or run.get("lastSeen") is None:
+            return False
+        silent_s = time.time() - run["lastSeen"]
+        if silent_s >= lease_s + grace_s + 2.0:
+            return False
+        key = ("elsewhere", run["chainId"], run["runNumber"])
+        if key not in self._logged:
+            self._logged.add(key)
+            self._log.warning("run %d of process chain %s on %s is held back until its tools "
+                              "there have surely stopped", run["runNumber"], run["chainId"],
+                              run["host"])
+        return True
 
     async def ended_here(self, run: dict, grace_s: float, end: float,
                           found: dict[int, list]) -> bool:

@@ -74,7 +74,7 @@ _SINCE = bindparam("b_since", type_=agents.c.last_seen.type)
 _LIVE = select(agents).where(agents.c.last_seen >= _SINCE).order_by(agents.c.id)
 _SILENT = select(agents.c.id).where(agents.c.last_seen < _SINCE).limit(1)
 _OPEN_RUNS = (select(runs.c.chain_id, runs.c.run_number, runs.c.agent_id, agents.c.host,
-                     agents.c.pid)
+                     agents.c.pid, agents.c.last_seen)
               .join(process_chains, _pc.id == runs.c.chain_id)
               .outerjoin(agents, agents.c.id == runs.c.agent_id)
               .where(_pc.status == CS.RUNNING, runs.c.end_time.is_(None)))
@@ -297,6 +297,7 @@ class SqlLeases:
                     "outcome": a.outcome})
         return [{"chainId": r.chain_id, "runNumber": r.run_number, "agentId": r.agent_id,
                  "host": r.host, "enginePid": r.pid,
+                 "lastSeen": None if r.last_seen is None else as_utc(r.last_seen).timestamp(),
                  "attempts": found.get((r.chain_id, r.run_number), [])} for r in lost]
 
     def release_orphans(self, live_agents: Iterable[str],

@@ -134,3 +134,29 @@ async def test_after_its_own_outage_an_engine_counts_no_one_lost_for_a_lease(
     finally:
         engine.stop.set()
         await asyncio.wait_for(task, 30)
+
+
+async def test_a_run_of_another_machine_waits_until_its_tools_there_surely_stopped(
+        tmp_path: Path, caplog) -> None:
+    """Its engine, alive but cut off from the database, stops its tools as its lease ends and
+    gives them the kill grace period: another machine's engine registers the run again only
+    after that (and 2 s for clocks that differ)."""
+    from steepy.engine.lostruns import LostRuns
+
+    registry = open_registry(f"sqlite:///{tmp_path / 'steepy.db'}")
+    registry.requests.add_submission(Submission(id="s", workflow=Workflow(name="s"), name="s"))
+    store_chains(registry, "s", [ProcessChain(id="c")], None)
+    registry.leases.heartbeat("far", [{"id": "theirs", "capabilities": [], "host": "far-away"}],
+                              10)
+    assert registry.queue.claim_chain("theirs")[0].chain.id == "c"
+    lost, lease_s, grace_s = LostRuns(logging.getLogger("test")), 10, 5
+
+    async def silent_for(seconds: float) -> list[str]:
+        with registry.db.write() as conn:
+            conn.execute(agents.update().values(last_seen=utcnow() - timedelta(seconds=seconds)))
+        return await lost.round(registry.leases, "me", None, lease_s, False, grace_s)
+
+    assert await silent_for(lease_s + 1) == []  # lost, but its tool may still be stopping
+    assert "held back until its tools there have surely stopped" in caplog.text
+    assert await silent_for(lease_s + grace_s + 1) == []
+    assert await silent_for(lease_s + grace_s + 3) == ["c"]
