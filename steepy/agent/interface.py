@@ -15,6 +15,11 @@ class Agent(Protocol):
     id: str
     capabilities: Sequence[str]
 
+    @property
+    def current_chain_id(self) -> str | None:
+        """The chain it runs now (None: none)."""
+        ...
+
     async def execute(self, chain: ProcessChain, *, submission_id: str = "",
                       run_number: int = 1, history: Sequence[AttemptRecord] = ()) -> ChainOutcome:
         """Run every executable of `chain`; never raises for a failing tool. `history`: the

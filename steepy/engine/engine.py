@@ -33,6 +33,7 @@ import logging
 import math
 import os
 import socket
+import time
 from pathlib import Path
 from typing import Callable, Literal
 
@@ -227,15 +228,14 @@ class Engine:
         # this engine's executor starts beside the engine (before the first tool waits for
         # it; started again should it have died alone while nothing ran)
         executor()
-        keeper, now = self._keeper, asyncio.get_running_loop().time()
+        keeper, clock = self._keeper, asyncio.get_running_loop().time
         if await self._lost.round(self.registry.leases, self.owner,
                                   self._heartbeat_rows() if beat else None,
                                   self.settings.lease_s, not self._scheduler.busy_agents_only(),
                                   self.settings.agent.kill_grace_period_ms / 1000,
-                                  keeper is None or keeper.judging(now)):
+                                  keeper is None or keeper.judging(clock()),
+                                  (lambda: keeper.beat_ok(clock())) if beat and keeper else None):
             self._scheduler.wake()
-        if beat and keeper is not None:
-            keeper.beat_ok(now)
 
     def _fence(self, silent_s: float) -> None:
         """This engine's heartbeat could not be written for most of its lease (fencing.py)."""
@@ -281,8 +281,10 @@ class Engine:
     def _take_submissions(self) -> Taken:
         """(In a thread.) The next new submission this engine starts, and those it takes
         over (`looks.take_submissions`)."""
+        keeper = self._keeper
         return take_submissions(self.registry.leases, self.owner, self.settings.lease_s,
-                                self._until, self._resume_abandoned)
+                                self._until, self._resume_abandoned,
+                                keeper is None or keeper.judging(time.monotonic()))
 
     async def run(self, until_submission: str | None = None,
                   resume_abandoned: bool = False) -> None:

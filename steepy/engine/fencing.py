@@ -16,7 +16,8 @@ running twice at once when the database cannot be reached for a while:
   (`judging`): when the database was down for everyone, every engine's heartbeat is old,
   and the others need a heartbeat's time to say they are alive.
 
-Times are the event loop's (`now`), given by the caller.
+Times are monotonic seconds (the event loop's `time()`), given by the caller; `last_ok` is
+when the heartbeat's transaction had committed.
 """
 
 from __future__ import annotations
@@ -45,8 +46,9 @@ class LeaseKeeper:
 
     def lapsing(self, now: float) -> bool:
         """Whether its tools must stop now: see the module's docstring."""
-        return (self.fences_tools
-                and now - self.last_ok >= max(self.lease_s - self.heartbeat_s, self.heartbeat_s))
+        # (a lease of less than two heartbeats leaves no room: half a heartbeat's delay)
+        return (self.fences_tools and now - self.last_ok
+                >= max(self.lease_s - self.heartbeat_s, 1.5 * self.heartbeat_s))
 
     async def watch(self, stop: asyncio.Event, fence: Callable[[float], None]) -> None:
         """Until `stop`: every half heartbeat interval, `fence(seconds since the last

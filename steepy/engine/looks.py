@@ -80,11 +80,14 @@ Taken = tuple["Submission | None", "list[Submission]"]  # what an engine took: n
 
 
 def take_submissions(leases: Leases, owner: str, lease_s: float, until: str | None,
-                     resume_abandoned: bool) -> Taken:
+                     resume_abandoned: bool, adopting: bool = True) -> Taken:
     """(In a thread: one call where there is nothing to take.) The next new submission an
     engine starts, and those it takes over: with `until` (`steepy run`), its own only, and
-    with `resume_abandoned` also those that dead engines left."""
+    with `resume_abandoned` also those that dead engines left; none unless `adopting` (right
+    after the engine's own outage, engine/fencing.py)."""
     first = leases.fetch_next_submission(owner, lease_s, until)
+    if not adopting:
+        return first, []
     everyone = until is not None and resume_abandoned
     try:
         return first, leases.adopt_submissions(owner, lease_s, None if everyone else until,

@@ -10,6 +10,7 @@ import asyncio
 import logging
 import socket
 import time
+from typing import Callable
 
 from steepy.agent.leftovers import end_groups, end_run_leftovers, is_running, orphaned_executors
 from steepy.model.attempt import RUNNING
@@ -28,13 +29,17 @@ class LostRuns:
         self._logged: set = set()
 
     async def round(self, leases: Leases, owner: str, rows: list[dict] | None, lease_s: float,
-                    flag: bool, grace_s: float, judging: bool = True) -> list[str]:
+                    flag: bool, grace_s: float, judging: bool = True,
+                    on_beat: Callable[[], None] | None = None) -> list[str]:
         """Release chains of dead agents; runs of this machine only once none of their
         processes is left (`ended_here`). With `rows`, this engine's heartbeat first; with
         `flag`, chains no live agent can run are marked. What finds nothing is one thread
         call and one transaction (`Leases.beat`). Returns the chains registered again.
-        Not `judging` (right after this engine's own outage, fencing.py): none."""
+        Not `judging` (right after this engine's own outage, fencing.py): none. `on_beat`
+        is called as soon as the heartbeat has committed."""
         agents, lost, waiting = await call(leases.beat, owner, rows, lease_s, flag)
+        if on_beat is not None:
+            on_beat()
         lost = lost if judging else []
         for sid, reason, count in waiting:  # chains wait for an agent nobody runs
             self._log.warning("submission %s: %d process chain(s) %s", sid, count, reason)

@@ -85,7 +85,8 @@ class Scheduler:
         self.shutting_down = False
         self._submission_of: dict[str, str] = {}  # claimed chain id -> submission id
         self._agent_of: dict[str, Agent] = {}  # claimed chain id -> its agent
-        self._fenced: dict[str, str] = {}  # chain id -> why its tools were stopped (`fence')
+        self._fenced: set[str] = set()  # chains whose tools `fence` stopped
+        self._fence_reason = ""  # why, said on the runs given back
         self._pending_events: set[asyncio.Future] = set()
         self._progress_written: dict[str, float] = {}  # chain id -> when (monotonic)
         self._event_writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="events")
@@ -171,15 +172,20 @@ class Scheduler:
                 agent.cancel(chain_id)
 
     def fence(self, reason: str) -> list[str]:
-        """Stop the tools of every chain this engine's agents hold, and give the chains back
+        """Stop the tools of the chains this engine's agents run, and give the chains back
         (REGISTERED again, once the database can be written) instead of recording their
-        ends: another engine may run them soon (fencing.py). The ids of those not stopped
-        so before."""
-        held = [chain_id for chain_id in self._agent_of if chain_id not in self._fenced]
-        for chain_id in held:
-            self._fenced[chain_id] = reason
-            self._agent_of[chain_id].cancel(chain_id)
-        return held
+        ends: another engine may run them soon (fencing.py). A chain claimed ahead does not
+        start: it goes back when the one before it has stopped. The ids of those stopped now
+        (not already)."""
+        stopped = []
+        for chain_id, agent in list(self._agent_of.items()):
+            if agent.current_chain_id == chain_id and chain_id not in self._fenced:
+                self._fenced.add(chain_id)
+                agent.cancel(chain_id)
+                stopped.append(chain_id)
+        if stopped:
+            self._fence_reason = reason
+        return stopped
 
     @property
     def busy(self) -> bool:
@@ -276,10 +282,10 @@ class Scheduler:
         except Exception as e:  # a bug: the engine must not live on with a dead agent
             self.on_crash(e)
         finally:
-            if ahead is not None:  # the engine stops: what was claimed ahead goes back
-                left = await asyncio.gather(ahead, return_exceptions=True)
+            if ahead is not None:  # what was claimed ahead goes back (the engine stops, or
+                left = await asyncio.gather(ahead, return_exceptions=True)  # `fence`)
                 if isinstance(left[0], tuple):
-                    await self._give_back(*left[0])
+                    await self._give_back(*left[0], until_given=True)
             self._running.pop(agent.id, None)
             self.wake()  # the agent is free: look for work it may take
 
@@ -301,9 +307,10 @@ class Scheduler:
         if self._pending_events:  # the run's attempt events go on the timeline before its end
             await asyncio.gather(*list(self._pending_events), return_exceptions=True)
         try:
-            fenced = self._fenced.pop(chain.id, None)
-            if fenced is not None and outcome.status == CS.CANCELLED:
-                await self._give_back(record, run_number, fenced, until_given=True)
+            fenced = chain.id in self._fenced
+            self._fenced.discard(chain.id)
+            if fenced and outcome.status == CS.CANCELLED:
+                await self._give_back(record, run_number, self._fence_reason, until_given=True)
                 return None, ahead
             if self.shutting_down and outcome.status == CS.CANCELLED:
                 await self._give_back(record, run_number)

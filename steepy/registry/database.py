@@ -251,6 +251,7 @@ def migrate(engine: Engine, replay: bool = False) -> None:
     _refuse_newer(engine.url.render_as_string(hide_password=False), current)
     with engine.begin() as connection:  # SQLite: BEGIN IMMEDIATE, i.e. the write lock
         if connection.dialect.name == "postgresql":
+            connection.execute(text("SET LOCAL lock_timeout = 0"))  # (as long as it takes)
             connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
         current = _current_revisions(connection)
         if current == head:

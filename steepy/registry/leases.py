@@ -216,9 +216,10 @@ class SqlLeases:
         those an engine of `steepy run' held (its owner id starts with RUN_OWNER) until it
         died or stopped: not those a retry made RUNNING, not those of workers and servers.
 
-        Many engines may look at once: the update takes a submission only if its lease is
-        still over when the row is written (PostgreSQL reads the row again after waiting for
-        another adopter's lock), so exactly one of them drives it."""
+        Many engines may look at once: each locks the submissions it takes, skipping those
+        another transaction holds (on PostgreSQL; it may be a transaction of an engine cut
+        off from the server, which nobody should wait for), and the update takes one only if
+        its lease is still over when the row is written, so exactly one of them drives it."""
         now = self.clock.now()
         if only is None and not abandoned:  # (a worker's look, every heartbeat)
             with self.db.read() as conn:  # usually there is none: don't take the write lock
@@ -235,8 +236,8 @@ class SqlLeases:
         with self.db.read() as conn:  # usually there is none: don't take the write lock
             if conn.execute(orphaned.limit(1)).first() is None:
                 return []
-        with self.db.write() as conn:
-            ids = [r.id for r in conn.execute(orphaned).all()]
+        with self.db.write() as conn:  # (one another transaction holds: the next look)
+            ids = [r.id for r in conn.execute(self.db.dialect.locked(orphaned)).all()]
             if not ids:
                 return []
             ids = sorted(conn.execute(
@@ -307,11 +308,11 @@ class SqlLeases:
         alive too, as this transaction sees it: one that started (and claimed a chain) after
         the caller looked at `live_agents` keeps its chain, which would otherwise run twice."""
         live = set(live_agents)
-        with self.db.write() as conn:
-            open_runs = conn.execute(
+        with self.db.write() as conn:  # (runs another transaction holds: the next round)
+            open_runs = conn.execute(self.db.dialect.locked(
                 select(runs.c.chain_id, runs.c.run_number, runs.c.agent_id, _pc.submission_id)
                 .join(process_chains, _pc.id == runs.c.chain_id)
-                .where(_pc.status == CS.RUNNING, runs.c.end_time.is_(None))).all()
+                .where(_pc.status == CS.RUNNING, runs.c.end_time.is_(None)))).all()
             if max_age_s is not None and any(r.agent_id not in live for r in open_runs):
                 # after the runs: an agent whose run is seen was stored before it (READ
                 # COMMITTED on PostgreSQL reads each statement's own moment)

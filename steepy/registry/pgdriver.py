@@ -90,8 +90,28 @@ def _several(query: Any) -> bool:
     return (b";" if isinstance(text, bytes) else ";") in text
 
 
+# A process cut off from the server in the middle of a transaction (its network gone, its
+# machine frozen) keeps that transaction's locks until the server notices: with the systems'
+# defaults, about two hours of TCP keepalive, while every other engine waits behind the locks
+# (the feed's lock stops every write with events) and, its heartbeat queued behind them,
+# stops its own tools (engine/fencing.py). The server ends such a session within a minute
+# and notices a silent client within 25 s; no statement waits for a lock longer than 3 s
+# (steepy's own locks are held for milliseconds: a longer wait fails as a database failure
+# and is tried again; migrations wait as long as they must); the client notices a silent
+# server too.
+SESSION_OPTIONS = ("-c idle_in_transaction_session_timeout=60000 -c lock_timeout=3000 "
+                   "-c tcp_keepalives_idle=10 -c tcp_keepalives_interval=5 "
+                   "-c tcp_keepalives_count=3")
+KEEPALIVES = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5,
+              "keepalives_count": 3}
+
+
 def connect(*args: Any, **kwargs: Any) -> Connection:
     """A connection for SQLAlchemy's pool (its `do_connect'): autocommit at the driver,
-    transactions begun by `begin_lazily'."""
+    transactions begun by `begin_lazily', the session's timeouts (`SESSION_OPTIONS`; those
+    of the URL's `options` come after them, and win)."""
     kwargs.update(autocommit=True, cursor_factory=Cursor)
+    kwargs["options"] = f"{SESSION_OPTIONS} {kwargs.get('options') or ''}".strip()
+    for key, value in KEEPALIVES.items():
+        kwargs.setdefault(key, value)
     return Connection.connect(*args, **kwargs)

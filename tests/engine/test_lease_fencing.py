@@ -15,6 +15,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from sqlalchemy import select
 
 from steepy.engine.engine import Engine
 from steepy.engine.fencing import LeaseKeeper
@@ -23,7 +24,7 @@ from steepy.model.attempt import INTERRUPTED
 from steepy.model.common import utcnow
 from steepy.model.submission import ProcessChainStatus as CS
 from steepy.registry import open_registry
-from steepy.registry.tables import agents
+from steepy.registry.tables import agents, submissions
 from tests.engine.test_engine import MACROS, SERVICES, _settings, _submit
 from tests.engine.test_engine_outages import _lost_connection
 from tests.engine.workflows import SLEEPY
@@ -42,6 +43,10 @@ def test_judging_waits_a_lease_after_the_engines_own_outage() -> None:
     assert keeper.judging(20)
     assert keeper.lapsing(14 + 8) and not keeper.lapsing(14 + 7.9)  # lease - heartbeat
     assert not LeaseKeeper(10, 2, fences_tools=False, now=0).lapsing(100)  # one machine
+    short = LeaseKeeper(lease_s=10, heartbeat_s=5, fences_tools=True, now=0)
+    short.beat_ok(0.01)  # (when the heartbeat committed)
+    assert not short.lapsing(5.02) and not short.lapsing(7.5)  # the next round runs
+    assert short.lapsing(7.52)  # half a heartbeat late: a lease of two leaves no more room
 
 
 def _sleepers() -> list[psutil.Process]:
@@ -53,6 +58,12 @@ def _sleepers() -> list[psutil.Process]:
         except psutil.Error:
             pass
     return found
+
+
+def _owner(registry, submission_id: str) -> str | None:
+    with registry.db.read() as conn:
+        return conn.execute(select(submissions.c.owner).where(
+            submissions.c.id == submission_id)).scalar()
 
 
 async def _until(condition, timeout_s: float = 30) -> None:
@@ -109,28 +120,39 @@ async def test_after_its_own_outage_an_engine_counts_no_one_lost_for_a_lease(
     registry = open_registry(f"sqlite:///{tmp_path / 'steepy.db'}")
     registry.requests.add_submission(Submission(id="s", workflow=Workflow(name="s"), name="s"))
     store_chains(registry, "s", [ProcessChain(id="g", required_capabilities=["gpu"])], None)
-    engine = Engine(registry, SERVICES, MACROS, _settings(tmp_path, agents=1))  # lease 3 s
+    registry.requests.add_submission(Submission(id="t", workflow=Workflow(name="t"), name="t"))
+    assert registry.leases.fetch_next_submission("other", lease_s=600, only="t").id == "t"
+    settings = replace(_settings(tmp_path, agents=1), lease_s=6)  # heartbeat 0.5 s
+    engine = Engine(registry, SERVICES, MACROS, settings)
     task = asyncio.create_task(engine.run())
     try:
         await asyncio.sleep(0.5)
-        beat, failing = registry.leases.beat, [True]
+        beat, failing, failed = registry.leases.beat, [True], []
 
         def down(*args, **kwargs):
             if failing:
+                failed.append(1)
                 raise _lost_connection("UPDATE agents")
             return beat(*args, **kwargs)
 
         registry.leases.beat = down
-        # meanwhile: another engine's agent runs the chain, its heartbeat as old as the outage
-        registry.leases.heartbeat("other", [{"id": "theirs", "capabilities": ["gpu"]}], 3)
+        await _until(lambda: failed)  # its own heartbeat has failed: the outage has begun
+        # meanwhile: another engine's agent runs the chain, its heartbeat as old as the outage,
+        # and it drives the submission, its lease over
+        registry.leases.heartbeat("other", [{"id": "theirs", "capabilities": ["gpu"]}], 6)
         assert registry.queue.claim_chain("theirs", {"gpu"})[0].chain.id == "g"
+        with registry.db.write() as conn:
+            conn.execute(submissions.update().where(submissions.c.id == "t").values(
+                lease_until=utcnow() - timedelta(seconds=60)))
         with registry.db.write() as conn:
             conn.execute(agents.update().values(last_seen=utcnow() - timedelta(seconds=60)))
         await asyncio.sleep(1.0)
-        failing.clear()  # back; its own heartbeats commit again
-        await asyncio.sleep(1.0)
+        failing.clear()  # back; its own heartbeats commit again: it judges 6 s after the
+        await asyncio.sleep(1.5)  # last failure, a heartbeat before this at most
         assert registry.views.get_chain("g").status == CS.RUNNING  # not judged yet
+        assert _owner(registry, "t") == "other"  # nor taken over
         await _until(lambda: registry.views.get_chain("g").status == CS.REGISTERED, 15)
+        await _until(lambda: _owner(registry, "t") == engine.owner, 15)
     finally:
         engine.stop.set()
         await asyncio.wait_for(task, 30)

@@ -116,3 +116,39 @@ def test_a_controller_round_of_an_engine_whose_submission_was_taken_over_stores_
     registry.submissions.finish_submission("s", SS.SUCCESS, owner="B")
     assert registry.views.get_submission("s").status == SS.SUCCESS
     registry.close()
+
+
+@pytest.mark.postgres
+def test_a_transaction_left_open_by_a_cut_off_engine_holds_no_one_up(postgres_url: str) -> None:
+    """An engine cut off from the server in the middle of a transaction keeps its locks until
+    the server notices. The others skip what it holds instead of waiting (their heartbeats
+    queue behind their waits: they would stop their own tools), and the server ends such a
+    session within a minute."""
+    import threading
+
+    import psycopg
+
+    registry = open_registry(postgres_url)
+    registry.requests.add_submission(Submission(id="s", workflow=Workflow(name="s"), name="s"))
+    store_chains(registry, "s", [ProcessChain(id="c")], None)
+    assert registry.queue.claim_chain("A")[1] == 1
+    assert registry.leases.fetch_next_submission("A", lease_s=0).id == "s"
+    ghost = psycopg.connect(postgres_url.replace("+psycopg", ""))  # A, cut off mid-way
+    ghost.execute("SELECT 1 FROM runs WHERE chain_id = 'c' FOR UPDATE")
+    ghost.execute("SELECT 1 FROM submissions WHERE id = 's' FOR UPDATE")
+    found: list = []
+    looking = threading.Thread(target=lambda: found.extend([
+        registry.leases.release_orphans(["B"]),
+        [s.id for s in registry.leases.adopt_submissions("B", 10)]]), daemon=True)
+    looking.start()
+    looking.join(30)
+    assert not looking.is_alive(), "B waited for the locks of a transaction nobody will end"
+    assert found == [[], []]
+    ghost.rollback()
+    assert registry.leases.release_orphans(["B"]) == ["c"]
+    assert [s.id for s in registry.leases.adopt_submissions("B", 10)] == ["s"]
+    with registry.db.read() as conn:
+        assert conn.exec_driver_sql("SHOW idle_in_transaction_session_timeout").scalar() == "1min"
+        assert conn.exec_driver_sql("SHOW lock_timeout").scalar() == "3s"
+    ghost.close()
+    registry.close()

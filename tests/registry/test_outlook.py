@@ -72,6 +72,12 @@ def test_a_beat_is_one_transaction_with_what_the_single_calls_say(registry: Regi
     assert len(began) == 1
     assert [a["id"] for a in live] == ["mine"] == [a["id"] for a in leases.live_agents(10)]
     assert [run["chainId"] for run in lost] == ["c"]
-    assert leases.lost_runs(["mine"]) == lost
+    # (what the single call says once the ghost is forgotten: no more `lastSeen`)
+    assert _without_last_seen(leases.lost_runs(["mine"])) == _without_last_seen(lost)
+    assert lost[0]["lastSeen"] == pytest.approx((clock_now - timedelta(seconds=60)).timestamp())
     assert waiting == [("s", "waiting: no agent offers x", 1)]
     assert [a["id"] for a in leases.live_agents(10 ** 6)] == ["mine"]  # the ghost is forgotten
+
+
+def _without_last_seen(runs: list[dict]) -> list[dict]:
+    return [{k: v for k, v in run.items() if k != "lastSeen"} for run in runs]
