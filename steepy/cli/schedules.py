@@ -12,7 +12,7 @@ from steepy.cli.common import (DB_OPTION, MACROS_OPTION, SERVICES_OPTION, checke
                                given_vars, vars_options)
 from steepy.cli.manage import found, with_backend
 from steepy.cli.output import fail, print_given_vars, print_json, stop
-from steepy.errors import InputError
+from steepy.errors import InputError, Problem
 
 
 def _when(text: str | None, zone: str | None = None) -> str:
@@ -51,10 +51,11 @@ def schedule() -> None:
 @schedule.command()
 @click.argument("workflow_file", metavar="WORKFLOW", type=click.Path())
 @click.option("--cron", metavar="EXPR",
-              help="A crontab line: minute hour day month day-of-week, e.g. '0 3 * * *'.")
+              help="A crontab line: minute hour day-of-month month day-of-week "
+                   "(0 and 7 are Sunday), e.g. '0 3 * * 1-5', or '@daily'.")
 @click.option("--every", metavar="DURATION", help="An interval, e.g. 30s, 15m, 1h (at least 1s).")
-@click.option("--name", help="The name of the schedule and its submissions "
-                             "(default: the workflow's name).")
+@click.option("--name", help="The name of the schedule and its submissions, at most 200 "
+                             "characters (default: the workflow's name).")
 @click.option("--timezone", metavar="TZ", help="The cron expression's time zone (default: UTC).")
 @SERVICES_OPTION
 @MACROS_OPTION
@@ -64,7 +65,18 @@ def add(backend: Backend, workflow_file: str, cron, every, name, timezone, servi
         macros, var_options, vars_files) -> None:
     """Check a workflow like `steepy submit' (with --var and --vars: for every submission of
     the schedule) and store it with its schedule. Prints the new schedule's id first."""
+    from steepy.model.common import utcnow
+    from steepy.model.schedule import name_problem
+    from steepy.model.triggers import parse_trigger
+
     checked_config()
+    problems = [Problem(m, file="--name") for m in [name_problem(name)] if m]
+    try:  # here too: a server's answer would name its request's fields, not the options
+        parse_trigger(cron, every, timezone, utcnow())
+    except InputError as e:
+        problems += e.problems
+    if problems:
+        fail(problems)
     given = given_vars(var_options, vars_files)
     try:
         added = backend.add_schedule(workflow_file, services, macros, cron, every, name,

@@ -337,7 +337,7 @@ class SubmissionPriority(Event):
 
 @_kind(EventKind.SCHEDULE_FIRED)
 class ScheduleFired(Event):
-    """A schedule fired: the submission it made starts its timeline with this."""
+    """A schedule fired: the second event of the submission it made, after ACCEPTED."""
     schedule: str = _field("the schedule's id")
     name: str | None = _field("its name", default=None)
     due_time: datetime = _field("the due time it fired for")

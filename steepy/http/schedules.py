@@ -19,21 +19,23 @@ from steepy.documents.variables import GivenVars
 from steepy.http.submit import NAME, build_submission
 from steepy.model.ids import unique_id
 from steepy.model.common import utcnow
-from steepy.model.schedule import Schedule
+from steepy.model.schedule import Schedule, name_problem
 from steepy.registry.offload import call
 from steepy.model.triggers import parse_trigger
 
 router = APIRouter(tags=["steepy"])
 
 NOT_FOUND = {404: {"description": "No schedule with this id"}}
-FIELDS = {"cron": "cron", "every": "every", "timezone": "timezone"}
+FIELDS = ("workflow", "cron", "every", "name", "timezone", "paused", "vars")
 SCHEDULE_BODY = {
     "requestBody": {
         "required": True,
         "description": "`workflow` (the workflow as YAML or JSON text, or as an object), "
-                       "`cron` (a crontab line: minute hour day month day-of-week) or `every` "
-                       "(a duration such as `1h`), and optionally `name`, `timezone` (default "
-                       "UTC), `paused` and `vars` (values for the workflow's variables, an "
+                       "`cron` (a crontab line: minute hour day-of-month month day-of-week, 0 and "
+                       "7 = Sunday, or a macro such as `@daily`) or `every` "
+                       "(a duration such as `1h`), and optionally `name` (at most 200 "
+                       "characters), `timezone` (default UTC), `paused` (true: added paused, "
+                       "fires once resumed) and `vars` (values for the workflow's variables, an "
                        "object of variable ids and values: every submission of the schedule "
                        "has them).",
         "content": {"application/json": {"schema": {"type": "object"}}},
@@ -53,24 +55,40 @@ def _text(body: dict, key: str, problems: list[Problem]) -> str | None:
     return value
 
 
+def _workflow(body: dict, problems: list[Problem]) -> str | None:
+    """The workflow's text, or a problem: missing, empty, or not text nor an object."""
+    workflow = body.get("workflow")
+    if isinstance(workflow, dict):
+        return json.dumps(workflow)
+    if workflow is None:
+        message = "is missing: the workflow as YAML or JSON text, or as an object"
+    elif not isinstance(workflow, str):
+        message = "must be the workflow as YAML or JSON text, or as an object"
+    elif not workflow.strip():
+        message = "is empty"
+    else:
+        return workflow
+    problems.append(Problem(message, path="workflow", file=NAME))
+    return None
+
+
 def _new_schedule(body: Any, services: dict, macros: dict, runtimes: Runtimes) -> Schedule:
     """The schedule of a request body; InputError with every problem otherwise."""
     if not isinstance(body, dict):
         raise InputError(Problem("the body must be a JSON object", file=NAME))
-    problems: list[Problem] = []
+    problems = [Problem(f"is not a field of a schedule; they are {', '.join(FIELDS)}",
+                        path=str(key), file=NAME) for key in body if key not in FIELDS]
     cron, every, timezone, name = (_text(body, k, problems)
                                    for k in ("cron", "every", "timezone", "name"))
+    wrong_name = name_problem(name)
+    if wrong_name:
+        problems.append(Problem(wrong_name, path="name", file=NAME))
     if not isinstance(body.get("paused", False), bool):
         problems.append(Problem("must be true or false", path="paused", file=NAME))
-    workflow = body.get("workflow")
-    if isinstance(workflow, dict):
-        workflow = json.dumps(workflow)
-    if not isinstance(workflow, str) or not workflow.strip():
-        problems.append(Problem("the workflow (YAML or JSON text, or an object) is missing",
-                                path="workflow", file=NAME))
+    workflow = _workflow(body, problems)
     trigger = None
     try:
-        trigger = parse_trigger(cron, every, timezone, utcnow(), FIELDS)
+        trigger = parse_trigger(cron, every, timezone, utcnow(), NAME)
     except InputError as e:
         problems += e.problems
     given = body.get("vars")
@@ -79,7 +97,7 @@ def _new_schedule(body: Any, services: dict, macros: dict, runtimes: Runtimes) -
                                 file=NAME))
         given = None
     submission = None
-    if isinstance(workflow, str) and workflow.strip():
+    if workflow is not None:
         try:
             submission = build_submission(workflow.encode("utf-8"), services, macros, runtimes,
                                           given=GivenVars.of(given) if given else None)

@@ -12,6 +12,22 @@ from steepy.model.submission import Submission
 from steepy.model.workflow import Workflow
 from steepy.model.triggers import TriggerSpec
 
+MAX_NAME = 200  # characters of a schedule's name
+
+
+def name_problem(name: str | None) -> str | None:
+    """What is wrong with a schedule's name as given (None: nothing; no name given is
+    fine: the workflow's name is used)."""
+    if name is None:
+        return None
+    if not name.strip():
+        return "is empty; leave it out for the workflow's name"
+    if len(name) > MAX_NAME:
+        return f"is {len(name)} characters long; at most {MAX_NAME}"
+    if any(ord(c) < 32 or ord(c) == 127 for c in name):
+        return "must be one line without control characters"
+    return None
+
 
 @dataclass
 class Schedule:

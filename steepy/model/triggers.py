@@ -1,6 +1,6 @@
-"""When time-based work is due: a schedule's trigger (a cron expression or an interval, in a
-time zone) and the garbage collector's Quartz cron expression, computed by APScheduler 3's
-triggers. Stored as a small JSON-able `TriggerSpec`; `fire_times` answers what a downtime
+"""When time-based work is due: a schedule's trigger (a crontab line, read as cron reads it
+by `schedule_crontab', or an interval, in a time zone) and the garbage collector's Quartz
+cron expression, computed by APScheduler 3's triggers. Stored as a small JSON-able `TriggerSpec`; `fire_times` answers what a downtime
 missed."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from apscheduler.triggers.interval import IntervalTrigger
 from steepy.model.durations import (MAX_DURATION_MS, TOO_LONG, DurationError,
                                     format_duration, later, parse_duration, too_long)
 from steepy.errors import InputError, Problem
+from steepy.model.schedule_crontab import CrontabTrigger, parse_crontab
 
 MIN_INTERVAL_MS = 1000  # shorter intervals would make a schedule a busy loop
 
@@ -34,7 +35,10 @@ class TriggerSpec:
 
     def build(self) -> BaseTrigger:
         if self.kind == "cron":
-            return CronTrigger.from_crontab(self.expression, timezone=self.timezone)
+            try:
+                return CrontabTrigger(parse_crontab(self.expression), self.timezone)
+            except ValueError:  # stored before steepy read crontab lines itself (`0 3 last * *')
+                return CronTrigger.from_crontab(self.expression, timezone=self.timezone)
         interval_ms = min(self.interval_ms or 0, MAX_DURATION_MS)  # one stored before the rule
         return IntervalTrigger(seconds=interval_ms / 1000, start_date=self.anchor,
                                timezone=self.timezone)
@@ -53,45 +57,76 @@ class TriggerSpec:
         return out
 
 
-def parse_trigger(cron: str | None, every: str | None, timezone: str | None, now: datetime,
-                  source: dict[str, str] | None = None) -> TriggerSpec:
-    """The trigger of `--cron EXPR' or `--every DURATION' (exactly one) in `timezone';
-    InputError naming the option (or, with `source', the field) that is wrong."""
-    where = source or {"cron": "--cron", "every": "--every", "timezone": "--timezone"}
-    tz = timezone or "UTC"
-    problems: list[Problem] = []
+def _timezone(timezone: str | None, at: Any, problems: list[Problem]) -> str:
+    """The time zone given (UTC if none was); a problem, and UTC to check the rest, if it is
+    empty or unknown."""
+    if timezone is None:
+        return "UTC"
+    if not timezone.strip():
+        problems.append(at("timezone", "is empty; leave it out for UTC"))
+        return "UTC"
     try:
-        CronTrigger(timezone=tz)
+        CronTrigger(timezone=timezone)
     except Exception as e:  # noqa: BLE001 - zoneinfo's and tzlocal's errors differ
-        problems.append(Problem(f"`{tz}' is not a time zone ({e}); e.g. `UTC' or "
-                                "`Europe/Berlin'", file=where["timezone"]))
-        tz = "UTC"  # to check the rest
+        problems.append(at("timezone", f"`{timezone}' is not a time zone ({e}); e.g. `UTC' or "
+                                       "`Europe/Berlin'"))
+        return "UTC"
+    return timezone
+
+
+def _cron(cron: str, tz: str, at: Any, problems: list[Problem]) -> TriggerSpec | None:
+    try:
+        never = parse_crontab(cron).never_fires()
+    except ValueError as e:
+        problems.append(at("cron", f"`{cron}' is not a crontab line ({e}); five fields: "
+                                   "minute hour day-of-month month day-of-week, e.g. "
+                                   "`0 3 * * 1-5', or a macro such as `@daily'"))
+        return None
+    if never:
+        problems.append(at("cron", f"`{cron}' never fires: {never}"))
+        return None
+    return TriggerSpec("cron", cron, tz)
+
+
+def _every(every: str, tz: str, now: datetime, at: Any,
+           problems: list[Problem]) -> TriggerSpec | None:
+    try:
+        interval = parse_duration(every)
+    except DurationError as e:
+        problems.append(at("every", f"`{every}' is not a duration ({e}); e.g. `30s' or `1h'"))
+        return None
+    if interval < MIN_INTERVAL_MS:
+        problems.append(at("every", f"`{every}' is shorter than the shortest interval, 1s"))
+    if too_long(interval):
+        problems.append(at("every", f"`{every}' {TOO_LONG}"))
+    return TriggerSpec("every", every, tz, interval, later(now, interval))
+
+
+def parse_trigger(cron: str | None, every: str | None, timezone: str | None, now: datetime,
+                  request: str | None = None) -> TriggerSpec:
+    """The trigger of `--cron EXPR' or `--every DURATION' (exactly one) in `timezone';
+    InputError naming the option that is wrong (with `request', the request's field)."""
+
+    def at(field: str, message: str) -> Problem:
+        if request is not None:
+            return Problem(message, path=field, file=request)
+        return Problem(message, file=f"--{field}")
+
+    problems: list[Problem] = []
+    tz = _timezone(timezone, at, problems)
     spec = None
     if (cron is None) == (every is None):
         how = "neither was given" if cron is None else "not both"
-        problems.append(Problem(f"give either a cron expression or an interval; {how}",
-                                file=f"{where['cron']}/{where['every']}"))
+        if request is not None:
+            problems.append(Problem(f"give either `cron' or `every'; {how}", file=request))
+        else:
+            problems.append(Problem(f"give either a cron expression or an interval; {how}",
+                                    file="--cron/--every"))
     elif cron is not None:
-        try:
-            CronTrigger.from_crontab(cron, timezone=tz)
-            spec = TriggerSpec("cron", cron, tz)
-        except (ValueError, TypeError) as e:
-            problems.append(Problem(f"`{cron}' is not a cron expression ({e}); five fields: "
-                                    "minute hour day month day-of-week, e.g. `0 3 * * *'",
-                                    file=where["cron"]))
+        spec = _cron(cron, tz, at, problems)
     else:
         assert every is not None
-        try:
-            interval = parse_duration(every)
-            if interval < MIN_INTERVAL_MS:
-                problems.append(Problem(f"`{every}' is shorter than the shortest interval, 1s",
-                                        file=where["every"]))
-            if too_long(interval):
-                problems.append(Problem(f"`{every}' {TOO_LONG}", file=where["every"]))
-            spec = TriggerSpec("every", every, tz, interval, later(now, interval))
-        except DurationError as e:
-            problems.append(Problem(f"`{every}' is not a duration ({e}); e.g. `30s' or `1h'",
-                                    file=where["every"]))
+        spec = _every(every, tz, now, at, problems)
     if problems:
         raise InputError(problems)
     assert spec is not None
@@ -122,8 +157,15 @@ class Missed:
 def fire_times(trigger: BaseTrigger, due: datetime, now: datetime, grace: timedelta,
                cap: int = 100_000) -> Missed:
     """Split the fire times from `due' (the stored next fire time) to `now': those older than
-    `grace' are skipped (counted up to `cap'), the rest fire once, coalesced."""
+    `grace' are skipped (counted up to `cap'), the rest fire once, coalesced. A stored time
+    that is no fire time of a crontab line (one stored when steepy read weekdays as
+    APScheduler does) moves on to the line's next one."""
     window = now - grace
+    if isinstance(trigger, CrontabTrigger):
+        corrected = first_at_or_after(trigger, due)
+        if corrected is None:
+            return Missed(0, None, None, None, 0, None)
+        due = corrected.astimezone(due.tzinfo)  # == across zones fails in a fold
     skipped, first_skipped, last_skipped = 0, None, None
     cursor: datetime | None = due
     if due < window:

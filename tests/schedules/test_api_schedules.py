@@ -42,9 +42,10 @@ def test_schedules_over_http_and_the_cli_with_a_server(server: Server, tmp_path:
     bad = http.post("/schedules", json={"workflow": BAD, "every": "500ms", "timezone": "Mars"},
                     headers={"Accept": "application/json"})
     assert bad.status_code == 400
-    problems = {(p.get("file"), p.get("line"))
+    problems = {(p.get("file"), p.get("path"), p.get("line"))
                 for p in json.loads(bad.headers["x-steepy-problems"])}
-    assert {("every", None), ("timezone", None), ("<request>", 4)} <= problems
+    assert {("<request>", "every", None), ("<request>", "timezone", None)} <= problems
+    assert any(file == "<request>" and line == 4 for file, _, line in problems)
     assert http.get("/schedules").json() == []
 
     added = http.post("/schedules", json={"workflow": NAP, "every": "1s", "name": "tick"})
