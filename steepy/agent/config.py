@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from steepy.model.attempt import (CANCELLED, FAILED, REQUEUED, SKIPPED, SUCCESS,  # noqa: F401
                                   TIMEOUT, AttemptRecord)
 from steepy.model.submission import ProcessChainStatus
+from steepy.agent.environment import Withheld
 from steepy.plugins.loaded import PluginSet, builtin_set
 from steepy.runtimes.seam import DIRECT, RuntimeSettings
 
@@ -29,6 +30,8 @@ class AgentConfig:
     log_timestamps: bool = False  # logs.processChains.format steep: Steep's time before each line
     workdir: Path | None = None  # None: the agent's own working directory
     env: dict[str, str] = field(default_factory=dict)  # on top of the agent's environment
+    # what the engine reads secrets from: no tool's (steepy.agent.environment)
+    withheld: Withheld = field(default_factory=Withheld, repr=False)
     tmp_path: str = "/tmp"  # steep.tmpPath, mounted into every container
     # environments.path: the Python environments of services (absolute; None: beside tmp_path)
     environments_path: str | None = None
@@ -51,7 +54,8 @@ class AgentConfig:
                    log_timestamps=logs.format == "steep",
                    tmp_path=str(Path(config.tmp_path).absolute()),
                    environments_path=str(Path(config.environments.path).absolute()),
-                   default_runtime=config.runtimes.default, plugins=plugins)
+                   default_runtime=config.runtimes.default, plugins=plugins,
+                   withheld=Withheld.of(config))
 
     @property
     def environments_dir(self) -> Path:

@@ -2,7 +2,10 @@
 
 A tool gets the environment steepy was started with, minus steepy's own configuration (every
 `STEEPY_*' and Steep's `STEEP_*' variable: `STEEPY_HTTP_TOKEN', `STEEPY_DB_URL' with its
-password, all the settings of steepy.yaml given as variables), plus what its service declares:
+password, all the settings of steepy.yaml given as variables), minus every variable the engine
+reads a secret from (`Withheld': libpq's password variables, the one `passwordEnv' names, and
+any whose value is a secret the configuration holds, as when steepy.yaml's template reads
+`{{ env.HOOK_SECRET }}' for a webhook's `secret'), plus what its service declares:
 `passEnvironment' (names whose values are taken from the engine's environment, also ones the
 filter drops, so a user can pass one deliberately) and `environment' (a mapping of names to
 values). The agent adds the attempt's `STEEPY_*' variables (STEEPY_SUBMISSION_ID, ...,
@@ -17,17 +20,56 @@ attempt only copies a dict.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from steepy.registry.failures import opened_urls, url_secrets
 
 if TYPE_CHECKING:
     from steepy.model.processchain import Executable
 
-__all__ = ["attempt_environment", "engine_environment", "environment", "is_engine_setting"]
+__all__ = ["Withheld", "attempt_environment", "engine_environment", "environment",
+           "is_engine_setting"]
 
 # the variables that configure steepy (steepy.config.located.ENV_PREFIXES, not imported here:
 # that module needs pydantic and builds the defaults, which an agent need not load)
 ENV_PREFIXES = ("STEEPY_", "STEEP_")
+# what libpq (psycopg, the PostgreSQL driver) reads a password or a client key from
+LIBPQ_SECRETS = frozenset({"PGPASSWORD", "PGPASSFILE", "PGSERVICEFILE", "PGSSLKEY"})
+# a secret this long or longer is also found inside a variable (a DSN with the password)
+_FOUND_INSIDE = 8
+
+
+@dataclass(frozen=True)
+class Withheld:
+    """What the engine reads secrets from besides its own settings: variables by name (the
+    one `notifications.email.passwordEnv' names) and the secrets of its configuration
+    (http.token, webhooks' secrets, passwords and tokens in URLs). A variable named here, or
+    whose value is one of the secrets or holds one, is no tool's unless its service names it
+    in `passEnvironment'."""
+
+    names: frozenset[str] = frozenset()
+    secrets: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, config: Any) -> "Withheld":
+        """Those of a (checked) configuration, steepy.config.Config."""
+        notifications = config.notifications
+        secrets = {config.http.token, *(w.secret for w in notifications.webhooks)}
+        urls = [config.db.url, *(w.url for w in notifications.webhooks)]
+        names = {notifications.email.password_env}
+        return cls(frozenset(n for n in names if n), frozenset(_secrets(secrets, urls)))
+
+
+def _secrets(values: Iterable[str | None], urls: Iterable[str | None]) -> set[str]:
+    """The values, and of each URL with a secret: the URL and the secrets in it."""
+    found = {v for v in values if v}
+    for url in urls:
+        inside = url_secrets(url) if url else set()
+        if inside:
+            found |= inside | {url}
+    return found
 
 # os.environ's bytes, its decoded text, and that without steepy's own configuration
 _cache: tuple[dict, dict[str, str], dict[str, str]] = ({}, {}, {})
@@ -39,7 +81,21 @@ def is_engine_setting(name: str) -> bool:
 
 
 def _filtered(env: Mapping[str, str]) -> dict[str, str]:
-    return {k: v for k, v in env.items() if not k.startswith(ENV_PREFIXES)}
+    return {k: v for k, v in env.items()
+            if not k.startswith(ENV_PREFIXES) and k not in LIBPQ_SECRETS}
+
+
+def _without(env: dict[str, str], withheld: Withheld) -> dict[str, str]:
+    """`env' without the variables `withheld' names, nor those holding a secret of it, of
+    a database this process opened (`--db URL') or of a named variable."""
+    full = _current()[0]
+    secrets = set(withheld.secrets) | _secrets((full.get(n) for n in withheld.names),
+                                               opened_urls())
+    if not secrets and not withheld.names:
+        return env
+    inside = [s for s in secrets if len(s) >= _FOUND_INSIDE]
+    return {k: v for k, v in env.items() if k not in withheld.names and v not in secrets
+            and not any(s in v for s in inside)}
 
 
 def _current() -> tuple[dict[str, str], dict[str, str]]:
@@ -61,10 +117,12 @@ def environment() -> dict[str, str]:
     return dict(_current()[0])
 
 
-def engine_environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """A copy of this process's environment without steepy's own configuration, with `extra'
+def engine_environment(extra: Mapping[str, str] | None = None,
+                       withheld: Withheld = Withheld()) -> dict[str, str]:
+    """A copy of this process's environment without steepy's own configuration and the
+    variables it reads secrets from (`withheld', the agent's `config.withheld'), with `extra'
     on top (the agent's `config.env', unfiltered): the base of every tool's environment."""
-    filtered = _current()[1]
+    filtered = _without(_current()[1], withheld)
     return {**filtered, **extra} if extra else dict(filtered)
 
 

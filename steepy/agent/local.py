@@ -168,8 +168,9 @@ class LocalAgent:
         def on_attempt(exe: Executable, number: int) -> None:
             recent.clear()
 
-        # steepy's own settings (STEEPY_*, STEEP_*: token, database URL) stay with the engine
-        env = engine_environment(self.config.env)
+        # steepy's own settings (STEEPY_*, STEEP_*: token, database URL) and the variables it
+        # reads secrets from stay with the engine
+        env = engine_environment(self.config.env, self.config.withheld)
         store = self.store_attempt
         save = None if store is None else functools.partial(store, chain.id, run_number)
         claims = self.claim_recovery

@@ -18,7 +18,7 @@ from steepy.cli.output import _time, print_json, table
 def notifications(backend: Backend, failed: bool, size: int, as_json: bool) -> None:
     """List deliveries of notifications: event, webhook, status (PENDING, DELIVERED or
     FAILED), tries, the last error and when the next try is due."""
-    found, total = backend.notifications(failed, size)
+    found, total = backend.notifications(failed, size)  # (URLs without passwords, tokens)
     if as_json:
         print_json(found)
         return

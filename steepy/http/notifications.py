@@ -17,7 +17,8 @@ def notifications(request: Request,
                   size: int = SIZE, offset: int = OFFSET) -> Response:
     """Answers `[{id, key, eventId, event, submissionId?, url, status, attempts, createdTime,
     lastTry?, lastError?, nextTry?, deliveredTime?}]` with paging headers; `status` is
-    `PENDING`, `DELIVERED` or `FAILED`, `key` the Idempotency-Key sent."""
+    `PENDING`, `DELIVERED` or `FAILED`, `key` the Idempotency-Key sent; `url` without its
+    password and tokens (`http://hook:***@host/x?token=***`)."""
     outbox = context(request).registry.outbox
     limit = size if size >= 0 else 2**31 - 1
     found, total = outbox.deliveries(failed, limit, max(0, offset))

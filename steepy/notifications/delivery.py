@@ -33,6 +33,7 @@ from steepy.events.webhooks import Subscriber, Webhook, headers
 from steepy.registry.interfaces import Outbox
 from steepy.registry.offload import call
 from steepy.registry.records import Delivery
+from steepy.registry.failures import masked
 from steepy.registry.outage import database_failure_said, in_rounds
 
 if TYPE_CHECKING:
@@ -169,7 +170,7 @@ class Notifier:
             next_try = None if give_up else later(
                 self.clock.now(), self.settings.retry_delay_ms(delivery.attempts))
             (log.error if give_up else log.warning)(
-                "notification %s to %s, try %d: %s%s", delivery.key, delivery.url,
+                "notification %s to %s, try %d: %s%s", delivery.key, masked(delivery.url),
                 delivery.attempts, error, "; giving up" if give_up else "")
             await call(self.outbox.delivery_failed, delivery.id, self.owner, error, next_try)
 

@@ -27,6 +27,11 @@ def opened(url: str) -> None:
     _opened.append(url)
 
 
+def opened_urls() -> list[str]:
+    """The database URLs this process opened (their secrets stay out of tools' environments)."""
+    return list(_opened)
+
+
 # SQLite's primary result codes that mean the database (its file, its disk, its locks)
 # failed, not the statement: PERM, BUSY, LOCKED, NOMEM, READONLY, IOERR, CORRUPT, FULL,
 # CANTOPEN, PROTOCOL, NOTADB
@@ -120,7 +125,7 @@ def _where(url: str) -> tuple[str, str | None]:
     if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
         path = os.path.abspath(parsed.database)
         return path, os.path.dirname(path)
-    return parsed.render_as_string(hide_password=True), None
+    return masked(url), None
 
 
 def _disk_state(folder: str) -> str | None:
@@ -129,6 +134,8 @@ def _disk_state(folder: str) -> str | None:
     try:
         stat = os.statvfs(folder or "/")
     except OSError:
+        return None
+    if stat.f_blocks == 0:  # no disk: a pseudo file system (/proc, /sys) keeps no files
         return None
     if stat.f_flag & os.ST_RDONLY:
         return "its file system is read-only"
@@ -149,22 +156,47 @@ _CAUSES = {11: "its file is corrupted", 26: "its file is not a SQLite database",
            5: "it is locked", 6: "it is locked", 10: "its disk failed (I/O error)"}
 
 
-# `scheme://user:PASSWORD@host' in a text that is no URL SQLAlchemy can parse
-_PASSWORD = re.compile(r"(://[^:/@\s]*:)[^@\s]*(@)")
-_PASSWORD_PARAMETER = re.compile(r"([?&;]password=)[^&;\s]*", re.IGNORECASE)
+# the password of `scheme://user:PASSWORD@host/...' (up to the last `@' before a query: an
+# unquoted `@' or `/' may be part of it), and a query's (or fragment's) `key=value' pairs
+_USERINFO = re.compile(r"^[A-Za-z][A-Za-z0-9+.:-]*://[^:/?#@\s]*:(?P<secret>[^?#\s]*)@")
+_PAIR = re.compile(r"[?&;#](?P<key>[^=&;#?\s]*)=(?P<secret>[^&;#\s]*)")
+# query keys whose values are secrets: `token', `api_key', `password', `sig', `code', ...
+_SECRET_KEY = re.compile(r"token|key|secret|pass|pwd|sig|code|auth|credential|session",
+                         re.IGNORECASE)
+
+
+def _secret_spans(url: str) -> list[tuple[int, int]]:
+    """Where the secrets of a URL are: its password and the values of query keys that look
+    secret (any URL: a database's, a webhook's, Steep's `jdbc:' form)."""
+    from urllib.parse import unquote
+
+    spans = []
+    found = _USERINFO.search(url)
+    if found and found.group("secret"):
+        spans.append(found.span("secret"))
+    for pair in _PAIR.finditer(url):
+        if pair.group("secret") and _SECRET_KEY.search(unquote(pair.group("key"))):
+            spans.append(pair.span("secret"))
+    return sorted(spans)
+
+
+def url_secrets(url: str) -> set[str]:
+    """The secrets in a URL, as written and decoded (`p%40ss' and `p@ss'); what masked()
+    hides."""
+    from urllib.parse import unquote
+
+    parts = {url[start:end] for start, end in _secret_spans(url)}
+    return parts | {unquote(part) for part in parts}
 
 
 def masked(url: str) -> str:
-    """A database URL with its password replaced by `***', fit for a log, an error or an
-    answer (SQLAlchemy's own rendering; a text it cannot parse, a bad port say, has its
-    `user:password@' part masked all the same)."""
-    from sqlalchemy.engine import make_url
-
-    try:
-        shown = make_url(url).render_as_string(hide_password=True)
-    except Exception:  # noqa: BLE001 - not a URL SQLAlchemy parses (Steep's `jdbc:' form)
-        shown = _PASSWORD.sub(r"\1***\2", url)
-    return _PASSWORD_PARAMETER.sub(r"\1***", shown)  # `?password=' (JDBC, libpq)
+    """A URL (a database's or a webhook's) with its password and the values of its secret
+    query keys replaced by `***', fit for a log, an error, a page or an answer:
+    `http://hook:***@host/x?token=***&channel=ops'. Every URL steepy shows goes through
+    this; what it connects to is the real one."""
+    for start, end in reversed(_secret_spans(url)):
+        url = f"{url[:start]}***{url[end:]}"
+    return url
 
 
 def describe(error: BaseException, url: str | None = None) -> str:
@@ -192,11 +224,8 @@ def describe(error: BaseException, url: str | None = None) -> str:
 
 
 def _hide_password(text: str, url: str) -> str:
-    """`text` with the password of `url` (if it has one) replaced by ***."""
-    from sqlalchemy.engine import make_url
-
-    try:
-        password = make_url(url).password if url else None
-    except Exception:  # noqa: BLE001 - not a URL
-        return text
-    return text.replace(str(password), "***") if password and len(str(password)) > 2 else text
+    """`text` with the secrets of `url` (its password, ...) replaced by ***."""
+    for secret in sorted(url_secrets(url) if url else (), key=len, reverse=True):
+        if len(secret) > 2:
+            text = text.replace(secret, "***")
+    return text

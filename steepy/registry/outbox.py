@@ -16,6 +16,7 @@ from steepy.model.common import as_utc, iso_time
 from steepy.events.webhooks import Subscriber, body, document
 from steepy.registry import documents
 from steepy.registry.connector import Connector
+from steepy.registry.failures import masked
 from steepy.registry.records import Delivery, load, utcnow
 from steepy.registry.tables import outbox, submissions
 
@@ -71,8 +72,10 @@ def _due(now: datetime, urls: list[str]):
 
 
 def _listing(row) -> dict:
+    """A delivery as every listing shows it (CLI, API, UI): its URL without its password and
+    tokens (the delivery itself goes to the real one)."""
     out = {"id": row.id, "key": row.key, "eventId": row.event_id, "event": row.kind,
-           "submissionId": row.submission_id, "url": row.url, "status": row.status,
+           "submissionId": row.submission_id, "url": masked(row.url), "status": row.status,
            "attempts": row.attempts, "createdTime": iso_time(as_utc(row.created_time)),
            "lastTry": iso_time(as_utc(row.last_try)), "lastError": row.last_error,
            "nextTry": iso_time(as_utc(row.next_try)) if row.status == PENDING else None,

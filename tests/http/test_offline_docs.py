@@ -49,3 +49,13 @@ def test_docs_pages_name_only_assets_the_app_serves(app, page: str, root: str) -
 def test_the_openapi_document_does_not_list_the_docs_routes(app) -> None:
     paths = TestClient(app).get("/openapi.json").json()["paths"]
     assert not [p for p in paths if p.startswith(("/docs", "/redoc"))]
+
+
+def test_redocs_script_loads_nothing_from_the_internet(app) -> None:
+    """ReDoc's sidebar shows Redocly's logo from their CDN: the served script has no address
+    it would load (an empty image instead)."""
+    script = TestClient(app).get("/docs/assets/redoc.standalone.js")
+    assert script.status_code == 200 and "javascript" in script.headers["content-type"]
+    assert len(script.content) > 500_000  # the whole script
+    assert "cdn.redoc.ly" not in script.text
+    assert re.findall(r"""src\s*:\s*["']https?://""", script.text) == []

@@ -1,0 +1,137 @@
+"""A tool gets none of the variables the engine reads a secret from (issue 24): the one
+`notifications.email.passwordEnv' names, those steepy.yaml's template reads for a secret
+(`{{ env.HOOK_SECRET }}' as a webhook's `secret', http.token, a password in a URL), libpq's
+PGPASSWORD and its kind; unless the service names one in `passEnvironment'."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from steepy.agent import AgentConfig
+from steepy.agent.environment import Withheld, attempt_environment, engine_environment
+from steepy.config.reading import load_config
+from steepy.model.processchain import Executable
+from steepy.plugins.loaded import builtin_set
+from steepy.registry import failures
+from tests.conftest import ROOT
+
+SECRETS = {"MY_HTTP_TOKEN": "HTTPTOKEN-xyz-1", "HOOK_SECRET": "HOOKSECRET-xyz-2",
+           "SMTP_PASS": "SMTPPASS-xyz-3", "PGPASSWORD": "PGPASS-xyz-4",
+           "PGPASSFILE": "/home/u/.pgpass-xyz-5", "DB_PASS": "DBPASS-xyz-6",
+           "HOOK_TOKEN": "QUERYTOKEN-xyz-7",
+           # not read by the configuration, but it holds the database's password
+           "MY_DSN": "postgresql://steepy:DBPASS-xyz-6@db.invalid/steepy"}
+
+CONFIG = """\
+---
+template: true
+---
+services: services/
+db:
+  url: postgresql+psycopg://steepy:{{ env.DB_PASS }}@db.invalid/steepy
+http:
+  token: {{ env.MY_HTTP_TOKEN }}
+notifications:
+  maxAttempts: 1
+  webhooks:
+    - url: http://127.0.0.1:9/x
+      secret: {{ env.HOOK_SECRET }}
+    - url: http://127.0.0.1:9/y?channel=ops&token={{ env.HOOK_TOKEN }}
+  email:
+    host: 127.0.0.1
+    port: 9
+    from: a@example.org
+    to: [b@example.org]
+    username: u
+    passwordEnv: SMTP_PASS
+"""
+
+
+def _config_dir(tmp_path: Path) -> Path:
+    (tmp_path / "services").mkdir()
+    (tmp_path / "steepy.yaml").write_text(CONFIG)
+    return tmp_path
+
+
+def test_the_configuration_names_what_a_tool_does_not_get(monkeypatch, tmp_path) -> None:
+    for name, value in {**SECRETS, "TOOL_SETTING": "kept", "CHANNEL": "ops"}.items():
+        monkeypatch.setenv(name, value)
+    withheld = AgentConfig.from_config(load_config(_config_dir(tmp_path)), builtin_set()).withheld
+    assert withheld.names == {"SMTP_PASS"}
+    assert {"HTTPTOKEN-xyz-1", "HOOKSECRET-xyz-2", "DBPASS-xyz-6",
+            "QUERYTOKEN-xyz-7"} <= withheld.secrets
+    assert "HOOKSECRET-xyz-2" not in repr(AgentConfig(withheld=withheld))  # never in a log line
+    base = engine_environment({"FROM_CONFIG": "yes"}, withheld)
+    assert not set(SECRETS) & set(base), sorted(set(SECRETS) & set(base))
+    assert base["TOOL_SETTING"] == "kept" and base["CHANNEL"] == "ops"  # no secret: kept
+    assert base["FROM_CONFIG"] == "yes" and base["PATH"] == os.environ["PATH"]
+    # libpq's password variables go even without a configuration
+    assert "PGPASSWORD" not in engine_environment() and "HOOK_SECRET" in engine_environment()
+    # a service that names one gets it: the user's choice
+    exe = Executable("e", "tool", "svc", pass_environment=["HOOK_SECRET", "PGPASSWORD"])
+    env = attempt_environment(base, exe)
+    assert env["HOOK_SECRET"] == "HOOKSECRET-xyz-2" and env["PGPASSWORD"] == "PGPASS-xyz-4"
+    assert "SMTP_PASS" not in env
+
+
+def test_the_password_of_a_database_given_by_command_line_stays_too(monkeypatch) -> None:
+    monkeypatch.setattr(failures, "_opened", [])
+    monkeypatch.setenv("ARCHIVE_DB_PASSWORD", "from-the-command-line-1")
+    monkeypatch.setenv("SHORT", "ab")
+    assert "ARCHIVE_DB_PASSWORD" in engine_environment()
+    failures.opened("postgresql+psycopg://u:from-the-command-line-1@h/db?sslmode=ab")
+    base = engine_environment()
+    assert "ARCHIVE_DB_PASSWORD" not in base and base["SHORT"] == "ab"
+    assert engine_environment(withheld=Withheld()) == base
+
+
+SERVICES = """\
+- id: dumpenv
+  name: Dump env
+  description: prints its environment
+  path: env
+  runtime: other
+  parameters: []
+- id: asks
+  name: Asks for the webhook's secret
+  description: prints its environment
+  path: env
+  runtime: other
+  parameters: []
+  passEnvironment: [HOOK_SECRET]
+"""
+
+WORKFLOW = """\
+api: 4.7.0
+name: envdump
+actions:
+  - {id: all, type: execute, service: dumpenv}
+  - {id: asked, type: execute, service: asks, dependsOn: [all]}
+"""
+
+
+@pytest.mark.process
+def test_steepy_run_gives_a_tool_no_secret_the_configuration_reads(tmp_path) -> None:
+    """`steepy run' with the template above: a tool running `env' sees none of the secrets
+    (its log shows what it printed); the service that asks for HOOK_SECRET gets it."""
+    directory = _config_dir(tmp_path)
+    (directory / "services" / "s.yaml").write_text(SERVICES)
+    (directory / "w.yaml").write_text(WORKFLOW)
+    env = dict(os.environ, **SECRETS, OTHER="OTHER-xyz-0", PYTHONPATH=str(ROOT),
+               STEEPY_LOGS_PROCESSCHAINS_PATH=str(tmp_path / "logs"))
+    ran = subprocess.run([sys.executable, "-m", "steepy.cli", "run", "w.yaml", "--agents", "1",
+                          "--db", f"sqlite:///{tmp_path / 'steepy.db'}"], cwd=directory,
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    everything = "\n".join(p.read_text() for p in (tmp_path / "logs").rglob("*")
+                           if p.is_file())
+    assert everything.count("OTHER=OTHER-xyz-0") == 2, everything  # both tools ran `env'
+    leaked = [name for name, value in SECRETS.items() if value in everything
+              and not (name == "HOOK_SECRET" and everything.count(value) == 1)]
+    assert leaked == [], leaked
+    assert "HOOK_SECRET=HOOKSECRET-xyz-2" in everything  # the service asked for it
