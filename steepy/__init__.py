@@ -15,7 +15,7 @@ _LAZY = {name: "steepy.api" for name in (
     "Attempt", "Chain", "Client", "EngineFailed", "Event", "NotFound", "Refused", "Run",
     "Submission", "WaitTimeout", "connect", "run")}
 _LAZY.update(InputError="steepy.errors", Problem="steepy.errors", SteepyError="steepy.errors",
-             ClientError="steepy.http.client")
+             ClientError="steepy.http.client", DatabaseUnavailable="steepy.registry.failures")
 
 __all__ = sorted(_LAZY) + ["__version__"]
 

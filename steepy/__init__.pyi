@@ -6,6 +6,7 @@ from steepy.api import (Attempt as Attempt, Chain as Chain, Client as Client,
                         Refused as Refused, Run as Run, Submission as Submission,
                         WaitTimeout as WaitTimeout, connect as connect, run as run)
 from steepy.errors import InputError as InputError, Problem as Problem, SteepyError as SteepyError
+from steepy.registry.failures import DatabaseUnavailable as DatabaseUnavailable
 from steepy.http.client import ClientError as ClientError
 
 __version__: str

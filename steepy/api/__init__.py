@@ -9,7 +9,9 @@ engine in this process, and the types they return (docs/guide/python-api.md).
 - `backends.py`, `local.py`, `remote.py`, `sse.py`: where the answers come from (a database,
   or a server over HTTP); the CLI's management commands use them too;
 - `setup.py`: steepy.yaml, plugins, services and macros for local work;
-- `errors.py`: `NotFound`, `Refused`, `WaitTimeout`, `EngineFailed`.
+- `errors.py`: `NotFound`, `Refused`, `WaitTimeout`, `EngineFailed`; `arguments.py` checks
+  the plain arguments (`vars`, `status`, `agents`); `guard.py` turns a database that cannot
+  be used into `DatabaseUnavailable` (steepy.registry.failures') with the CLI's message.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from steepy import lazy_attributes
 # without loading the client, the in-process engine or asyncio)
 _HOMES = {"Attempt": "steepy.api.chain", "Chain": "steepy.api.chain", "Run": "steepy.api.chain",
           "Client": "steepy.api.client", "connect": "steepy.api.client",
+          "DatabaseUnavailable": "steepy.registry.failures",
           "EngineFailed": "steepy.api.errors", "NotFound": "steepy.api.errors",
           "Refused": "steepy.api.errors", "WaitTimeout": "steepy.api.errors",
           "Event": "steepy.api.event", "run": "steepy.api.inprocess",
@@ -35,6 +38,7 @@ if TYPE_CHECKING:  # what type checkers see
     from steepy.api.chain import Attempt, Chain, Run  # noqa: F401
     from steepy.api.client import Client, connect  # noqa: F401
     from steepy.api.errors import EngineFailed, NotFound, Refused, WaitTimeout  # noqa: F401
+    from steepy.registry.failures import DatabaseUnavailable  # noqa: F401
     from steepy.api.event import Event  # noqa: F401
     from steepy.api.inprocess import run  # noqa: F401
     from steepy.api.submission import Submission  # noqa: F401

@@ -8,6 +8,7 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Sequence
 
+from steepy.api.arguments import status_name
 from steepy.api.backends import Backend
 from steepy.api.chain import Chain
 from steepy.api.errors import NotFound
@@ -47,11 +48,11 @@ class Client:
         the submission); `resume` reuses the work of earlier submissions (default: the
         configuration's `cache.enabled`). Something must run it: a server, or a `steepy
         worker` on the database. InputError with every problem."""
-        from steepy.documents.variables import GivenVars
+        from steepy.api.arguments import given_vars
 
         submission_id = self.backend.submit_document(workflow_document(workflow),
                                                      self._services, self._macros,
-                                                     GivenVars.of(vars), resume)
+                                                     given_vars(vars), resume)
         return self.submission(submission_id)
 
     def submission(self, submission_id: str) -> Submission:
@@ -63,7 +64,7 @@ class Client:
     def submissions(self, status: SubmissionStatus | str | None = None) -> list[Submission]:
         """Every submission (with `status`, those with it), newest first. As a summary:
         `results` and `error_message` come with `refresh()`."""
-        wanted = None if status is None else str(SubmissionStatus(status))
+        wanted = status_name(status)  # InputError for a status there is not
         found: list[Submission] = []
         while True:
             page, total = self.backend.submissions(wanted, PAGE, len(found))
@@ -90,7 +91,9 @@ def connect(target: str | os.PathLike, *, services: Paths = None, macros: Paths 
     STEEPY_HTTP_TOKEN or `http.token` of steepy.yaml, is its bearer token), or of the
     database at `target` (a database URL, or an SQLite file's path; `services` and `macros`,
     files, folders or globs, else steepy.yaml's, are what workflows are checked against).
-    InputError for a target that is neither, such as Steep's `jdbc:postgresql://...`."""
+    InputError for a target that is neither, such as Steep's `jdbc:postgresql://...`;
+    DatabaseUnavailable (`cannot use the database ...`) for a database that cannot be used,
+    raised by the first call that needs it."""
     from steepy.api.setup import LocalSetup
 
     text = os.fspath(target)
@@ -98,9 +101,11 @@ def connect(target: str | os.PathLike, *, services: Paths = None, macros: Paths 
         from steepy.api.remote import RemoteBackend
 
         return Client(RemoteBackend(text, token))
+    from steepy.api.guard import GuardedBackend
     from steepy.api.local import LocalBackend
 
-    return Client(LocalBackend(database_url(text), LocalSetup(services, macros)))
+    url = database_url(text)
+    return Client(GuardedBackend(LocalBackend(url, LocalSetup(services, macros)), url))
 
 
 def database_url(target: str, name: str = "target") -> str:

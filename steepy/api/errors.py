@@ -1,7 +1,8 @@
 """The errors of the Python API, besides `steepy.errors.InputError` (a workflow, its
 services, macros or `vars` are wrong: every problem at `file:line:column: path: message`, as
 the CLI prints them). Each is a `steepy.errors.SteepyError`; so is
-`steepy.http.client.ClientError` (a server cannot be reached or refused a request)."""
+`steepy.http.client.ClientError` (a server cannot be reached or refused a request) and
+`steepy.registry.failures.DatabaseUnavailable` (a database cannot be used: steepy.api.guard)."""
 
 from __future__ import annotations
 

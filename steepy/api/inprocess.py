@@ -14,13 +14,14 @@ import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from steepy.api.arguments import agents_number, given_vars
 from steepy.api.client import Client, Paths, database_url
 from steepy.api.errors import EngineFailed
+from steepy.api.guard import GuardedBackend
 from steepy.api.local import LocalBackend
 from steepy.api.setup import LocalSetup
 from steepy.api.submission import Submission
 from steepy.api.workflow import Workflow, workflow_document
-from steepy.documents.variables import GivenVars
 
 if TYPE_CHECKING:
     from steepy.engine.engine import Engine, EngineSettings
@@ -36,21 +37,22 @@ def run(workflow: Workflow, *, services: Paths = None, macros: Paths = None,
     """Check `workflow` (a path, YAML or JSON text, or a dict; `vars` sets the values of its
     variables that have a default value, by id), store it in the database `db` (a URL or an SQLite file's path;
     default: steepy.yaml's `db.url`, else .steepy/steepy.db) and run it to its end here, with
-    `agents` chains at once (default: `agent.instances`, else one per core). Returns the
+    `agents` chains at once (None or 0: `agent.instances`, else one per core). Returns the
     finished submission, whatever its status; it keeps the database open to read it again
     (Python closes it at exit). InputError (nothing stored) for bad input, or a database in
-    memory; EngineFailed when the engine stopped by itself. Whatever is raised while it
+    memory; DatabaseUnavailable for a database that cannot be used before the engine
+    starts; EngineFailed when the engine stopped by itself. Whatever is raised while it
     runs, the engine is stopped (and waited for) first. `resume` reuses the work of earlier
     submissions (default: the configuration's `cache.enabled`)."""
     setup = LocalSetup(services, macros)
-    settings = setup.engine_settings(agents)  # the configuration is checked first
+    settings = setup.engine_settings(agents_number(agents))  # the configuration first
     document = workflow_document(workflow)
+    given = given_vars(vars)
     url = None if db is None else database_url(os.fspath(db), "db")
     _not_in_memory(url, setup)
-    backend = LocalBackend(url, setup)
+    backend = GuardedBackend(LocalBackend(url, setup), url)
     try:
-        submission, service_map, macro_map = backend.prepare(document,
-                                                             given=GivenVars.of(vars))
+        submission, service_map, macro_map = backend.prepare(document, given=given)
         backend.store(submission, resume)
         drive(backend.registry, service_map, macro_map, settings, submission.id)
         return Client(backend).submission(submission.id)

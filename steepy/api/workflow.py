@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any, Union
 
 from steepy.documents.loading import Document, parse_text, read_file
+from steepy.errors import InputError, Problem
 
 Workflow = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 NAME = "<workflow>"  # where the problems of a workflow given as text or a dict are
@@ -26,5 +27,6 @@ def workflow_document(workflow: Workflow) -> Document:
         return read_file(workflow)
     if isinstance(workflow, str):
         return parse_text(workflow, NAME)
-    raise TypeError(f"a workflow is a path, YAML text or a dict, not {type(workflow).__name__}")
+    raise InputError(Problem("a workflow is a path, YAML or JSON text or a dict, not "
+                             f"{type(workflow).__name__}", file="workflow"))
 

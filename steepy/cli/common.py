@@ -20,8 +20,9 @@ DB_OPTION = click.option("--db", help="Database URL (default: sqlite:///.steepy/
 SERVICES_OPTION = click.option("--services", "-s", multiple=True,
                                help="Service metadata: file, folder or glob.")
 MACROS_OPTION = click.option("--macros", "-m", multiple=True, help="Macros: file, folder or glob.")
-AGENTS_OPTION = click.option("--agents", type=int,
-                             help="Local agents, i.e. chains run in parallel (default: cores).")
+AGENTS_OPTION = click.option("--agents", type=click.IntRange(min=0),
+                             help="Local agents, i.e. chains run in parallel (default: the "
+                                  "agent's instances in steepy.yaml, else one per core).")
 NO_SERVICES = "No services were loaded: " + WHERE_SERVICES
 
 

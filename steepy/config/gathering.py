@@ -6,6 +6,7 @@ alone (steepy.config.storage) share. Nothing here knows the whole model."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
@@ -62,17 +63,39 @@ def _collect(document: Document, data: dict, keys: tuple[str, ...], raw: dict, o
             _collect(document, value, written, raw, origins, problems, leaves)
             continue
         if key in raw:
-            first = origins[key].problem("", key)
-            problems.append(origin.problem(f"set a second time (first at {first.location()})",
-                                           key))
+            problems.append(_second_time(origin, origins[key], key))
             continue
         raw[key] = value
         origins[key] = origin
 
 
+def _second_time(second: Origin, first: Origin, key: str) -> Problem:
+    """A key written twice (`db.url: ...' then `db: {url: ...}'), at its second place. Both
+    have the same JSON path, whose position is the first's: the second is then placed at the
+    nearest key it is written below (`db', on its own line)."""
+    where = first.problem("", key)
+    message = f"set a second time (first at {where.location()})"
+    found = second.problem(message, key)
+    keys = second.keys
+    for depth in range(len(keys) - 1, 0, -1):
+        if (found.line, found.column) != (where.line, where.column):
+            break
+        parent = Origin(second.document, ".".join(keys[:depth]), keys=keys[:depth])
+        found = replace(parent.problem(message, key), path=key)
+    return found
+
+
+def empty_group(value: Any) -> bool:
+    """`agent:' with nothing below it (None or {}): the defaults. A list, even an empty one,
+    is not a group (`notifications: []' is a mistake)."""
+    return value is None or value == {}
+
+
 def not_a_group(key: str, value: Any, origin: Origin, leaves: Mapping[str, bool]) -> Problem:
-    """A group of keys (`agent') given a plain value (`leaves': every key there is)."""
-    below = ", ".join(k for k in leaves if k.startswith(key + "."))
+    """A group of keys (`agent') given a plain value (`leaves': every key there is); the
+    message names the keys one level below it (`notifications.email', not its keys)."""
+    below = ", ".join(dict.fromkeys(key + "." + k[len(key) + 1:].split(".")[0]
+                                    for k in leaves if k.startswith(key + ".")))
     return origin.problem(f"expected an object with the keys {below}, got {_kind(value)}", key)
 
 

@@ -59,6 +59,34 @@ def environment(environ: Mapping[str, str], raw: dict, origins: dict,
             break
 
 
+TYPO = 0.85  # how alike a variable's name must be to a key's to be called a misspelling of it
+
+
+def misspelt_variables(environ: Mapping[str, str], leaves: Mapping[str, bool],
+                       others: tuple[str, ...] = ()) -> list[Problem]:
+    """Warnings for the STEEPY_/STEEP_ variables whose name is a key's misspelt
+    (`$STEEPY_AGENT_CAPABILITES'), as an unknown key of the file is warned of. Only a close
+    one: steepy gives its tools variables of its own (STEEPY_ATTEMPT, ...), and reads some
+    that are no keys (STEEPY_SERVER, the runtimes' sections, `others': Steep's keys that it
+    lacks)."""
+    import difflib
+
+    known = {key.upper().replace(".", "_"): key for key in leaves}
+    skipped = tuple(key.upper().replace(".", "_") for key in others) + ("RUNTIMES_",)
+    warnings = []
+    for variable in sorted(environ):
+        prefix = next((p for p in ENV_PREFIXES if variable.startswith(p)), None)
+        name = variable[len(prefix):] if prefix else ""
+        if not name or name in known or name.startswith(skipped):
+            continue
+        close = difflib.get_close_matches(name, list(known), n=1, cutoff=TYPO)
+        if close:
+            warnings.append(Problem(f"unknown variable (ignored); did you mean "
+                                    f"${prefix}{close[0]} ({known[close[0]]})?",
+                                    file=f"${variable}"))
+    return warnings
+
+
 # a variable's text that YAML reads as itself or as a number, date, true, null: a text key
 # takes it as written without YAML (importing YAML costs 0.01 s of a command's start)
 _PLAIN = re.compile(r"[\w./~][\w./~:@+-]*")

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from pydantic import ValidationError
 
-from steepy.config.gathering import FILE_NAME, gather, not_a_group
-from steepy.config.located import Origin, nest, problem_of
+from steepy.config.gathering import FILE_NAME, empty_group, gather, not_a_group
+from steepy.config.located import Origin, misspelt_variables, nest, problem_of
 from steepy.config.model import GROUPS, LEAVES, NOT_YET, UNIMPLEMENTED, Config
 from steepy.errors import InputError, Problem
 from steepy.model.suggestions import closest
@@ -29,7 +29,7 @@ def _ignored(raw: dict, origins: dict, problems: list[Problem]) -> list[Problem]
         if key in LEAVES:
             continue
         value = raw.pop(key)
-        if (key in GROUPS or key in ("steep", "steepy")) and value in (None, {}, []):
+        if (key in GROUPS or key in ("steep", "steepy")) and empty_group(value):
             continue  # `agent:' with nothing below it
         unimplemented = next((p for p in UNIMPLEMENTED + NOT_YET
                               if key == p or key.startswith(p + ".")), None)
@@ -68,6 +68,7 @@ def load_config(directory: str | os.PathLike = ".",
     places, warnings = read_plugin_files(raw, origins, Path(directory), {
         "env": dict(environ), "config": _written(written)}, problems)
     warnings += _ignored(raw, origins, problems)
+    warnings += misspelt_variables(environ, LEAVES, UNIMPLEMENTED + NOT_YET)
     config = None
     try:
         # relative paths in values (a webhook's `templateFile') are the file's

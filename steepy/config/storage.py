@@ -11,7 +11,7 @@ from typing import Annotated, Literal, Mapping
 
 from pydantic import AfterValidator, Field, ValidationError
 
-from steepy.config.gathering import FILE_NAME, OVERRIDE_KEY, gather, not_a_group
+from steepy.config.gathering import FILE_NAME, OVERRIDE_KEY, empty_group, gather, not_a_group
 from steepy.config.located import nest, problem_of
 from steepy.config.section import Section, _leaves, groups_of
 from steepy.config.values import Int, database_url
@@ -60,7 +60,7 @@ def load_sections(names: tuple[str, ...] = tuple(SECTIONS), directory: str | os.
     problems = [p for p in found  # (a whole file's problem has no path: kept)
                 if not p.path or p.path in names or p.path.startswith(inside)]
     problems += [not_a_group(key, value, origins[key], leaves) for key, value in mine.items()
-                 if key in groups and value not in (None, {}, [])]
+                 if key in groups and not empty_group(value)]
     sections: dict[str, Section] = {}
     for name in names:
         model = SECTIONS[name]

@@ -1,0 +1,71 @@
+"""The plain arguments of the API's functions (`vars`, `status`, `agents`), checked before
+they are used: a wrong one is an InputError that names it, as the command line names its
+option, never a ValueError or TypeError from deep inside."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from steepy.errors import InputError, Problem
+from steepy.model.submission import SubmissionStatus
+
+if TYPE_CHECKING:
+    from steepy.documents.variables import GivenVars
+
+
+def given_vars(vars: Any) -> "GivenVars":
+    """`vars`: a mapping of variable ids (strings) to JSON values (strings, numbers, lists,
+    ...); every wrong id or value is one problem at `<vars>`."""
+    from steepy.documents.variables import GIVEN, GivenVars
+
+    if vars is None:
+        return GivenVars.of(None)
+    if not isinstance(vars, Mapping):
+        raise InputError(Problem("vars is a dict of variable ids and values, not "
+                                 f"{type(vars).__name__}: e.g. {{\"who\": \"Ada\"}}",
+                                 file=GIVEN))
+    problems = []
+    for name, value in vars.items():
+        if not isinstance(name, str):
+            problems.append(Problem(f"a variable id is a string, not {type(name).__name__} "
+                                    f"`{name!r}'", file=GIVEN))
+            continue
+        try:
+            json.dumps(value)
+        except (TypeError, ValueError):
+            problems.append(Problem(f"{type(value).__name__} is not a value a workflow can "
+                                    "use: a string, number, boolean, list or dict",
+                                    path=name, file=GIVEN))
+    if problems:
+        raise InputError(problems)
+    return GivenVars.of(vars)
+
+
+def status_name(status: Any) -> str | None:
+    """A submission status (a `SubmissionStatus` or its name), or None for any."""
+    if status is None:
+        return None
+    try:
+        return str(SubmissionStatus(status))
+    except ValueError:
+        known = ", ".join(str(s) for s in SubmissionStatus)
+        raise InputError(Problem(f"`{status}' is not one of {known}", file="status")) from None
+
+
+_DEFAULT_AGENTS = "0 or None: the agent's instances in steepy.yaml, else one per core"
+
+
+def agents_number(agents: Any) -> int | None:
+    """How many chains run at once: None or 0 for the default (`agent.instances`, else one
+    per core), else a positive number."""
+    if agents is None:
+        return None
+    if isinstance(agents, bool) or not isinstance(agents, int):
+        raise InputError(Problem(f"{agents!r} is not a number of agents: give an int, 1 or "
+                                 f"more ({_DEFAULT_AGENTS})", file="agents"))
+    if agents < 0:
+        raise InputError(Problem(f"{agents} is not a number of agents: give 1 or more "
+                                 f"({_DEFAULT_AGENTS})", file="agents"))
+    return agents
