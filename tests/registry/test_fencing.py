@@ -152,3 +152,13 @@ def test_a_transaction_left_open_by_a_cut_off_engine_holds_no_one_up(postgres_ur
         assert conn.exec_driver_sql("SHOW lock_timeout").scalar() == "3s"
     ghost.close()
     registry.close()
+
+
+@pytest.mark.postgres
+def test_the_urls_own_session_options_take_precedence(postgres_url: str) -> None:
+    joiner = "&" if "?" in postgres_url else "?"
+    registry = open_registry(f"{postgres_url}{joiner}options=-c%20lock_timeout%3D10000")
+    with registry.db.read() as conn:
+        assert conn.exec_driver_sql("SHOW lock_timeout").scalar() == "10s"
+        assert conn.exec_driver_sql("SHOW idle_in_transaction_session_timeout").scalar() == "1min"
+    registry.close()
