@@ -15,16 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.test_run_resumes_and_show import NAP
 from tests.conftest import ROOT
 
 pytestmark = [pytest.mark.process]
 
-NAP = """
-api: 4.7.0
-name: nap
-actions:
-  - {id: nap, type: execute, service: sleep, inputs: [{id: seconds, value: %s}]}
-"""
 GONE = "its file is gone (deleted or moved away)"
 
 
