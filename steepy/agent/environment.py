@@ -20,6 +20,7 @@ attempt only copies a dict.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -89,8 +90,8 @@ def _without(env: dict[str, str], withheld: Withheld) -> dict[str, str]:
     """`env' without the variables `withheld' names, nor those holding a secret of it, of
     a database this process opened (`--db URL') or of a named variable."""
     full = _current()[0]
-    secrets = set(withheld.secrets) | _secrets((full.get(n) for n in withheld.names),
-                                               opened_urls())
+    secrets = set(withheld.secrets) | _secrets(
+        (full.get(n) for n in (*withheld.names, "PGPASSWORD")), opened_urls())
     if not secrets and not withheld.names:
         return env
     inside = [s for s in secrets if len(s) >= _FOUND_INSIDE]
@@ -143,3 +144,26 @@ def attempt_environment(base: Mapping[str, str], exe: "Executable") -> dict[str,
     if exe.environment:
         env.update(exe.environment)
     return env
+
+
+def kept_from_tools() -> dict[str, str]:
+    """The environment of the engine's executor, the parent of every tool: the locale only.
+    A tool can read its parent's environment (/proc/PPID/environ), so the executor must
+    hold no secret; it takes each tool's environment (and PATH) from the engine's request."""
+    return {k: v for k, v in os.environ.items() if k in ("LANG", "LC_ALL", "LC_CTYPE")}
+
+
+def hide_this_process() -> bool:
+    """Make this process (the engine) unreadable to other processes of its user, tools
+    included: its environment and memory hold the secrets of its configuration, and
+    /proc/PID/environ is readable by the same user otherwise (Linux: PR_SET_DUMPABLE 0;
+    no core dumps then). Whether it could."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(4, 0, 0, 0, 0) == 0  # PR_SET_DUMPABLE
+    except (OSError, AttributeError):
+        return False

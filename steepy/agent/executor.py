@@ -211,13 +211,16 @@ class Executor:
     def __init__(self) -> None:
         import subprocess
 
+        from steepy.agent.environment import hide_this_process, kept_from_tools
+
+        hide_this_process()  # (before the first tool: a tool could read the engine's secrets)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.control = ours
         self.proc = subprocess.Popen(
             [sys.executable, "-I", "-S", SCRIPT, str(theirs.fileno()),
              str(os.getpid())],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            start_new_session=True, pass_fds=[theirs.fileno()])
+            start_new_session=True, pass_fds=[theirs.fileno()], env=kept_from_tools())
         theirs.close()
         self.pid = self.proc.pid
         self.started = _create_time(self.pid)

@@ -24,6 +24,8 @@ SECRETS = {"MY_HTTP_TOKEN": "HTTPTOKEN-xyz-1", "HOOK_SECRET": "HOOKSECRET-xyz-2"
            "SMTP_PASS": "SMTPPASS-xyz-3", "PGPASSWORD": "PGPASS-xyz-4",
            "PGPASSFILE": "/home/u/.pgpass-xyz-5", "DB_PASS": "DBPASS-xyz-6",
            "HOOK_TOKEN": "QUERYTOKEN-xyz-7",
+           # a copy of libpq's password under another name
+           "DB_PASSWORD": "PGPASS-xyz-4",
            # not read by the configuration, but it holds the database's password
            "MY_DSN": "postgresql://steepy:DBPASS-xyz-6@db.invalid/steepy"}
 
@@ -104,6 +106,12 @@ SERVICES = """\
   runtime: other
   parameters: []
   passEnvironment: [HOOK_SECRET]
+- id: parentenv
+  name: Parent's env
+  description: prints the environment of its parent process (the engine's executor)
+  path: ./parentenv.sh
+  runtime: other
+  parameters: []
 """
 
 WORKFLOW = """\
@@ -112,6 +120,7 @@ name: envdump
 actions:
   - {id: all, type: execute, service: dumpenv}
   - {id: asked, type: execute, service: asks, dependsOn: [all]}
+  - {id: parent, type: execute, service: parentenv, dependsOn: [asked]}
 """
 
 
@@ -122,6 +131,10 @@ def test_steepy_run_gives_a_tool_no_secret_the_configuration_reads(tmp_path) -> 
     directory = _config_dir(tmp_path)
     (directory / "services" / "s.yaml").write_text(SERVICES)
     (directory / "w.yaml").write_text(WORKFLOW)
+    script = directory / "parentenv.sh"  # a tool may read its parent's environment
+    script.write_text("#!/bin/sh\necho PARENT $(cat /proc/$PPID/cmdline | tr '\\0' ' ')\n"
+                      "tr '\\0' '\\n' < /proc/$PPID/environ\n")
+    script.chmod(0o755)
     env = dict(os.environ, **SECRETS, OTHER="OTHER-xyz-0", PYTHONPATH=str(ROOT),
                STEEPY_LOGS_PROCESSCHAINS_PATH=str(tmp_path / "logs"))
     ran = subprocess.run([sys.executable, "-m", "steepy.cli", "run", "w.yaml", "--agents", "1",
@@ -131,7 +144,21 @@ def test_steepy_run_gives_a_tool_no_secret_the_configuration_reads(tmp_path) -> 
     everything = "\n".join(p.read_text() for p in (tmp_path / "logs").rglob("*")
                            if p.is_file())
     assert everything.count("OTHER=OTHER-xyz-0") == 2, everything  # both tools ran `env'
+    assert "executor_process.py" in everything  # the parent, whose environment it printed
     leaked = [name for name, value in SECRETS.items() if value in everything
               and not (name == "HOOK_SECRET" and everything.count(value) == 1)]
     assert leaked == [], leaked
     assert "HOOK_SECRET=HOOKSECRET-xyz-2" in everything  # the service asked for it
+
+
+@pytest.mark.process
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux's")
+def test_an_engine_hides_its_environment_from_other_processes_of_its_user() -> None:
+    """/proc/PID/environ of the engine (its secrets) is readable by any process of its user,
+    tools included, unless the process is not dumpable (then only root reads it)."""
+    code = ("import ctypes; from steepy.agent.environment import hide_this_process; "
+            "print(ctypes.CDLL(None).prctl(3, 0, 0, 0, 0), hide_this_process(), "
+            "ctypes.CDLL(None).prctl(3, 0, 0, 0, 0))")  # PR_GET_DUMPABLE
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           env=dict(os.environ, PYTHONPATH=str(ROOT)), check=True).stdout
+    assert shown.split() == ["1", "True", "0"]
