@@ -92,16 +92,13 @@ def _several(query: Any) -> bool:
 
 # A process cut off from the server in the middle of a transaction (its network gone, its
 # machine frozen) keeps that transaction's locks until the server notices: with the systems'
-# defaults, about two hours of TCP keepalive, while every other engine waits behind the locks
-# (the feed's lock stops every write with events) and, its heartbeat queued behind them,
-# stops its own tools (engine/fencing.py). The server ends such a session within a minute
-# and notices a silent client within 25 s; no statement waits for a lock longer than 3 s
-# (steepy's own locks are held for milliseconds: a longer wait fails as a database failure
-# and is tried again; migrations wait as long as they must); the client notices a silent
-# server too.
-SESSION_OPTIONS = ("-c idle_in_transaction_session_timeout=60000 -c lock_timeout=3000 "
-                   "-c tcp_keepalives_idle=10 -c tcp_keepalives_interval=5 "
-                   "-c tcp_keepalives_count=3")
+# defaults, about two hours of TCP keepalive, while other engines wait behind the locks they
+# need (the feed's lock stops every write with events). The server ends such a session
+# within a minute and notices a silent client within 25 s; the client notices a silent
+# server too. (No lock_timeout: a user's change to a submission of 200,000 chains holds its
+# rows for seconds, and the writes waiting for them must not fail as an outage.)
+SESSION_OPTIONS = ("-c idle_in_transaction_session_timeout=60000 -c tcp_keepalives_idle=10 "
+                   "-c tcp_keepalives_interval=5 -c tcp_keepalives_count=3")
 KEEPALIVES = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5,
               "keepalives_count": 3}
 

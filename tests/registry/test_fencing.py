@@ -149,7 +149,7 @@ def test_a_transaction_left_open_by_a_cut_off_engine_holds_no_one_up(postgres_ur
     assert [s.id for s in registry.leases.adopt_submissions("B", 10)] == ["s"]
     with registry.db.read() as conn:
         assert conn.exec_driver_sql("SHOW idle_in_transaction_session_timeout").scalar() == "1min"
-        assert conn.exec_driver_sql("SHOW lock_timeout").scalar() == "3s"
+        assert conn.exec_driver_sql("SHOW tcp_keepalives_idle").scalar() == "10"
     ghost.close()
     registry.close()
 
@@ -157,8 +157,9 @@ def test_a_transaction_left_open_by_a_cut_off_engine_holds_no_one_up(postgres_ur
 @pytest.mark.postgres
 def test_the_urls_own_session_options_take_precedence(postgres_url: str) -> None:
     joiner = "&" if "?" in postgres_url else "?"
-    registry = open_registry(f"{postgres_url}{joiner}options=-c%20lock_timeout%3D10000")
+    registry = open_registry(
+        f"{postgres_url}{joiner}options=-c%20idle_in_transaction_session_timeout%3D300000")
     with registry.db.read() as conn:
-        assert conn.exec_driver_sql("SHOW lock_timeout").scalar() == "10s"
-        assert conn.exec_driver_sql("SHOW idle_in_transaction_session_timeout").scalar() == "1min"
+        assert conn.exec_driver_sql("SHOW idle_in_transaction_session_timeout").scalar() == "5min"
+        assert conn.exec_driver_sql("SHOW tcp_keepalives_idle").scalar() == "10"
     registry.close()
