@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import calendar
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone as dt_timezone
+from datetime import date, datetime, timedelta, timezone as dt_timezone
 from zoneinfo import ZoneInfo
 
 from apscheduler.triggers.base import BaseTrigger
@@ -124,7 +124,7 @@ class CrontabTrigger(BaseTrigger):
     fixed minute and hour fires once, at the first of the two equal wall times (as Vixie
     cron does); a line with `*' in the minute or hour fires in both."""
 
-    __slots__ = ("inner", "zone", "fixed_time")
+    __slots__ = ("inner", "zone", "fixed_time", "crontab")
 
     def __init__(self, crontab: Crontab, timezone: str):
         both = crontab.days_restricted and crontab.weekdays_restricted
@@ -140,6 +140,7 @@ class CrontabTrigger(BaseTrigger):
             self.inner = CronTrigger(day=days, day_of_week=weekdays, **common)
         self.zone = ZoneInfo(timezone)
         self.fixed_time = crontab.fixed_time
+        self.crontab = crontab
 
     def _repeated(self, when: datetime) -> bool:
         """`when' is the second of two equal wall times (the clocks went back)."""
@@ -154,12 +155,48 @@ class CrontabTrigger(BaseTrigger):
         found = self.inner.get_next_fire_time(None, start.astimezone(dt_timezone.utc))
         while found is not None and self.fixed_time and self._repeated(found):
             found = self.inner.get_next_fire_time(None, _after(found))
-        return found
+        skipped = None if found is None else self._in_gap(start, found)
+        return found if skipped is None else skipped
+
+    def _in_gap(self, start: datetime, found: datetime) -> datetime | None:
+        """The first time from `start' to before `found' that the inner trigger passed by
+        because its wall time did not exist (the clocks went forward at midnight, so
+        APScheduler skipped the day): an hour later, as a time in a gap is read."""
+        day = start.astimezone(self.zone).date()
+        last = found.astimezone(self.zone).date()
+        while day <= last:
+            if self._matches(day) and _offset(self.zone, day) < _offset(
+                    self.zone, day + timedelta(days=1)):  # forward: a gap that day
+                for hour in sorted(self.crontab.hours):
+                    for minute in sorted(self.crontab.minutes):
+                        wall = datetime(day.year, day.month, day.day, hour, minute,
+                                        tzinfo=self.zone)
+                        real = wall.astimezone(dt_timezone.utc)
+                        if real.astimezone(self.zone).replace(tzinfo=None) != wall.replace(
+                                tzinfo=None) and start <= real < found:
+                            return real
+            day += timedelta(days=1)
+        return None
+
+    def _matches(self, day: date) -> bool:
+        """Cron's day rule for `day'."""
+        c = self.crontab
+        if day.month not in c.months:
+            return False
+        by_day = day.day in c.days
+        by_weekday = (day.weekday() + 1) % 7 in c.weekdays
+        if c.days_restricted and c.weekdays_restricted:
+            return by_day or by_weekday
+        return by_day and by_weekday
+
+    def __str__(self) -> str:
+        return f"crontab[{self.inner}]"
+
+
+def _offset(zone: ZoneInfo, day: date) -> timedelta:
+    return datetime(day.year, day.month, day.day, tzinfo=zone).utcoffset() or timedelta()
 
 
 def _after(when: datetime) -> datetime:
     """A microsecond after `when' (in UTC: in a zone, + adds to the wall time)."""
     return when.astimezone(dt_timezone.utc) + timedelta(microseconds=1)
-
-    def __str__(self) -> str:
-        return f"crontab[{self.inner}]"

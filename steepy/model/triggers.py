@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from apscheduler.triggers.base import BaseTrigger
@@ -142,6 +142,26 @@ def next_after(trigger: BaseTrigger, when: datetime) -> datetime | None:
     return trigger.get_next_fire_time(when, when)
 
 
+def settled_next_fire_time(trigger: BaseTrigger, stored: datetime | None,
+                           last_fire: datetime | None,
+                           created: datetime | None) -> datetime | None:
+    """A schedule's stored next fire time, or, if it is no fire time of its crontab line
+    (stored when steepy read weekdays as APScheduler does: `0 0 * * 0' was Monday), the
+    line's first fire time after the schedule's last one (else from when it was added), so
+    a real time before the stale one still fires, and a time that fired does not again."""
+    if stored is None or not isinstance(trigger, CrontabTrigger):
+        return stored
+    utc = stored.astimezone(UTC)  # == across zones fails in a fold
+    found = first_at_or_after(trigger, utc)
+    if found is not None and found.astimezone(UTC) == utc:
+        return stored
+    if last_fire is not None:
+        found = next_after(trigger, last_fire)
+    elif created is not None:
+        found = first_at_or_after(trigger, created)
+    return None if found is None else found.astimezone(UTC)
+
+
 @dataclass
 class Missed:
     """What came due between a schedule's next fire time and now."""
@@ -157,15 +177,9 @@ class Missed:
 def fire_times(trigger: BaseTrigger, due: datetime, now: datetime, grace: timedelta,
                cap: int = 100_000) -> Missed:
     """Split the fire times from `due' (the stored next fire time) to `now': those older than
-    `grace' are skipped (counted up to `cap'), the rest fire once, coalesced. A stored time
-    that is no fire time of a crontab line (one stored when steepy read weekdays as
-    APScheduler does) moves on to the line's next one."""
+    `grace' are skipped (counted up to `cap'), the rest fire once, coalesced. `due' is a
+    fire time of `trigger' (see `settled_next_fire_time')."""
     window = now - grace
-    if isinstance(trigger, CrontabTrigger):
-        corrected = first_at_or_after(trigger, due)
-        if corrected is None:
-            return Missed(0, None, None, None, 0, None)
-        due = corrected.astimezone(due.tzinfo)  # == across zones fails in a fold
     skipped, first_skipped, last_skipped = 0, None, None
     cursor: datetime | None = due
     if due < window:

@@ -26,7 +26,8 @@ from steepy.registry.connector import Connector
 from steepy.registry.records import add_event, dump, load
 from steepy.registry.requests import insert_submission
 from steepy.registry.tables import schedule_firings, schedules, timers
-from steepy.model.triggers import TriggerSpec, fire_times, first_at_or_after
+from steepy.model.triggers import (TriggerSpec, fire_times, first_at_or_after,
+                                   settled_next_fire_time)
 
 _s = schedules.c
 _f = schedule_firings.c
@@ -40,13 +41,22 @@ def _utc(value: datetime | None) -> datetime | None:
     return None if value is None else value.astimezone(timezone.utc)
 
 
+def _trigger(row: Any) -> TriggerSpec:
+    return TriggerSpec(row.kind, row.expression, row.timezone, row.interval_ms,
+                       as_utc(row.anchor))
+
+
+def _next_fire_time(row: Any) -> datetime | None:
+    """The row's next fire time, settled if it was stored under the old weekday meaning."""
+    return settled_next_fire_time(_trigger(row).build(), as_utc(row.next_fire_time),
+                                  as_utc(row.last_fire_time), as_utc(row.created_time))
+
+
 def _schedule(row: Any) -> Schedule:
-    trigger = TriggerSpec(row.kind, row.expression, row.timezone, row.interval_ms,
-                          as_utc(row.anchor))
-    return Schedule(row.id, row.name, trigger, Workflow.from_json(load(row.workflow)),
+    return Schedule(row.id, row.name, _trigger(row), Workflow.from_json(load(row.workflow)),
                     row.source, load(row.required_capabilities) or [], row.priority,
                     bool(row.paused), as_utc(row.created_time), as_utc(row.last_fire_time),
-                    as_utc(row.next_fire_time), row.last_submission_id, load(row.vars))
+                    _next_fire_time(row), row.last_submission_id, load(row.vars))
 
 
 def _firing(row: Any) -> dict[str, Any]:
@@ -62,6 +72,25 @@ def _firing(row: Any) -> dict[str, Any]:
 class SqlSchedules:
     def __init__(self, db: Connector):
         self.db = db
+        self._settled = False
+
+    def _settle(self) -> None:
+        """Once per registry, before the first look at what is due: store the settled next
+        fire time of every crontab schedule stored under the old weekday meaning, so a real
+        fire time before the stale one is due on time."""
+        if self._settled:
+            return
+        with self.db.read() as conn:
+            rows = conn.execute(select(schedules).where(_s.kind == "cron")).all()
+        stale = [(r, _next_fire_time(r)) for r in rows]
+        stale = [(r, t) for r, t in stale if t != as_utc(r.next_fire_time)]
+        if stale:
+            with self.db.write() as conn:
+                for row, settled in stale:  # unless another engine moved it on first
+                    conn.execute(update(schedules).where(
+                        _s.id == row.id, _s.next_fire_time == row.next_fire_time)
+                        .values(next_fire_time=settled))
+        self._settled = True
 
     def add_schedule(self, schedule: Schedule) -> Schedule:
         """Store a schedule; its first fire time is computed here. Returns it as stored."""
@@ -117,6 +146,7 @@ class SqlSchedules:
 
     def next_due(self) -> datetime | None:
         """The earliest next fire time of a schedule that is not paused."""
+        self._settle()
         with self.db.read() as conn:
             return as_utc(conn.execute(select(func.min(_s.next_fire_time))
                                        .where(_s.paused.is_(False))).scalar())
@@ -127,6 +157,7 @@ class SqlSchedules:
         within `grace_s' (coalesced), a `skipped' record for older ones. Returns the ids of
         the new submissions."""
         now = now or utcnow()
+        self._settle()
         grace = timedelta(seconds=grace_s)
         fired: list[str] = []
         due = (_s.paused.is_(False), _s.next_fire_time <= now)
@@ -150,7 +181,8 @@ class SqlSchedules:
 
     def _fire(self, conn: Any, row: Any, now: datetime, grace: timedelta) -> str | None:
         schedule = _schedule(row)
-        due = as_utc(row.next_fire_time)
+        due = schedule.next_fire_time
+        assert due is not None  # the row was due
         missed = fire_times(schedule.trigger.build(), due, now, grace)
         if missed.skipped:
             conn.execute(insert(schedule_firings).values(

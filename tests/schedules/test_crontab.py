@@ -14,7 +14,8 @@ from steepy.errors import InputError
 from steepy.model.ids import unique_id
 from steepy.model.schedule import Schedule
 from steepy.model.submission import Submission
-from steepy.model.triggers import TriggerSpec, fire_times, next_after, parse_trigger
+from steepy.model.triggers import (TriggerSpec, fire_times, next_after, parse_trigger,
+                                   settled_next_fire_time)
 from steepy.model.workflow import Workflow
 from steepy.registry import open_registry
 from steepy.registry.tables import schedules
@@ -139,10 +140,71 @@ def test_a_stored_schedule_is_read_with_the_crontab_meaning(tmp_path) -> None:
     stale = datetime(2026, 11, 28, 3, tzinfo=UTC)  # Saturday 03:00
     with registry.engine.begin() as conn:
         conn.execute(update(schedules).where(schedules.c.id == added.id)
-                     .values(next_fire_time=stale))
+                     .values(next_fire_time=stale, created_time=SATURDAY))
     assert registry.schedules.fire_due(60, now=stale + timedelta(seconds=1)) == []
     assert registry.schedules.get_schedule(added.id).next_fire_time == datetime(
         2026, 11, 30, 3, tzinfo=UTC)
     old = TriggerSpec("cron", "0 3 last * *").build()
     assert old.get_next_fire_time(None, SATURDAY) == datetime(2026, 11, 30, 3, tzinfo=UTC)
     registry.engine.dispose()
+
+
+def _stale_sunday(tmp_path, last_fire: datetime | None) -> tuple[object, str]:
+    """A `0 0 * * 0' schedule added on Thursday 2026-11-26 and stored when 0 meant Monday:
+    due Monday 2026-11-30 00:00."""
+    registry = open_registry(f"sqlite:///{tmp_path / 'steepy.db'}")
+    workflow = Workflow.from_json({"api": "4.7.0", "name": "nap", "actions": []})
+    submission = Submission(id=unique_id(), workflow=workflow, name="nap")
+    trigger = parse_trigger("0 0 * * 0", None, None, SATURDAY)
+    added = registry.schedules.add_schedule(Schedule.of(unique_id(), submission, trigger))
+    with registry.engine.begin() as conn:
+        conn.execute(update(schedules).where(schedules.c.id == added.id).values(
+            next_fire_time=datetime(2026, 11, 30, tzinfo=UTC), last_fire_time=last_fire,
+            created_time=datetime(2026, 11, 26, tzinfo=UTC)))
+    return registry, added.id
+
+
+def test_a_stale_stored_time_does_not_hide_an_earlier_real_one(tmp_path) -> None:
+    """Sunday 2026-11-29 fires on time although the stored time says Monday; list and
+    show give Sunday before anything fires; Monday fires nothing."""
+    registry, schedule_id = _stale_sunday(tmp_path, None)
+    sunday = datetime(2026, 11, 29, tzinfo=UTC)
+    assert registry.schedules.get_schedule(schedule_id).next_fire_time == sunday
+    assert [s.next_fire_time for s in registry.schedules.list_schedules()] == [sunday]
+    assert registry.schedules.next_due() == sunday
+    assert len(registry.schedules.fire_due(60, now=sunday + timedelta(seconds=5))) == 1
+    assert registry.schedules.fire_due(60, now=sunday + timedelta(days=1, seconds=5)) == []
+    shown = registry.schedules.get_schedule(schedule_id)
+    assert (shown.last_fire_time, shown.next_fire_time) == (sunday, sunday + timedelta(days=7))
+    assert [f["dueTime"] for f in registry.schedules.firings(schedule_id)] == [
+        "2026-11-29T00:00:00Z"]
+    registry.engine.dispose()
+
+
+@pytest.mark.parametrize("last_fire,settled", [
+    (datetime(2026, 11, 23, tzinfo=UTC), datetime(2026, 11, 29, tzinfo=UTC)),  # Mon: old
+    (datetime(2026, 11, 29, tzinfo=UTC), datetime(2026, 12, 6, tzinfo=UTC)),  # fired: not again
+])
+def test_a_stale_stored_time_settles_after_the_last_fire(tmp_path, last_fire: datetime,
+                                                         settled: datetime) -> None:
+    registry, schedule_id = _stale_sunday(tmp_path, last_fire)
+    assert registry.schedules.get_schedule(schedule_id).next_fire_time == settled
+    assert registry.schedules.next_due() == settled
+    registry.engine.dispose()
+
+
+def test_a_midnight_that_does_not_exist_fires_an_hour_later() -> None:
+    """America/Santiago, 2027-09-05: 00:00 (-04) jumps to 01:00 (-03). A midnight line
+    fires at 01:00 that day, not the next; a Sunday one loses no week; `*' lines fire
+    once at 01:00. Such a time is a fire time a stored schedule keeps."""
+    zone, start = "America/Santiago", datetime(2027, 9, 3, 16, tzinfo=UTC)
+    one = datetime(2027, 9, 5, 4, tzinfo=UTC)  # 01:00 -03
+    assert _times("0 0 * * *", start, 3, zone) == [
+        datetime(2027, 9, 4, 4, tzinfo=UTC), one, datetime(2027, 9, 6, 3, tzinfo=UTC)]
+    assert _times("30 0 * * *", start, 2, zone)[1] == one + timedelta(minutes=30)
+    assert _times("0 0 * * 0", datetime(2027, 9, 1, 16, tzinfo=UTC), 2, zone) == [
+        one, datetime(2027, 9, 12, 3, tzinfo=UTC)]
+    assert _times("0 * * * *", datetime(2027, 9, 5, 2, 30, tzinfo=UTC), 3, zone) == [
+        datetime(2027, 9, 5, 3, tzinfo=UTC), one, datetime(2027, 9, 5, 5, tzinfo=UTC)]
+    trigger = parse_trigger("0 0 * * 0", None, zone, start).build()
+    assert settled_next_fire_time(trigger, one, None, None) == one
