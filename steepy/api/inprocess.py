@@ -1,9 +1,10 @@
 """`steepy.run(workflow)`: an engine in the calling process, as `steepy run` has, for scripts
 and notebooks. It runs in a thread of its own with its own event loop, so it needs neither
 the main thread nor a free event loop (a notebook has one running). Ctrl-C
-(KeyboardInterrupt) in the caller cancels the submission, waits until it has ended and is
-raised again (a second Ctrl-C stops the engine at once); in the main thread, a SIGINT handler
-of its own counts them while the engine runs (`_Interrupts`), Python's is back afterwards."""
+(KeyboardInterrupt) in the caller cancels the submission (in a database outage, once the
+database is back), waits until it has ended and is raised again (a second Ctrl-C stops the
+engine at once); in the main thread, a SIGINT handler of its own counts them while the
+engine runs (`_Interrupts`), Python's is back afterwards."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from steepy.api.arguments import agents_number, given_vars
 from steepy.api.client import Client, Paths, database_url
 from steepy.api.errors import EngineFailed
-from steepy.api.guard import GuardedBackend
+from steepy.api.guard import GuardedBackend, database_failures
 from steepy.api.local import LocalBackend
 from steepy.api.setup import LocalSetup
 from steepy.api.submission import Submission
@@ -54,7 +55,8 @@ def run(workflow: Workflow, *, services: Paths = None, macros: Paths = None,
     try:
         submission, service_map, macro_map = backend.prepare(document, given=given)
         backend.store(submission, resume)
-        drive(backend.registry, service_map, macro_map, settings, submission.id)
+        with database_failures(url):  # nothing of the database's raw, whatever happens
+            drive(backend.registry, service_map, macro_map, settings, submission.id)
         return Client(backend).submission(submission.id)
     except BaseException:
         backend.close()
@@ -84,6 +86,8 @@ class _Driver:
         self.engine: "Engine | None" = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self.stopping = False
+        self.cancel_asked = False
+        self.cancelling: asyncio.Task | None = None  # held: a task nobody holds may be collected
         self.error: BaseException | None = None
         # waited for instead of the thread: a join that Ctrl-C interrupts takes the thread
         # for ended on Python 3.11 (it releases the lock the running thread holds)
@@ -106,7 +110,27 @@ class _Driver:
         self.engine = Engine(*self.args, kind="run")
         if self.stopping:  # asked before there was an engine
             self._stop_engine()
+        if self.cancel_asked:
+            self._start_cancel()
         await self.engine.run(until_submission=self.submission_id)
+
+    def cancel(self) -> None:
+        """Cancel the submission (the engine ends it as CANCELLED), in the engine's event loop:
+        in a database outage it is stored once the database is back (`cancel_when_stored`)."""
+        self.cancel_asked = True
+        self.call(self._start_cancel)
+
+    def _start_cancel(self) -> None:
+        if self.engine is not None and self.cancelling is None:
+            self.cancelling = asyncio.create_task(self._cancel(self.engine))
+
+    async def _cancel(self, engine: "Engine") -> None:
+        from steepy.api.cancelling import cancel_when_stored
+
+        try:
+            await cancel_when_stored(self.args[0], self.submission_id, engine)
+        except Exception as e:  # a bug: the engine stops (EngineFailed) instead of running on
+            engine.crash(e)
 
     def stop(self) -> None:
         """Stop the engine at once (its tools are stopped; the submission is left as it is)."""
@@ -156,12 +180,12 @@ class _Interrupts:
 def drive(registry: "Registry", services: dict, macros: dict, settings: "EngineSettings",
           submission_id: str) -> None:
     """Run an engine on one submission until it has finished. Whatever is raised while it
-    waits (the database fails a cancel, a KeyboardInterrupt of another SIGINT handler), the
-    engine is stopped and waited for before it is raised again: nothing runs on unwatched."""
+    waits (a KeyboardInterrupt of another SIGINT handler), the engine is stopped and
+    waited for before it is raised again: nothing runs on unwatched."""
     driver = _Driver(registry, services, macros, settings, submission_id)
     driver.thread.start()
     try:
-        interrupted = _wait(driver, registry, submission_id)
+        interrupted = _wait(driver)
     except BaseException:
         driver.stop()
         driver.done.wait(settings.agent.kill_grace_period_ms / 1000 + STOP_S)
@@ -180,7 +204,7 @@ def drive(registry: "Registry", services: dict, macros: dict, settings: "EngineS
             from failure
 
 
-def _wait(driver: _Driver, registry: "Registry", submission_id: str) -> int:
+def _wait(driver: _Driver) -> int:
     """Until the engine has ended; how many times Ctrl-C was pressed meanwhile."""
     interrupted = 0
     with _Interrupts() as interrupts:
@@ -191,16 +215,14 @@ def _wait(driver: _Driver, registry: "Registry", submission_id: str) -> int:
                 interrupts.count += 1
             while interrupted < interrupts.count:
                 interrupted += 1
-                _interrupt(driver, registry, submission_id, first=interrupted == 1)
+                _interrupt(driver, first=interrupted == 1)
     return interrupted
 
 
-def _interrupt(driver: _Driver, registry: "Registry", submission_id: str, first: bool) -> None:
+def _interrupt(driver: _Driver, first: bool) -> None:
     """The first Ctrl-C cancels the submission (the engine ends it as CANCELLED); another
     stops the engine at once."""
     if first:
-        registry.requests.cancel_submission(submission_id)
-        if driver.engine is not None:
-            driver.call(driver.engine.changed, "chains")
+        driver.cancel()
     else:
         driver.stop()

@@ -48,27 +48,6 @@ async def _follow(registry, submission_id: str, done) -> None:
     await following(f"timeline of submission {submission_id}", print_new, done, 0.2)
 
 
-async def _cancel(registry, submission_id: str, engine) -> None:
-    """Ctrl-C's cancel, stored once the database can be used: tried each second (a tool that
-    ends meanwhile would make it too late), the wait said once on stderr."""
-    import asyncio
-
-    from steepy.model.backoff import LIVE_OUTAGE
-    from steepy.registry.offload import call
-    from steepy.registry.outage import Outage
-
-    outage = Outage(f"cancelling submission {submission_id}", log, policy=LIVE_OUTAGE)
-    while True:
-        try:
-            await call(registry.requests.cancel_submission, submission_id)
-            break
-        except Exception as e:  # anything but the database failing: raised
-            wait_s = outage.wait_after(e)
-        outage.level = logging.DEBUG  # the next tries: at debug level only
-        await asyncio.sleep(wait_s)
-    engine.changed("chains")
-
-
 @click.command()
 @click.argument("workflow_file", metavar="WORKFLOW", type=click.Path())
 @SERVICES_OPTION
@@ -87,6 +66,7 @@ def run(workflow_file: str, services, macros, db, agents, var_options, vars_file
     import asyncio
     import signal
 
+    from steepy.api.cancelling import cancel_when_stored
     from steepy.engine.collector import collect_less
     from steepy.engine.engine import Engine
 
@@ -112,7 +92,8 @@ def run(workflow_file: str, services, macros, db, agents, var_options, vars_file
             click.echo("cancelling ...", err=True)
             engine.finish_resumed = False  # those it resumed are given back, not cancelled
             if not cancelling or cancelling[-1].done():  # not in the signal handler: it blocks
-                cancelling.append(asyncio.create_task(_cancel(registry, submission.id, engine)))
+                cancelling.append(asyncio.create_task(
+                    cancel_when_stored(registry, submission.id, engine)))
 
         loop.add_signal_handler(signal.SIGINT, interrupt)
         loop.add_signal_handler(signal.SIGTERM, interrupt)
