@@ -18,6 +18,7 @@ from steepy.model.submission import Submission
 from steepy.registry.connector import Connector
 from steepy.registry.records import (
     CS,
+    PENDING_EVENTS,
     SS,
     add_event,
     add_events,
@@ -109,6 +110,8 @@ class SqlLeases:
         with self.db.write(notify=False) as conn:  # (what others must see writes events)
             if agent_rows is not None:
                 self._heartbeat(conn, owner, agent_rows, lease_s)
+            pending = conn.info[PENDING_EVENTS]
+            told = len(pending)
             try:  # the heartbeat commits whatever becomes of the rest: its leases must hold
                 with conn.begin_nested():
                     live = self._live(conn, now - timedelta(seconds=lease_s))
@@ -122,6 +125,7 @@ class SqlLeases:
                 if conn.invalidated:  # the connection is lost: nothing left to commit
                     raise
                 failure = e
+                del pending[told:]  # (the events of what was rolled back)
         if failure is not None:
             raise failure
         return live, lost, announced

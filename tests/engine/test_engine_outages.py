@@ -152,3 +152,26 @@ async def test_submissions_taken_over_start_when_the_next_fetch_fails(tmp_path: 
     assert len(calls) >= 2
     assert registry.views.list_chains(left)[0], "adopted, then dropped: no controller runs it"
     assert registry.views.list_chains(new)[0]
+
+
+def test_the_events_of_a_round_that_failed_are_not_written(database_url) -> None:
+    """The rest of the round announced chains waiting, then failed: its changes were rolled
+    back with its savepoint, and so are its events (the heartbeat's commit wrote them, and
+    the next round announced them again)."""
+    registry = open_registry(database_url)
+    registry.requests.add_submission(Submission(id="s", workflow=Workflow(name="s"), name="s"))
+    store_chains(registry, "s", [ProcessChain(id="g", required_capabilities=["x"])], None)
+    flag = registry.leases._flag
+
+    def announced_then_deadlocked(conn, *args, **kwargs):
+        flag(conn, *args, **kwargs)  # (its event is pending now)
+        raise exc.OperationalError("UPDATE process_chains", {}, Exception("deadlock detected"))
+
+    registry.leases._flag = announced_then_deadlocked
+    with pytest.raises(exc.OperationalError):
+        registry.leases.beat("me", [{"id": "mine", "capabilities": []}], 10, True)
+    kinds = [e["kind"] for e in registry.views.events("s")]
+    assert "chain.waiting" not in kinds, kinds
+    del registry.leases._flag
+    assert registry.leases.beat("me", [{"id": "mine", "capabilities": []}], 10, True)[2]
+    assert [e["kind"] for e in registry.views.events("s")].count("chain.waiting") == 1
