@@ -146,11 +146,17 @@ def attempt_environment(base: Mapping[str, str], exe: "Executable") -> dict[str,
     return env
 
 
+# what the executor's interpreter may need to start (a Python of an HPC module finds its
+# libpython through LD_LIBRARY_PATH) and to read text: no secrets
+_EXECUTOR_NEEDS = ("LANG", "LC_ALL", "LC_CTYPE", "LD_LIBRARY_PATH", "LD_PRELOAD")
+
+
 def kept_from_tools() -> dict[str, str]:
-    """The environment of the engine's executor, the parent of every tool: the locale only.
-    A tool can read its parent's environment (/proc/PPID/environ), so the executor must
-    hold no secret; it takes each tool's environment (and PATH) from the engine's request."""
-    return {k: v for k, v in os.environ.items() if k in ("LANG", "LC_ALL", "LC_CTYPE")}
+    """The environment of the engine's executor, the parent of every tool: the locale and
+    the loader's paths only. A tool can read its parent's environment (/proc/PPID/environ),
+    so the executor must hold no secret; it takes each tool's environment (and PATH) from
+    the engine's request."""
+    return {k: v for k, v in os.environ.items() if k in _EXECUTOR_NEEDS}
 
 
 def hide_this_process() -> bool:

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Callable, Literal
 
 from steepy.agent import LocalAgent
+from steepy.agent.environment import hide_this_process
 from steepy.model.attempt import AttemptRecord
 from steepy.agent.executor import executor
 from steepy.engine.changes import Change, watcher_of
@@ -295,6 +296,7 @@ class Engine:
         self._until, self._resume_abandoned = until_submission, resume_abandoned
         self._scheduler.only_submissions = (None if until_submission is None
                                             else frozenset({until_submission}))
+        hide_this_process()  # before anything runs beside it (a tool, a software setup)
         Path(self.settings.tmp_path).mkdir(parents=True, exist_ok=True)
         Path(self.settings.out_path).mkdir(parents=True, exist_ok=True)
         await self.settings.agent.plugins.initialize()  # initializer plugins, once

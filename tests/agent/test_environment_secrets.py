@@ -162,3 +162,16 @@ def test_an_engine_hides_its_environment_from_other_processes_of_its_user() -> N
     shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            env=dict(os.environ, PYTHONPATH=str(ROOT)), check=True).stdout
     assert shown.split() == ["1", "True", "0"]
+
+
+def test_the_executor_gets_what_its_interpreter_needs_and_no_secret(monkeypatch) -> None:
+    """The executor, every tool's parent, starts with the locale and the loader's paths (a
+    Python of an HPC module finds its libpython through LD_LIBRARY_PATH) and nothing else."""
+    from steepy.agent.environment import kept_from_tools
+
+    for name, value in {"LANG": "C.UTF-8", "LD_LIBRARY_PATH": "/opt/python/lib",
+                        "HOOK_SECRET": "HOOKSECRET-xyz-2", "PATH": "/usr/bin"}.items():
+        monkeypatch.setenv(name, value)
+    kept = kept_from_tools()
+    assert kept["LANG"] == "C.UTF-8" and kept["LD_LIBRARY_PATH"] == "/opt/python/lib"
+    assert "HOOK_SECRET" not in kept and "PATH" not in kept
