@@ -27,6 +27,7 @@ class LostRuns:
         # names its engine's pid, is forgotten after a while), and those said in the log
         self._waited_for: dict[tuple[str, int], set] = {}
         self._logged: set = set()
+        self._held_elsewhere: set[tuple[str, int]] = set()  # runs of other machines said held
 
     async def round(self, leases: Leases, owner: str, rows: list[dict] | None, lease_s: float,
                     flag: bool, grace_s: float, judging: bool = True,
@@ -67,9 +68,9 @@ class LostRuns:
         silent_s = time.time() - run["lastSeen"]
         if silent_s >= lease_s + grace_s + 2.0:
             return False
-        key = ("elsewhere", run["chainId"], run["runNumber"])
-        if key not in self._logged:
-            self._logged.add(key)
+        key = (run["chainId"], run["runNumber"])
+        if key not in self._held_elsewhere:
+            self._held_elsewhere.add(key)
             self._log.warning("run %d of process chain %s on %s is held back until its tools "
                               "there have surely stopped", run["runNumber"], run["chainId"],
                               run["host"])
