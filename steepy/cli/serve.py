@@ -98,13 +98,16 @@ def serve(host: str | None, port: int | None, db, agents, no_agents: bool, servi
         shown = f"[{address[0]}]" if ":" in address[0] else address[0]
         what = ("API only" if engine is None
                 else f"engine {engine.owner} with {engine.agent_count} agent(s)")
-        click.echo(f"serving on http://{shown}:{address[1]}{ctx.base_path} ({what})", err=True)
-        for submission in to_submit:  # stored only once the server could start
-            registry.requests.add_submission(submission)
-            click.echo(f"submitted {submission.id} ({submission.name or 'unnamed'}): "
-                       f"http://{shown}:{address[1]}{ctx.base_path}/workflows/{submission.id}",
+
+        def announce() -> None:  # once its agents are registered: GET /agents lists them
+            click.echo(f"serving on http://{shown}:{address[1]}{ctx.base_path} ({what})",
                        err=True)
-        await serve_api(ctx, create_app(ctx), sock)
+            for submission in to_submit:  # stored only once the server could start
+                registry.requests.add_submission(submission)
+                click.echo(f"submitted {submission.id} ({submission.name or 'unnamed'}): "
+                           f"http://{shown}:{address[1]}{ctx.base_path}/workflows/"
+                           f"{submission.id}", err=True)
+        await serve_api(ctx, create_app(ctx), sock, announce)
 
     asyncio.run(main_loop())
     exit_if_engine_failed(engine)

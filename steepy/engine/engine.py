@@ -105,6 +105,7 @@ class Engine:
         self._notifier = Notifier(registry.outbox, self.owner, settings.notifications, clock)
         self.stop = asyncio.Event()
         self._submitted = asyncio.Event()
+        self.ready = asyncio.Event()  # its agents are registered: it can take work
         self._woken = 0.0  # when commits last woke the parts (the loop's time)
         self._wake_later: asyncio.TimerHandle | None = None
         self.failure: BaseException | None = None  # why the engine stopped by itself
@@ -305,6 +306,7 @@ class Engine:
                                    self.registry.db.dialect.postgres if fences is None
                                    else fences, asyncio.get_running_loop().time())
         await self.recover(beat=True)
+        self.ready.set()
         finishing, cancelled = self._start_parts(timekeeper=until_submission is None)
         cancelled.append(asyncio.create_task(self._keeper.watch(self.stop, self._fence),
                                              name="leases"))

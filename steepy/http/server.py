@@ -7,7 +7,7 @@ import contextlib
 import ipaddress
 import signal
 import socket
-from typing import Any
+from typing import Any, Callable
 
 import uvicorn
 
@@ -59,9 +59,12 @@ class _Server(uvicorn.Server):
         pass
 
 
-async def serve(ctx: ApiContext, app: Any, sock: socket.socket) -> None:
+async def serve(ctx: ApiContext, app: Any, sock: socket.socket,
+                announce: Callable[[], None] = lambda: None) -> None:
     """Serve `app' on `sock' and run `ctx.engine' (if any) until SIGINT or SIGTERM, or until
-    either of them stops; then stop the other and wait for both."""
+    either of them stops; then stop the other and wait for both. `announce' is called once
+    the engine's agents are registered (GET /agents lists them), unless something ended
+    first."""
     loop = asyncio.get_running_loop()
     ctx.loop = loop
     config = uvicorn.Config(app, lifespan="off", log_level="warning", access_log=False,
@@ -91,6 +94,7 @@ async def serve(ctx: ApiContext, app: Any, sock: socket.socket) -> None:
     if ctx.engine is not None:
         tasks.append(asyncio.create_task(ctx.engine.run(), name="engine"))
     try:
+        await _announce_when_ready(ctx, tasks, announce)
         await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
         shutdown()  # whichever ended first, the other follows
         results = await asyncio.gather(*tasks, return_exceptions=True)
@@ -100,3 +104,16 @@ async def serve(ctx: ApiContext, app: Any, sock: socket.socket) -> None:
     for result in results:
         if isinstance(result, BaseException) and not isinstance(result, asyncio.CancelledError):
             raise result
+
+
+async def _announce_when_ready(ctx: ApiContext, tasks: list[asyncio.Task],
+                               announce: Callable[[], None]) -> None:
+    """Call `announce' once the engine is ready (at once without one), unless a task ended."""
+    if ctx.engine is not None:
+        ready = asyncio.ensure_future(ctx.engine.ready.wait())
+        await asyncio.wait([ready, *tasks], return_when=asyncio.FIRST_COMPLETED)
+        ready.cancel()
+        if not ctx.engine.ready.is_set():
+            return
+    if not any(task.done() for task in tasks):
+        announce()

@@ -156,3 +156,21 @@ def test_an_agents_state_changed_time_follows_busy_and_idle(tmp_path) -> None:
             again["stateChangedTime"]
     finally:
         assert server.stop() == 0
+
+
+def test_the_server_says_it_serves_once_its_agents_are_listed(tmp_path) -> None:
+    """`serving on ...' is printed once GET /agents lists the engine's agents (an initializer
+    plugin that takes its time ran in between, and a client that trusted the line saw
+    none)."""
+    module = f"slow_start_{tmp_path.name.replace('-', '_')}"
+    (tmp_path / f"{module}.py").write_text(
+        "import asyncio\n\nasync def initialize():\n    await asyncio.sleep(1.5)\n")
+    (tmp_path / "more.yaml").write_text(
+        f"plugins:\n  - {{name: slow, type: initializer, object: '{module}:initialize'}}\n")
+    server = Server(tmp_path, "--agents", "2",
+                    env={"STEEPY_OVERRIDECONFIGFILE": str(tmp_path / "more.yaml"),
+                         "PYTHONPATH": str(tmp_path)})
+    try:
+        assert len(server.http.get("/agents").json()) == 2
+    finally:
+        assert server.stop() == 0
