@@ -14,6 +14,8 @@ The engine's face, all its callers (the CLI, the HTTP API, the plugins) may use;
   left, dead or stopped, until they end too).
 - `resumed`, `on_resumed(id)`, `finish_resumed`: what `resume_abandoned` took over, each said
   as it is; cleared, the engine does not wait for them (it gives them back when it stops).
+- `ready`: the event set once its agents are registered (GET /agents lists them) and it
+  takes work.
 - `stop`: the event that stops it; `failure`: why it stopped by itself (None: it did not);
   `crash(error)`: a task the caller runs for it died of a bug: it stops, saying why.
 - `changed(what)`: something changed in the database that this process knows of (a

@@ -14,7 +14,7 @@ from tests.conftest import ROOT
 from tests.engine.test_engine import MACROS, SERVICES, _settings
 import pytest
 
-FACE = {"run", "stop", "failure", "crash", "changed", "idle", "recover", "owner", "agent_count",
+FACE = {"run", "ready", "stop", "failure", "crash", "changed", "idle", "recover", "owner", "agent_count",
         "plugins", "settings", "resumed", "on_resumed", "finish_resumed"}
 CALLERS = ("cli", "http", "ui", "plugins")  # the packages that hold an engine
 USE = re.compile(r"\bengine\.([A-Za-z_]\w*)")
