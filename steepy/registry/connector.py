@@ -94,9 +94,10 @@ class Connector:
                             ids = list(conn.execute(ADD_EVENT_WITH_ID, pending).scalars())
                             watcher.written(conn, pending, ids)
                         else:
-                            with self.dialect.batch(conn):  # one round trip for the three
+                            with self.dialect.batch(conn):  # one round trip, commit too
                                 self.dialect.lock_feed(conn, notify=True)
                                 conn.execute(_ADD_EVENT_INLINE, pending)
+                                self.dialect.commit_in_batch(conn)
                     elif notify:
                         self.dialect.after_write(conn)
                 finally:

@@ -50,6 +50,15 @@ class Dialect:
         else:
             conn.exec_driver_sql(lock + (f"; NOTIFY {CHANNEL}" if notify else ""))
 
+    def commit_in_batch(self, conn: Connection) -> None:
+        """In a `batch` (PostgreSQL): COMMIT in the same round trip as what came before, so
+        that the feed's lock is never held while the server waits for this client: a client
+        cut off between the lock and its COMMIT would hold every other writer's events up
+        until the server ended its session (a minute). The caller's own commit then finds
+        nothing to do. SQLite: nothing (its commit follows)."""
+        if self.postgres:
+            conn.connection.driver_connection.cursor().execute("COMMIT")
+
     def batch(self, conn: Connection) -> Any:
         """A context in which the statements sent through the driver's cursors go to
         PostgreSQL together, answered at its end (psycopg's pipeline mode: one round trip

@@ -2,8 +2,8 @@
 in the pool is replaced at its checkout, before the caller's transaction uses it, and a
 checkout of a live connection sends the server nothing (SQLAlchemy's pool_pre_ping sent an
 empty query each time: a round trip per transaction); BEGIN goes with a transaction's first
-statement; a write with events takes the feed's lock, says NOTIFY and inserts them in one
-round trip; a claim reads its chain and the chain's runs so far in one statement."""
+statement; a write with events takes the feed's lock, says NOTIFY, inserts them and commits
+in one round trip; a claim reads its chain and the chain's runs so far in one statement."""
 
 from __future__ import annotations
 
@@ -125,8 +125,9 @@ def test_a_write_with_events_sends_them_with_the_feed_lock_and_notify_at_once(co
     assert [q.split(" (")[0] for q in sent] == [
         BEGIN, f'"SELECT pg_advisory_xact_lock({FEED_LOCK})"', f'"NOTIFY {CHANNEL}"',
         '"INSERT INTO events', COMMIT] * 2
-    # BEGIN, the lock, NOTIFY and the insert in one round trip; COMMIT in the second
-    assert _round_trips(tmp_path / "trace") == 2 * 2
+    # BEGIN, the lock, NOTIFY, the insert and COMMIT in one round trip: the server never
+    # waits for this client while it holds the feed's lock
+    assert _round_trips(tmp_path / "trace") == 2
     with connector.read() as conn:
         assert conn.exec_driver_sql("SELECT count(*) FROM events WHERE kind = 'test'"
                                     ).scalar() == 2
@@ -237,3 +238,33 @@ def test_autocommit_runs_outside_a_transaction_and_leaves_the_pool_as_it_was(
     begin, *rest = _traced(connector, tmp_path / "trace", 1)  # (the default level named
     assert begin.startswith('"BEGIN') and rest == [SELECT_2, COMMIT]  # after the reset)
     assert _round_trips(tmp_path / "trace") == 2  # BEGIN with the SELECT, then COMMIT
+
+
+def test_the_feed_lock_is_never_held_while_the_server_waits_for_the_client(connector,
+                                                                          postgres_url) -> None:
+    """A writer cut off after its events' round trip (its machine lost its network) must not
+    hold the feed's lock: every other engine's writes with events would wait for it until the
+    server ended the session, and their heartbeats behind them. COMMIT goes in that round
+    trip, so when the client could next be cut off, the lock is gone."""
+    from sqlalchemy import event
+    from sqlalchemy.engine import make_url
+
+    admin = make_url(postgres_url).set(drivername="postgresql").render_as_string(
+        hide_password=False)
+    held: list[int] = []
+
+    def at_commit(conn) -> None:  # the client's COMMIT is about to go out
+        with psycopg.connect(admin, autocommit=True) as other:
+            held.append(other.execute(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted "
+                "AND classid = %s AND objid = %s",
+                (FEED_LOCK >> 32, FEED_LOCK & 0xFFFFFFFF)).fetchone()[0])
+
+    event.listen(connector.engine, "commit", at_commit)
+    with connector.write() as conn:
+        add_events(conn, [{"submission_id": None, "chain_id": None, "kind": "test",
+                           "time": datetime.now(timezone.utc), "data": None}])
+    assert held == [0]
+    with connector.read() as conn:  # and the events were committed
+        assert conn.exec_driver_sql("SELECT count(*) FROM events WHERE kind = 'test'"
+                                    ).scalar() == 1
