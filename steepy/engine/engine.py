@@ -118,6 +118,7 @@ class Engine:
         self.finish_resumed = True
         self._lost = LostRuns(log)  # lost runs of this machine: what is left of them
         self._keeper: LeaseKeeper | None = None  # its leases as `run` keeps them (fencing.py)
+        self._beats_apart = False  # PostgreSQL: heartbeats in a task of their own
         # commits wake every part through one look (looks.py), in one thread call
         self._looker = Looker(lambda: PartsLook.reader(
             registry, self._scheduler, self._timekeeper if self._timekeeping else None,
@@ -310,6 +311,12 @@ class Engine:
         await self.recover(beat=True)
         self.ready.set()
         finishing, cancelled = self._start_parts(timekeeper=until_submission is None)
+        if self.registry.db.dialect.postgres:  # heartbeats on time, whatever else it writes
+            self._beats_apart = True
+            cancelled.append(asyncio.create_task(self._keeper.keep_beating(
+                lambda: call(self.registry.leases.heartbeat, self.owner,
+                             self._heartbeat_rows(), self.settings.lease_s), self.stop),
+                name="heartbeats"))
         cancelled.append(asyncio.create_task(self._keeper.watch(self.stop, self._fence),
                                              name="leases"))
         # before anything looks for work: every commit from here on wakes the engine
@@ -359,7 +366,7 @@ class Engine:
         loop = asyncio.get_running_loop()
         now = loop.time()
         if now - last_beat >= self.settings.heartbeat_s:
-            await self.recover(beat=True)  # (its heartbeat commits after `now')
+            await self.recover(beat=not self._beats_apart)  # (commits after `now')
             if self._woken < now:
                 self._sweep()
             return now

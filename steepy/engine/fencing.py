@@ -23,7 +23,10 @@ when the heartbeat's transaction had committed.
 from __future__ import annotations
 
 import asyncio
-from typing import Callable
+import logging
+from typing import Awaitable, Callable
+
+log = logging.getLogger(__name__)
 
 
 class LeaseKeeper:
@@ -63,3 +66,26 @@ class LeaseKeeper:
             now = loop.time()
             if not stop.is_set() and self.lapsing(now):
                 fence(now - self.last_ok)
+
+    async def keep_beating(self, beat: Callable[[], Awaitable[object]],
+                           stop: asyncio.Event) -> None:
+        """Until `stop`: `beat()` (the heartbeat's transaction) every heartbeat interval, its
+        commit or failure noted. A task of its own on PostgreSQL: a long write of this
+        process, or a look for lost agents that waits for one, must not hold it up (the
+        tools would be stopped for nothing). A commit counts from when the beat began: the
+        lease it wrote runs from then."""
+        loop = asyncio.get_running_loop()
+        while not stop.is_set():
+            try:
+                await asyncio.wait_for(stop.wait(), self.heartbeat_s)
+                return
+            except asyncio.TimeoutError:
+                pass
+            began = loop.time()
+            try:
+                await beat()
+            except Exception as e:  # noqa: BLE001 - the engine's loop says the database failed
+                self.beat_failed(loop.time())
+                log.debug("heartbeat failed: %s", e)
+            else:
+                self.beat_ok(began)

@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 import threading
 import time
-from contextlib import contextmanager
-from typing import Any, Iterator, Protocol
+from contextlib import contextmanager, nullcontext
+from typing import TYPE_CHECKING, Any, Iterator, Protocol
 
 from sqlalchemy import Connection, Engine, event
 
@@ -18,7 +18,9 @@ from steepy.registry.dialect import BUSY_TIMEOUT_MS, Dialect
 from steepy.registry.failures import (DatabaseUnavailable, describe, disk_problem,
                                      is_database_failure)
 from steepy.registry.records import ADD_EVENT, ADD_EVENT_WITH_ID, PENDING_EVENTS
-from steepy.registry.wakeups import DirectoryWatch, SocketSource, WakeSource, watch_directory
+
+if TYPE_CHECKING:  # (imported where used: a command that only reads waits for no commit)
+    from steepy.registry.wakeups import DirectoryWatch, WakeSource
 
 WAL_RESTART_FRAMES = 16384  # SQLite: a WAL larger than this (64 MB of 4-KB pages) starts over
 RESTART_WAIT_MS = 100  # how long such a checkpoint may hold writers back
@@ -74,14 +76,17 @@ class Connector:
             self.commits += 1
 
     @contextmanager
-    def write(self, notify: bool = True) -> Iterator[Connection]:
+    def write(self, notify: bool = True, alone: bool = False) -> Iterator[Connection]:
         """A write transaction. Threads of this process queue on a lock of their own: waiting
         in SQLite's busy handler would sleep in steps of milliseconds. Without `notify`, the
         other processes are not woken for it (PostgreSQL) unless it writes events: a
-        heartbeat, which nobody waits for, would wake every worker of a cluster."""
+        heartbeat, which nobody waits for, would wake every worker of a cluster. `alone`
+        (PostgreSQL): not behind this process's other writes, for a heartbeat, which must
+        commit on time while a long write of this process runs (SQLite has one writer)."""
         self.check_file()
+        queue = nullcontext() if alone and self.dialect.postgres else self._write_lock
         try:
-            with self._write_lock, self.engine.begin() as conn:
+            with queue, self.engine.begin() as conn:
                 pending: list[dict] = []
                 conn.info[PENDING_EVENTS] = pending
                 try:
@@ -198,6 +203,8 @@ class Connector:
         """What becomes readable when another process may have committed
         (steepy.registry.wakeups), or None: then the marker is looked at on a timer. On
         PostgreSQL the listening connection's socket (once `change_marker` opened it)."""
+        from steepy.registry.wakeups import SocketSource, watch_directory
+
         if self.dialect.postgres:
             try:
                 return None if self._watch is None \

@@ -70,6 +70,13 @@ def _beat_statements() -> tuple[Any, Any]:
 
 
 _BEAT_AGENT, _BEAT_LEASES = _beat_statements()
+# PostgreSQL: the leases of submissions whose rows a transaction holds (a round of this
+# engine's controller, a priority given to 100,000 chains) are extended at the next heartbeat
+# rather than this one waiting for it: the agents' rows must commit on time (fencing.py)
+_BEAT_FREE_LEASES = update(submissions).where(_sc.id.in_(
+    select(_sc.id).where(_sc.owner == bindparam("b_owner"), _sc.status == SS.RUNNING)
+    .with_for_update(skip_locked=True))).values(
+        lease_until=bindparam("b_until", type_=_sc.lease_until.type))
 # the reads of every heartbeat, built once too
 _SINCE = bindparam("b_since", type_=agents.c.last_seen.type)
 _LIVE = select(agents).where(agents.c.last_seen >= _SINCE).order_by(agents.c.id)
@@ -94,21 +101,27 @@ class SqlLeases:
         self.clock = clock  # heartbeats, leases and their ends are times on it
 
     def heartbeat(self, owner: str, agent_rows: list[dict], lease_s: float) -> None:
-        """This engine is alive: refresh its agents and extend its submissions' leases."""
-        with self.db.write(notify=False) as conn:  # (what others must see writes events)
+        """This engine is alive: refresh its agents and extend its submissions' leases. On
+        PostgreSQL in a transaction of its own, not behind this process's other writes."""
+        # (what others must see writes events)
+        with self.db.write(notify=False, alone=True) as conn:
             self._heartbeat(conn, owner, agent_rows, lease_s)
 
     def beat(self, owner: str, agent_rows: list[dict] | None, lease_s: float,
              flag: bool) -> tuple[list[dict], list[dict], list[tuple[str, str, int]]]:
-        """An engine's round of looking for what dead engines left, in one transaction: the
-        heartbeat (if `agent_rows`), the live agents (`live_agents(lease_s)`), the lost runs
+        """An engine's round of looking for what dead engines left, in one transaction (on
+        PostgreSQL the heartbeat commits first in its own): the heartbeat (if `agent_rows`),
+        the live agents (`live_agents(lease_s)`), the lost runs
         among them (`lost_runs`), agents silent for three leases forgotten
         (`forget_lost_agents`) and, with `flag`, `flag_waiting_chains` for the live agents'
         capabilities (what it announced is the third of what is returned)."""
+        if agent_rows is not None and self.db.dialect.postgres:  # on time, whatever else runs
+            self.heartbeat(owner, agent_rows, lease_s)
+            agent_rows = None
         now = self.clock.now()
         failure: Exception | None = None
         with self.db.write(notify=False) as conn:  # (what others must see writes events)
-            if agent_rows is not None:
+            if agent_rows is not None:  # SQLite: one transaction, one commit a beat
                 self._heartbeat(conn, owner, agent_rows, lease_s)
             pending = conn.info[PENDING_EVENTS]
             told = len(pending)
@@ -147,8 +160,8 @@ class SqlLeases:
                 add_event(conn, None, ev.AgentArrived(
                     agent=a["id"], host=a.get("host"),
                     capabilities=sorted(a.get("capabilities", []))))
-        conn.execute(_BEAT_LEASES, {"b_owner": owner,
-                                    "b_until": now + timedelta(seconds=lease_s)})
+        conn.execute(_BEAT_FREE_LEASES if self.db.dialect.postgres else _BEAT_LEASES,
+                     {"b_owner": owner, "b_until": now + timedelta(seconds=lease_s)})
 
     def live_agents(self, max_age_s: float) -> list[dict]:
         with self.db.read() as conn:

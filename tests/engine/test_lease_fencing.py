@@ -9,6 +9,7 @@ import asyncio
 import logging
 import os
 import re
+import time
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
@@ -182,3 +183,43 @@ async def test_a_run_of_another_machine_waits_until_its_tools_there_surely_stopp
     assert "held back until its tools there have surely stopped" in caplog.text
     assert await silent_for(lease_s + grace_s + 1) == []
     assert await silent_for(lease_s + grace_s + 3) == ["c"]
+
+
+@pytest.mark.process
+@pytest.mark.postgres
+async def test_a_long_write_of_the_engines_own_process_does_not_fence_its_tools(
+        postgres_url: str, tmp_path: Path) -> None:
+    """A write of the engine's own process that holds its submission's row for longer than
+    lease - heartbeat (a priority given to 100,000 chains through `steepy serve'): the
+    heartbeat commits beside it on PostgreSQL, so the tool runs on (it was stopped and its
+    chain given back, as if the engine had lost its database)."""
+    registry = open_registry(postgres_url)
+    sid = _submit(registry, SLEEPY.replace("value: 30", "value: 7"))
+    settings = replace(_settings(tmp_path, agents=1), fence_tools=True)  # lease 3 s, beat 0.5
+    engine = Engine(registry, SERVICES, MACROS, settings)
+    task = asyncio.create_task(engine.run())
+    try:
+        await _until(_sleepers)
+        before = _last_seen(registry)
+
+        def long_write() -> None:
+            with registry.db.write() as conn:
+                conn.execute(submissions.update().where(submissions.c.id == sid)
+                             .values(priority=5))
+                time.sleep(4.5)  # lease - heartbeat is 2.5 s
+
+        await asyncio.to_thread(long_write)
+        assert _last_seen(registry) > before + timedelta(seconds=3)  # beats went on meanwhile
+        assert len(_sleepers()) == 1  # its tool runs on
+        (chain,), _ = registry.views.list_chains(sid)
+        await _until(lambda: registry.views.list_chains(sid)[0][0].status == CS.SUCCESS)
+        assert [r.status for r in registry.views.runs(chain.chain.id)] == ["SUCCESS"]
+    finally:
+        engine.stop.set()
+        await asyncio.wait_for(task, 30)
+        registry.close()
+
+
+def _last_seen(registry):
+    with registry.db.read() as conn:
+        return conn.execute(select(agents.c.last_seen)).scalar()

@@ -163,3 +163,43 @@ def test_the_urls_own_session_options_take_precedence(postgres_url: str) -> None
         assert conn.exec_driver_sql("SHOW idle_in_transaction_session_timeout").scalar() == "5min"
         assert conn.exec_driver_sql("SHOW tcp_keepalives_idle").scalar() == "10"
     registry.close()
+
+
+@pytest.mark.postgres
+def test_a_heartbeat_waits_for_no_lock_on_its_submissions(postgres_url: str) -> None:
+    """A transaction holding a submission's row (a round of the engine's own controller, a
+    priority given to 100,000 chains, an engine cut off mid-way): the heartbeat refreshes the
+    agents at once and extends that lease at its next beat (it waited, and the engine would
+    stop its tools for a heartbeat it could not write)."""
+    import threading
+
+    import psycopg
+    from sqlalchemy import select
+
+    from steepy.registry.tables import agents, submissions
+
+    registry = open_registry(postgres_url)
+    registry.requests.add_submission(Submission(id="s", workflow=Workflow(name="s"), name="s"))
+    assert registry.leases.fetch_next_submission("A", lease_s=5).id == "s"
+
+    def lease_and_seen() -> tuple:
+        with registry.db.read() as conn:
+            return (conn.execute(select(submissions.c.lease_until)).scalar(),
+                    conn.execute(select(agents.c.last_seen)).scalar())
+
+    registry.leases.heartbeat("A", [{"id": "a1", "capabilities": []}], 5)
+    lease, seen = lease_and_seen()
+    holder = psycopg.connect(postgres_url.replace("+psycopg", ""))
+    holder.execute("SELECT 1 FROM submissions WHERE id = 's' FOR UPDATE")
+    beating = threading.Thread(target=registry.leases.beat, daemon=True,
+                               args=("A", [{"id": "a1", "capabilities": []}], 600, False))
+    beating.start()
+    beating.join(30)
+    assert not beating.is_alive(), "the heartbeat waited for the submission's row"
+    held_lease, new_seen = lease_and_seen()
+    assert new_seen > seen and held_lease == lease  # the agents at once, that lease not yet
+    holder.rollback()
+    registry.leases.beat("A", [{"id": "a1", "capabilities": []}], 600, False)
+    assert (lease_and_seen()[0] - lease).total_seconds() > 500  # the next beat extends it
+    holder.close()
+    registry.close()
