@@ -7,10 +7,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from steepy.agent.logs import log_path
-from steepy.registry import LogStore
+
+if TYPE_CHECKING:  # (at run time: what `logs' imports stays small)
+    from steepy.registry import LogStore
 
 CHUNK = 1024 * 1024
 

@@ -111,7 +111,7 @@ def connect(target: str | os.PathLike, *, services: Paths = None, macros: Paths 
 def database_url(target: str, name: str = "target") -> str:
     """A database URL, checked as `db.url` is (Steep's JDBC form is refused with the URL to
     write); a path as the URL of an SQLite file. InputError names the argument (`name`)."""
-    from steepy.config.values import database_url as checked
+    from steepy.config.urls import database_url as checked
     from steepy.errors import InputError, Problem
 
     url = target if "://" in target or target.startswith("jdbc:") else f"sqlite:///{target}"

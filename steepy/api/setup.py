@@ -122,7 +122,7 @@ class LocalSetup:
         InputError blaming `db_option`), else steepy.yaml's `db.url` (checked there)."""
         if not db:
             return self.section("db").url
-        from steepy.config.values import database_url
+        from steepy.config.urls import database_url
 
         try:
             return database_url(db)

@@ -72,8 +72,9 @@ class CliSetup(LocalSetup):
 class ReadingSetup(CliSetup):
     """CliSetup for the commands that only read the database (list, show, status, logs,
     events, wait): of the configuration they read and check `db' and `logs' alone
-    (steepy.config.storage; a problem there is exit code 2 as ever), not the other keys
-    nor the plugins, and open the registry without webhooks (they write no events)."""
+    (steepy.config.storage_plain: plain values without pydantic; a problem there is exit
+    code 2 as ever), not the other keys nor the plugins, and open the registry without
+    webhooks (they write no events)."""
 
     def section(self, name: str) -> Any:
         sections = self._sections
@@ -81,10 +82,15 @@ class ReadingSetup(CliSetup):
 
     @cached_property
     def _sections(self) -> dict[str, Any]:
-        from steepy.config.storage import load_sections
+        from steepy.config.storage_plain import plain_storage
 
         try:
-            return load_sections()  # the groups steepy.config.storage.SECTIONS
+            sections = plain_storage()  # the groups db and logs, when plain
+            if sections is None:  # values that pydantic checks (and locates their problems)
+                from steepy.config.storage import load_sections
+
+                sections = load_sections()
+            return sections
         except InputError as e:
             fail(e.problems)
 

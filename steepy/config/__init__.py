@@ -8,7 +8,8 @@ with dots as underscores, read as YAML (`STEEPY_AGENT_INSTANCES=4`).
 in one `InputError`; ignored keys are located `Config.warnings`.
 
 The names below are imported when first used: a module of steepy.config imported alone does
-not bring the others (issue 31: `steepy list' reads `db' and `logs' with `load_sections').
+not bring the others (issue 31: `steepy list' reads `db' and `logs' with
+`storage_plain.plain_storage', without pydantic, else with `load_sections').
 """
 
 from __future__ import annotations

@@ -10,8 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
-from steepy.config.located import Origin, environment
-from steepy.config.section import _strip
+from steepy.config.located import Origin, _strip, environment
 from steepy.errors import InputError, Problem
 from steepy.model.common import type_name as _kind
 

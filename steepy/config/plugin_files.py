@@ -15,7 +15,8 @@ from typing import Any, Mapping
 
 from pydantic import ValidationError
 
-from steepy.config.located import Origin, problem_of
+from steepy.config.located import Origin
+from steepy.config.problems import problem_of
 from steepy.config.model import Config
 from steepy.documents.loading import Document, expand_paths, read_file
 from steepy.errors import InputError, Problem

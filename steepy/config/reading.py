@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any, Mapping
 from pydantic import ValidationError
 
 from steepy.config.gathering import FILE_NAME, empty_group, gather, not_a_group
-from steepy.config.located import Origin, misspelt_variables, nest, problem_of
+from steepy.config.located import Origin, misspelt_variables, nest
+from steepy.config.problems import problem_of
 from steepy.config.model import GROUPS, LEAVES, NOT_YET, UNIMPLEMENTED, Config
 from steepy.errors import InputError, Problem
 from steepy.model.suggestions import closest

@@ -16,7 +16,8 @@ from typing import Any, Mapping, TypeVar
 
 from pydantic import ValidationError
 
-from steepy.config.located import ENV_PREFIXES, Origin, environment, nest, problem_of
+from steepy.config.located import ENV_PREFIXES, Origin, environment, nest
+from steepy.config.problems import problem_of
 from steepy.config.model import LEAVES
 from steepy.config.section import Section, _attribute_names, _leaves
 from steepy.errors import InputError, Problem

@@ -8,12 +8,7 @@ from typing import Any, Mapping, Self, TypeVar, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict
 
-
-def _strip(key: str) -> str:
-    for prefix in ("steepy.", "steep."):
-        if key.startswith(prefix):
-            return key[len(prefix):]
-    return key
+from steepy.config.located import _strip
 
 
 _MISSING = object()

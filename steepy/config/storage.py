@@ -1,7 +1,8 @@
 """The configuration's groups `db' (the database) and `logs' (where the chains' output is
 kept), and reading them alone: the commands that only read the database (list, show, status,
 logs, events, wait) check these two and nothing else, without the rest of the model
-(steepy.config.model, which has them as `Config.db' and `Config.logs'; issue 31)."""
+(steepy.config.model, which has them as `Config.db' and `Config.logs'; issue 31). When their
+values are plain, those commands do not even come here (steepy.config.storage_plain)."""
 
 from __future__ import annotations
 
@@ -12,21 +13,25 @@ from typing import Annotated, Literal, Mapping
 from pydantic import AfterValidator, Field, ValidationError
 
 from steepy.config.gathering import FILE_NAME, OVERRIDE_KEY, empty_group, gather, not_a_group
-from steepy.config.located import nest, problem_of
+from steepy.config.located import nest
+from steepy.config.problems import problem_of
 from steepy.config.section import Section, _leaves, groups_of
-from steepy.config.values import Int, database_url
+from steepy.config.storage_plain import KEYS
+from steepy.config.urls import database_url
+from steepy.config.values import Int
 from steepy.errors import InputError
 
 
 class ProcessChainLogs(Section):
-    path: str = Field("logs/processchains", min_length=1)
-    group_by_prefix: Int = Field(0, alias="groupByPrefix", ge=0)
+    path: str = Field(KEYS["logs.processChains.path"][0], min_length=1)
+    group_by_prefix: Int = Field(KEYS["logs.processChains.groupByPrefix"][0],
+                                 alias="groupByPrefix", ge=0)
     # also in the database, so logs of chains run on other machines can be read anywhere
     # (None: when the database is PostgreSQL, i.e. shared by many machines)
-    database: bool | None = None
+    database: bool | None = KEYS["logs.processChains.database"][0]
     # `steep': each line starts with the time it was written, `yyyy-MM-dd HH:mm:ss - ' as in
     # Steep's logs; `plain': the tool's output as it printed it
-    format: Literal["plain", "steep"] = "plain"
+    format: Literal["plain", "steep"] = KEYS["logs.processChains.format"][0]
 
 
 class LogsSettings(Section):
@@ -34,7 +39,7 @@ class LogsSettings(Section):
 
 
 class DbSettings(Section):
-    url: Annotated[str | None, AfterValidator(database_url)] = None  # None: .steepy/steepy.db
+    url: Annotated[str | None, AfterValidator(database_url)] = KEYS["db.url"][0]
 
 
 # the groups that can be read alone, by their key (Config's fields of these types: a test

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator
 
+from steepy.config.urls import database_url  # noqa: F401 (re-exported: its home is urls.py)
 from steepy.model.durations import DurationError, parse_duration
 from steepy.model.common import type_name as _kind
 
@@ -77,38 +78,6 @@ Size = Annotated[int, BeforeValidator(parse_size)]  # bytes
 Names = Annotated[list[str], BeforeValidator(_capabilities)]
 Strings = Annotated[list[str], BeforeValidator(string_list)]
 Paths = Annotated[str | list[str], BeforeValidator(_paths)]
-
-
-_URL_SCHEME = re.compile(r"([\w+]+)://")  # what SQLAlchemy reads: `dialect+driver://'
-_URL_FORMS = "sqlite:///FILE or postgresql+psycopg://USER:PASSWORD@HOST:PORT/DB"
-DRIVERS = ("sqlite", "sqlite+pysqlite", "postgresql", "postgresql+psycopg")  # dialect+driver
-
-
-def database_url(url: str | None) -> str | None:
-    """A database URL steepy can open; Steep's JDBC form (`jdbc:postgresql://host:5432/db')
-    is refused with the URL to write instead."""
-    if url is None:
-        return None
-    from steepy.registry.failures import masked  # (only here: it needs SQLAlchemy)
-
-    shown = masked(url)  # a message never shows a password
-    if url.startswith("jdbc:"):
-        scheme, _, where = shown[len("jdbc:"):].partition("://")
-        if scheme == "postgresql" and where:
-            where = where.split("?")[0].split("@")[-1]  # its user and password go first
-            raise ValueError(f"`{shown}' is Steep's JDBC form; steepy takes an SQLAlchemy URL: "
-                             f"postgresql+psycopg://USER:PASSWORD@{where} (Steep's db.username "
-                             "and db.password go into it)")
-        raise ValueError(f"`{shown}' is a JDBC URL; steepy takes {_URL_FORMS}")
-    match = _URL_SCHEME.match(url)
-    if match is None:
-        raise ValueError(f"`{shown}' is not a database URL; expected {_URL_FORMS}")
-    if match[1].split("+")[0] not in ("sqlite", "postgresql"):
-        raise ValueError(f"unsupported database `{match[1]}' in `{shown}'; use {_URL_FORMS}")
-    if match[1] not in DRIVERS:  # e.g. postgresql+psycopg2: a driver steepy does not ship
-        raise ValueError(f"unsupported driver `{match[1]}' in `{shown}': steepy talks to "
-                         f"PostgreSQL through psycopg 3; use {_URL_FORMS}")
-    return url
 
 
 def _event_pattern(text: str) -> str:

@@ -117,3 +117,90 @@ def test_the_groups_read_alone_are_the_configurations_own() -> None:
     for name, model in SECTIONS.items():
         assert {f"{name}.{key}": text for key, text in _leaves(model).items()} == {
             key: text for key, text in LEAVES.items() if key.startswith(f"{name}.")}
+
+
+def _plain_values(sections: dict) -> dict:
+    """Every key of storage_plain.KEYS -> its value in `sections' (either kind of object)."""
+    from steepy.config.storage_plain import KEYS, attribute
+
+    found = {}
+    for key in KEYS:
+        node = sections
+        group, *rest = key.split(".")
+        node = sections[group]
+        for part in rest:
+            node = getattr(node, attribute(part))
+        found[key] = node
+    return found
+
+
+@pytest.mark.parametrize("text, environ", [
+    (None, {}),
+    ("db.url: postgresql+psycopg://u:p@h:5432/db\nagent.instances: 0\n", {}),
+    ("# nothing\n", {"STEEPY_LOGS_PROCESSCHAINS_PATH": "/var/log/chains",
+                     "STEEP_DB_URL": "sqlite:///x.db", "STEEPY_TMPPATH": "/tmp/x"}),
+    ("steep:\n  logs.processChains.path: 'quoted path'\n", {}),
+    ("db.url: sqlite:///base.db\n", {"STEEPY_OVERRIDECONFIGFILE": "other.yaml"}),
+], ids=["nothing", "file", "variables", "steep-prefix", "override"])
+def test_plain_values_are_read_without_pydantic_as_load_sections_reads_them(
+        tmp_path, text, environ) -> None:
+    """(tests/cli/test_import_budget.py checks that a reading command then imports no
+    pydantic)"""
+    from steepy.config.storage_plain import plain_storage
+
+    if text is not None:
+        (tmp_path / "steepy.yaml").write_text(text)
+    (tmp_path / "other.yaml").write_text("db:\n  url: sqlite:///override.db\n")
+    plain = plain_storage(tmp_path, environ)
+    assert plain is not None
+    assert _plain_values(plain) == _plain_values(load_sections(SECTIONS, tmp_path, environ))
+
+
+@pytest.mark.parametrize("text, environ", [
+    ("logs.processChains.groupByPrefix: 2\n", {}),  # a number: pydantic checks it
+    ("db:\n  url: mysql://h/d\n", {}),  # a problem
+    ("db.url: jdbc:postgresql://h:5432/db\n", {}),
+    ("logs.processChains.path: ''\n", {}),
+    ("logs.processChains.path: 5\n", {}),
+    ("db: 5\n", {}),
+    ("db.url: sqlite://\nsteep.db.url: sqlite://\n", {}),  # a key given twice
+    ("db.bogus: 1\n", {}),
+    (None, {"STEEPY_LOGS_PROCESSCHAINS_FORMAT": "steep"}),
+    (None, {"STEEPY_LOGS_PROCESSCHAINS_DATABASE": "true"}),
+], ids=repr)
+def test_anything_but_plain_values_is_left_to_load_sections(tmp_path, text, environ) -> None:
+    """So that a problem is reported by the one check there is, at its place."""
+    from steepy.config.storage_plain import plain_storage
+
+    if text is not None:
+        (tmp_path / "steepy.yaml").write_text(text)
+    assert plain_storage(tmp_path, environ) is None
+
+
+def test_the_plain_keys_are_the_models_keys_with_their_defaults() -> None:
+    from steepy.config.section import _attribute_names, _leaves
+    from steepy.config.storage import SECTIONS as MODELS
+    from steepy.config.storage_plain import GROUPS, KEYS, attribute
+
+    assert GROUPS == tuple(MODELS)
+    leaves = {f"{name}.{key}": text for name, model in MODELS.items()
+              for key, text in _leaves(model).items()}
+    assert {key: text for key, (_, text) in KEYS.items()} == leaves
+    defaults = _plain_values({name: model() for name, model in MODELS.items()})
+    assert defaults == {key: default for key, (default, _) in KEYS.items()}
+    for name, model in MODELS.items():  # an alias's attribute name is its snake case
+        fields = model.model_fields
+        assert all(attribute(f.alias) == field for field, f in fields.items() if f.alias)
+    assert _attribute_names(MODELS["logs"])["processChains"] == attribute("processChains")
+
+
+def test_a_file_that_is_not_yaml_is_the_same_problem_either_way(tmp_path) -> None:
+    from steepy.config.storage_plain import plain_storage
+
+    (tmp_path / "steepy.yaml").write_text("logs: [\n")
+    raised = []
+    for read in (plain_storage, lambda *args: load_sections(SECTIONS, *args)):
+        with pytest.raises(InputError) as caught:
+            read(tmp_path, {})
+        raised.append([(p.file, p.line, p.column, p.message) for p in caught.value.problems])
+    assert raised[0] == raised[1] and raised[0][0][1] == 1
