@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 
 PORT ?= 8080
 
-.PHONY: run demo test test-fast docs docs-serve screenshots clean
+.PHONY: run demo test test-fast bytecode docs docs-serve screenshots clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,15 +28,21 @@ demo: $(STAMP)
 # (2,505 tests: 7:43 with three, 8:47 with two, 2026-11-27); each test file runs whole on
 # one worker, so its servers and browser are started once
 WORKERS ?= 3
-test: $(STAMP)
+test: $(STAMP) bytecode
 	@$(BIN)/python -m pytest -n $(WORKERS) --dist loadfile
 
 # the inner loop, in seconds: every test but those that start processes (the CLI, servers,
 # tools, executors) or need PostgreSQL, SLURM, dockerd, Lmod or a browser, or are slow; a test of
 # this selection that starts a process fails (mark it `process`: tests/floor.py)
 FAST := not (process or postgres or slurm or docker or lmod or browser or slow)
-test-fast: $(STAMP)
+test-fast: $(STAMP) bytecode
 	@$(BIN)/python -m pytest -n $(WORKERS) -m "$(FAST)"
+
+# steepy's modules compiled once, as an installed package's are: with PYTHONDONTWRITEBYTECODE
+# set (as on CI machines), every steepy process the tests start compiled them again (0.1-0.2 s
+# each, over a thousand processes)
+bytecode: $(STAMP)
+	@$(BIN)/python -m compileall -q -j 0 steepy tests bench > /dev/null
 
 # the documentation site into site/ (strict: a broken link, a missing page or an unknown
 # anchor fails); docs-serve serves it on http://127.0.0.1:8000/ and rebuilds on every change
