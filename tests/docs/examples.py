@@ -235,8 +235,13 @@ def failure(page: Page, step: Command, exit_code: int, output: str, missing: int
 def environment(scratch: Path, bin_dir: Path, base: dict[str, str],
                 extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment of a page: no STEEPY_* / STEEP_* from outside, HOME the scratch
-    directory, steepy's bin directory first on PATH, then what the page's components need."""
-    env = {k: v for k, v in base.items() if not k.startswith(("STEEPY_", "STEEP_"))}
+    directory, steepy's bin directory first on PATH, then what the page's components need.
+    Python may write bytecode, as it does for a reader: with PYTHONDONTWRITEBYTECODE from
+    outside, every steepy process of every page compiled each module changed since its last
+    .pyc again (in a fresh checkout all of steepy's: 0.85 s instead of 0.65 s for a `steepy
+    run` of one chain)."""
+    env = {k: v for k, v in base.items()
+           if not k.startswith(("STEEPY_", "STEEP_")) and k != "PYTHONDONTWRITEBYTECODE"}
     env["HOME"] = str(scratch)
     env["PATH"] = f"{bin_dir}{os.pathsep}{base.get('PATH', '')}"
     env.update(extra or {})

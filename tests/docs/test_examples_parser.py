@@ -151,6 +151,15 @@ def test_the_environment_has_no_steepy_settings_from_outside(tmp_path: Path) -> 
                    "DOCKER_HOST": "unix:///d"}
 
 
+def test_the_environment_lets_python_write_bytecode(tmp_path: Path) -> None:
+    """A reader's Python writes .pyc files; without them each of a page's steepy processes
+    compiles the modules changed since the last one again."""
+    base = {"PATH": "/usr/bin", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"}
+    env = environment(tmp_path, Path("/repo/.venv/bin"), base)
+    assert "PYTHONDONTWRITEBYTECODE" not in env
+    assert env["PYTHONUNBUFFERED"] == "1"
+
+
 def test_files_are_written_below_the_scratch_directory(tmp_path: Path) -> None:
     page = Page("docs/p.md", steps=[WriteFile("services/a.yaml", "- id: a\n", 3),
                                     WriteFile("b.txt", "b\n", 9)])
