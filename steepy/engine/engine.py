@@ -36,6 +36,7 @@ import math
 import os
 import socket
 import time
+from functools import partial
 from pathlib import Path
 from typing import Callable, Literal
 
@@ -118,7 +119,7 @@ class Engine:
         self.finish_resumed = True
         self._lost = LostRuns(log)  # lost runs of this machine: what is left of them
         self._keeper: LeaseKeeper | None = None  # its leases as `run` keeps them (fencing.py)
-        self._beats_apart = False  # PostgreSQL: heartbeats in a task of their own
+        self._beats: asyncio.Task | None = None  # PostgreSQL: heartbeats in a task of their own
         # commits wake every part through one look (looks.py), in one thread call
         self._looker = Looker(lambda: PartsLook.reader(
             registry, self._scheduler, self._timekeeper if self._timekeeping else None,
@@ -312,11 +313,11 @@ class Engine:
         self.ready.set()
         finishing, cancelled = self._start_parts(timekeeper=until_submission is None)
         if self.registry.db.dialect.postgres:  # heartbeats on time, whatever else it writes
-            self._beats_apart = True
-            cancelled.append(asyncio.create_task(self._keeper.keep_beating(
-                lambda: call(self.registry.leases.heartbeat, self.owner,
-                             self._heartbeat_rows(), self.settings.lease_s), self.stop),
-                name="heartbeats"))
+            self._beats = asyncio.create_task(self._keeper.keep_beating(
+                lambda: partial(self.registry.leases.heartbeat, self.owner,
+                                self._heartbeat_rows(), self.settings.lease_s), self.stop),
+                name="heartbeats")
+            self._beats.add_done_callback(self._supervise)
         cancelled.append(asyncio.create_task(self._keeper.watch(self.stop, self._fence),
                                              name="leases"))
         # before anything looks for work: every commit from here on wakes the engine
@@ -366,7 +367,7 @@ class Engine:
         loop = asyncio.get_running_loop()
         now = loop.time()
         if now - last_beat >= self.settings.heartbeat_s:
-            await self.recover(beat=not self._beats_apart)  # (commits after `now')
+            await self.recover(beat=self._beats is None)  # (commits after `now')
             if self._woken < now:
                 self._sweep()
             return now
@@ -393,6 +394,9 @@ class Engine:
         for task in cancelled:
             task.cancel()
         await self._cancel_controllers()
+        if self._beats is not None:  # the beat under way first: it would write them back
+            await asyncio.wait([self._beats], timeout=self.settings.lease_s)
+            self._beats.cancel()
         with database_failure_said(log, "engine %s: %s; its leases end by themselves",
                                    self.owner):
             await call(self.registry.leases.forget_agents, self.owner)

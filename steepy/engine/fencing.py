@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable
 
 log = logging.getLogger(__name__)
 
@@ -67,25 +68,31 @@ class LeaseKeeper:
             if not stop.is_set() and self.lapsing(now):
                 fence(now - self.last_ok)
 
-    async def keep_beating(self, beat: Callable[[], Awaitable[object]],
+    async def keep_beating(self, beat: Callable[[], Callable[[], object]],
                            stop: asyncio.Event) -> None:
-        """Until `stop`: `beat()` (the heartbeat's transaction) every heartbeat interval, its
-        commit or failure noted. A task of its own on PostgreSQL: a long write of this
-        process, or a look for lost agents that waits for one, must not hold it up (the
-        tools would be stopped for nothing). A commit counts from when the beat began: the
-        lease it wrote runs from then."""
+        """Until `stop`: every heartbeat interval, `beat()` (in the event loop: the heartbeat's
+        transaction, run in a thread of its own), its commit or failure noted; the beat under way when `stop` is
+        set ends before this does (it would write the agents back after the engine forgot
+        them). A task and a thread of their own on PostgreSQL: a long write of this
+        process, a look for lost agents that waits for one, or writes that take every
+        thread of the event loop's pool must not hold it up (the tools would be stopped
+        for nothing). A commit counts from when the beat began: its lease runs from then."""
         loop = asyncio.get_running_loop()
-        while not stop.is_set():
-            try:
-                await asyncio.wait_for(stop.wait(), self.heartbeat_s)
-                return
-            except asyncio.TimeoutError:
-                pass
-            began = loop.time()
-            try:
-                await beat()
-            except Exception as e:  # noqa: BLE001 - the engine's loop says the database failed
-                self.beat_failed(loop.time())
-                log.debug("heartbeat failed: %s", e)
-            else:
-                self.beat_ok(began)
+        thread = ThreadPoolExecutor(1, thread_name_prefix="heartbeat")
+        try:
+            while not stop.is_set():
+                try:
+                    await asyncio.wait_for(stop.wait(), self.heartbeat_s)
+                    return
+                except asyncio.TimeoutError:
+                    pass
+                began = loop.time()
+                try:
+                    await loop.run_in_executor(thread, beat())
+                except Exception as e:  # noqa: BLE001 - the engine's loop says the database failed
+                    self.beat_failed(loop.time())
+                    log.debug("heartbeat failed: %s", e)
+                else:
+                    self.beat_ok(began)
+        finally:
+            thread.shutdown(wait=False)

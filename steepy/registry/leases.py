@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any, Iterable
 
-from sqlalchemy import Connection, and_, bindparam, case, func, insert, select, update
+from sqlalchemy import Connection, and_, bindparam, case, exists, func, insert, select, update
 
 from steepy import events as ev
 from steepy.model.attempt import AGENT_LOST
@@ -70,12 +70,14 @@ def _beat_statements() -> tuple[Any, Any]:
 
 
 _BEAT_AGENT, _BEAT_LEASES = _beat_statements()
-# PostgreSQL: the leases of submissions whose rows a transaction holds (a round of this
+# PostgreSQL: the leases of submissions whose rows a transaction updates (a round of this
 # engine's controller, a priority given to 100,000 chains) are extended at the next heartbeat
-# rather than this one waiting for it: the agents' rows must commit on time (fencing.py)
+# rather than this one waiting for it: the agents' rows must commit on time (fencing.py).
+# (Rows only referenced by new chains or events are not skipped: FOR NO KEY UPDATE; and a
+# lease that ran out meanwhile is not taken over while the engine's agents beat: _lease_over)
 _BEAT_FREE_LEASES = update(submissions).where(_sc.id.in_(
     select(_sc.id).where(_sc.owner == bindparam("b_owner"), _sc.status == SS.RUNNING)
-    .with_for_update(skip_locked=True))).values(
+    .with_for_update(skip_locked=True, key_share=True))).values(
         lease_until=bindparam("b_until", type_=_sc.lease_until.type))
 # the reads of every heartbeat, built once too
 _SINCE = bindparam("b_since", type_=agents.c.last_seen.type)
@@ -87,8 +89,21 @@ _OPEN_RUNS = (select(runs.c.chain_id, runs.c.run_number, runs.c.agent_id, agents
               .outerjoin(agents, agents.c.id == runs.c.agent_id)
               .where(_pc.status == CS.RUNNING, runs.c.end_time.is_(None)))
 _ACCEPTED = select(_sc.id).where(_sc.status == SS.ACCEPTED).limit(1)
-_ORPHANED = select(_sc.id).where(_sc.status == SS.RUNNING, _sc.lease_until.is_(None) | (
-    _sc.lease_until < bindparam("b_now", type_=_sc.lease_until.type))).limit(1)
+
+
+def _lease_over(now: Any, since: Any) -> Any:
+    """RUNNING without a live controller: without a lease (a retry made it RUNNING again),
+    or its lease ran out and its engine's agents have been silent since `since` (an engine
+    alive, whose heartbeat skipped that lease while another transaction held its row, keeps
+    it: `_BEAT_FREE_LEASES`)."""
+    engine_alive = exists().where(agents.c.owner == _sc.owner, agents.c.last_seen >= since)
+    return (_sc.status == SS.RUNNING) & (
+        _sc.lease_until.is_(None) | ((_sc.lease_until < now) & ~engine_alive))
+
+
+_ORPHANED = select(_sc.id).where(_lease_over(
+    bindparam("b_now", type_=_sc.lease_until.type),
+    bindparam("b_since", type_=agents.c.last_seen.type))).limit(1)
 _NEEDS = select(_pc.required_capabilities).where(
     _pc.status == CS.REGISTERED, _pc.required_capabilities != "[]").distinct()
 _MARKED = select(_pc.required_capabilities).where(
@@ -240,10 +255,10 @@ class SqlLeases:
         now = self.clock.now()
         if only is None and not abandoned:  # (a worker's look, every heartbeat)
             with self.db.read() as conn:  # usually there is none: don't take the write lock
-                if conn.execute(_ORPHANED, {"b_now": now}).first() is None:
+                if conn.execute(_ORPHANED, {
+                        "b_now": now, "b_since": now - timedelta(seconds=lease_s)}).first() is None:
                     return []
-        lease_over = (_sc.status == SS.RUNNING) & (
-            (_sc.lease_until.is_(None)) | (_sc.lease_until < now))
+        lease_over = _lease_over(now, now - timedelta(seconds=lease_s))
         orphaned = select(_sc.id).where(lease_over)
         if only is not None:
             orphaned = orphaned.where(_sc.id == only)

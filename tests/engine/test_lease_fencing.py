@@ -76,9 +76,9 @@ async def _until(condition, timeout_s: float = 30) -> None:
 
 @pytest.mark.process
 async def test_tools_stop_and_their_chains_go_back_before_the_lease_ends(
-        tmp_path: Path, caplog) -> None:
+        database_url: str, tmp_path: Path, caplog) -> None:
     caplog.set_level(logging.ERROR, logger="steepy.engine.engine")
-    registry = open_registry(f"sqlite:///{tmp_path / 'steepy.db'}")
+    registry = open_registry(database_url)
     sid = _submit(registry, SLEEPY)  # a tool of 30 s
     settings = replace(_settings(tmp_path, agents=1), fence_tools=True)  # lease 3 s, beat 0.5 s
     engine = Engine(registry, SERVICES, MACROS, settings)
@@ -86,14 +86,18 @@ async def test_tools_stop_and_their_chains_go_back_before_the_lease_ends(
     try:
         await _until(_sleepers)
         tools = _sleepers()
-        beat, failing = registry.leases.beat, [True]
+        failing = [True]
 
-        def unwritable(*args, **kwargs):  # its heartbeat cannot be written from now on
-            if failing:
-                raise _lost_connection("UPDATE agents")
-            return beat(*args, **kwargs)
+        def unwritable(write):
+            def failing_write(*args, **kwargs):  # its heartbeat cannot be written from now on
+                if failing:
+                    raise _lost_connection("UPDATE agents")
+                return write(*args, **kwargs)
+            return failing_write
 
-        registry.leases.beat = unwritable
+        # (PostgreSQL: the heartbeat goes apart from the rest of the round)
+        registry.leases.beat = unwritable(registry.leases.beat)
+        registry.leases.heartbeat = unwritable(registry.leases.heartbeat)
         await _until(lambda: not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE
                                      for p in tools))
         (chain,), _ = registry.views.list_chains(sid)
@@ -110,6 +114,7 @@ async def test_tools_stop_and_their_chains_go_back_before_the_lease_ends(
     finally:
         engine.stop.set()
         await asyncio.wait_for(task, 30)
+        registry.close()
 
 
 @pytest.mark.process
@@ -208,9 +213,19 @@ async def test_a_long_write_of_the_engines_own_process_does_not_fence_its_tools(
                              .values(priority=5))
                 time.sleep(4.5)  # lease - heartbeat is 2.5 s
 
-        await asyncio.to_thread(long_write)
+        def short_write() -> None:  # queued behind it, each in a thread of the loop's pool
+            with registry.db.write() as conn:
+                conn.execute(submissions.update().where(submissions.c.id == sid)
+                             .values(priority=6))
+
+        writes = [asyncio.to_thread(long_write)]
+        await asyncio.sleep(0.2)
+        pool = min(32, (os.cpu_count() or 1) + 4)  # asyncio's default executor's threads
+        writes += [asyncio.to_thread(short_write) for _ in range(pool + 1)]
+        await asyncio.gather(*writes)
         assert _last_seen(registry) > before + timedelta(seconds=3)  # beats went on meanwhile
         assert len(_sleepers()) == 1  # its tool runs on
+        assert _owner(registry, sid) == engine.owner  # and no one took its submission over
         (chain,), _ = registry.views.list_chains(sid)
         await _until(lambda: registry.views.list_chains(sid)[0][0].status == CS.SUCCESS)
         assert [r.status for r in registry.views.runs(chain.chain.id)] == ["SUCCESS"]
@@ -223,3 +238,31 @@ async def test_a_long_write_of_the_engines_own_process_does_not_fence_its_tools(
 def _last_seen(registry):
     with registry.db.read() as conn:
         return conn.execute(select(agents.c.last_seen)).scalar()
+
+
+@pytest.mark.process
+@pytest.mark.postgres
+async def test_a_heartbeat_under_way_as_the_engine_stops_writes_no_agent_back(
+        postgres_url: str, tmp_path: Path) -> None:
+    registry = open_registry(postgres_url)
+    engine = Engine(registry, SERVICES, MACROS, _settings(tmp_path, agents=1))
+    task = asyncio.create_task(engine.run())
+    beat, under_way = registry.leases.heartbeat, asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    def slow(*args, **kwargs):  # a round trip that takes its time
+        loop.call_soon_threadsafe(under_way.set)
+        time.sleep(3)  # (longer than the rest of the engine's wind-down)
+        return beat(*args, **kwargs)
+
+    await asyncio.wait_for(engine.ready.wait(), 30)  # (its first beat is another's)
+    registry.leases.heartbeat = slow
+    try:
+        await asyncio.wait_for(under_way.wait(), 30)
+    finally:
+        engine.stop.set()
+        await asyncio.wait_for(task, 30)
+    await asyncio.sleep(3.5)  # (a beat left running would have committed by now)
+    with registry.db.read() as conn:
+        assert conn.execute(select(agents.c.id)).all() == []
+    registry.close()

@@ -6,6 +6,8 @@ and PostgreSQL."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from sqlalchemy import event
 
@@ -198,8 +200,33 @@ def test_a_heartbeat_waits_for_no_lock_on_its_submissions(postgres_url: str) -> 
     assert not beating.is_alive(), "the heartbeat waited for the submission's row"
     held_lease, new_seen = lease_and_seen()
     assert new_seen > seen and held_lease == lease  # the agents at once, that lease not yet
+    time.sleep(0.2)
+    # its lease ran out meanwhile, but its engine beats: no one else takes it over
+    assert registry.leases.adopt_submissions("B", lease_s=0.1) == []
     holder.rollback()
     registry.leases.beat("A", [{"id": "a1", "capabilities": []}], 600, False)
     assert (lease_and_seen()[0] - lease).total_seconds() > 500  # the next beat extends it
+    # a transaction that only stores a chain of it (a key share lock) skips nothing
+    holder.execute("INSERT INTO process_chains (id, submission_id, status, priority, "
+                   "required_capabilities, chain, cancel_requested, created_time) VALUES "
+                   "('new', 's', 'REGISTERED', 0, '[]', '{}', false, now())")
+    before = lease_and_seen()[0]
+    registry.leases.heartbeat("A", [{"id": "a1", "capabilities": []}], 700)
+    assert lease_and_seen()[0] > before
+    holder.rollback()
     holder.close()
     registry.close()
+
+
+def test_a_lease_that_ran_out_is_taken_over_once_its_engine_is_silent(
+        registry: Registry) -> None:
+    """An engine that died (its agents silent for a lease) or stopped (its agents gone) leaves
+    its submissions to the others at once."""
+    assert registry.leases.fetch_next_submission("A", lease_s=0).id == "s"
+    registry.leases.heartbeat("A", [{"id": "a1", "capabilities": []}], 0)
+    assert registry.leases.adopt_submissions("B", lease_s=60) == []  # A beats
+    time.sleep(0.3)
+    assert [s.id for s in registry.leases.adopt_submissions("B", lease_s=0.2)] == ["s"]
+    registry.leases.heartbeat("B", [{"id": "b1", "capabilities": []}], 0)
+    registry.leases.forget_agents("B")  # B stops
+    assert [s.id for s in registry.leases.adopt_submissions("C", lease_s=60)] == ["s"]
