@@ -174,11 +174,12 @@ def worker(services, macros, db, agents, exit_when_idle: bool) -> None:
                 if engine.idle and not any([await call(registry.views.submission_ids, status)
                                             for status in ACTIVE_SUBMISSION]):
                     engine.stop.set()
-                return 0.5
+                return 0.2
 
             async def watch() -> None:  # a database outage is waited out: it ends no round
                 try:
-                    await asyncio.sleep(0.5)  # the engine first looks for work
+                    # (from when it takes work: what is left to do is then in the database)
+                    await engine.ready.wait()
                     await in_rounds(f"idle check of worker {engine.owner}", look,
                                     asyncio.Event(), engine.stop, log)
                 except Exception as e:  # a bug: the worker would otherwise never end
