@@ -13,9 +13,21 @@ from steepy.cli.logsetup import log_options
 from steepy.cli.common import (AGENTS_OPTION, DB_OPTION, EXIT_CODES, MACROS_OPTION, SERVICES_OPTION,
                                engine_settings, exit_if_engine_failed, given_vars,
                                load_registries, open_registry_or_fail, prepare, vars_options)
-from steepy.model.submission import ACTIVE_SUBMISSION
 
 log = logging.getLogger(__name__)
+
+
+async def nothing_left(views, idle) -> bool:
+    """`worker --exit-when-idle`: no submission waits or runs, and the engine is `idle()`.
+    In this order: a submission taken between the two reads is RUNNING at the second; one
+    the engine took before the reads has its controller when `idle()` is asked."""
+    from steepy.model.submission import SubmissionStatus as SS
+    from steepy.registry.offload import call
+
+    for status in (SS.ACCEPTED, SS.RUNNING):
+        if await call(views.submission_ids, status):
+            return False
+    return idle()
 
 
 def print_events(registry, submission_id: str, after: int) -> int:
@@ -171,8 +183,7 @@ def worker(services, macros, db, agents, exit_when_idle: bool) -> None:
             loop.add_signal_handler(sig, engine.stop.set)
         if exit_when_idle:
             async def look() -> float:  # a round: stop when idle and nothing is left to do
-                if engine.idle and not any([await call(registry.views.submission_ids, status)
-                                            for status in ACTIVE_SUBMISSION]):
+                if await nothing_left(registry.views, lambda: engine.idle):
                     engine.stop.set()
                 return 0.2
 
