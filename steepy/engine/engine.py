@@ -224,6 +224,11 @@ class Engine:
             self._taken.append(look.taken)
             self._submitted.set()
 
+    def _heartbeat(self) -> Callable[[], None]:
+        """(In the event loop) this engine's heartbeat, to write in a thread (PostgreSQL)."""
+        return partial(self.registry.leases.heartbeat, self.owner, self._heartbeat_rows(),
+                       self.settings.lease_s)
+
     def _heartbeat_rows(self) -> list[dict]:
         return [{"id": a.id, "capabilities": list(a.capabilities), "chain_id": a.current_chain_id,
                  "host": socket.gethostname(), "pid": os.getpid()} for a in self._agents]
@@ -309,15 +314,20 @@ class Engine:
         self._keeper = LeaseKeeper(self.settings.lease_s, self.settings.heartbeat_s,
                                    self.registry.db.dialect.postgres if fences is None
                                    else fences, asyncio.get_running_loop().time())
-        await self.recover(beat=True)
+        if self.registry.db.dialect.postgres:  # heartbeats on time, whatever else it does
+            began = asyncio.get_running_loop().time()
+            await call(self._heartbeat())  # its agents registered (SQLite: in `recover')
+            self._keeper.beat_ok(began)
+            self._beats = asyncio.create_task(self._keeper.keep_beating(
+                self._heartbeat, self.stop), name="heartbeats")
+            self._beats.add_done_callback(self._supervise)
+        try:
+            await self.recover(beat=self._beats is None)
+        except BaseException:
+            self.stop.set()  # (the heartbeats end)
+            raise
         self.ready.set()
         finishing, cancelled = self._start_parts(timekeeper=until_submission is None)
-        if self.registry.db.dialect.postgres:  # heartbeats on time, whatever else it writes
-            self._beats = asyncio.create_task(self._keeper.keep_beating(
-                lambda: partial(self.registry.leases.heartbeat, self.owner,
-                                self._heartbeat_rows(), self.settings.lease_s), self.stop),
-                name="heartbeats")
-            self._beats.add_done_callback(self._supervise)
         cancelled.append(asyncio.create_task(self._keeper.watch(self.stop, self._fence),
                                              name="leases"))
         # before anything looks for work: every commit from here on wakes the engine
@@ -396,7 +406,9 @@ class Engine:
         await self._cancel_controllers()
         if self._beats is not None:  # the beat under way first: it would write them back
             await asyncio.wait([self._beats], timeout=self.settings.lease_s)
-            self._beats.cancel()
+            if not self._beats.done():  # it hangs: the server is asked to cancel it
+                self.registry.db.cancel_apart()
+                self._beats.cancel()
         with database_failure_said(log, "engine %s: %s; its leases end by themselves",
                                    self.owner):
             await call(self.registry.leases.forget_agents, self.owner)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from concurrent.futures import ThreadPoolExecutor
+import threading
 from typing import Callable
 
 log = logging.getLogger(__name__)
@@ -35,6 +35,7 @@ class LeaseKeeper:
         self.lease_s, self.heartbeat_s, self.fences_tools = lease_s, heartbeat_s, fences_tools
         self.last_ok = now  # when the heartbeat last committed (or the engine started)
         self._ok_since: float | None = None  # heartbeats committed in a row since (None: all)
+        self._failing = False  # `beat_now`: the last beat failed (said once)
 
     def beat_ok(self, now: float) -> None:
         self.last_ok = now
@@ -71,28 +72,54 @@ class LeaseKeeper:
     async def keep_beating(self, beat: Callable[[], Callable[[], object]],
                            stop: asyncio.Event) -> None:
         """Until `stop`: every heartbeat interval, `beat()` (in the event loop: the heartbeat's
-        transaction, run in a thread of its own), its commit or failure noted; the beat under way when `stop` is
-        set ends before this does (it would write the agents back after the engine forgot
-        them). A task and a thread of their own on PostgreSQL: a long write of this
-        process, a look for lost agents that waits for one, or writes that take every
-        thread of the event loop's pool must not hold it up (the tools would be stopped
-        for nothing). A commit counts from when the beat began: its lease runs from then."""
+        transaction, run in a thread of its own), its commit or failure noted; the beat under
+        way when `stop` is set ends before this does (it would write the agents back after
+        the engine forgot them). A task and a thread of their own on PostgreSQL: a long write
+        of this process, a look for lost agents that waits for one, or writes that take every
+        thread of the event loop's pool must not hold it up (the tools would be stopped for
+        nothing)."""
+        while not stop.is_set():
+            try:
+                await asyncio.wait_for(stop.wait(), self.heartbeat_s)
+                return
+            except asyncio.TimeoutError:
+                pass
+            await self.beat_now(beat())
+
+    async def beat_now(self, write: Callable[[], object]) -> None:
+        """One heartbeat (`write`, in a daemon thread: one that hangs on a server gone without
+        a word holds up neither the event loop nor the interpreter's exit), its commit or
+        failure noted. A commit counts from when the beat began: its lease runs from then."""
         loop = asyncio.get_running_loop()
-        thread = ThreadPoolExecutor(1, thread_name_prefix="heartbeat")
+        began = loop.time()
         try:
-            while not stop.is_set():
-                try:
-                    await asyncio.wait_for(stop.wait(), self.heartbeat_s)
-                    return
-                except asyncio.TimeoutError:
-                    pass
-                began = loop.time()
-                try:
-                    await loop.run_in_executor(thread, beat())
-                except Exception as e:  # noqa: BLE001 - the engine's loop says the database failed
-                    self.beat_failed(loop.time())
-                    log.debug("heartbeat failed: %s", e)
-                else:
-                    self.beat_ok(began)
-        finally:
-            thread.shutdown(wait=False)
+            await _in_daemon_thread(write)
+        except Exception as e:  # noqa: BLE001 - the database failed: said once, waited out
+            self.beat_failed(loop.time())
+            (log.debug if self._failing else log.warning)("heartbeat failed: %s", e)
+            self._failing = True
+        else:
+            self.beat_ok(began)
+            self._failing = False
+
+
+async def _in_daemon_thread(fn: Callable[[], object]) -> object:
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future = loop.create_future()
+
+    def settle(result: object, error: BaseException | None) -> None:
+        if not done.done():
+            done.set_exception(error) if error is not None else done.set_result(result)
+
+    def work() -> None:
+        try:
+            result, error = fn(), None
+        except BaseException as e:  # noqa: BLE001 - handed to the awaiting task
+            result, error = None, e
+        try:
+            loop.call_soon_threadsafe(settle, result, error)
+        except RuntimeError:  # the loop has closed: nobody waits any more
+            pass
+
+    threading.Thread(target=work, name="heartbeat", daemon=True).start()
+    return await done

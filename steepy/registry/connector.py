@@ -55,6 +55,7 @@ class Connector:
         self._directory_watched = False  # tried once: None then means it cannot be had
         self._seen = 0
         self.watcher: EventWatcher | None = None
+        self._own: Connection | None = None  # PostgreSQL: `write(alone=True)`'s (`_apart`)
         event.listen(engine, "commit", self._committed)
         self._own_checkpoints = False  # SQLite: commits leave checkpoints to `checkpoint'
         if self.dialect.name == "sqlite":
@@ -84,9 +85,10 @@ class Connector:
         (PostgreSQL): not behind this process's other writes, for a heartbeat, which must
         commit on time while a long write of this process runs (SQLite has one writer)."""
         self.check_file()
-        queue = nullcontext() if alone and self.dialect.postgres else self._write_lock
+        apart = alone and self.dialect.postgres
         try:
-            with queue, self.engine.begin() as conn:
+            with (nullcontext() if apart else self._write_lock), \
+                    (self._apart() if apart else self.engine.begin()) as conn:
                 pending: list[dict] = []
                 conn.info[PENDING_EVENTS] = pending
                 try:
@@ -111,6 +113,25 @@ class Connector:
         except Exception as e:
             self._noticed(e)
             raise
+
+    @contextmanager
+    def _apart(self) -> Iterator[Connection]:
+        """(PostgreSQL) A transaction on a connection of its own, kept for `write(alone=True)`:
+        the heartbeat must not wait for the pool either, which the process's other reads and
+        writes may hold whole. One thread at a time uses it (the heartbeat's)."""
+        if self._own is None or self._own.closed:
+            self._own = self.engine.connect()
+        with self._own.begin():
+            yield self._own
+
+    def cancel_apart(self) -> None:
+        """(PostgreSQL) Ask the server to cancel what the connection of `write(alone=True)`
+        runs, from any thread: a heartbeat that hangs must not commit after its engine
+        stopped."""
+        own = self._own
+        raw = None if own is None or own.closed or own.invalidated else own.connection
+        if raw is not None and raw.driver_connection is not None:
+            raw.driver_connection.cancel()
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
@@ -225,6 +246,9 @@ class Connector:
         watch, self._watch = self._watch, None
         if watch is not None:
             watch.close()
+        own, self._own = self._own, None
+        if own is not None:
+            own.close()
         directory, self._directory_watch = self._directory_watch, None
         if directory is not None:
             directory.close()

@@ -284,16 +284,18 @@ class SqlLeases:
 
     def unowned(self, submission_ids: Iterable[str]) -> dict[str, datetime | None]:
         """Of these submissions, the RUNNING ones that no engine drives now (their lease ran
-        out, or a retry made them RUNNING again): id -> when the lease ran out (None: no
-        engine has taken it since the retry)."""
+        out and their engine's agents have not beaten since, or a retry made them RUNNING
+        again): id -> when the lease ran out (None: no engine has taken it since the
+        retry)."""
         ids = list(submission_ids)
         now = self.clock.now()
         found: dict[str, datetime | None] = {}
         with self.db.read() as conn:
             for part in (ids[i:i + 500] for i in range(0, len(ids), 500)):
+                # (an engine whose agents beat since its lease ran out drives it: a heartbeat
+                # skipped that lease while another transaction held its row)
                 for row in conn.execute(select(_sc.id, _sc.lease_until).where(
-                        _sc.id.in_(part), _sc.status == SS.RUNNING,
-                        (_sc.lease_until.is_(None)) | (_sc.lease_until < now))).all():
+                        _sc.id.in_(part), _lease_over(now, _sc.lease_until))).all():
                     found[row.id] = as_utc(row.lease_until)
         return found
 

@@ -99,8 +99,11 @@ def _several(query: Any) -> bool:
 # rows for seconds, and the writes waiting for them must not fail as an outage.)
 SESSION_OPTIONS = ("-c idle_in_transaction_session_timeout=60000 -c tcp_keepalives_idle=10 "
                    "-c tcp_keepalives_interval=5 -c tcp_keepalives_count=3")
+# (and what this client sent that the server's machine never acknowledged fails the
+# connection after 30 s, where TCP's retransmissions took about 15 minutes: a heartbeat sent
+# into a network that fell silent)
 KEEPALIVES = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5,
-              "keepalives_count": 3}
+              "keepalives_count": 3, "tcp_user_timeout": 30000}
 
 
 def connect(*args: Any, **kwargs: Any) -> Connection:

@@ -266,3 +266,110 @@ async def test_a_heartbeat_under_way_as_the_engine_stops_writes_no_agent_back(
     with registry.db.read() as conn:
         assert conn.execute(select(agents.c.id)).all() == []
     registry.close()
+
+
+def _seen_ago_s(registry) -> float:
+    with registry.db.read() as conn:
+        seen = conn.execute(select(agents.c.last_seen)).scalar()
+    return (utcnow() - seen).total_seconds()
+
+
+@pytest.mark.process
+@pytest.mark.postgres
+async def test_heartbeats_go_on_while_the_first_look_for_lost_agents_waits(
+        postgres_url: str, tmp_path: Path) -> None:
+    """The engine's first round waits for a chain's row that another session holds (a
+    priority given to a big submission; a worker cut off mid-way: up to a minute): its
+    agents must not look dead meanwhile, or another engine runs their chains beside them."""
+    import psycopg
+
+    registry = open_registry(postgres_url)
+    registry.requests.add_submission(Submission(id="s", workflow=Workflow(name="s"), name="s"))
+    store_chains(registry, "s", [ProcessChain(id="g", required_capabilities=["gpu"])], None)
+    holder = psycopg.connect(postgres_url.replace("+psycopg", ""))
+    holder.execute("SELECT 1 FROM process_chains WHERE id = 'g' FOR UPDATE")
+    engine = Engine(registry, SERVICES, MACROS, _settings(tmp_path, agents=1))  # lease 3 s
+    task = asyncio.create_task(engine.run())
+    try:
+        await asyncio.sleep(4)
+        assert not engine.ready.is_set()  # (the round still waits)
+        assert _seen_ago_s(registry) < 1.5  # beaten every 0.5 s meanwhile
+    finally:
+        holder.rollback()
+        holder.close()
+        engine.stop.set()
+        await asyncio.wait_for(task, 30)
+        registry.close()
+
+
+@pytest.mark.process
+@pytest.mark.postgres
+async def test_heartbeats_go_on_while_reads_hold_every_pooled_connection(
+        postgres_url: str, tmp_path: Path) -> None:
+    import threading
+
+    import psycopg
+
+    registry = open_registry(postgres_url)
+    engine = Engine(registry, SERVICES, MACROS, _settings(tmp_path, agents=1))
+    task = asyncio.create_task(engine.run())
+    release = threading.Event()
+
+    def hold() -> None:
+        with registry.db.read() as conn:
+            conn.exec_driver_sql("SELECT 1")
+            release.wait(30)
+
+    pool = registry.db.engine.pool
+    holders = [threading.Thread(target=hold, daemon=True)
+               for _ in range(pool.size() + pool._max_overflow + 1)]
+    try:
+        await asyncio.wait_for(engine.ready.wait(), 30)
+        for t in holders:
+            t.start()
+        await asyncio.sleep(4)  # lease - heartbeat is 2.5 s
+        with psycopg.connect(postgres_url.replace("+psycopg", "")) as aside:  # (not pooled)
+            ago = aside.execute("SELECT extract(epoch FROM now() - max(last_seen)) "
+                                "FROM agents").fetchone()[0]
+        assert ago < 1.5
+    finally:
+        release.set()
+        engine.stop.set()
+        await asyncio.wait_for(task, 30)
+        registry.close()
+
+
+@pytest.mark.process
+@pytest.mark.postgres
+async def test_a_heartbeat_that_hangs_is_cancelled_as_the_engine_stops(
+        postgres_url: str, tmp_path: Path) -> None:
+    """A beat that hangs at the server (here: sleeps there) neither holds the process's exit
+    nor commits after the engine forgot its agents."""
+    import threading
+
+    registry = open_registry(postgres_url)
+    engine = Engine(registry, SERVICES, MACROS, _settings(tmp_path, agents=1))  # lease 3 s
+    task = asyncio.create_task(engine.run())
+    await asyncio.wait_for(engine.ready.wait(), 30)
+    beat, under_way = registry.leases.heartbeat, asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    def hanging(*args, **kwargs):
+        loop.call_soon_threadsafe(under_way.set)
+        with registry.db.write(notify=False, alone=True) as conn:
+            conn.exec_driver_sql("SELECT pg_sleep(60)")
+        return beat(*args, **kwargs)
+
+    registry.leases.heartbeat = hanging
+    try:
+        await asyncio.wait_for(under_way.wait(), 30)
+    finally:
+        engine.stop.set()
+        await asyncio.wait_for(task, 30)
+    end = loop.time() + 10
+    while any(t.name.startswith("heartbeat") for t in threading.enumerate()):
+        assert loop.time() < end, "the hanging heartbeat was left running"
+        await asyncio.sleep(0.1)
+    with registry.db.read() as conn:
+        assert conn.execute(select(agents.c.id)).all() == []
+    registry.close()
