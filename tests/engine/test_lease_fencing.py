@@ -6,6 +6,7 @@ counts no one else lost until its heartbeats have committed again for a lease.""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import re
@@ -245,27 +246,48 @@ def _last_seen(registry):
 async def test_a_heartbeat_under_way_as_the_engine_stops_writes_no_agent_back(
         postgres_url: str, tmp_path: Path) -> None:
     registry = open_registry(postgres_url)
-    engine = Engine(registry, SERVICES, MACROS, _settings(tmp_path, agents=1))
-    task = asyncio.create_task(engine.run())
-    beat, under_way = registry.leases.heartbeat, asyncio.Event()
-    loop = asyncio.get_running_loop()
-
-    def slow(*args, **kwargs):  # a round trip that takes its time
-        loop.call_soon_threadsafe(under_way.set)
-        time.sleep(3)  # (longer than the rest of the engine's wind-down)
-        return beat(*args, **kwargs)
-
-    await asyncio.wait_for(engine.ready.wait(), 30)  # (its first beat is another's)
-    registry.leases.heartbeat = slow
-    try:
-        await asyncio.wait_for(under_way.wait(), 30)
-    finally:
-        engine.stop.set()
-        await asyncio.wait_for(task, 30)
+    # a round trip that takes its time (longer than the rest of the engine's wind-down)
+    await _stopped_during_a_beat(registry, tmp_path, lambda: time.sleep(3))
     await asyncio.sleep(3.5)  # (a beat left running would have committed by now)
     with registry.db.read() as conn:
         assert conn.execute(select(agents.c.id)).all() == []
     registry.close()
+
+
+async def _stopped_during_a_beat(registry, tmp_path: Path, delay) -> None:
+    """An engine (one agent, lease 3 s) stopped while a heartbeat is under way, which runs
+    `delay()` first."""
+    beat, under_way = registry.leases.heartbeat, asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    def delayed(*args, **kwargs):
+        loop.call_soon_threadsafe(under_way.set)
+        delay()
+        return beat(*args, **kwargs)
+
+    engine = Engine(registry, SERVICES, MACROS, _settings(tmp_path, agents=1))
+    task = asyncio.create_task(engine.run())
+    try:
+        await asyncio.wait_for(engine.ready.wait(), 30)  # (its first beat is another's)
+        registry.leases.heartbeat = delayed
+        await asyncio.wait_for(under_way.wait(), 30)
+    finally:
+        engine.stop.set()
+        await asyncio.wait_for(task, 30)
+
+
+@contextlib.asynccontextmanager
+async def _running(registry, tmp_path: Path):
+    """An engine with one agent (lease 3 s, heartbeat 0.5 s) until the block ends, then the
+    registry closed."""
+    engine = Engine(registry, SERVICES, MACROS, _settings(tmp_path, agents=1))
+    task = asyncio.create_task(engine.run())
+    try:
+        yield engine
+    finally:
+        engine.stop.set()
+        await asyncio.wait_for(task, 30)
+        registry.close()
 
 
 def _seen_ago_s(registry) -> float:
@@ -288,18 +310,14 @@ async def test_heartbeats_go_on_while_the_first_look_for_lost_agents_waits(
     store_chains(registry, "s", [ProcessChain(id="g", required_capabilities=["gpu"])], None)
     holder = psycopg.connect(postgres_url.replace("+psycopg", ""))
     holder.execute("SELECT 1 FROM process_chains WHERE id = 'g' FOR UPDATE")
-    engine = Engine(registry, SERVICES, MACROS, _settings(tmp_path, agents=1))  # lease 3 s
-    task = asyncio.create_task(engine.run())
-    try:
-        await asyncio.sleep(4)
-        assert not engine.ready.is_set()  # (the round still waits)
-        assert _seen_ago_s(registry) < 1.5  # beaten every 0.5 s meanwhile
-    finally:
-        holder.rollback()
-        holder.close()
-        engine.stop.set()
-        await asyncio.wait_for(task, 30)
-        registry.close()
+    async with _running(registry, tmp_path) as engine:  # lease 3 s
+        try:
+            await asyncio.sleep(4)
+            assert not engine.ready.is_set()  # (the round still waits)
+            assert _seen_ago_s(registry) < 1.5  # beaten every 0.5 s meanwhile
+        finally:
+            holder.rollback()
+            holder.close()
 
 
 @pytest.mark.process
@@ -311,8 +329,6 @@ async def test_heartbeats_go_on_while_reads_hold_every_pooled_connection(
     import psycopg
 
     registry = open_registry(postgres_url)
-    engine = Engine(registry, SERVICES, MACROS, _settings(tmp_path, agents=1))
-    task = asyncio.create_task(engine.run())
     release = threading.Event()
 
     def hold() -> None:
@@ -323,20 +339,18 @@ async def test_heartbeats_go_on_while_reads_hold_every_pooled_connection(
     pool = registry.db.engine.pool
     holders = [threading.Thread(target=hold, daemon=True)
                for _ in range(pool.size() + pool._max_overflow + 1)]
-    try:
-        await asyncio.wait_for(engine.ready.wait(), 30)
-        for t in holders:
-            t.start()
-        await asyncio.sleep(4)  # lease - heartbeat is 2.5 s
-        with psycopg.connect(postgres_url.replace("+psycopg", "")) as aside:  # (not pooled)
-            ago = aside.execute("SELECT extract(epoch FROM now() - max(last_seen)) "
-                                "FROM agents").fetchone()[0]
-        assert ago < 1.5
-    finally:
-        release.set()
-        engine.stop.set()
-        await asyncio.wait_for(task, 30)
-        registry.close()
+    async with _running(registry, tmp_path) as engine:
+        try:
+            await asyncio.wait_for(engine.ready.wait(), 30)
+            for t in holders:
+                t.start()
+            await asyncio.sleep(4)  # lease - heartbeat is 2.5 s
+            with psycopg.connect(postgres_url.replace("+psycopg", "")) as aside:  # unpooled
+                ago = aside.execute("SELECT extract(epoch FROM now() - max(last_seen)) "
+                                    "FROM agents").fetchone()[0]
+            assert ago < 1.5
+        finally:
+            release.set()
 
 
 @pytest.mark.process
@@ -348,24 +362,13 @@ async def test_a_heartbeat_that_hangs_is_cancelled_as_the_engine_stops(
     import threading
 
     registry = open_registry(postgres_url)
-    engine = Engine(registry, SERVICES, MACROS, _settings(tmp_path, agents=1))  # lease 3 s
-    task = asyncio.create_task(engine.run())
-    await asyncio.wait_for(engine.ready.wait(), 30)
-    beat, under_way = registry.leases.heartbeat, asyncio.Event()
-    loop = asyncio.get_running_loop()
 
-    def hanging(*args, **kwargs):
-        loop.call_soon_threadsafe(under_way.set)
+    def hang_at_the_server() -> None:
         with registry.db.write(notify=False, alone=True) as conn:
             conn.exec_driver_sql("SELECT pg_sleep(60)")
-        return beat(*args, **kwargs)
 
-    registry.leases.heartbeat = hanging
-    try:
-        await asyncio.wait_for(under_way.wait(), 30)
-    finally:
-        engine.stop.set()
-        await asyncio.wait_for(task, 30)
+    await _stopped_during_a_beat(registry, tmp_path, hang_at_the_server)
+    loop = asyncio.get_running_loop()
     end = loop.time() + 10
     while any(t.name.startswith("heartbeat") for t in threading.enumerate()):
         assert loop.time() < end, "the hanging heartbeat was left running"
