@@ -6,6 +6,7 @@ engine; the audiences' SQL implementations ask it for a transaction and never to
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -28,6 +29,7 @@ _AUTOCHECKPOINT = "steepy.wal_autocheckpoint"  # what a pooled connection was to
 FILE_CHECK_S = 0.5  # SQLite: how often transactions look whether the file is still there
 # no RETURNING of the new id (SQLAlchemy adds one to a single row's insert): nobody reads it,
 # and in a `batch' nothing can be read before its end
+log = logging.getLogger(__name__)
 _ADD_EVENT_INLINE = ADD_EVENT.inline()
 _CORRUPT = {11: "its file is corrupted", 26: "its file is not a SQLite database"}  # SQLite's codes
 
@@ -127,11 +129,24 @@ class Connector:
     def cancel_apart(self) -> None:
         """(PostgreSQL) Ask the server to cancel what the connection of `write(alone=True)`
         runs, from any thread: a heartbeat that hangs must not commit after its engine
-        stopped."""
+        stopped. Asking connects to the server: in a daemon thread, for at most 10 s (a
+        network that fell silent must hold the caller up no more than the hung beat)."""
         own = self._own
         raw = None if own is None or own.closed or own.invalidated else own.connection
-        if raw is not None and raw.driver_connection is not None:
-            raw.driver_connection.cancel()
+        driver = None if raw is None else raw.driver_connection
+        if driver is None:
+            return
+
+        def cancel() -> None:
+            try:
+                if hasattr(driver, "cancel_safe"):  # (psycopg 3.2 with libpq 17 on)
+                    driver.cancel_safe(timeout=10)
+                else:
+                    driver.cancel()
+            except Exception as e:  # noqa: BLE001 - best effort: said, and the engine goes on
+                log.warning("could not cancel the heartbeat under way: %s", e)
+
+        threading.Thread(target=cancel, name="cancel-heartbeat", daemon=True).start()
 
     @contextmanager
     def read(self) -> Iterator[Connection]:

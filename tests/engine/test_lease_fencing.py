@@ -376,3 +376,26 @@ async def test_a_heartbeat_that_hangs_is_cancelled_as_the_engine_stops(
     with registry.db.read() as conn:
         assert conn.execute(select(agents.c.id)).all() == []
     registry.close()
+
+
+@pytest.mark.process
+@pytest.mark.postgres
+async def test_a_cancel_that_cannot_reach_the_server_holds_the_stop_up_no_more(
+        postgres_url: str, tmp_path: Path, monkeypatch) -> None:
+    """The network fell silent as the engine stops: asking the server to cancel the hung
+    beat cannot connect either. The engine still stops at once and forgets its agents."""
+    import psycopg
+
+    def unreachable(self, timeout: float = 0) -> None:
+        time.sleep(30)  # (a connect into a silent network)
+        raise psycopg.OperationalError("cancel failed: connect() failed")
+
+    monkeypatch.setattr(psycopg.Connection, "cancel_safe", unreachable)
+    registry = open_registry(postgres_url)
+    began = asyncio.get_running_loop().time()
+    await _stopped_during_a_beat(registry, tmp_path, lambda: time.sleep(8))
+    assert asyncio.get_running_loop().time() - began < 8  # (lease 3 s: not the cancel's 30)
+    with registry.db.read() as conn:
+        assert conn.execute(select(agents.c.id)).all() == []
+    await asyncio.sleep(6)  # (the hung beat writes its agent back as it ends: left alone)
+    registry.close()
