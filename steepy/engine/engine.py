@@ -6,7 +6,7 @@ stopped sending heartbeats go back to REGISTERED, and RUNNING submissions whose 
 out are resumed from their stored generator state.
 
 The engine's face, all its callers (the CLI, the HTTP API, the plugins) may use; its parts
-(agents, scheduler, controller, timekeeper, notifier) are its own:
+(agents, scheduler, controller, timekeeper, notifier, liveness) are its own:
 
 - `Engine(registry, services, macros, settings, clock, kind)`, then `await
   run(until_submission)`: work until `stop` is set (with `until_submission`: that submission
@@ -34,22 +34,18 @@ import asyncio
 import logging
 import math
 import os
-import socket
 import time
-from functools import partial
 from pathlib import Path
 from typing import Callable, Literal
 
 from steepy.agent import LocalAgent
 from steepy.agent.environment import hide_this_process
 from steepy.model.attempt import AttemptRecord
-from steepy.agent.executor import executor
 from steepy.engine.changes import Change, watcher_of
 from steepy.engine.checkpoints import checkpoint_until
 from steepy.engine.controller import Controller
 from steepy.engine.looks import Looker, PartsLook, Taken, take_submissions
-from steepy.engine.fencing import LeaseKeeper
-from steepy.engine.lostruns import LostRuns
+from steepy.engine.liveness import Liveness
 from steepy.engine.reuse import Reuse
 from steepy.engine.settings import EngineSettings
 from steepy.model.ids import unique_id
@@ -117,9 +113,7 @@ class Engine:
         self.resumed: list[str] = []
         self.on_resumed: Callable[[str], None] = lambda submission_id: None
         self.finish_resumed = True
-        self._lost = LostRuns(log)  # lost runs of this machine: what is left of them
-        self._keeper: LeaseKeeper | None = None  # its leases as `run` keeps them (fencing.py)
-        self._beats: asyncio.Task | None = None  # PostgreSQL: heartbeats in a task of their own
+        self._liveness = Liveness(registry, self.owner, settings, self._agents, self._scheduler)
         # commits wake every part through one look (looks.py), in one thread call
         self._looker = Looker(lambda: PartsLook.reader(
             registry, self._scheduler, self._timekeeper if self._timekeeping else None,
@@ -224,39 +218,10 @@ class Engine:
             self._taken.append(look.taken)
             self._submitted.set()
 
-    def _heartbeat(self) -> Callable[[], None]:
-        """(In the event loop) this engine's heartbeat, to write in a thread (PostgreSQL)."""
-        return partial(self.registry.leases.heartbeat, self.owner, self._heartbeat_rows(),
-                       self.settings.lease_s)
-
-    def _heartbeat_rows(self) -> list[dict]:
-        return [{"id": a.id, "capabilities": list(a.capabilities), "chain_id": a.current_chain_id,
-                 "host": socket.gethostname(), "pid": os.getpid()} for a in self._agents]
-
     async def recover(self, beat: bool = False) -> None:
         """Release chains of dead agents (their submissions are adopted by `_accept'); with
-        `beat`, the heartbeat first (`LostRuns.round`)."""
-        # this engine's executor starts beside the engine (before the first tool waits for
-        # it; started again should it have died alone while nothing ran)
-        executor()
-        keeper, clock = self._keeper, asyncio.get_running_loop().time
-        if await self._lost.round(self.registry.leases, self.owner,
-                                  self._heartbeat_rows() if beat else None,
-                                  self.settings.lease_s, not self._scheduler.busy_agents_only(),
-                                  self.settings.agent.kill_grace_period_ms / 1000,
-                                  keeper is None or keeper.judging(clock()),
-                                  (lambda: keeper.beat_ok(clock())) if beat and keeper else None):
-            self._scheduler.wake()
-
-    def _fence(self, silent_s: float) -> None:
-        """This engine's heartbeat could not be written for most of its lease (fencing.py)."""
-        held = self._scheduler.fence(f"the heartbeat of its engine could not be written for "
-                                     f"{silent_s:.0f} s")
-        if held:
-            log.error("engine %s: its heartbeat could not be written for %.0f s (its lease: %.0f s):"
-                      " another engine may take its chains over; their tools stop and the "
-                      "chains go back to the queue: %s", self.owner, silent_s,
-                      self.settings.lease_s, ", ".join(held))
+        `beat` (SQLite), the heartbeat first (liveness.py)."""
+        await self._liveness.recover(beat)
 
     async def _accept(self) -> None:
         """Start new submissions, and take over RUNNING ones without a controller: its
@@ -292,10 +257,9 @@ class Engine:
     def _take_submissions(self) -> Taken:
         """(In a thread.) The next new submission this engine starts, and those it takes
         over (`looks.take_submissions`)."""
-        keeper = self._keeper
         return take_submissions(self.registry.leases, self.owner, self.settings.lease_s,
                                 self._until, self._resume_abandoned,
-                                keeper is None or keeper.judging(time.monotonic()))
+                                self._liveness.judging(time.monotonic()))
 
     async def run(self, until_submission: str | None = None,
                   resume_abandoned: bool = False) -> None:
@@ -310,26 +274,15 @@ class Engine:
         Path(self.settings.tmp_path).mkdir(parents=True, exist_ok=True)
         Path(self.settings.out_path).mkdir(parents=True, exist_ok=True)
         await self.settings.agent.plugins.initialize()  # initializer plugins, once
-        fences = self.settings.fence_tools
-        self._keeper = LeaseKeeper(self.settings.lease_s, self.settings.heartbeat_s,
-                                   self.registry.db.dialect.postgres if fences is None
-                                   else fences, asyncio.get_running_loop().time())
-        if self.registry.db.dialect.postgres:  # heartbeats on time, whatever else it does
-            began = asyncio.get_running_loop().time()
-            await call(self._heartbeat())  # its agents registered (SQLite: in `recover')
-            self._keeper.beat_ok(began)
-            self._beats = asyncio.create_task(self._keeper.keep_beating(
-                self._heartbeat, self.stop), name="heartbeats")
-            self._beats.add_done_callback(self._supervise)
+        await self._liveness.start(self.stop, self._supervise)  # PostgreSQL: it beats
         try:
-            await self.recover(beat=self._beats is None)
+            await self.recover(beat=not self._liveness.apart)
         except BaseException:
             self.stop.set()  # (the heartbeats end)
             raise
         self.ready.set()
         finishing, cancelled = self._start_parts(timekeeper=until_submission is None)
-        cancelled.append(asyncio.create_task(self._keeper.watch(self.stop, self._fence),
-                                             name="leases"))
+        cancelled.append(self._liveness.watch(self.stop))
         # before anything looks for work: every commit from here on wakes the engine
         unsubscribe = watcher_of(self.registry.db).subscribe(self._on_commit, self.crash)
         last_beat = asyncio.get_running_loop().time()
@@ -349,7 +302,7 @@ class Engine:
                     outage.over()
                     wait_s = self._until_due_s(last_beat)
                 except Exception as e:  # the database fails: keep going, say so, back off
-                    self._keeper.beat_failed(asyncio.get_running_loop().time())
+                    self._liveness.round_failed(asyncio.get_running_loop().time())
                     # (but heartbeat on time: its leases must hold while it can write them)
                     wait_s = outage.wait_after(e, at_most_s=self.settings.heartbeat_s)
                     failed = True
@@ -377,7 +330,7 @@ class Engine:
         loop = asyncio.get_running_loop()
         now = loop.time()
         if now - last_beat >= self.settings.heartbeat_s:
-            await self.recover(beat=self._beats is None)  # (commits after `now')
+            await self.recover(beat=not self._liveness.apart)  # (commits after `now')
             if self._woken < now:
                 self._sweep()
             return now
@@ -404,11 +357,7 @@ class Engine:
         for task in cancelled:
             task.cancel()
         await self._cancel_controllers()
-        if self._beats is not None:  # the beat under way first: it would write them back
-            await asyncio.wait([self._beats], timeout=self.settings.lease_s)
-            if not self._beats.done():  # it hangs: the server is asked to cancel it
-                self.registry.db.cancel_apart()
-                self._beats.cancel()
+        await self._liveness.stop_beating()  # (a beat under way would write them back)
         with database_failure_said(log, "engine %s: %s; its leases end by themselves",
                                    self.owner):
             await call(self.registry.leases.forget_agents, self.owner)
