@@ -26,6 +26,8 @@ def database_url(url: str | None) -> str | None:
                              f"postgresql+psycopg://USER:PASSWORD@{where} (Steep's db.username "
                              "and db.password go into it)")
         raise ValueError(f"`{shown}' is a JDBC URL; steepy takes {_URL_FORMS}")
+    if url != url.strip():  # (a newline a YAML block left at its end: a file `x.db\n')
+        raise ValueError(f"`{shown}' has white space at its end; remove it")
     match = _URL_SCHEME.match(url)
     if match is None:
         raise ValueError(f"`{shown}' is not a database URL; expected {_URL_FORMS}")

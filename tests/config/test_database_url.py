@@ -101,3 +101,12 @@ def test_no_message_shows_a_password(tmp_path, monkeypatch, url):
     assert "s3cret-pw" not in problem.message and "***" in problem.message
     if url.startswith("jdbc:postgresql"):
         assert SUGGESTED in problem.message
+
+
+def test_white_space_at_the_end_of_a_url_is_located(tmp_path, monkeypatch):
+    """A YAML block scalar (`url: |`) keeps its newline: the database opened would be the
+    file `x.db\\n', and `list` said no database was there."""
+    (tmp_path / "steepy.yaml").write_text('db:\n  url: "sqlite:///x.db\\n"\n')
+    problem = _only_problem(tmp_path, monkeypatch)
+    assert (Path(problem.file).name, problem.line, problem.column) == ("steepy.yaml", 2, 8)
+    assert "white space at its end" in problem.message
