@@ -390,12 +390,16 @@ async def test_a_cancel_that_cannot_reach_the_server_holds_the_stop_up_no_more(
         time.sleep(30)  # (a connect into a silent network)
         raise psycopg.OperationalError("cancel failed: connect() failed")
 
+    import threading
+
     monkeypatch.setattr(psycopg.Connection, "cancel_safe", unreachable)
     registry = open_registry(postgres_url)
+    hung = threading.Event()
     began = asyncio.get_running_loop().time()
-    await _stopped_during_a_beat(registry, tmp_path, lambda: time.sleep(8))
-    assert asyncio.get_running_loop().time() - began < 8  # (lease 3 s: not the cancel's 30)
+    await _stopped_during_a_beat(registry, tmp_path, lambda: hung.wait(60))
+    assert asyncio.get_running_loop().time() - began < 10  # (lease 3 s: not the cancel's 30)
     with registry.db.read() as conn:
         assert conn.execute(select(agents.c.id)).all() == []
-    await asyncio.sleep(6)  # (the hung beat writes its agent back as it ends: left alone)
+    hung.set()  # (the hung beat, once it ends, writes its agent back: left alone)
+    await asyncio.sleep(0.5)
     registry.close()
