@@ -246,17 +246,18 @@ def _last_seen(registry):
 async def test_a_heartbeat_under_way_as_the_engine_stops_writes_no_agent_back(
         postgres_url: str, tmp_path: Path) -> None:
     registry = open_registry(postgres_url)
-    # a round trip that takes its time (longer than the rest of the engine's wind-down)
-    await _stopped_during_a_beat(registry, tmp_path, lambda: time.sleep(3))
+    # a round trip that takes its time: longer than the rest of the engine's wind-down (up to
+    # 1.6 s measured), well within the lease it waits for the beat at most
+    await _stopped_during_a_beat(registry, tmp_path, lambda: time.sleep(3), lease_s=8)
     await asyncio.sleep(3.5)  # (a beat left running would have committed by now)
     with registry.db.read() as conn:
         assert conn.execute(select(agents.c.id)).all() == []
     registry.close()
 
 
-async def _stopped_during_a_beat(registry, tmp_path: Path, delay) -> None:
-    """An engine (one agent, lease 3 s) stopped while a heartbeat is under way, which runs
-    `delay()` first."""
+async def _stopped_during_a_beat(registry, tmp_path: Path, delay, lease_s: float = 3) -> None:
+    """An engine (one agent, heartbeat 0.5 s) stopped while a heartbeat is under way, which
+    runs `delay()` first."""
     beat, under_way = registry.leases.heartbeat, asyncio.Event()
     loop = asyncio.get_running_loop()
 
@@ -265,7 +266,8 @@ async def _stopped_during_a_beat(registry, tmp_path: Path, delay) -> None:
         delay()
         return beat(*args, **kwargs)
 
-    engine = Engine(registry, SERVICES, MACROS, _settings(tmp_path, agents=1))
+    engine = Engine(registry, SERVICES, MACROS,
+                    replace(_settings(tmp_path, agents=1), lease_s=lease_s))
     task = asyncio.create_task(engine.run())
     try:
         await asyncio.wait_for(engine.ready.wait(), 30)  # (its first beat is another's)
