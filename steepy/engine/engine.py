@@ -306,15 +306,7 @@ class Engine:
                     # (but heartbeat on time: its leases must hold while it can write them)
                     wait_s = outage.wait_after(e, at_most_s=self.settings.heartbeat_s)
                     failed = True
-                waiters = [asyncio.ensure_future(self.stop.wait())]
-                if not failed:  # (after a failure: the back-off, whatever else happens)
-                    waiters.append(asyncio.ensure_future(self._submitted.wait()))
-                    waiters += [asyncio.ensure_future(asyncio.shield(t))
-                                for t in self._controller.tasks.values()]
-                _done, pending = await asyncio.wait(waiters, timeout=wait_s,
-                                                    return_when=asyncio.FIRST_COMPLETED)
-                for w in pending:
-                    w.cancel()
+                await self._pause(wait_s, woken=not failed)
                 if failed:  # after the back-off: look for submissions again
                     self._submitted.set()
         except Exception as e:  # a bug in the engine's own loop
@@ -322,6 +314,19 @@ class Engine:
         finally:
             unsubscribe()
             await self._wind_down(finishing, cancelled)
+
+    async def _pause(self, wait_s: float, woken: bool) -> None:
+        """Sleep `wait_s` or until stopped; if `woken`, also until a submission is stored or
+        a controller ends (after a failure: the back-off, whatever else happens)."""
+        waiters = [asyncio.ensure_future(self.stop.wait())]
+        if woken:
+            waiters.append(asyncio.ensure_future(self._submitted.wait()))
+            waiters += [asyncio.ensure_future(asyncio.shield(t))
+                        for t in self._controller.tasks.values()]
+        _done, pending = await asyncio.wait(waiters, timeout=wait_s,
+                                            return_when=asyncio.FIRST_COMPLETED)
+        for w in pending:
+            w.cancel()
 
     async def _beat(self, last_beat: float) -> float:
         """The heartbeat and the look for lost agents when due (`heartbeat_s' after the last,

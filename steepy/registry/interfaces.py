@@ -207,10 +207,9 @@ class Leases(Protocol):
 
     def beat(self, owner: str, agent_rows: list[dict] | None, lease_s: float,
              flag: bool) -> tuple[list[dict], list[dict], list[tuple[str, str, int]]]:
-        """In one transaction (PostgreSQL: the heartbeat first in one of its own, never
-        behind this process's other writes): `heartbeat` (if `agent_rows`),
-        `live_agents(lease_s)`, `lost_runs` among them, `forget_lost_agents(3 * lease_s)`
-        and, with `flag`, `flag_waiting_chains` for the live agents (what it announced)."""
+        """In one transaction: `heartbeat` (if `agent_rows`), `live_agents(lease_s)`,
+        `lost_runs` among them, `forget_lost_agents(3 * lease_s)` and, with `flag`,
+        `flag_waiting_chains` for the live agents (what it announced)."""
         ...
 
     def live_agents(self, max_age_s: float) -> list[dict]: ...

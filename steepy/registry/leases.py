@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any, Iterable
 
-from sqlalchemy import Connection, and_, bindparam, case, exists, func, insert, select, update
+from sqlalchemy import Connection, and_, bindparam, case, exists, insert, select, update
 
 from steepy import events as ev
 from steepy.model.attempt import AGENT_LOST
@@ -21,29 +21,15 @@ from steepy.registry.records import (
     PENDING_EVENTS,
     SS,
     add_event,
-    add_events,
     dump,
-    event_row,
     load,
     submission_record,
 )
 from steepy.registry.tables import agents, process_chains, runs, submissions
+from steepy.registry.waiting import flag_waiting, waiting_reasons
 
 _pc = process_chains.c
 _sc = submissions.c
-
-
-def waiting_reason(required: Iterable[str], offers: list[set[str]]) -> str | None:
-    """Why a chain requiring these capabilities cannot start on any of these agents."""
-    required = set(required)
-    if any(required <= o for o in offers):
-        return None
-    missing = required - set().union(*offers) if offers else required
-    if not offers:
-        return "waiting: no agent is running"
-    if missing:
-        return "waiting: no agent offers " + ", ".join(sorted(missing))
-    return "waiting: no agent offers " + " and ".join(sorted(required)) + " together"
 
 
 # the owner ids of `steepy run`'s engines begin so: what a killed `steepy run` left is told
@@ -104,12 +90,6 @@ def _lease_over(now: Any, since: Any) -> Any:
 _ORPHANED = select(_sc.id).where(_lease_over(
     bindparam("b_now", type_=_sc.lease_until.type),
     bindparam("b_since", type_=agents.c.last_seen.type))).limit(1)
-_NEEDS = select(_pc.required_capabilities).where(
-    _pc.status == CS.REGISTERED, _pc.required_capabilities != "[]").distinct()
-_MARKED = select(_pc.required_capabilities).where(
-    _pc.status == CS.REGISTERED, _pc.waiting.is_not(None)).distinct()
-
-
 class SqlLeases:
     def __init__(self, db: Connector, clock: Clock = SYSTEM):
         self.db = db
@@ -124,19 +104,15 @@ class SqlLeases:
 
     def beat(self, owner: str, agent_rows: list[dict] | None, lease_s: float,
              flag: bool) -> tuple[list[dict], list[dict], list[tuple[str, str, int]]]:
-        """An engine's round of looking for what dead engines left, in one transaction (on
-        PostgreSQL the heartbeat commits first in its own): the heartbeat (if `agent_rows`),
-        the live agents (`live_agents(lease_s)`), the lost runs
+        """An engine's round of looking for what dead engines left, in one transaction: the
+        heartbeat (if `agent_rows`), the live agents (`live_agents(lease_s)`), the lost runs
         among them (`lost_runs`), agents silent for three leases forgotten
         (`forget_lost_agents`) and, with `flag`, `flag_waiting_chains` for the live agents'
         capabilities (what it announced is the third of what is returned)."""
-        if agent_rows is not None and self.db.dialect.postgres:  # on time, whatever else runs
-            self.heartbeat(owner, agent_rows, lease_s)
-            agent_rows = None
         now = self.clock.now()
         failure: Exception | None = None
         with self.db.write(notify=False) as conn:  # (what others must see writes events)
-            if agent_rows is not None:  # SQLite: one transaction, one commit a beat
+            if agent_rows is not None:  # (PostgreSQL's engines beat apart: liveness.py)
                 self._heartbeat(conn, owner, agent_rows, lease_s)
             pending = conn.info[PENDING_EVENTS]
             told = len(pending)
@@ -380,39 +356,12 @@ class SqlLeases:
         (submission id, reason, chains) of those events."""
         offered = [set(o) for o in offers]
         with self.db.read() as conn:  # usually every requirement is met: no write lock
-            reasons = self._waiting_reasons(conn, offered)
+            reasons = waiting_reasons(conn, offered)
         if not reasons:
             return []
         with self.db.write() as conn:
             return self._flag(conn, offered, reasons)
 
-    @staticmethod
-    def _waiting_reasons(conn: Connection, offered: list[set[str]]) -> dict[str, str | None]:
-        """Why chains needing each kind of capabilities wait (None: they need not), of the
-        kinds that wait or were marked; empty: nothing to do."""
-        kinds = list(conn.execute(_NEEDS).scalars())
-        marked = list(conn.execute(_MARKED).scalars())
-        reasons = {k: waiting_reason(load(k) or [], offered) for k in set(kinds) | set(marked)}
-        return reasons if any(reasons.values()) or marked else {}
-
     def _flag(self, conn: Connection, offered: list[set[str]],
               reasons: dict[str, str | None] | None = None) -> list[tuple[str, str, int]]:
-        if reasons is None:
-            reasons = self._waiting_reasons(conn, offered)
-        registered = _pc.status == CS.REGISTERED
-        announced = []
-        now = self.clock.now()
-        for kind, reason in reasons.items():
-            same = [registered, _pc.required_capabilities == kind]
-            if reason is None:
-                conn.execute(update(process_chains).where(*same, _pc.waiting.is_not(None))
-                             .values(waiting=None))
-                continue
-            new = [*same, (_pc.waiting.is_(None)) | (_pc.waiting != reason)]
-            for sid, count in conn.execute(select(_pc.submission_id, func.count())
-                                           .where(*new).group_by(_pc.submission_id)).all():
-                announced.append((sid, reason, count))
-                add_events(conn, [event_row(sid, ev.ChainWaiting(reason=reason, chains=count),
-                                            None, now)])
-            conn.execute(update(process_chains).where(*new).values(waiting=reason))
-        return announced
+        return flag_waiting(conn, offered, self.clock.now(), reasons)

@@ -59,9 +59,7 @@ def test_outlook_tells_when_the_first_paused_chain_is_due(registry: Registry) ->
 
 def test_a_beat_is_one_transaction_with_what_the_single_calls_say(registry: Registry) -> None:
     """`Leases.beat`: an engine's heartbeat and its look for what dead engines left in one
-    transaction (an idle worker's every 2 s; on PostgreSQL the heartbeat commits first in one
-    of its own, never behind the process's other writes), saying what the single calls
-    would."""
+    transaction (an idle worker's every 2 s on SQLite), saying what the single calls would."""
     leases, clock_now = registry.leases, utcnow()
     leases.heartbeat("dead", [{"id": "ghost", "capabilities": ["gpu"]}], 10)
     _submit(registry, "s", [ProcessChain(id="c"), ProcessChain(id="g", required_capabilities=["x"])])
@@ -71,7 +69,7 @@ def test_a_beat_is_one_transaction_with_what_the_single_calls_say(registry: Regi
     began = []
     event.listen(registry.db.engine, "begin", lambda conn: began.append(1))
     live, lost, waiting = leases.beat("me", [{"id": "mine", "capabilities": []}], 10, True)
-    assert len(began) == (2 if registry.db.dialect.postgres else 1)
+    assert len(began) == 1
     assert [a["id"] for a in live] == ["mine"] == [a["id"] for a in leases.live_agents(10)]
     assert [run["chainId"] for run in lost] == ["c"]
     # (what the single call says once the ghost is forgotten: no more `lastSeen`)
