@@ -29,11 +29,11 @@ through the `Fingerprint` function the caller gives, so this module stays pure.
 from __future__ import annotations
 
 import hashlib
-import json
 from itertools import groupby
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from steepy.model.jsontext import compact_encoder
 from steepy.model.processchain import Argument, Executable, ProcessChain
 from steepy.model.service import Service
 
@@ -46,12 +46,12 @@ MODES = (CACHE_STANDARD, CACHE_DEEP)
 Fingerprint = Callable[[str, bool], Any]
 
 
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=str)
+_CANONICAL = compact_encoder(sort_keys=True, default=str)
 
 
 def digest(value: Any) -> str:
     """sha256 of the canonical JSON of `value`."""
-    return hashlib.sha256(_CANONICAL.encode(value).encode()).hexdigest()
+    return hashlib.sha256(_CANONICAL(value).encode()).hexdigest()
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Sequence
 
-from sqlalchemy import Connection, bindparam, delete, func, insert, select, update
+from sqlalchemy import Connection, bindparam, delete, func, select, update
 
 from steepy import events as ev
+from steepy.registry.bulk import insert_rows
 from steepy.registry.connector import Connector
 from steepy.registry.records import CS, add_events, dump, event_row, load
 from steepy.registry.tables import cache_entries, process_chains
@@ -185,7 +186,7 @@ def store_new_chains(conn: Connection, submission_id: str, write: CacheWrite,
     """In the controller's round, after its new chains were inserted (those reused with
     `reused_columns`): their keys, and the timeline's word on those reused."""
     if write.pending:
-        conn.execute(insert(cache_entries), [
+        insert_rows(conn, cache_entries, [
             {"chain_key": p.chain_key, "key": p.key, "submission_id": submission_id,
              "chain_id": p.chain_id, "executable_id": p.executable_id,
              "position": p.position, "created_time": now, "shape": p.shape,

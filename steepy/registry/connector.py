@@ -18,7 +18,9 @@ from sqlalchemy import Connection, Engine, event
 from steepy.registry.dialect import BUSY_TIMEOUT_MS, Dialect
 from steepy.registry.failures import (DatabaseUnavailable, describe, disk_problem,
                                      is_database_failure)
-from steepy.registry.records import ADD_EVENT, ADD_EVENT_WITH_ID, PENDING_EVENTS
+from steepy.registry.bulk import insert_rows
+from steepy.registry.records import ADD_EVENT_WITH_ID, PENDING_EVENTS
+from steepy.registry.tables import events
 
 if TYPE_CHECKING:  # (imported where used: a command that only reads waits for no commit)
     from steepy.registry.wakeups import DirectoryWatch, WakeSource
@@ -27,10 +29,7 @@ WAL_RESTART_FRAMES = 16384  # SQLite: a WAL larger than this (64 MB of 4-KB page
 RESTART_WAIT_MS = 100  # how long such a checkpoint may hold writers back
 _AUTOCHECKPOINT = "steepy.wal_autocheckpoint"  # what a pooled connection was told (record.info)
 FILE_CHECK_S = 0.5  # SQLite: how often transactions look whether the file is still there
-# no RETURNING of the new id (SQLAlchemy adds one to a single row's insert): nobody reads it,
-# and in a `batch' nothing can be read before its end
 log = logging.getLogger(__name__)
-_ADD_EVENT_INLINE = ADD_EVENT.inline()
 _CORRUPT = {11: "its file is corrupted", 26: "its file is not a SQLite database"}  # SQLite's codes
 
 
@@ -105,7 +104,7 @@ class Connector:
                         else:
                             with self.dialect.batch(conn):  # one round trip, commit too
                                 self.dialect.lock_feed(conn, notify=True)
-                                conn.execute(_ADD_EVENT_INLINE, pending)
+                                insert_rows(conn, events, pending)
                                 self.dialect.commit_in_batch(conn)
                     elif notify:
                         self.dialect.after_write(conn)

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable
 
-from sqlalchemy import Connection, func, insert, select, update
+from sqlalchemy import Connection, func, select, update
 
 from steepy import events as ev
 from steepy.model.submission import ACTIVE_CHAIN, FINISHED_CHAIN, WAITING_CHAIN, SubmissionStatus
 from steepy.registry.cache import record_outputs, reused_columns, store_new_chains
+from steepy.registry.bulk import insert_rows
 from steepy.registry.connector import Connector
 from steepy.registry.records import (
     CS,
@@ -152,7 +153,7 @@ def _store_round(conn: Connection, submission_id: str, write: RoundWrite) -> Non
         reused = reused_columns(write.cache)
         plain = {"status": CS.REGISTERED, "results": None, "reused": None, "reused_from": None,
                  "fed_round": None}
-        conn.execute(insert(process_chains), [
+        insert_rows(conn, process_chains, [
             {"id": c.id, "submission_id": submission_id, "priority": c.priority,
              "required_capabilities": dump(c.required_capabilities),
              "chain": dump(c.to_json()), "created_time": now, "cancel_requested": False,

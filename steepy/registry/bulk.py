@@ -1,0 +1,60 @@
+"""Many new rows of one table at once, in the driver's terms on SQLite.
+
+Storing 10,000 chains writes 10,000 chain rows and 20,000 events. Through SQLAlchemy Core each
+row's parameters are built and each time value is processed one by one: 0.13-0.16 s for
+20,000 events, where the driver's `executemany` takes 0.05 s (measured on SQLite). On
+SQLite the rows therefore go to the DBAPI cursor, with the values as SQLAlchemy stores them
+(times as `YYYY-MM-DD HH:MM:SS.ffffff`, a column's scalar default where a row leaves it out).
+On PostgreSQL they stay with SQLAlchemy, whose psycopg dialect sends them as multi-row
+`INSERT ... VALUES` statements (one execution per thousand rows, where the driver would
+execute each row). tests/registry/test_bulk.py reads back what this writes, beside the same
+rows written through SQLAlchemy.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Sequence
+
+from sqlalchemy import Connection, DateTime, Table, insert
+
+SQLITE_TIME = "%Y-%m-%d %H:%M:%S.%f"  # how SQLAlchemy stores a time on SQLite
+
+
+def sqlite_time(value: datetime | None) -> str | None:
+    """A time as SQLAlchemy stores it on SQLite."""
+    return None if value is None else value.strftime(SQLITE_TIME)
+
+
+def insert_rows(conn: Connection, table: Table, rows: Sequence[dict[str, Any]]) -> None:
+    """Insert these rows (each with the same keys, column names) into `table`, in the
+    transaction `conn' is in. Nothing is returned (no new ids)."""
+    if not rows:
+        return
+    if conn.dialect.name != "sqlite":  # (inline: no RETURNING of a single row's new id,
+        conn.execute(insert(table).inline(), list(rows))  # which a pipeline could not read)
+        return
+    given = list(rows[0])
+    defaults = {c.name: c.default.arg for c in table.columns
+                if c.name not in rows[0] and c.default is not None and c.default.is_scalar}
+    names = given + list(defaults)
+    times = {i for i, name in enumerate(given) if isinstance(table.c[name].type, DateTime)}
+    text = (f"INSERT INTO {table.name} ({', '.join(names)}) "
+            f"VALUES ({', '.join('?' * len(names))})")
+    extra = list(defaults.values())
+    values = [[row[name] for name in given] + extra for row in rows]
+    if times:
+        formatted: dict[datetime, str] = {}  # (the rows of one write mostly share a time)
+        for row_values in values:
+            for i in times:
+                moment = row_values[i]
+                if moment is not None:
+                    shown = formatted.get(moment)
+                    if shown is None:
+                        shown = formatted[moment] = moment.strftime(SQLITE_TIME)
+                    row_values[i] = shown
+    cursor = conn.connection.cursor()
+    try:
+        cursor.executemany(text, values)
+    finally:
+        cursor.close()
