@@ -40,26 +40,43 @@ class CacheSettings:
 class Fingerprints:
     """What a file or directory looks like: size and modification time (in nanoseconds),
     or the sha256 of its content (`deep`); a directory by its files, sorted. Content hashes
-    are remembered while size and modification time stay."""
+    are remembered while size and modification time stay.
+
+    In the controller's rounds (`anew`, `ended`) a look serves the round that made it and
+    the one after, when that one begins within `fresh_s` of the end of the first: the tool
+    of 10,000 executables is looked at once, and a join over the outputs of 10,000 chains
+    that the round before reused (and so looked at) looks at none of them again, however
+    long storing those chains took. Anything older is looked at again."""
 
     def __init__(self, fresh_s: float = 1.0) -> None:
         self._hashes: dict[tuple[str, int, int], str] = {}
-        self._seen: dict[tuple[str, bool], Any] = {}  # since `_since'
-        self._since = time.monotonic()
+        self._seen: dict[tuple[str, bool], Any] = {}  # this round's looks
+        self._before: dict[tuple[str, bool], Any] = {}  # those of the round before
+        self._ended: float | None = None  # when the round before ended (monotonic)
         self.fresh_s = fresh_s
 
     def anew(self) -> None:
-        """A new round: files looked at more than `fresh_s' ago are looked at again. Until
-        then each is looked at once: the tool of 10,000 executables, or the outputs of
-        10,000 chains that were reused in the round before and that a join now reads."""
-        if time.monotonic() - self._since >= self.fresh_s:
-            self._seen.clear()
-            self._since = time.monotonic()
+        """A round begins."""
+        recent = self._ended is not None and time.monotonic() - self._ended < self.fresh_s
+        self._before = self._seen if recent else {}
+        self._seen = {}
+
+    def ended(self) -> None:
+        """The round ends."""
+        self._ended = time.monotonic()
 
     def __call__(self, path: str, deep: bool) -> Any:
-        seen = self._seen.get((path, deep), self)
+        key = (path, deep)
+        seen = self._seen.get(key, self)
         if seen is self:
-            seen = self._seen[path, deep] = self._look(path, deep)
+            seen = self._before.get(key, self)
+            if seen is self:  # (one of the round before is not kept: it serves one round)
+                seen = self._seen[key] = self._look(path, deep)
+        return seen
+
+    def anew_for(self, path: str, deep: bool) -> Any:
+        """Looked at now, whatever was seen before (the outputs a chain has just written)."""
+        seen = self._seen[path, deep] = self._look(path, deep)
         return seen
 
     def _look(self, path: str, deep: bool) -> Any:
@@ -115,6 +132,13 @@ class Reuse:
         if not (resume or self.settings.record):
             return write
         self.fingerprint.anew()
+        try:
+            return self._round(write, finished, resume)
+        finally:
+            self.fingerprint.ended()
+
+    def _round(self, write: RoundWrite, finished: Sequence[ChainRecord],
+               resume: bool) -> RoundWrite:
         out = CacheWrite(completed=self._completed(finished))
         chains = list(write.chains)
         keys = {c.id: self.keys(c) for c in chains}
@@ -141,7 +165,8 @@ class Reuse:
         waiting = self.cache.pending([r.chain.id for r in done]) if done else set()
         return [(r.chain.id, [[{"path": a.variable.value,
                                 "results": (r.results or {}).get(a.variable.id),
-                                "fingerprint": self.fingerprint(a.variable.value, False)}
+                                "fingerprint": self.fingerprint.anew_for(a.variable.value,
+                                                                         False)}
                                for a in e.arguments if a.type == "output"]
                               for e in r.chain.executables])
                 for r in done if r.chain.id in waiting]

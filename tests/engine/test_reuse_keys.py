@@ -134,14 +134,35 @@ def test_reported_values_of_one_variable_count_in_any_order(tmp_path: Path) -> N
     assert join(a, b, reported=False) != join(b, a, reported=False)
 
 
-def test_a_file_is_looked_at_once_while_fresh(tmp_path: Path) -> None:
-    """Within `fresh_s` a file is stat'ed once (10,000 executables of one tool, a join over
-    outputs just checked); after it, a new round looks again."""
+def test_a_look_serves_its_round_and_the_next(tmp_path: Path) -> None:
+    """A file is stat'ed once for a round and the round after it, when that one begins
+    within `fresh_s` of the end of the first (10,000 executables of one tool; a join over
+    the outputs the round before checked, however long storing them took); the round after
+    that, or a later one, looks again."""
     path = tmp_path / "f"
     path.write_text("1")
     for fresh_s, seen_again in ((60.0, False), (0.0, True)):
         fingerprints = Fingerprints(fresh_s)
+        fingerprints.anew()
         before = fingerprints(str(path), False)
-        path.write_text("12")
+        path.write_text("12" if fresh_s else "123")  # (a size it did not have)
+        fingerprints.ended()
         fingerprints.anew()
         assert (fingerprints(str(path), False) != before) is seen_again
+        fingerprints.ended()
+        fingerprints.anew()  # the look of the round before last serves no more
+        assert fingerprints(str(path), False) == [path.stat().st_size,
+                                                  path.stat().st_mtime_ns]
+
+
+def test_outputs_just_written_are_looked_at_again(tmp_path: Path) -> None:
+    path = tmp_path / "out"
+    path.write_text("1")
+    fingerprints = Fingerprints(60.0)
+    fingerprints.anew()
+    fingerprints(str(path), False)
+    path.write_text("123")
+    assert fingerprints.anew_for(str(path), False)[0] == 3
+    assert fingerprints(str(path), False)[0] == 3
+
+
