@@ -20,6 +20,7 @@ from sqlalchemy import Connection
 from steepy.model.attempt import AGENT_LOST, INTERRUPTED
 from steepy.model.attempt import REQUEUED as REQUEUED_RUN
 from steepy.model.submission import ProcessChainStatus as CS
+from steepy.registry.bulk import sqlite_time
 from steepy.registry.dialect import pipelined
 from steepy.registry.records import dump
 
@@ -44,8 +45,11 @@ class HotPath:
         self._set_running = self._sql(
             "UPDATE process_chains SET status = ?, next_run_at = NULL, waiting = NULL, "
             "progress = NULL WHERE id = ?")
-        self._add_run = self._sql(
-            "INSERT INTO runs (chain_id, run_number, agent_id, start_time) VALUES (?, ?, ?, ?)")
+        # the chain's next run: its number one after the last (in the transaction that
+        # holds the chain's row, so nobody else adds one meanwhile)
+        self._add_next_run = self._sql(
+            "INSERT INTO runs (chain_id, run_number, agent_id, start_time) "
+            "SELECT ?, coalesce(max(run_number), 0) + 1, ?, ? FROM runs WHERE chain_id = ?")
         # an end counts only for a run still open, of a chain still RUNNING that run (another
         # engine may have counted its agent lost, closed the run and given the chain to
         # another agent meanwhile: what comes late from the first is not recorded)
@@ -70,9 +74,7 @@ class HotPath:
 
     def time(self, value: datetime | None) -> Any:
         """A time as the column stores it (SQLAlchemy's format on SQLite)."""
-        if value is None or self.postgres:
-            return value
-        return value.strftime("%Y-%m-%d %H:%M:%S.%f")
+        return value if self.postgres else sqlite_time(value)
 
     def batch(self, cur: Any) -> Any:
         """PostgreSQL: the statements sent in this context go together, answered at its end
@@ -98,36 +100,42 @@ class HotPath:
         cur.execute(statement, (str(CS.REGISTERED), *ids))
         return cur
 
-    def claimed(self, cur: Any, ids: Sequence[str]
-                ) -> tuple[dict[str, tuple], dict[str, tuple[int, int, int]]]:
-        """Of these chains, in one round trip: id -> (submission id, chain JSON, results
+    def take(self, cur: Any, taken: dict[str, str], now: datetime
+             ) -> tuple[dict[str, tuple], dict[str, tuple[int, int, int]]]:
+        """These chains (id -> agent id) are RUNNING, each with a new run numbered one after
+        its last. Returned, as they were before: id -> (submission id, chain JSON, results
         JSON, seq), and, of those that ran before, id -> (its last run's number, runs a
         chain-level `requeue' took back, runs that were cut: lost with their engine, or given
-        back by a stopping one)."""
+        back by a stopping one). On PostgreSQL all of it is one round trip."""
+        ids = list(taken)
         marks = ", ".join("?" * len(ids))
-        cur.execute(self._sql(
-            "SELECT c.id, c.submission_id, c.chain, c.results, c.seq, r.last, r.requeued, "
-            "r.cut FROM process_chains c LEFT JOIN (SELECT chain_id, max(run_number) AS last, "
-            "count(CASE WHEN status = ? THEN 1 END) AS requeued, "
-            "count(CASE WHEN status IN (?, ?) THEN 1 END) AS cut FROM runs "
-            f"WHERE chain_id IN ({marks}) GROUP BY chain_id) r ON r.chain_id = c.id "
-            f"WHERE c.id IN ({marks})"), (REQUEUED_RUN, AGENT_LOST, INTERRUPTED, *ids, *ids))
-        rows, so_far = {}, {}
-        for cid, submission_id, chain, results, seq, last, requeued, cut in cur.fetchall():
-            rows[cid] = (submission_id, chain, results, seq)
-            if last is not None:
-                so_far[cid] = (last, requeued or 0, cut or 0)
-        return rows, so_far
-
-    def start(self, cur: Any, runs: Iterable[tuple[str, int, str]], now: datetime) -> None:
-        """These chains are RUNNING, each with a new run (chain, run number, agent)."""
-        runs = list(runs)
         at = self.time(now)
-        with self.batch(cur):
-            cur.executemany(self._set_running, [(str(CS.RUNNING), chain)
-                                                for chain, _, _ in runs])
-            cur.executemany(self._add_run, [(chain, number, agent, at)
-                                            for chain, number, agent in runs])
+        reading = cur.connection.cursor()
+        fetched = None
+        try:
+            with self.batch(cur):
+                reading.execute(self._sql(
+                    "SELECT c.id, c.submission_id, c.chain, c.results, c.seq, r.last, "
+                    "r.requeued, r.cut FROM process_chains c LEFT JOIN (SELECT chain_id, "
+                    "max(run_number) AS last, count(CASE WHEN status = ? THEN 1 END) AS "
+                    "requeued, count(CASE WHEN status IN (?, ?) THEN 1 END) AS cut FROM runs "
+                    f"WHERE chain_id IN ({marks}) GROUP BY chain_id) r ON r.chain_id = c.id "
+                    f"WHERE c.id IN ({marks})"),
+                    (REQUEUED_RUN, AGENT_LOST, INTERRUPTED, *ids, *ids))
+                if not self.postgres:  # (SQLite steps through the rows as they are fetched)
+                    fetched = reading.fetchall()
+                cur.executemany(self._set_running, [(str(CS.RUNNING), chain) for chain in ids])
+                cur.executemany(self._add_next_run, [(chain, agent, at, chain)
+                                                     for chain, agent in taken.items()])
+            rows, so_far = {}, {}
+            for cid, submission_id, chain, results, seq, last, requeued, cut in (
+                    fetched if fetched is not None else reading.fetchall()):
+                rows[cid] = (submission_id, chain, results, seq)
+                if last is not None:
+                    so_far[cid] = (last, requeued or 0, cut or 0)
+            return rows, so_far
+        finally:
+            reading.close()
 
     def put_attempts(self, cur: Any, rows: Iterable[dict]) -> None:
         """Store these attempts' rows (`AttemptRecord.to_row()` with its chain and run),

@@ -136,10 +136,9 @@ class SqlChainQueue:
             cur = self.hot.cursor(conn)
             cursors.append(cur)
             ids = list(taken)
-            rows, so_far = self.hot.claimed(cur, ids)
-            numbers = {cid: so_far.get(cid, (0, 0, 0))[0] + 1 for cid in ids}
             now = utcnow()
-            self.hot.start(cur, [(cid, numbers[cid], agent) for cid, agent in taken.items()], now)
+            rows, so_far = self.hot.take(cur, taken, now)
+            numbers = {cid: so_far.get(cid, (0, 0, 0))[0] + 1 for cid in ids}
         finally:
             for cursor in cursors:
                 cursor.close()

@@ -3,7 +3,8 @@ in the pool is replaced at its checkout, before the caller's transaction uses it
 checkout of a live connection sends the server nothing (SQLAlchemy's pool_pre_ping sent an
 empty query each time: a round trip per transaction); BEGIN goes with a transaction's first
 statement; a write with events takes the feed's lock, says NOTIFY, inserts them and commits
-in one round trip; a claim reads its chain and the chain's runs so far in one statement."""
+in one round trip; a claim reads its chain and the chain's runs so far in one statement,
+sent with the writes that start its run."""
 
 from __future__ import annotations
 
@@ -146,6 +147,9 @@ def test_a_claim_reads_its_chain_and_its_runs_so_far_in_one_statement(postgres_u
     reads = [q for q in sent if '"SELECT' in q and "advisory" not in q]  # (Parse: `"" "..."')
     assert len(reads) == 2, reads  # the candidates, then the chosen chain and its runs
     assert "FOR UPDATE SKIP LOCKED" in reads[0] and "LEFT JOIN" in reads[1]
+    # the candidates; the chosen chain read, made RUNNING and given its run; its event with
+    # the feed's lock and COMMIT
+    assert _round_trips(tmp_path / "trace") == 3
 
 
 def _terminate(postgres_url: str, pid: int) -> None:
