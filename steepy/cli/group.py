@@ -111,7 +111,10 @@ def _failed(error: Exception) -> None:
              epilog=epilog(*HELP[""]))
 @click.version_option(__version__, prog_name="steepy")
 def main() -> None:
-    """steepy: run scientific workflows of command-line tools (Steep-compatible)."""
+    """steepy: run scientific workflows of command-line tools (Steep-compatible).
+
+    Where a command takes the id of a submission, `last' names the newest one (`steepy show
+    last', `steepy retry last')."""
 
 
 def entry() -> None:

@@ -55,14 +55,36 @@ def open_backend(db: str | None, server: str | None,
         stop(str(e))
 
 
+LATEST = "last"  # where a command takes an id: the newest submission's
+_ID_ARGUMENTS = ("item_id", "submission_id", "chain_id")
+
+
 def with_backend(command: Callable[..., None], reads_only: bool = False) -> Callable[..., None]:
-    """The `--db' and `--server' options; the command gets the open backend instead."""
+    """The `--db' and `--server' options; the command gets the open backend instead, and
+    `last' for an id is the newest submission's."""
     @functools.wraps(command)
     def run(db: str | None, server: str | None, **options: Any) -> None:
         with open_backend(db, server, reads_only) as backend:
-            command(backend, **options)
+            command(backend, **_latest_named(backend, options))
 
     return DB_OPTION(SERVER_OPTION(run))
+
+
+def _latest_named(backend: Backend, options: dict[str, Any]) -> dict[str, Any]:
+    """`options' with `last' given for an id replaced by the newest submission's id (one
+    line and exit code 2 when there is none)."""
+    given = [options.get(k) for k in _ID_ARGUMENTS] + list(options.get("submission_ids", ()))
+    if LATEST not in given:
+        return options
+    page, _ = backend.submissions(None, 1, 0)
+    if not page:
+        stop(f"No submission yet: `{LATEST}' names the newest one.")
+    newest = page[0]["id"]
+    named = {k: newest if k in _ID_ARGUMENTS and v == LATEST else v for k, v in options.items()}
+    if "submission_ids" in options:
+        named["submission_ids"] = tuple(newest if i == LATEST else i
+                                        for i in options["submission_ids"])
+    return named
 
 
 def with_reading_backend(command: Callable[..., None]) -> Callable[..., None]:
