@@ -42,42 +42,37 @@ class Fingerprints:
     or the sha256 of its content (`deep`); a directory by its files, sorted. Content hashes
     are remembered while size and modification time stay.
 
-    In the controller's rounds (`anew`, `ended`) a look serves the round that made it and
-    the one after, when that one begins within `fresh_s` of the end of the first: the tool
-    of 10,000 executables is looked at once, and a join over the outputs of 10,000 chains
-    that the round before reused (and so looked at) looks at none of them again, however
-    long storing those chains took. Anything older is looked at again."""
+    A look serves again while it is younger than `fresh_s` (counted from when it began),
+    whatever round or submission asks: the tool of 10,000 executables is looked at about
+    once a second, and a join over the outputs of 10,000 chains that the round before
+    checked looks at them again only when it comes later than that. No look is used older:
+    a file changed since is seen changed by every key made more than `fresh_s` after."""
 
     def __init__(self, fresh_s: float = 1.0) -> None:
         self._hashes: dict[tuple[str, int, int], str] = {}
-        self._seen: dict[tuple[str, bool], Any] = {}  # this round's looks
-        self._before: dict[tuple[str, bool], Any] = {}  # those of the round before
-        self._ended: float | None = None  # when the round before ended (monotonic)
+        self._seen: dict[tuple[str, bool], tuple[Any, float]] = {}  # -> (look, when begun)
         self.fresh_s = fresh_s
 
     def anew(self) -> None:
-        """A round begins."""
-        recent = self._ended is not None and time.monotonic() - self._ended < self.fresh_s
-        self._before = self._seen if recent else {}
-        self._seen = {}
-
-    def ended(self) -> None:
-        """The round ends."""
-        self._ended = time.monotonic()
+        """A round begins: the looks too old to serve again are let go."""
+        oldest = time.monotonic() - self.fresh_s
+        if self._seen:
+            self._seen = {k: seen for k, seen in self._seen.items() if seen[1] > oldest}
 
     def __call__(self, path: str, deep: bool) -> Any:
-        key = (path, deep)
-        seen = self._seen.get(key, self)
-        if seen is self:
-            seen = self._before.get(key, self)
-            if seen is self:  # (one of the round before is not kept: it serves one round)
-                seen = self._seen[key] = self._look(path, deep)
-        return seen
+        now = time.monotonic()
+        seen = self._seen.get((path, deep))
+        if seen is None or now - seen[1] >= self.fresh_s:
+            seen = self._seen[path, deep] = (self._look(path, deep), now)
+        return seen[0]
 
     def anew_for(self, path: str, deep: bool) -> Any:
-        """Looked at now, whatever was seen before (the outputs a chain has just written)."""
-        seen = self._seen[path, deep] = self._look(path, deep)
-        return seen
+        """Looked at now, whatever was seen before (the outputs a chain has just written;
+        what the other mode saw of it is let go)."""
+        self._seen.pop((path, not deep), None)
+        now = time.monotonic()
+        seen = self._seen[path, deep] = (self._look(path, deep), now)
+        return seen[0]
 
     def _look(self, path: str, deep: bool) -> Any:
         try:
@@ -132,13 +127,6 @@ class Reuse:
         if not (resume or self.settings.record):
             return write
         self.fingerprint.anew()
-        try:
-            return self._round(write, finished, resume)
-        finally:
-            self.fingerprint.ended()
-
-    def _round(self, write: RoundWrite, finished: Sequence[ChainRecord],
-               resume: bool) -> RoundWrite:
         out = CacheWrite(completed=self._completed(finished))
         chains = list(write.chains)
         keys = {c.id: self.keys(c) for c in chains}

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from steepy.engine import reuse as reuse_module
 from steepy.engine.reuse import Fingerprints
 from steepy.model.cachekeys import CACHE_DEEP, chain_keys
 from steepy.model.processchain import Argument, ArgumentVariable, Executable, ProcessChain
@@ -134,25 +135,24 @@ def test_reported_values_of_one_variable_count_in_any_order(tmp_path: Path) -> N
     assert join(a, b, reported=False) != join(b, a, reported=False)
 
 
-def test_a_look_serves_its_round_and_the_next(tmp_path: Path) -> None:
-    """A file is stat'ed once for a round and the round after it, when that one begins
-    within `fresh_s` of the end of the first (10,000 executables of one tool; a join over
-    the outputs the round before checked, however long storing them took); the round after
-    that, or a later one, looks again."""
+def test_a_look_serves_while_it_is_fresh(tmp_path: Path, monkeypatch) -> None:
+    """A file is stat'ed once while its look is younger than `fresh_s` (10,000 executables of
+    one tool; a join over the outputs the round before checked), whatever rounds began
+    meanwhile; a look that old is made again, also for another submission's round (a file
+    changed meanwhile is seen changed)."""
+    clock = [100.0]
+    monkeypatch.setattr(reuse_module.time, "monotonic", lambda: clock[0])
     path = tmp_path / "f"
     path.write_text("1")
-    for fresh_s, seen_again in ((60.0, False), (0.0, True)):
-        fingerprints = Fingerprints(fresh_s)
-        fingerprints.anew()
-        before = fingerprints(str(path), False)
-        path.write_text("12" if fresh_s else "123")  # (a size it did not have)
-        fingerprints.ended()
-        fingerprints.anew()
-        assert (fingerprints(str(path), False) != before) is seen_again
-        fingerprints.ended()
-        fingerprints.anew()  # the look of the round before last serves no more
-        assert fingerprints(str(path), False) == [path.stat().st_size,
-                                                  path.stat().st_mtime_ns]
+    fingerprints = Fingerprints(1.0)
+    fingerprints.anew()
+    before = fingerprints(str(path), False)
+    path.write_text("12")
+    clock[0] += 0.9
+    fingerprints.anew()  # a round beginning within the second: the look still serves
+    assert fingerprints(str(path), False) == before
+    clock[0] += 0.2  # a second after the look began, in the same round
+    assert fingerprints(str(path), False) == [2, path.stat().st_mtime_ns]
 
 
 def test_outputs_just_written_are_looked_at_again(tmp_path: Path) -> None:
@@ -164,5 +164,9 @@ def test_outputs_just_written_are_looked_at_again(tmp_path: Path) -> None:
     path.write_text("123")
     assert fingerprints.anew_for(str(path), False)[0] == 3
     assert fingerprints(str(path), False)[0] == 3
+    deep = fingerprints(str(path), True)
+    path.write_text("1234")
+    fingerprints.anew_for(str(path), False)
+    assert fingerprints(str(path), True) != deep  # (what deep mode saw is let go too)
 
 
