@@ -44,14 +44,17 @@ def insert_rows(conn: Connection, table: Table, rows: Sequence[dict[str, Any]]) 
     extra = list(defaults.values())
     values = [[row[name] for name in given] + extra for row in rows]
     if times:
-        formatted: dict[datetime, str] = {}  # (the rows of one write mostly share a time)
+        # (the rows of one write mostly share a time; by its offset too: equal instants in
+        # two zones are two wall clocks, as SQLAlchemy writes them)
+        formatted: dict[tuple[datetime, Any], str] = {}
         for row_values in values:
             for i in times:
                 moment = row_values[i]
                 if moment is not None:
-                    shown = formatted.get(moment)
+                    key = (moment, moment.utcoffset())
+                    shown = formatted.get(key)
                     if shown is None:
-                        shown = formatted[moment] = moment.strftime(SQLITE_TIME)
+                        shown = formatted[key] = moment.strftime(SQLITE_TIME)
                     row_values[i] = shown
     cursor = conn.connection.cursor()
     try:
