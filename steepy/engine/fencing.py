@@ -35,15 +35,18 @@ class LeaseKeeper:
         self.lease_s, self.heartbeat_s, self.fences_tools = lease_s, heartbeat_s, fences_tools
         self.last_ok = now  # when the heartbeat last committed (or the engine started)
         self._ok_since: float | None = None  # heartbeats committed in a row since (None: all)
-        self._failing = False  # `beat_now`: the last beat failed (said once)
+        self._failing = False  # `keep_beating`: the last beat failed (said once)
+        self._noting = threading.Lock()  # (the heartbeat's thread notes beats too)
 
     def beat_ok(self, now: float) -> None:
-        self.last_ok = now
-        if self._ok_since is not None and now - self._ok_since >= self.lease_s:
-            self._ok_since = None
+        with self._noting:
+            self.last_ok = max(self.last_ok, now)
+            if self._ok_since is not None and now - self._ok_since >= self.lease_s:
+                self._ok_since = None
 
     def beat_failed(self, now: float) -> None:
-        self._ok_since = now  # judging again a lease after heartbeats commit again
+        with self._noting:  # judging again a lease after heartbeats commit again
+            self._ok_since = now
 
     def judging(self, now: float) -> bool:
         """Whether this engine may count other engines' agents lost now."""
@@ -51,18 +54,27 @@ class LeaseKeeper:
 
     def lapsing(self, now: float) -> bool:
         """Whether its tools must stop now: see the module's docstring."""
+        return self.fences_tools and now - self.last_ok >= self._margin_s()
+
+    def _margin_s(self) -> float:
+        """How long after the last heartbeat's commit the tools stop."""
         # (a lease of less than two heartbeats leaves no room: half a heartbeat's delay)
-        return (self.fences_tools and now - self.last_ok
-                >= max(self.lease_s - self.heartbeat_s, 1.5 * self.heartbeat_s))
+        return max(self.lease_s - self.heartbeat_s, 1.5 * self.heartbeat_s)
 
     async def watch(self, stop: asyncio.Event, fence: Callable[[float], None]) -> None:
-        """Until `stop`: every half heartbeat interval, `fence(seconds since the last
-        heartbeat)` while the lease is lapsing. A task of its own: a database call that hangs
-        (a server gone without a word) must not hold it up."""
+        """Until `stop`: `fence(seconds since the last heartbeat)` as the lease lapses, and
+        every half heartbeat interval while it is lapsing. Asleep until then: a heartbeat
+        that commits meanwhile moves the moment on, and the watch, woken, sleeps again (an
+        idle engine is woken every few heartbeats, not twice per heartbeat). A task of its
+        own: a database call that hangs (a server gone without a word) must not hold it up."""
         loop = asyncio.get_running_loop()
         while not stop.is_set():
+            wait_s = (self.last_ok + self._margin_s() - loop.time() if self.fences_tools
+                      else None)  # (on one machine nothing lapses: until `stop`)
+            if wait_s is not None and wait_s <= 0:
+                wait_s = self.heartbeat_s / 2  # lapsing: again and again
             try:
-                await asyncio.wait_for(stop.wait(), self.heartbeat_s / 2)
+                await asyncio.wait_for(stop.wait(), wait_s)
             except asyncio.TimeoutError:
                 pass
             now = loop.time()
@@ -71,31 +83,55 @@ class LeaseKeeper:
 
     async def keep_beating(self, beat: Callable[[], Callable[[], object]],
                            stop: asyncio.Event) -> None:
-        """Until `stop`: every heartbeat interval, `beat()` (in the event loop: the heartbeat's
-        transaction, run in a thread of its own), its commit or failure noted; the beat under
-        way when `stop` is set ends before this does (it would write the agents back after
-        the engine forgot them). A task and a thread of their own on PostgreSQL: a long write
-        of this process, a look for lost agents that waits for one, or writes that take every
-        thread of the event loop's pool must not hold it up (the tools would be stopped for
-        nothing)."""
-        while not stop.is_set():
-            try:
-                await asyncio.wait_for(stop.wait(), self.heartbeat_s)
-                return
-            except asyncio.TimeoutError:
-                pass
-            await self.beat_now(beat())
+        """Until `stop`: every heartbeat interval, `beat()()` (the heartbeat's transaction)
+        in a daemon thread of its own, its commit or failure noted (`beat_ok` counts from
+        when the beat began: its lease runs from then). The beat under way when `stop` is
+        set ends before this does (it would write the agents back after the engine forgot
+        them).
 
-    async def beat_now(self, write: Callable[[], object]) -> None:
-        """One heartbeat (`write`, in a daemon thread: one that hangs on a server gone without
-        a word holds up neither the event loop nor the interpreter's exit), its commit or
-        failure noted. A commit counts from when the beat began: its lease runs from then."""
+        The thread keeps its own time and wakes nobody: the event loop learns of beats
+        from `last_ok` (the watch reads it as it wakes), so an idle engine's heartbeat is
+        one wake-up of one thread (it was a thread started per beat, and the event loop
+        woken to start it and again at its end). A thread of its own on PostgreSQL: a long
+        write of this process, a look for lost agents that waits for one, or writes that
+        take every thread of the event loop's pool must not hold it up (the tools would be
+        stopped for nothing); a daemon: one that hangs on a server gone without a word holds
+        up neither the event loop nor the interpreter's exit. Should the thread end by
+        itself (a bug), so does this, with its error."""
         loop = asyncio.get_running_loop()
-        began = loop.time()
+        ended: asyncio.Future = loop.create_future()  # (what ended the thread, if anything)
+        stopping = threading.Event()
+
+        def beating() -> None:
+            error: BaseException | None = None
+            try:
+                while not stopping.wait(self.heartbeat_s):
+                    self._beat_once(beat, loop.time)
+            except BaseException as e:  # noqa: BLE001 - handed to the task: the engine's crash
+                error = e
+            try:
+                loop.call_soon_threadsafe(_settle, ended, error)
+            except RuntimeError:  # the loop has closed: nobody waits any more
+                pass
+
+        threading.Thread(target=beating, name="heartbeat", daemon=True).start()
+        stopped = asyncio.ensure_future(stop.wait())
         try:
-            await _in_daemon_thread(write)
+            await asyncio.wait([stopped, ended], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopped.cancel()
+            stopping.set()
+        await ended
+
+    def _beat_once(self, beat: Callable[[], Callable[[], object]],
+                   clock: Callable[[], float]) -> None:
+        """(In the heartbeat's thread) One heartbeat, its commit or failure noted (what
+        fails before the write is a bug: it ends the thread)."""
+        began, write = clock(), beat()
+        try:
+            write()
         except Exception as e:  # noqa: BLE001 - the database failed: said once, waited out
-            self.beat_failed(loop.time())
+            self.beat_failed(clock())
             (log.debug if self._failing else log.warning)("heartbeat failed: %s", e)
             self._failing = True
         else:
@@ -103,23 +139,6 @@ class LeaseKeeper:
             self._failing = False
 
 
-async def _in_daemon_thread(fn: Callable[[], object]) -> object:
-    loop = asyncio.get_running_loop()
-    done: asyncio.Future = loop.create_future()
-
-    def settle(result: object, error: BaseException | None) -> None:
-        if not done.done():
-            done.set_exception(error) if error is not None else done.set_result(result)
-
-    def work() -> None:
-        try:
-            result, error = fn(), None
-        except BaseException as e:  # noqa: BLE001 - handed to the awaiting task
-            result, error = None, e
-        try:
-            loop.call_soon_threadsafe(settle, result, error)
-        except RuntimeError:  # the loop has closed: nobody waits any more
-            pass
-
-    threading.Thread(target=work, name="heartbeat", daemon=True).start()
-    return await done
+def _settle(ended: asyncio.Future, error: BaseException | None) -> None:
+    if not ended.done():
+        ended.set_exception(error) if error is not None else ended.set_result(None)

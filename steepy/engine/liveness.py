@@ -101,7 +101,8 @@ class Liveness:
             self._beats.cancel()
 
     def _heartbeat(self) -> Callable[[], None]:
-        """(In the event loop) this engine's heartbeat, to write in a thread."""
+        """This engine's heartbeat, to write in a thread (its agents as they are now: asked
+        in the heartbeat's thread too, fencing.py)."""
         return partial(self.registry.leases.heartbeat, self.owner, self._heartbeat_rows(),
                        self.settings.lease_s)
 

@@ -3,9 +3,9 @@
 An idle engine is woken by every commit it sees, its own heartbeat's too (every 2 s): each
 part then looked for work in a thread call of its own, at the same moment, and their threads
 fought for the interpreter lock (about 25 wake-ups per heartbeat). A `Looker` makes the reads
-of every part in one thread call, one after the other (`reader`), and hands the answers over
-(`deliver`); a part acts (claims, fires) only on what its read found. (The engine's own read
-takes the submissions it finds at once: `Engine._take_submissions`.)
+of every part in one thread call, in one round trip where it can (registry/glance.py), and
+hands the answers over (`deliver`); a part acts (claims, fires) only on what its read found.
+(The engine's own read takes the submissions it finds at once: `Engine._take_submissions`.)
 
 Woken while a look is under way, it looks once more when that one is done: the read under
 way may have started before the commit that woke it. Should the read fail (the database
@@ -27,6 +27,7 @@ from steepy.model.submission import Submission
 from steepy.registry import Registry
 from steepy.registry.interfaces import Leases
 from steepy.registry.failures import is_database_failure
+from steepy.registry.glance import glance
 from steepy.registry.offload import call
 
 log = logging.getLogger(__name__)
@@ -117,9 +118,13 @@ class PartsLook:
         wakes = (scheduler.wakes, timekeeper.wakes if timekeeper is not None else 0)
 
         def read() -> PartsLook:
-            return PartsLook(registry.queue.outlook(claims),
-                             registry.schedules.next_due() if timekeeper is not None else None,
-                             take(), wakes)
+            seen = glance(registry, claims, timekeeper is not None)  # (one round trip)
+            if seen is None:  # (claims for some submissions only: each part reads)
+                return PartsLook(registry.queue.outlook(claims),
+                                 registry.schedules.next_due() if timekeeper is not None
+                                 else None, take(), wakes)
+            return PartsLook(seen.outlook, seen.next_due,
+                             take() if seen.may_take else (None, []), wakes)
         return read
 
     def offer(self, scheduler: Scheduler, timekeeper: Timekeeper | None) -> None:

@@ -351,6 +351,10 @@ class Schedules(Protocol):
 
     def firings(self, schedule_id: str, limit: int = 20) -> list[dict[str, Any]]: ...
 
+    def settle(self) -> None:
+        """Once, before the first look at what is due: fire times stored under an older
+        meaning are stored anew (later calls do nothing)."""
+
     def next_due(self) -> datetime | None: ...
 
     def fire_due(self, grace_s: float, now: datetime | None = None,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any, Iterable
 
-from sqlalchemy import Connection, and_, bindparam, case, exists, insert, select, update
+from sqlalchemy import Connection, and_, bindparam, exists, select, update
 
 from steepy import events as ev
 from steepy.model.attempt import AGENT_LOST
@@ -21,12 +21,13 @@ from steepy.registry.records import (
     PENDING_EVENTS,
     SS,
     add_event,
-    dump,
     load,
     submission_record,
 )
+from steepy.registry.heartbeats import beat_at_once, write_heartbeat
 from steepy.registry.tables import agents, process_chains, runs, submissions
-from steepy.registry.waiting import flag_waiting, waiting_reasons
+from steepy.registry.together import read_together
+from steepy.registry.waiting import MARKED, NEEDS, flag_waiting, reasons_of, waiting_reasons
 
 _pc = process_chains.c
 _sc = submissions.c
@@ -37,34 +38,6 @@ _sc = submissions.c
 RUN_OWNER = "run-"
 
 
-def _beat_statements() -> tuple[Any, Any]:
-    """The heartbeat's two statements, built once (building them took most of its time):
-    an agent's row, whose `stateChangedTime` (Steep's) is now when it went busy, idle or
-    to another chain since its last heartbeat, else as it was; and the leases of the
-    engine's submissions."""
-    now = bindparam("b_now", type_=agents.c.last_seen.type)
-    chain = bindparam("b_chain", type_=agents.c.chain_id.type)
-    agent = update(agents).where(agents.c.id == bindparam("b_id")).values(
-        capabilities=bindparam("b_capabilities"), last_seen=now, chain_id=chain,
-        owner=bindparam("b_owner"), host=bindparam("b_host"), pid=bindparam("b_pid"),
-        state_changed_time=case((agents.c.chain_id.is_not_distinct_from(chain),
-                                 agents.c.state_changed_time), else_=now))
-    leases = update(submissions).where(_sc.owner == bindparam("b_owner"),
-                                       _sc.status == SS.RUNNING).values(
-        lease_until=bindparam("b_until", type_=_sc.lease_until.type))
-    return agent, leases
-
-
-_BEAT_AGENT, _BEAT_LEASES = _beat_statements()
-# PostgreSQL: the leases of submissions whose rows a transaction updates (a round of this
-# engine's controller, a priority given to 100,000 chains) are extended at the next heartbeat
-# rather than this one waiting for it: the agents' rows must commit on time (fencing.py).
-# (Rows only referenced by new chains or events are not skipped: FOR NO KEY UPDATE; and a
-# lease that ran out meanwhile is not taken over while the engine's agents beat: _lease_over)
-_BEAT_FREE_LEASES = update(submissions).where(_sc.id.in_(
-    select(_sc.id).where(_sc.owner == bindparam("b_owner"), _sc.status == SS.RUNNING)
-    .with_for_update(skip_locked=True, key_share=True))).values(
-        lease_until=bindparam("b_until", type_=_sc.lease_until.type))
 # the reads of every heartbeat, built once too
 _SINCE = bindparam("b_since", type_=agents.c.last_seen.type)
 _LIVE = select(agents).where(agents.c.last_seen >= _SINCE).order_by(agents.c.id)
@@ -74,14 +47,14 @@ _OPEN_RUNS = (select(runs.c.chain_id, runs.c.run_number, runs.c.agent_id, agents
               .join(process_chains, _pc.id == runs.c.chain_id)
               .outerjoin(agents, agents.c.id == runs.c.agent_id)
               .where(_pc.status == CS.RUNNING, runs.c.end_time.is_(None)))
-_ACCEPTED = select(_sc.id).where(_sc.status == SS.ACCEPTED).limit(1)
+ACCEPTED = select(_sc.id).where(_sc.status == SS.ACCEPTED).limit(1)  # (any to take?)
 
 
 def _lease_over(now: Any, since: Any) -> Any:
     """RUNNING without a live controller: without a lease (a retry made it RUNNING again),
     or its lease ran out and its engine's agents have been silent since `since` (an engine
     alive, whose heartbeat skipped that lease while another transaction held its row, keeps
-    it: `_BEAT_FREE_LEASES`)."""
+    it: `heartbeats._BEAT_FREE_LEASES`)."""
     engine_alive = exists().where(agents.c.owner == _sc.owner, agents.c.last_seen >= since)
     return (_sc.status == SS.RUNNING) & (
         _sc.lease_until.is_(None) | ((_sc.lease_until < now) & ~engine_alive))
@@ -90,6 +63,12 @@ def _lease_over(now: Any, since: Any) -> Any:
 _ORPHANED = select(_sc.id).where(_lease_over(
     bindparam("b_now", type_=_sc.lease_until.type),
     bindparam("b_since", type_=agents.c.last_seen.type))).limit(1)
+# whether any submission may be without a controller (those `adopt_submissions` takes are
+# among these, whoever looks and however long their leases)
+MAY_BE_ORPHANED = select(_sc.id).where(_sc.status == SS.RUNNING, _sc.lease_until.is_(None) | (
+    _sc.lease_until < bindparam("b_now", type_=_sc.lease_until.type))).limit(1)
+
+
 class SqlLeases:
     def __init__(self, db: Connector, clock: Clock = SYSTEM):
         self.db = db
@@ -97,10 +76,17 @@ class SqlLeases:
 
     def heartbeat(self, owner: str, agent_rows: list[dict], lease_s: float) -> None:
         """This engine is alive: refresh its agents and extend its submissions' leases. On
-        PostgreSQL in a transaction of its own, not behind this process's other writes."""
+        PostgreSQL in a transaction of its own, not behind this process's other writes, in
+        one round trip (heartbeats.py; agents whose rows are missing in a second one)."""
         # (what others must see writes events)
+        if self.db.dialect.postgres:  # one round trip, unless agents' rows are missing
+            with self.db.write(notify=False, alone=True) as conn:
+                agent_rows = beat_at_once(conn, self.db.dialect, owner, agent_rows, lease_s,
+                                          self.clock.now())
+            if not agent_rows:
+                return
         with self.db.write(notify=False, alone=True) as conn:
-            self._heartbeat(conn, owner, agent_rows, lease_s)
+            write_heartbeat(conn, self.db.dialect, owner, agent_rows, lease_s, self.clock.now())
 
     def beat(self, owner: str, agent_rows: list[dict] | None, lease_s: float,
              flag: bool) -> tuple[list[dict], list[dict], list[tuple[str, str, int]]]:
@@ -108,12 +94,17 @@ class SqlLeases:
         heartbeat (if `agent_rows`), the live agents (`live_agents(lease_s)`), the lost runs
         among them (`lost_runs`), agents silent for three leases forgotten
         (`forget_lost_agents`) and, with `flag`, `flag_waiting_chains` for the live agents'
-        capabilities (what it announced is the third of what is returned)."""
+        capabilities (what it announced is the third of what is returned). Without a
+        heartbeat, a round with nothing to write only reads (`_quiet`)."""
         now = self.clock.now()
+        if agent_rows is None:  # (PostgreSQL's engines beat apart: liveness.py)
+            quiet = self._quiet(now, lease_s, flag)
+            if quiet is not None:
+                return quiet
         failure: Exception | None = None
         with self.db.write(notify=False) as conn:  # (what others must see writes events)
-            if agent_rows is not None:  # (PostgreSQL's engines beat apart: liveness.py)
-                self._heartbeat(conn, owner, agent_rows, lease_s)
+            if agent_rows is not None:
+                write_heartbeat(conn, self.db.dialect, owner, agent_rows, lease_s, now)
             pending = conn.info[PENDING_EVENTS]
             told = len(pending)
             try:  # the heartbeat commits whatever becomes of the rest: its leases must hold
@@ -134,33 +125,35 @@ class SqlLeases:
             raise failure
         return live, lost, announced
 
-    def _heartbeat(self, conn: Connection, owner: str, agent_rows: list[dict],
-                   lease_s: float) -> None:
-        now = self.clock.now()
-        for a in agent_rows:
-            values = {"capabilities": dump(sorted(a.get("capabilities", []))), "last_seen": now,
-                      "chain_id": a.get("chain_id"), "owner": owner,
-                      "host": a.get("host"), "pid": a.get("pid")}
-            changed = conn.execute(_BEAT_AGENT, {
-                "b_id": a["id"], "b_now": now, "b_capabilities": values["capabilities"],
-                "b_chain": values["chain_id"], "b_owner": owner, "b_host": values["host"],
-                "b_pid": values["pid"]})
-            if changed.rowcount == 0:
-                conn.execute(insert(agents).values(id=a["id"], start_time=now,
-                                                   state_changed_time=now, **values))
-                add_event(conn, None, ev.AgentArrived(
-                    agent=a["id"], host=a.get("host"),
-                    capabilities=sorted(a.get("capabilities", []))))
-        conn.execute(_BEAT_FREE_LEASES if self.db.dialect.postgres else _BEAT_LEASES,
-                     {"b_owner": owner, "b_until": now + timedelta(seconds=lease_s)})
+    def _quiet(self, now: datetime, lease_s: float, flag: bool
+               ) -> tuple[list[dict], list[dict], list[tuple[str, str, int]]] | None:
+        """What `beat` without a heartbeat returns when it would write nothing (no run lost,
+        no agent to forget, no chain to mark or unmark: an idle worker's every round), read
+        without the write lock, in one round trip on PostgreSQL; else None."""
+        reads: list[tuple[Any, dict]] = [
+            (_LIVE, {"b_since": now - timedelta(seconds=lease_s)}), (_OPEN_RUNS, {}),
+            (_SILENT, {"b_since": now - timedelta(seconds=3 * lease_s)})]
+        live_rows, open_runs, silent, *kinds = read_together(
+            self.db, reads + ([(NEEDS, {}), (MARKED, {})] if flag else []))
+        live = self._agents(live_rows)
+        ids = {a["id"] for a in live}
+        if silent or any(r.agent_id not in ids for r in open_runs):
+            return None
+        if flag and reasons_of([k[0] for k in kinds[0]], [k[0] for k in kinds[1]],
+                               [set(a["capabilities"]) for a in live]):
+            return None
+        return live, [], []
 
     def live_agents(self, max_age_s: float) -> list[dict]:
         with self.db.read() as conn:
             return self._live(conn, self.clock.now() - timedelta(seconds=max_age_s))
 
+    @classmethod
+    def _live(cls, conn: Connection, since: datetime) -> list[dict]:
+        return cls._agents(conn.execute(_LIVE, {"b_since": since}).all())
+
     @staticmethod
-    def _live(conn: Connection, since: datetime) -> list[dict]:
-        rows = conn.execute(_LIVE, {"b_since": since}).all()
+    def _agents(rows: Iterable[Any]) -> list[dict]:
         return [{"id": r.id, "capabilities": load(r.capabilities) or [], "processChainId": r.chain_id,
                  "startTime": iso_time(as_utc(r.start_time)), "lastSeen": iso_time(as_utc(r.last_seen)),
                  "owner": r.owner, "host": r.host, "pid": r.pid} for r in rows]
@@ -200,7 +193,7 @@ class SqlLeases:
         if only is not None:
             accepted.append(_sc.id == only)
         with self.db.read() as conn:  # most calls find nothing: don't take the write lock
-            if conn.execute(_ACCEPTED if only is None else select(_sc.id).where(*accepted)
+            if conn.execute(ACCEPTED if only is None else select(_sc.id).where(*accepted)
                             .limit(1)).first() is None:
                 return None
         with self.db.write() as conn:

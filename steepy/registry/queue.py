@@ -27,9 +27,9 @@ log = logging.getLogger(__name__)
 
 _pc = process_chains.c
 _SUBMISSION_OF_CHAIN = select(_pc.submission_id).where(_pc.id == bindparam("b_id"))
-_FIRST_WAKE_UP = select(func.min(_pc.next_run_at)).where(_pc.status == CS.PAUSED)
+FIRST_WAKE_UP = select(func.min(_pc.next_run_at)).where(_pc.status == CS.PAUSED)
 # what a claim looks at (`HotPath.candidates`): the capabilities the first chains need
-_WAITING = (select(_pc.required_capabilities).where(_pc.status == CS.REGISTERED)
+WAITING = (select(_pc.required_capabilities).where(_pc.status == CS.REGISTERED)
             .order_by(_pc.priority.desc(), _pc.seq).limit(CLAIM_WINDOW))
 
 
@@ -209,11 +209,11 @@ class SqlChainQueue:
         first is true, so a sweep that finds nothing writes nothing (and, on PostgreSQL,
         wakes no other process with its notification)."""
         with self.db.read() as conn:
-            wake_up = as_utc(conn.execute(_FIRST_WAKE_UP).scalar())
+            wake_up = as_utc(conn.execute(FIRST_WAKE_UP).scalar())
             looked: dict[frozenset[str] | None, list[str]] = {}
             for claim in claims:
                 if claim.only not in looked:
-                    query = _WAITING if claim.only is None else _WAITING.where(
+                    query = WAITING if claim.only is None else WAITING.where(
                         _pc.submission_id.in_(sorted(claim.only)))
                     looked[claim.only] = list(conn.execute(query).scalars())
                 if any(can_run(required, claim.capabilities)
@@ -223,7 +223,7 @@ class SqlChainQueue:
 
     def next_wake_up(self) -> datetime | None:
         with self.db.read() as conn:
-            return as_utc(conn.execute(_FIRST_WAKE_UP).scalar())
+            return as_utc(conn.execute(FIRST_WAKE_UP).scalar())
 
     def chains_to_stop(self, chain_ids: Iterable[str]) -> list[str]:
         """Of these RUNNING chains, those whose cancellation was requested (chain or submission)."""

@@ -30,6 +30,7 @@ from steepy.model.triggers import (TriggerSpec, fire_times, first_at_or_after,
                                    settled_next_fire_time)
 
 _s = schedules.c
+NEXT_DUE = select(func.min(_s.next_fire_time)).where(_s.paused.is_(False))  # (`next_due`)
 _f = schedule_firings.c
 
 
@@ -74,7 +75,7 @@ class SqlSchedules:
         self.db = db
         self._settled = False
 
-    def _settle(self) -> None:
+    def settle(self) -> None:
         """Once per registry, before the first look at what is due: store the settled next
         fire time of every crontab schedule stored under the old weekday meaning, so a real
         fire time before the stale one is due on time."""
@@ -146,10 +147,9 @@ class SqlSchedules:
 
     def next_due(self) -> datetime | None:
         """The earliest next fire time of a schedule that is not paused."""
-        self._settle()
+        self.settle()
         with self.db.read() as conn:
-            return as_utc(conn.execute(select(func.min(_s.next_fire_time))
-                                       .where(_s.paused.is_(False))).scalar())
+            return as_utc(conn.execute(NEXT_DUE).scalar())
 
     def fire_due(self, grace_s: float, now: datetime | None = None,
                  limit: int = 100) -> list[str]:
@@ -157,7 +157,7 @@ class SqlSchedules:
         within `grace_s' (coalesced), a `skipped' record for older ones. Returns the ids of
         the new submissions."""
         now = now or utcnow()
-        self._settle()
+        self.settle()
         grace = timedelta(seconds=grace_s)
         fired: list[str] = []
         due = (_s.paused.is_(False), _s.next_fire_time <= now)

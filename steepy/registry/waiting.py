@@ -14,9 +14,10 @@ from steepy.registry.records import CS, add_events, event_row, load
 from steepy.registry.tables import process_chains
 
 _pc = process_chains.c
-_NEEDS = select(_pc.required_capabilities).where(
+# the kinds of required capabilities of chains that may wait, and of those marked
+NEEDS = select(_pc.required_capabilities).where(
     _pc.status == CS.REGISTERED, _pc.required_capabilities != "[]").distinct()
-_MARKED = select(_pc.required_capabilities).where(
+MARKED = select(_pc.required_capabilities).where(
     _pc.status == CS.REGISTERED, _pc.waiting.is_not(None)).distinct()
 
 
@@ -36,8 +37,13 @@ def waiting_reason(required: Iterable[str], offers: list[set[str]]) -> str | Non
 def waiting_reasons(conn: Connection, offered: list[set[str]]) -> dict[str, str | None]:
     """Why chains needing each kind of capabilities wait (None: they need not), of the
     kinds that wait or were marked; empty: nothing to do."""
-    kinds = list(conn.execute(_NEEDS).scalars())
-    marked = list(conn.execute(_MARKED).scalars())
+    return reasons_of(list(conn.execute(NEEDS).scalars()), list(conn.execute(MARKED).scalars()),
+                      offered)
+
+
+def reasons_of(kinds: list[str], marked: list[str],
+               offered: list[set[str]]) -> dict[str, str | None]:
+    """`waiting_reasons` from what `NEEDS` and `MARKED` read."""
     reasons = {k: waiting_reason(load(k) or [], offered) for k in set(kinds) | set(marked)}
     return reasons if any(reasons.values()) or marked else {}
 

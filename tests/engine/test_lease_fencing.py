@@ -51,6 +51,74 @@ def test_judging_waits_a_lease_after_the_engines_own_outage() -> None:
     assert short.lapsing(7.52)  # half a heartbeat late: a lease of two leaves no more room
 
 
+async def test_the_watch_sleeps_while_heartbeats_commit_and_fences_as_the_lease_lapses(
+        ) -> None:
+    """An idle engine's watch is not woken twice per heartbeat (issue 31): it sleeps until
+    the lease could lapse, and on from there while heartbeats commit; when they stop, the
+    tools are fenced as the lease lapses, then every half heartbeat."""
+    loop = asyncio.get_running_loop()
+    keeper = LeaseKeeper(lease_s=1.0, heartbeat_s=0.1, fences_tools=True, now=loop.time())
+    looked, fenced = [], []
+    lapsing = keeper.lapsing
+    keeper.lapsing = lambda now: looked.append(now) or lapsing(now)  # (counted)
+    stop = asyncio.Event()
+    watch = asyncio.create_task(keeper.watch(stop, lambda silent_s: fenced.append(silent_s)))
+    try:
+        for _ in range(15):  # 1.5 s of heartbeats
+            await asyncio.sleep(0.1)
+            keeper.beat_ok(loop.time())
+        assert len(looked) <= 2 and fenced == []  # (every half heartbeat: 30 looks)
+        stopped = keeper.last_ok
+        while len(fenced) < 3:
+            await asyncio.sleep(0.01)
+        assert fenced[0] == pytest.approx(0.9, abs=0.05)  # as it lapsed (lease - heartbeat)
+        assert fenced[2] - fenced[0] == pytest.approx(0.1, abs=0.05)  # then each half beat
+        assert keeper.last_ok == stopped
+    finally:
+        stop.set()
+        await watch
+
+
+async def test_heartbeats_keep_their_own_time_in_one_thread() -> None:
+    """The heartbeats run in one thread that keeps its own time (issue 31: no thread per
+    beat, no wake-up of the event loop): they go on while the loop is held up, and the
+    beat under way as the engine stops ends first."""
+    import threading
+
+    loop = asyncio.get_running_loop()
+    keeper = LeaseKeeper(lease_s=1.0, heartbeat_s=0.05, fences_tools=True, now=loop.time())
+    threads, ended = [], []
+
+    def write() -> None:
+        threads.append(threading.get_ident())
+        if len(threads) == 12:
+            time.sleep(0.2)  # under way as the engine stops
+            ended.append(loop.time())
+
+    stop = asyncio.Event()
+    beating = asyncio.create_task(keeper.keep_beating(lambda: write, stop))
+    await asyncio.sleep(0.01)
+    held_from = loop.time()
+    time.sleep(0.4)  # the event loop is held up (a long call that is not awaited)
+    assert len(threads) >= 4 and keeper.last_ok > held_from + 0.2
+    while len(threads) < 12:
+        await asyncio.sleep(0.01)
+    stop.set()
+    await beating
+    assert ended and len(set(threads)) == 1 and threads[0] != threading.get_ident()
+
+
+async def test_heartbeats_that_end_by_a_bug_end_their_task_with_it() -> None:
+    """A bug as the heartbeat is made (not the database failing) is the engine's crash."""
+    keeper = LeaseKeeper(lease_s=1.0, heartbeat_s=0.01, fences_tools=True, now=0)
+
+    def broken() -> None:
+        raise AttributeError("no agents")
+
+    with pytest.raises(AttributeError, match="no agents"):
+        await asyncio.wait_for(keeper.keep_beating(broken, asyncio.Event()), 5)
+
+
 def _sleepers() -> list[psutil.Process]:
     found = []
     for p in psutil.Process(os.getpid()).children(recursive=True):
