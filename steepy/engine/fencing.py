@@ -27,6 +27,8 @@ import logging
 import threading
 from typing import Callable
 
+from steepy.registry.failures import is_database_failure
+
 log = logging.getLogger(__name__)
 
 
@@ -125,12 +127,15 @@ class LeaseKeeper:
 
     def _beat_once(self, beat: Callable[[], Callable[[], object]],
                    clock: Callable[[], float]) -> None:
-        """(In the heartbeat's thread) One heartbeat, its commit or failure noted (what
-        fails before the write is a bug: it ends the thread)."""
+        """(In the heartbeat's thread) One heartbeat, its commit or failure noted. What
+        fails but the database (as the beat is made, or in its write: a statement the
+        server refuses) is a bug: it ends the thread, and the engine with it."""
         began, write = clock(), beat()
         try:
             write()
         except Exception as e:  # noqa: BLE001 - the database failed: said once, waited out
+            if not is_database_failure(e):
+                raise
             self.beat_failed(clock())
             (log.debug if self._failing else log.warning)("heartbeat failed: %s", e)
             self._failing = True

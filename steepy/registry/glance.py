@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from steepy.registry import Registry
     from steepy.registry.interfaces import ClaimFor
 
+
 @dataclass(frozen=True)
 class Glance:
     outlook: tuple[bool, datetime | None]  # as `ChainQueue.outlook` says

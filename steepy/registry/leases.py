@@ -27,7 +27,7 @@ from steepy.registry.records import (
 from steepy.registry.heartbeats import beat_at_once, write_heartbeat
 from steepy.registry.tables import agents, process_chains, runs, submissions
 from steepy.registry.together import read_together
-from steepy.registry.waiting import MARKED, NEEDS, flag_waiting, reasons_of, waiting_reasons
+from steepy.registry.waiting import MARKS, flag_waiting, marks_hold, waiting_reasons
 
 _pc = process_chains.c
 _sc = submissions.c
@@ -133,14 +133,14 @@ class SqlLeases:
         reads: list[tuple[Any, dict]] = [
             (_LIVE, {"b_since": now - timedelta(seconds=lease_s)}), (_OPEN_RUNS, {}),
             (_SILENT, {"b_since": now - timedelta(seconds=3 * lease_s)})]
-        live_rows, open_runs, silent, *kinds = read_together(
-            self.db, reads + ([(NEEDS, {}), (MARKED, {})] if flag else []))
+        live_rows, open_runs, silent, *marks = read_together(
+            self.db, reads + ([(MARKS, {})] if flag else []))
         live = self._agents(live_rows)
         ids = {a["id"] for a in live}
         if silent or any(r.agent_id not in ids for r in open_runs):
             return None
-        if flag and reasons_of([k[0] for k in kinds[0]], [k[0] for k in kinds[1]],
-                               [set(a["capabilities"]) for a in live]):
+        if flag and not marks_hold([(k, m) for k, m in marks[0]],
+                                   [set(a["capabilities"]) for a in live]):
             return None
         return live, [], []
 

@@ -15,10 +15,14 @@ from steepy.registry.tables import process_chains
 
 _pc = process_chains.c
 # the kinds of required capabilities of chains that may wait, and of those marked
-NEEDS = select(_pc.required_capabilities).where(
+_NEEDS = select(_pc.required_capabilities).where(
     _pc.status == CS.REGISTERED, _pc.required_capabilities != "[]").distinct()
-MARKED = select(_pc.required_capabilities).where(
+_MARKED = select(_pc.required_capabilities).where(
     _pc.status == CS.REGISTERED, _pc.waiting.is_not(None)).distinct()
+# each kind with the marks its chains have (the same chains as both above)
+MARKS = select(_pc.required_capabilities, _pc.waiting).where(
+    _pc.status == CS.REGISTERED,
+    (_pc.required_capabilities != "[]") | _pc.waiting.is_not(None)).distinct()
 
 
 def waiting_reason(required: Iterable[str], offers: list[set[str]]) -> str | None:
@@ -37,15 +41,28 @@ def waiting_reason(required: Iterable[str], offers: list[set[str]]) -> str | Non
 def waiting_reasons(conn: Connection, offered: list[set[str]]) -> dict[str, str | None]:
     """Why chains needing each kind of capabilities wait (None: they need not), of the
     kinds that wait or were marked; empty: nothing to do."""
-    return reasons_of(list(conn.execute(NEEDS).scalars()), list(conn.execute(MARKED).scalars()),
+    return reasons_of(list(conn.execute(_NEEDS).scalars()), list(conn.execute(_MARKED).scalars()),
                       offered)
 
 
 def reasons_of(kinds: list[str], marked: list[str],
                offered: list[set[str]]) -> dict[str, str | None]:
-    """`waiting_reasons` from what `NEEDS` and `MARKED` read."""
+    """`waiting_reasons` from what `_NEEDS` and `_MARKED` read."""
     reasons = {k: waiting_reason(load(k) or [], offered) for k in set(kinds) | set(marked)}
     return reasons if any(reasons.values()) or marked else {}
+
+
+def marks_hold(marks: Iterable[tuple[str, str | None]], offered: list[set[str]]) -> bool:
+    """Whether every chain's mark (as `MARKS` reads them) is already its reason with these
+    offers: `flag_waiting` would then write nothing (a worker's every round while GPU
+    chains wait for GPU workers that are down)."""
+    reasons: dict[str, str | None] = {}
+    for kind, mark in marks:
+        if kind not in reasons:
+            reasons[kind] = waiting_reason(load(kind) or [], offered)
+        if reasons[kind] != mark:
+            return False
+    return True
 
 
 def flag_waiting(conn: Connection, offered: list[set[str]], now: datetime,

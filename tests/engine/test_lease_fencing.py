@@ -119,6 +119,18 @@ async def test_heartbeats_that_end_by_a_bug_end_their_task_with_it() -> None:
         await asyncio.wait_for(keeper.keep_beating(broken, asyncio.Event()), 5)
 
 
+async def test_a_bug_in_the_heartbeats_write_ends_their_task_with_it() -> None:
+    """A heartbeat's write that fails by a bug (not the database) is the engine's crash, not
+    a failure to wait out while the tools are stopped every half heartbeat."""
+    keeper = LeaseKeeper(lease_s=1.0, heartbeat_s=0.01, fences_tools=True, now=0)
+
+    def write() -> None:
+        raise TypeError("a statement of ours")
+
+    with pytest.raises(TypeError, match="a statement of ours"):
+        await asyncio.wait_for(keeper.keep_beating(lambda: write, asyncio.Event()), 5)
+
+
 def _sleepers() -> list[psutil.Process]:
     found = []
     for p in psutil.Process(os.getpid()).children(recursive=True):

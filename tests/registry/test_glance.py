@@ -42,6 +42,7 @@ def test_a_glance_says_what_the_parts_say(database_url: str) -> None:
         claims = [[_claim()], [_claim(), _claim({"gpu"})], []]
         commits = registry.db.commits
         assert not any(_says_what_the_parts_say(registry, c) for c in claims)  # nothing yet
+        assert registry.db.commits == commits  # (looks only read)
         registry.requests.add_submission(Submission(id="s", workflow=Workflow(name="s")))
         store_chains(registry, "s", [ProcessChain(id="gpu", required_capabilities=["gpu"]),
                                      ProcessChain(id="c")])

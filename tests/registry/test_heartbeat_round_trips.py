@@ -16,7 +16,7 @@ from steepy.events import EventKind
 from steepy.model import ProcessChain, Submission, Workflow
 from steepy.registry import Registry, open_registry
 from steepy.registry.records import utcnow
-from steepy.registry.tables import agents, events, submissions
+from steepy.registry.tables import agents, events, process_chains, submissions
 from tests.registry.chains import store_chains
 from tests.registry.test_postgres_round_trips import _round_trips, _traced
 
@@ -120,6 +120,24 @@ def test_a_round_that_finds_a_lost_run_or_a_waiting_chain_still_says_so(
     assert waiting == [("s", "waiting: no agent offers gpu", 1)]
     live, lost, waiting = leases.beat("me", None, 10, True)  # marked once
     assert [run["chainId"] for run in lost] == ["c"] and waiting == []
+
+
+def test_a_round_while_a_marked_chain_waits_writes_nothing(registry: Registry) -> None:
+    """GPU chains waiting while the GPU workers are down: marked once, then every worker's
+    round only reads; when an agent offers it, the mark goes."""
+    leases = registry.leases
+    leases.heartbeat("me", ROWS, 10)
+    registry.requests.add_submission(Submission(id="s", workflow=Workflow(name="s")))
+    store_chains(registry, "s", [ProcessChain(id="g", required_capabilities=["gpu"])])
+    assert leases.beat("me", None, 10, True)[2] == [("s", "waiting: no agent offers gpu", 1)]
+    commits = registry.db.commits
+    for _ in range(3):
+        assert leases.beat("me", None, 10, True)[2] == []
+    assert registry.db.commits == commits  # nothing was written
+    leases.heartbeat("me", [dict(ROWS[0], capabilities=["gpu"])], 10)
+    leases.beat("me", None, 10, True)
+    with registry.db.read() as conn:
+        assert conn.execute(select(process_chains.c.waiting)).scalar() is None
 
 
 def test_a_heartbeat_is_one_round_trip(pg_registry: Registry, tmp_path: Path) -> None:
