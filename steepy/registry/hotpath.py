@@ -13,7 +13,7 @@ elsewhere, stays with SQLAlchemy; tests/registry/test_store.py reads back what t
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from sqlalchemy import Connection
 
@@ -145,31 +145,36 @@ class HotPath:
         if values:
             cur.executemany(self._put_attempt, values)
 
-    def end(self, cur: Any, ends: Sequence[Any], now: datetime) -> set[tuple[str, int]]:
-        """Close these runs (`RunEnd`s), store their attempts, move their chains on. Only
-        runs still open are closed (their rows locked first on PostgreSQL, so an engine
-        closing them as lost at the same moment waits, then finds them closed): returned
-        as (chain id, run number); the others' ends came too late and change nothing but
-        the record of their attempts."""
+    def end(self, cur: Any, ends: Sequence[Any], now: datetime
+            ) -> Callable[[], set[tuple[str, int]]]:
+        """Close these runs (`RunEnd`s), store their attempts, move their chains on, in the
+        `batch` the caller opened. Only runs still open are closed (their rows locked first
+        on PostgreSQL, so an engine closing them as lost at the same moment waits, then finds
+        them closed): the function returned says which, as (chain id, run number), once the
+        batch has ended (PostgreSQL answers at its end); the others' ends came too late and
+        change nothing but the record of their attempts."""
         at = self.time(now)
         chains = sorted({e.chain_id for e in ends})
         looking = cur.connection.cursor()
-        still_open = None
-        with self.batch(cur):
-            looking.execute(self._sql(self._open_runs_text.format(", ".join("?" * len(chains)))),
-                            chains)
-            if not self.postgres:  # (SQLite steps through the rows as they are fetched)
-                still_open = looking.fetchall()
-            cur.executemany(self._end_run, [(at, e.run_status, e.error_message,
-                                             self.time(e.auto_resume_after), e.chain_id,
-                                             e.run_number) for e in ends])
-            self.put_attempts(cur, ({**a.to_row(), "chain_id": e.chain_id, "run_number":
-                                     e.run_number} for e in ends for a in e.attempts))
-            cur.executemany(self._set_ended, [(
-                str(e.chain_status), dump(e.results),
-                self.time(e.auto_resume_after) if e.chain_status == CS.PAUSED else None,
-                e.chain_id, str(CS.RUNNING), e.chain_id, e.run_number) for e in ends])
-        try:  # (PostgreSQL's answers come at the end of the pipeline)
-            return {(chain, number) for chain, number in still_open or looking.fetchall()}
-        finally:
-            looking.close()
+        looking.execute(self._sql(self._open_runs_text.format(", ".join("?" * len(chains)))),
+                        chains)
+        # (SQLite steps through the rows as they are fetched: before the updates)
+        still_open = None if self.postgres else looking.fetchall()
+        cur.executemany(self._end_run, [(at, e.run_status, e.error_message,
+                                         self.time(e.auto_resume_after), e.chain_id,
+                                         e.run_number) for e in ends])
+        self.put_attempts(cur, ({**a.to_row(), "chain_id": e.chain_id, "run_number":
+                                 e.run_number} for e in ends for a in e.attempts))
+        cur.executemany(self._set_ended, [(
+            str(e.chain_status), dump(e.results),
+            self.time(e.auto_resume_after) if e.chain_status == CS.PAUSED else None,
+            e.chain_id, str(CS.RUNNING), e.chain_id, e.run_number) for e in ends])
+
+        def answer() -> set[tuple[str, int]]:
+            try:
+                return {(chain, number) for chain, number in
+                        (still_open if still_open is not None else looking.fetchall())}
+            finally:
+                looking.close()
+
+        return answer

@@ -64,17 +64,34 @@ class SqlChainQueue:
 
     def record(self, ends: Sequence[RunEnd], claims: Sequence[ClaimFor],
                attempts: Sequence[AttemptWrite] = ()) -> list[Claimed | None]:
+        """Store these attempts, close these runs and claim chains for these agents, in one
+        transaction. What needs no answer first (the attempts, the ends, the claims'
+        candidates) goes in one batch: one round trip on PostgreSQL."""
         with self.db.write() as conn:
-            if attempts:
-                cur = self.hot.cursor(conn)
-                try:
-                    self.hot.put_attempts(cur, ({**a.row, "chain_id": a.chain_id,
-                                                 "run_number": a.run_number} for a in attempts))
-                finally:
-                    cur.close()
             if ends:
-                self._end(conn, ends)
-            return self._claim(conn, claims) if claims else []
+                self._submissions_known(conn, ends)
+            cur = self.hot.cursor(conn)
+            cursors = [cur]
+            try:
+                candidates: dict[frozenset[str] | None, _Candidates] = {}
+                now = utcnow()  # (a run's end and its event's time are one)
+                with self.hot.batch(cur):
+                    if attempts:
+                        self.hot.put_attempts(cur, ({**a.row, "chain_id": a.chain_id,
+                                                     "run_number": a.run_number}
+                                                    for a in attempts))
+                    still_open = self.hot.end(cur, ends, now) if ends else None
+                    for claim in claims:  # (each kind once: most claims are alike)
+                        if claim.only not in candidates:
+                            cursors.append(self.hot.cursor(conn))
+                            candidates[claim.only] = _Candidates(
+                                self.hot.candidates(cursors[-1], claim.only))
+                if still_open is not None:
+                    self._ended(conn, ends, still_open(), now)
+                return self._claim(conn, claims, candidates) if claims else []
+            finally:
+                for cursor in cursors:
+                    cursor.close()
 
     def claim_chain(self, agent_id: str, capabilities: Iterable[str] = (),
                     only: str | None = None) -> Claimed | None:
@@ -95,17 +112,15 @@ class SqlChainQueue:
                             error_message, list(attempts), auto_resume_after, requeued,
                             submission_id)], [])
 
-    def _end(self, conn: Connection, ends: Sequence[RunEnd]) -> None:
-        now = utcnow()
+    def _submissions_known(self, conn: Connection, ends: Sequence[RunEnd]) -> None:
         for end in ends:  # the scheduler knows them; others may not
             if end.submission_id is None:
                 end.submission_id = conn.execute(_SUBMISSION_OF_CHAIN,
                                                  {"b_id": end.chain_id}).scalar_one()
-        cur = self.hot.cursor(conn)
-        try:
-            still_open = self.hot.end(cur, ends, now)
-        finally:
-            cur.close()
+
+    def _ended(self, conn: Connection, ends: Sequence[RunEnd], still_open: set[tuple[str, int]],
+               now: datetime) -> None:
+        """The events of the runs `HotPath.end` closed; a word on those it found closed."""
         late = [e for e in ends if (e.chain_id, e.run_number) not in still_open]
         for e in late:
             log.warning("the end of run %s of chain %s came after another engine had counted "
@@ -115,33 +130,27 @@ class SqlChainQueue:
             run=e.run_number, status=str(e.chain_status), error_message=e.error_message,
             resume_at=e.auto_resume_after, requeued=e.requeued), e.chain_id, now) for e in ends])
 
-    def _claim(self, conn: Connection, claims: Sequence[ClaimFor]) -> list[Claimed | None]:
-        """Each agent gets the first candidate it can run that no agent before it took."""
-        candidates: dict[frozenset[str] | None, _Candidates] = {}
+    def _claim(self, conn: Connection, claims: Sequence[ClaimFor],
+               candidates: dict[frozenset[str] | None, _Candidates]) -> list[Claimed | None]:
+        """Each agent gets the first of its `candidates` it can run that no agent before it
+        took."""
         taken: dict[str, str] = {}  # chain id -> agent id
         chosen: list[str | None] = []
-        cursors = []
+        for claim in claims:
+            pick = candidates[claim.only].first(claim.capabilities, taken)
+            if pick is not None:
+                taken[pick] = claim.agent_id
+            chosen.append(pick)
+        if not taken:
+            return [None] * len(claims)
+        cur = self.hot.cursor(conn)
         try:
-            for claim in claims:
-                if claim.only not in candidates:
-                    cursors.append(self.hot.cursor(conn))
-                    candidates[claim.only] = _Candidates(self.hot.candidates(cursors[-1],
-                                                                             claim.only))
-                pick = candidates[claim.only].first(claim.capabilities, taken)
-                if pick is not None:
-                    taken[pick] = claim.agent_id
-                chosen.append(pick)
-            if not taken:
-                return [None] * len(claims)
-            cur = self.hot.cursor(conn)
-            cursors.append(cur)
             ids = list(taken)
             now = utcnow()
             rows, so_far = self.hot.take(cur, taken, now)
             numbers = {cid: so_far.get(cid, (0, 0, 0))[0] + 1 for cid in ids}
         finally:
-            for cursor in cursors:
-                cursor.close()
+            cur.close()
         add_events(conn, [event_row(rows[cid][0], ev.ChainStarted(run=numbers[cid], agent=agent),
                                     cid, now)
                           for cid, agent in taken.items()])

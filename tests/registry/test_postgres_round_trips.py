@@ -152,6 +152,32 @@ def test_a_claim_reads_its_chain_and_its_runs_so_far_in_one_statement(postgres_u
     assert _round_trips(tmp_path / "trace") == 3
 
 
+def test_an_end_and_a_claim_together_are_three_round_trips(postgres_url, tmp_path) -> None:
+    """The scheduler's usual transaction: a run's end (with its attempt) and the next claim.
+    The end's statements go with the claim's look at the candidates; then the chosen chain is
+    read and started; then the events go with the feed's lock and COMMIT."""
+    from steepy.model.attempt import AttemptRecord
+    from steepy.model.submission import ProcessChainStatus as CS
+    from steepy.registry import ClaimFor, RunEnd
+    from steepy.registry.records import utcnow
+
+    registry = open_registry(postgres_url)
+    try:
+        registry.requests.add_submission(Submission(id="s", workflow=Workflow(name="s")))
+        store_chains(registry, "s", [ProcessChain(id="c1"), ProcessChain(id="c2")])
+        first, number = registry.queue.claim_chain("agent")
+        attempt = AttemptRecord("e", "svc", 1, utcnow(), utcnow(), outcome="SUCCESS", exit_code=0)
+        claimed: list = []
+        sent = _traced(registry.db, tmp_path / "trace", 1, lambda _: claimed.extend(
+            registry.queue.record([RunEnd(first.chain.id, number, "SUCCESS", CS.SUCCESS, {},
+                                          attempts=[attempt], submission_id="s")],
+                                  [ClaimFor("agent", frozenset(), None)])))
+    finally:
+        registry.close()
+    assert claimed[0][0].chain.id == "c2"
+    assert _round_trips(tmp_path / "trace") == 3, sent  # four before: the end alone
+
+
 def _terminate(postgres_url: str, pid: int) -> None:
     from sqlalchemy.engine import make_url
 
