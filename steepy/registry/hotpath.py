@@ -145,17 +145,17 @@ class HotPath:
         if values:
             cur.executemany(self._put_attempt, values)
 
-    def end(self, cur: Any, ends: Sequence[Any], now: datetime
+    def end(self, cur: Any, looking: Any, ends: Sequence[Any], now: datetime
             ) -> Callable[[], set[tuple[str, int]]]:
         """Close these runs (`RunEnd`s), store their attempts, move their chains on, in the
         `batch` the caller opened. Only runs still open are closed (their rows locked first
         on PostgreSQL, so an engine closing them as lost at the same moment waits, then finds
         them closed): the function returned says which, as (chain id, run number), once the
         batch has ended (PostgreSQL answers at its end); the others' ends came too late and
-        change nothing but the record of their attempts."""
+        change nothing but the record of their attempts. `looking`, another cursor of the
+        transaction (its caller closes it), reads which runs are open."""
         at = self.time(now)
         chains = sorted({e.chain_id for e in ends})
-        looking = cur.connection.cursor()
         looking.execute(self._sql(self._open_runs_text.format(", ".join("?" * len(chains)))),
                         chains)
         # (SQLite steps through the rows as they are fetched: before the updates)
@@ -171,10 +171,7 @@ class HotPath:
             e.chain_id, str(CS.RUNNING), e.chain_id, e.run_number) for e in ends])
 
         def answer() -> set[tuple[str, int]]:
-            try:
-                return {(chain, number) for chain, number in
-                        (still_open if still_open is not None else looking.fetchall())}
-            finally:
-                looking.close()
+            return {(chain, number) for chain, number in
+                    (still_open if still_open is not None else looking.fetchall())}
 
         return answer

@@ -66,7 +66,8 @@ class SqlChainQueue:
                attempts: Sequence[AttemptWrite] = ()) -> list[Claimed | None]:
         """Store these attempts, close these runs and claim chains for these agents, in one
         transaction. What needs no answer first (the attempts, the ends, the claims'
-        candidates) goes in one batch: one round trip on PostgreSQL."""
+        candidates) goes in one batch: one round trip on PostgreSQL. (The submissions of
+        ends that do not say theirs are looked up before.)"""
         with self.db.write() as conn:
             if ends:
                 self._submissions_known(conn, ends)
@@ -80,7 +81,10 @@ class SqlChainQueue:
                         self.hot.put_attempts(cur, ({**a.row, "chain_id": a.chain_id,
                                                      "run_number": a.run_number}
                                                     for a in attempts))
-                    still_open = self.hot.end(cur, ends, now) if ends else None
+                    still_open = None
+                    if ends:
+                        cursors.append(self.hot.cursor(conn))
+                        still_open = self.hot.end(cur, cursors[-1], ends, now)
                     for claim in claims:  # (each kind once: most claims are alike)
                         if claim.only not in candidates:
                             cursors.append(self.hot.cursor(conn))

@@ -212,6 +212,43 @@ def test_finishing_claims_the_agents_next_chain_at_once(registry: Registry) -> N
     assert registry.views.chain_counts("s") == {"SUCCESS": 2, "REGISTERED": 1}
 
 
+def _closed(cursor) -> bool:
+    if hasattr(cursor, "closed"):  # (psycopg's)
+        return cursor.closed
+    try:  # (sqlite3's says so when used)
+        cursor.fetchone()
+    except Exception as e:  # noqa: BLE001
+        return "closed" in str(e)
+    return False
+
+
+def test_a_failing_end_and_claim_store_nothing_and_leave_no_cursor_open(
+        registry: Registry, monkeypatch) -> None:
+    """The scheduler's transaction (attempts, an end, a claim) goes in one batch: an attempt
+    the database refuses (its chain is gone) rolls all of it back, and the cursors the
+    transaction opened are closed (also the one that reads which runs are open)."""
+    from steepy.registry.hotpath import HotPath
+    from steepy.registry.interfaces import AttemptWrite
+
+    _submission(registry, "s")
+    store_chains(registry, "s", [_chain("a"), _chain("c")], None)
+    _, run = registry.queue.claim_chain("agent")
+    opened: list = []
+    cursor = HotPath.cursor
+    monkeypatch.setattr(HotPath, "cursor", staticmethod(
+        lambda conn: opened.append(cursor(conn)) or opened[-1]))
+    record = AttemptRecord("e", "svc", 1, utcnow(), utcnow(), outcome="SUCCESS")
+    with pytest.raises(Exception) as raised:
+        registry.queue.record([RunEnd("a", run, "SUCCESS", CS.SUCCESS, submission_id="s")],
+                              [ClaimFor("agent")], [AttemptWrite.of("gone", 1, record)])
+    assert "foreign key" in str(raised.value).lower()
+    # (how many were opened depends on when the server's answer arrives: at the batch's end
+    # or at a later statement of it; SQLite's comes at once)
+    assert opened and all(_closed(c) for c in opened)
+    assert registry.views.chain_counts("s") == {"RUNNING": 1, "REGISTERED": 1}
+    assert [r.end_time for r in registry.views.runs("a")] == [None]
+
+
 def test_outcomes_fed_after_the_stored_state_are_fed_again_on_resume(registry: Registry) -> None:
     _submission(registry, "s")
     rounds = registry.submissions
