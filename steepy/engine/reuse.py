@@ -15,6 +15,7 @@ import os
 import stat
 import time
 from dataclasses import dataclass, replace
+from itertools import islice
 from typing import Any, Sequence
 
 from steepy.model.cachekeys import CACHE_STANDARD, ChainKeys, chain_keys
@@ -37,10 +38,14 @@ class CacheSettings:
     record: bool = True
 
 
+HASHES_KEPT = 100_000  # content hashes remembered, at most (about 35 MB)
+
+
 class Fingerprints:
     """What a file or directory looks like: size and modification time (in nanoseconds),
     or the sha256 of its content (`deep`); a directory by its files, sorted. Content hashes
-    are remembered while size and modification time stay.
+    are remembered while size, modification time, inode and change time stay (the
+    `HASHES_KEPT` latest).
 
     A look serves again while it is younger than `fresh_s` (counted from when it began),
     whatever round or submission asks: the tool of 10,000 executables is looked at about
@@ -49,7 +54,7 @@ class Fingerprints:
     a file changed since is seen changed by every key made more than `fresh_s` after."""
 
     def __init__(self, fresh_s: float = 1.0) -> None:
-        self._hashes: dict[tuple[str, int, int], str] = {}
+        self._hashes: dict[tuple[str, int, int, int, int], str] = {}
         self._seen: dict[tuple[str, bool], tuple[Any, float]] = {}  # -> (look, when begun)
         self.fresh_s = fresh_s
 
@@ -91,12 +96,17 @@ class Fingerprints:
             return None
         if not deep:
             return [st.st_size, st.st_mtime_ns]
-        memo = (path, st.st_size, st.st_mtime_ns)
+        # (the inode and its change time too: `cp -p', `rsync -t' and `touch -r' give new
+        # content the size and modification time of the old, but nobody sets the change time)
+        memo = (path, st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
         if memo not in self._hashes:
             digest = hashlib.sha256()
             with open(path, "rb") as f:
                 for block in iter(lambda: f.read(1 << 20), b""):
                     digest.update(block)
+            if len(self._hashes) >= HASHES_KEPT:  # (a worker's whole life: the older half go)
+                for old in list(islice(self._hashes, HASHES_KEPT // 2)):
+                    del self._hashes[old]
             self._hashes[memo] = digest.hexdigest()
         return {"sha256": self._hashes[memo]}
 

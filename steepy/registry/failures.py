@@ -42,8 +42,10 @@ _SQLITE_WORDS = ("database or disk is full", "disk i/o error", "database is lock
                  "attempt to write a readonly database", "database disk image is malformed",
                  "file is not a database", "locking protocol", "access permission denied",
                  "out of memory")
-# PostgreSQL: a read-only (standby) server, data or index corrupted
-_POSTGRES_FAILURES = {"25006", "XX001", "XX002"}
+# PostgreSQL: a read-only (standby) server, data or index corrupted, a session the server
+# ended after it sat idle in a transaction (steepy's sessions set that timeout: a process
+# that stalled for a minute, a paused machine)
+_POSTGRES_FAILURES = {"25006", "25P03", "XX001", "XX002"}
 
 
 def _driver_failure(error: BaseException) -> bool | None:
@@ -96,9 +98,9 @@ def is_database_failure(error: BaseException) -> bool:
             if known is not None:
                 return known
         return isinstance(error, (exc.OperationalError, exc.InterfaceError))
-    if isinstance(error, exc.DisconnectionError):
-        return True
-    return bool(_driver_failure(error))
+    if isinstance(error, (exc.DisconnectionError, exc.TimeoutError)):
+        return True  # (TimeoutError: the pool had no connection to give in time: every one
+    return bool(_driver_failure(error))  # is held, waiting for a server that does not answer)
 
 
 def database_errors() -> list[type[BaseException]]:

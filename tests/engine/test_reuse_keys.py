@@ -170,3 +170,26 @@ def test_outputs_just_written_are_looked_at_again(tmp_path: Path) -> None:
     assert fingerprints(str(path), True) != deep  # (what deep mode saw is let go too)
 
 
+
+
+def test_new_content_with_the_old_size_and_time_is_hashed_again(tmp_path: Path) -> None:
+    """`cp -p`, `rsync -t` and `touch -r` give new content the old size and modification
+    time: deep mode still sees it (the change time moves)."""
+    path = tmp_path / "f"
+    path.write_text("aaaa")
+    fingerprints = Fingerprints(0.0)
+    before = fingerprints(str(path), True)
+    stat = path.stat()
+    path.write_text("bbbb")
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # as `touch -r` does
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (stat.st_size, stat.st_mtime_ns)
+    assert fingerprints(str(path), True) != before
+
+
+def test_content_hashes_kept_are_bounded(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(reuse_module, "HASHES_KEPT", 4)
+    fingerprints = Fingerprints(0.0)
+    for i in range(9):
+        (tmp_path / str(i)).write_text(str(i))
+        fingerprints(str(tmp_path / str(i)), True)
+    assert len(fingerprints._hashes) <= 4

@@ -13,6 +13,7 @@ from pathlib import Path
 import psycopg
 import pytest
 from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from steepy import events as ev
 from steepy.model.backoff import DATABASE_OUTAGE
@@ -24,7 +25,10 @@ from tests.clocks import RecordingClock
 log = logging.getLogger("test.outage")
 RAW = [sqlite3.OperationalError("database is locked"), sqlite3.OperationalError("disk I/O error"),
        psycopg.OperationalError("connection refused"),
-       OperationalError("SELECT 1", {}, Exception("disk I/O error"))]
+       OperationalError("SELECT 1", {}, Exception("disk I/O error")),
+       psycopg.errors.IdleInTransactionSessionTimeout("terminating connection due to "
+                                                      "idle-in-transaction timeout"),
+       PoolTimeout("QueuePool limit of size 5 overflow 10 reached, connection timed out")]
 BUGS = [sqlite3.IntegrityError("UNIQUE constraint failed"), ValueError("a bug"),
         sqlite3.ProgrammingError("syntax error")]
 
