@@ -229,7 +229,7 @@ class Controller:
         the outputs of those that succeeded (extensions 15; steepy.engine.reuse)."""
         if self.reuse is None:
             return write
-        return await call(self.reuse.round, write, view.finished,
+        return await call(self.reuse.scoped(submission.id).round, write, view.finished,
                           self.reuse.resumes(submission.resume))
 
     @staticmethod

@@ -14,6 +14,7 @@ import hashlib
 import os
 import stat
 import time
+from copy import copy
 from dataclasses import dataclass, replace
 from itertools import islice
 from typing import Any, Sequence
@@ -53,14 +54,18 @@ class Fingerprints:
     checked looks at them again only when it comes later than that. No look is used older:
     a file changed since is seen changed by every key made more than `fresh_s` after."""
 
-    def __init__(self, fresh_s: float = 1.0) -> None:
-        self._hashes: dict[tuple[str, int, int, int, int], str] = {}
+    def __init__(self, fresh_s: float = 1.0,
+                 hashes: dict[tuple[str, int, int, int, int], str] | None = None) -> None:
+        # (content hashes may be shared: they hold while the file's stat does)
+        self._hashes: dict[tuple[str, int, int, int, int], str] = {} if hashes is None else hashes
         self._seen: dict[tuple[str, bool], tuple[Any, float]] = {}  # -> (look, when begun)
         self.fresh_s = fresh_s
+        self.used = time.monotonic()  # when a round last began with these looks
 
     def anew(self) -> None:
         """A round begins: the looks too old to serve again are let go."""
-        oldest = time.monotonic() - self.fresh_s
+        self.used = time.monotonic()
+        oldest = self.used - self.fresh_s
         if self._seen:
             self._seen = {k: seen for k, seen in self._seen.items() if seen[1] > oldest}
 
@@ -124,16 +129,35 @@ class Reuse:
         self.cache = cache
         self.services = services
         self.settings = settings
-        self.fingerprint = Fingerprints()
+        self.fingerprint = Fingerprints()  # (outside a submission's rounds: `steepy plan')
         self._services: dict[str, str] = {}  # digests of the services' declarations
+        self._looks: dict[str, Fingerprints] = {}  # each submission's own, by its id
 
     def resumes(self, resume: bool | None) -> bool:
         """Whether a submission reuses earlier work: its own `--resume', else `enabled'."""
         return self.settings.enabled if resume is None else resume
 
+    def scoped(self, submission_id: str) -> "Reuse":
+        """This reuse with the looks of one submission: a look made in its rounds serves no
+        other submission (a file edited and then submitted at once is seen edited by the new
+        submission, however recently another looked at it). Content hashes are shared. The
+        looks of submissions with no round for `fresh_s' are let go: they serve nothing."""
+        now = time.monotonic()
+        for sid, looks in list(self._looks.items()):
+            if now - looks.used > looks.fresh_s and sid != submission_id:
+                self._looks.pop(sid, None)
+        looks = self._looks.get(submission_id)
+        if looks is None:
+            looks = self._looks[submission_id] = Fingerprints(
+                self.fingerprint.fresh_s, hashes=self.fingerprint._hashes)
+        scoped = copy(self)
+        scoped.fingerprint = looks
+        return scoped
+
     def round(self, write: RoundWrite, finished: Sequence[ChainRecord],
               resume: bool) -> RoundWrite:
-        """`write` with what to store about reusable work (blocking: call it offloaded)."""
+        """`write` with what to store about reusable work (blocking: call it offloaded; for a
+        submission's rounds, on its `scoped` reuse)."""
         if not (resume or self.settings.record):
             return write
         self.fingerprint.anew()

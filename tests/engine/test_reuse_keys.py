@@ -193,3 +193,29 @@ def test_content_hashes_kept_are_bounded(tmp_path: Path, monkeypatch) -> None:
         (tmp_path / str(i)).write_text(str(i))
         fingerprints(str(tmp_path / str(i)), True)
     assert len(fingerprints._hashes) <= 4
+
+
+def test_a_submission_sees_no_look_another_made(tmp_path: Path, monkeypatch) -> None:
+    """A file edited and then submitted at once: the new submission's keys see it edited,
+    however recently another submission's round looked at it; a submission's own looks
+    serve its next round; content hashes are shared; the looks of submissions without a
+    round for `fresh_s' are let go."""
+    from steepy.engine.reuse import Reuse
+
+    clock = [100.0]
+    monkeypatch.setattr(reuse_module.time, "monotonic", lambda: clock[0])
+    path = tmp_path / "input"
+    path.write_text("1")
+    reuse = Reuse(None, {})
+    first = reuse.scoped("A").fingerprint
+    first.anew()
+    seen_by_a = first(str(path), False)
+    path.write_text("22")
+    clock[0] += 0.1
+    assert reuse.scoped("B").fingerprint(str(path), False) != seen_by_a  # B looks itself
+    assert reuse.scoped("A").fingerprint(str(path), False) == seen_by_a  # A's still serves
+    assert reuse.scoped("A").fingerprint is first
+    assert reuse.scoped("B").fingerprint._hashes is first._hashes is reuse.fingerprint._hashes
+    clock[0] += 5
+    reuse.scoped("C")
+    assert sorted(reuse._looks) == ["C"]
