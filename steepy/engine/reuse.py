@@ -49,10 +49,11 @@ class Fingerprints:
     `HASHES_KEPT` latest).
 
     A look serves again while it is younger than `fresh_s` (counted from when it began),
-    whatever round or submission asks: the tool of 10,000 executables is looked at about
-    once a second, and a join over the outputs of 10,000 chains that the round before
-    checked looks at them again only when it comes later than that. No look is used older:
-    a file changed since is seen changed by every key made more than `fresh_s` after."""
+    whatever round asks (each submission has looks of its own: `Reuse.scoped`): the tool of
+    10,000 executables is looked at about once a second, and a join over the outputs of
+    10,000 chains that the round before checked looks at them again only when it comes
+    later than that. No look is used older: a file changed since is seen changed by every
+    key made more than `fresh_s` after."""
 
     def __init__(self, fresh_s: float = 1.0,
                  hashes: dict[tuple[str, int, int, int, int], str] | None = None) -> None:
