@@ -207,21 +207,24 @@ class Controller:
             first = False
             if write is not None and (write.chains or not view.active):
                 continue  # stored now: the chains wait for it, or the submission may be over
-            # a round that took long is followed by a longer pause, so that bookkeeping
-            # stays a bounded share of the time however many chains finish; a round that
-            # made nothing new can wait longer: no chain waits for what it learnt
-            batch_s = max(self.batch_s if made_new else self.quiet_batch_s,
-                          clock.monotonic() - began)
+            await self._pause(event, made_new, began)
             began = None
-            # the pause comes before the wait: chains finishing close together are handed
-            # over in one round, and the end that wakes a waiting controller is taken in at
-            # once (it may be the submission's last one: its status is due now)
-            await clock.sleep(batch_s)
-            await clock.wait(event, self.sweep_s)
         counts = await call(store.chain_counts, submission.id)
         return final_status(generator.is_finished(), sum(counts.values()), counts.get(CS.ERROR, 0),
                             counts.get(CS.CANCELLED, 0),
                             await call(store.cancel_requested, submission.id))
+
+    async def _pause(self, event: asyncio.Event, made_new: bool, began: float) -> None:
+        """Between rounds (the last `began` then). A round that took long is followed by a
+        longer pause, so that bookkeeping stays a bounded share of the time however many
+        chains finish; a round that made nothing new can wait longer: no chain waits for
+        what it learnt. The pause comes before the wait: chains finishing close together are
+        handed over in one round, and the end that wakes a waiting controller is taken in at
+        once (it may be the submission's last one: its status is due now)."""
+        batch_s = max(self.batch_s if made_new else self.quiet_batch_s,
+                      self.clock.monotonic() - began)
+        await self.clock.sleep(batch_s)
+        await self.clock.wait(event, self.sweep_s)
 
     async def _reused(self, submission: Submission, view: RoundView,
                       write: RoundWrite) -> RoundWrite:

@@ -57,11 +57,15 @@ class Fingerprints:
 
     def __init__(self, fresh_s: float = 1.0,
                  hashes: dict[tuple[str, int, int, int, int], str] | None = None) -> None:
-        # (content hashes may be shared: they hold while the file's stat does)
         self._hashes: dict[tuple[str, int, int, int, int], str] = {} if hashes is None else hashes
         self._seen: dict[tuple[str, bool], tuple[Any, float]] = {}  # -> (look, when begun)
         self.fresh_s = fresh_s
         self.used = time.monotonic()  # when a round last began with these looks
+
+    def alike(self) -> "Fingerprints":
+        """New, with no looks, the same `fresh_s` and these content hashes (shared: they
+        hold while the file's stat does)."""
+        return Fingerprints(self.fresh_s, hashes=self._hashes)
 
     def anew(self) -> None:
         """A round begins: the looks too old to serve again are let go."""
@@ -149,8 +153,7 @@ class Reuse:
                 self._looks.pop(sid, None)
         looks = self._looks.get(submission_id)
         if looks is None:
-            looks = self._looks[submission_id] = Fingerprints(
-                self.fingerprint.fresh_s, hashes=self.fingerprint._hashes)
+            looks = self._looks[submission_id] = self.fingerprint.alike()
         scoped = copy(self)
         scoped.fingerprint = looks
         return scoped

@@ -41,13 +41,8 @@ def waiting_reason(required: Iterable[str], offers: list[set[str]]) -> str | Non
 def waiting_reasons(conn: Connection, offered: list[set[str]]) -> dict[str, str | None]:
     """Why chains needing each kind of capabilities wait (None: they need not), of the
     kinds that wait or were marked; empty: nothing to do."""
-    return reasons_of(list(conn.execute(_NEEDS).scalars()), list(conn.execute(_MARKED).scalars()),
-                      offered)
-
-
-def reasons_of(kinds: list[str], marked: list[str],
-               offered: list[set[str]]) -> dict[str, str | None]:
-    """`waiting_reasons` from what `_NEEDS` and `_MARKED` read."""
+    kinds = list(conn.execute(_NEEDS).scalars())
+    marked = list(conn.execute(_MARKED).scalars())
     reasons = {k: waiting_reason(load(k) or [], offered) for k in set(kinds) | set(marked)}
     return reasons if any(reasons.values()) or marked else {}
 
