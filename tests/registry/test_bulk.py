@@ -70,3 +70,38 @@ def test_no_rows_write_nothing(database_url: str) -> None:
         insert_rows(conn, events, [])
     with registry.db.read() as conn:
         assert conn.execute(select(events)).all() == []
+
+
+def test_rows_are_numbered_in_their_order(database_url: str) -> None:
+    """Events' ids follow the order of the rows, which readers of the timeline rely on (a
+    chain's `started' before its `finished' in one transaction); on PostgreSQL the rows are
+    one statement (unnest), whose order is kept by its ordinality."""
+    registry = open_registry(database_url)
+    registry.requests.add_submission(Submission(id="s", workflow=Workflow(name="s"), name="s"))
+    order = [f"c{(i * 7919) % 3000:04d}" for i in range(3000)]  # not sorted by any column
+    rows = [{"submission_id": "s", "chain_id": chain_id, "time": T0 - timedelta(seconds=i),
+             "kind": "chain.registered", "data": "{}"} for i, chain_id in enumerate(order)]
+    with registry.db.write() as conn:
+        insert_rows(conn, events, rows)
+    with registry.db.read() as conn:
+        read = conn.execute(select(events.c.chain_id).where(events.c.chain_id.is_not(None))
+                            .order_by(events.c.id)).scalars().all()
+    assert read == order
+
+
+def test_a_failing_row_writes_none(database_url: str) -> None:
+    """The rows are one unit: one that breaks a constraint (a chain of no submission) and
+    the transaction writes none of them."""
+    registry = open_registry(database_url)
+    registry.requests.add_submission(Submission(id="s", workflow=Workflow(name="s"), name="s"))
+    rows = _chains("all-")
+    rows[3] = {**rows[3], "submission_id": "nobody"}
+    try:
+        with registry.db.write() as conn:
+            insert_rows(conn, process_chains, rows)
+    except Exception as e:  # (the driver's IntegrityError, through SQLAlchemy or not)
+        assert "foreign key" in str(e).lower()
+    else:
+        raise AssertionError("a chain of no submission was written")
+    with registry.db.read() as conn:
+        assert conn.execute(select(process_chains)).all() == []
