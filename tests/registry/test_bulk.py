@@ -12,7 +12,8 @@ from steepy.model import Submission, Workflow
 from steepy.model.submission import ProcessChainStatus as CS
 from steepy.registry import open_registry
 from steepy.registry.bulk import insert_rows
-from steepy.registry.tables import events, process_chains
+from steepy.registry import bulk
+from steepy.registry.tables import events, log_chunks, process_chains
 
 T0 = datetime(2026, 11, 28, 4, 5, 6, 789012, tzinfo=timezone.utc)
 
@@ -105,3 +106,72 @@ def test_a_failing_row_writes_none(database_url: str) -> None:
         raise AssertionError("a chain of no submission was written")
     with registry.db.read() as conn:
         assert conn.execute(select(process_chains)).all() == []
+
+
+def test_values_of_one_column_may_mix_kinds_and_keywords_are_names(database_url: str) -> None:
+    """What SQLAlchemy's insert took, the bulk path takes: a Float column given ints and
+    floats, an Integer column given a bool; a column named by an SQL keyword (`offset')
+    and bytes."""
+    registry = open_registry(database_url)
+    registry.requests.add_submission(Submission(id="s", workflow=Workflow(name="s"), name="s"))
+    chains = [{**row, "progress": [1, 0.5, None, 0, 0.25, 1][i], "priority": [True, 2][i % 2]}
+              for i, row in enumerate(_chains("mix-"))]
+    chunks = [{"chain_id": "mix-0", "run_number": 1, "offset": 10 * i, "data": b"\x00\xff" * i,
+               "time": T0} for i in range(3)]
+    with registry.db.write() as conn:
+        insert_rows(conn, process_chains, chains)
+        insert_rows(conn, log_chunks, chunks)
+    with registry.db.read() as conn:
+        read = _read(conn, process_chains, "mix-", {"seq"})
+        got = conn.execute(select(log_chunks.c.offset, log_chunks.c.data)
+                           .order_by(log_chunks.c.offset)).all()
+    assert [r["progress"] for r in read] == [1.0, 0.5, None, 0.0, 0.25, 1.0]
+    assert [r["priority"] for r in read] == [1, 2, 1, 2, 1, 2]
+    assert [(o, bytes(d)) for o, d in got] == [(0, b""), (10, b"\x00\xff"),
+                                              (20, b"\x00\xff\x00\xff")]
+
+
+def test_many_rows_are_one_statement_and_large_ones_several_in_order(postgres_url: str,
+                                                                     monkeypatch) -> None:
+    """PostgreSQL: the rows of one call are written by one statement (they share the
+    command id `cmin'); past `CHUNK_TEXT' characters of text, by several, in order."""
+    registry = open_registry(postgres_url)
+    registry.requests.add_submission(Submission(id="s", workflow=Workflow(name="s"), name="s"))
+
+    def write(prefix: str, n: int) -> tuple[int, list[str]]:
+        rows = [{"submission_id": "s", "chain_id": f"{prefix}{(i * 37) % n:03d}", "time": T0,
+                 "kind": "chain.registered", "data": "{}"} for i in range(n)]
+        with registry.db.write() as conn:
+            insert_rows(conn, events, rows)
+        with registry.db.read() as conn:
+            statements = conn.exec_driver_sql(
+                "SELECT count(DISTINCT cmin::text) FROM events WHERE chain_id LIKE %s",
+                (f"{prefix}%",)).scalar()
+            ids = conn.execute(select(events.c.chain_id).where(
+                events.c.chain_id.like(f"{prefix}%")).order_by(events.c.id)).scalars().all()
+        assert ids == [r["chain_id"] for r in rows]
+        return statements, ids
+
+    assert write("one-", 200)[0] == 1
+    # a row here holds 26 characters of text: 38 rows a statement, 6 statements
+    monkeypatch.setattr(bulk, "CHUNK_TEXT", 1000)
+    assert write("few-", 200)[0] == 6
+
+
+def test_a_string_too_long_for_its_column_is_refused_not_cut(postgres_url: str) -> None:
+    """PostgreSQL checks a `varchar(64)' column's length (SQLite does not): the rows are
+    refused as SQLAlchemy's insert refused them; a cast to the column's own type would cut
+    the string."""
+    registry = open_registry(postgres_url)
+    registry.requests.add_submission(Submission(id="s", workflow=Workflow(name="s"), name="s"))
+    rows = _events("long-")
+    rows[2] = {**rows[2], "kind": "k" * 49}  # events.kind is String(48)
+    try:
+        with registry.db.write() as conn:
+            insert_rows(conn, events, rows)
+    except Exception as e:
+        assert "too long" in str(e)
+    else:
+        raise AssertionError("a kind longer than its column was written")
+    with registry.db.read() as conn:
+        assert conn.execute(select(events).where(events.c.kind != "submission.status")).all() == []
