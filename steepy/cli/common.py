@@ -17,6 +17,27 @@ EXIT_INTERNAL = 5  # steepy itself failed (a bug)
 EXIT_CODES = {SS.SUCCESS: 0, SS.ERROR: 1, SS.PARTIAL_SUCCESS: 1, SS.CANCELLED: 3}
 
 DB_OPTION = click.option("--db", help="Database URL (default: sqlite:///.steepy/steepy.db).")
+
+
+def _no_secret(_ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """`--db' of a command that runs tools: without a password or token, which the process's
+    command line would show to every tool it runs and every local user (`ps')."""
+    if value:
+        from steepy.registry.failures import url_secrets  # (SQLAlchemy: these commands use it)
+
+        if url_secrets(value):
+            raise click.BadParameter(
+                "the URL holds a password or token, which every tool this command runs and "
+                "every local user could read on its command line (`ps'); give the URL in "
+                "STEEPY_DB_URL or in db.url of steepy.yaml, or keep the password in libpq's "
+                "~/.pgpass", param=param)
+    return value
+
+
+ENGINE_DB_OPTION = click.option(  # (run, worker, serve)
+    "--db", callback=_no_secret,
+    help="Database URL (default: sqlite:///.steepy/steepy.db). No password here: a command "
+         "line is readable by the tools; use STEEPY_DB_URL.")
 SERVICES_OPTION = click.option("--services", "-s", multiple=True,
                                help="Service metadata: file, folder or glob.")
 MACROS_OPTION = click.option("--macros", "-m", multiple=True, help="Macros: file, folder or glob.")

@@ -10,8 +10,8 @@ import click
 from steepy.cli import output
 from steepy.cli.ending import exit_quickly
 from steepy.cli.logsetup import log_options
-from steepy.cli.common import (AGENTS_OPTION, DB_OPTION, EXIT_CODES, MACROS_OPTION, SERVICES_OPTION,
-                               engine_settings, exit_if_engine_failed, given_vars,
+from steepy.cli.common import (AGENTS_OPTION, ENGINE_DB_OPTION, EXIT_CODES, MACROS_OPTION,
+                               SERVICES_OPTION, engine_settings, exit_if_engine_failed, given_vars,
                                load_registries, open_registry_or_fail, prepare, vars_options)
 
 log = logging.getLogger(__name__)
@@ -64,7 +64,7 @@ async def _follow(registry, submission_id: str, done) -> None:
 @click.argument("workflow_file", metavar="WORKFLOW", type=click.Path())
 @SERVICES_OPTION
 @MACROS_OPTION
-@DB_OPTION
+@ENGINE_DB_OPTION
 @AGENTS_OPTION
 @vars_options
 @click.option("--json", "as_json", is_flag=True, help="Print the final submission as JSON.")
@@ -156,7 +156,7 @@ def _say_outcome(registry, submission_id: str, resumed: list[str], as_json: bool
 @click.command()
 @SERVICES_OPTION
 @MACROS_OPTION
-@DB_OPTION
+@ENGINE_DB_OPTION
 @AGENTS_OPTION
 @click.option("--exit-when-idle", is_flag=True, help="Stop once nothing is left to do.")
 @log_options

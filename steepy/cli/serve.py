@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from steepy.cli.logsetup import log_options
-from steepy.cli.common import (AGENTS_OPTION, DB_OPTION, EXIT_INVALID, MACROS_OPTION,
+from steepy.cli.common import (AGENTS_OPTION, ENGINE_DB_OPTION, EXIT_INVALID, MACROS_OPTION,
                                SERVICES_OPTION, checked_config, checked_plugins,
                                engine_settings, exit_if_engine_failed, load_registries,
                                open_registry_or_fail)
@@ -45,7 +45,7 @@ def _http_options(config, host: str | None, port: int | None):
 @click.option("--host", help="Address to listen on (default: http.host, 127.0.0.1).")
 @click.option("--port", type=click.IntRange(0, 65535),
               help="Port (default: http.port, 8080; 0: any free port).")
-@DB_OPTION
+@ENGINE_DB_OPTION
 @AGENTS_OPTION
 @click.option("--no-agents", is_flag=True,
               help="API only: run no engine here; a `steepy worker' elsewhere runs the work.")
