@@ -40,6 +40,9 @@ ENV_PREFIXES = ("STEEPY_", "STEEP_")
 LIBPQ_SECRETS = frozenset({"PGPASSWORD", "PGPASSFILE", "PGSERVICEFILE", "PGSSLKEY"})
 # a secret this long or longer is also found inside a variable (a DSN with the password)
 _FOUND_INSIDE = 8
+# a variable this long or longer that is part of a webhook URL's path is taken for its secret
+# (a Slack path's segment is 24 characters; a word such as `services' is no secret)
+_PART_OF = 16
 
 
 @dataclass(frozen=True)
@@ -52,15 +55,29 @@ class Withheld:
 
     names: frozenset[str] = frozenset()
     secrets: frozenset[str] = frozenset()
+    # texts a variable's value must not be part of (`_PART_OF' characters or more): the paths
+    # and queries of the webhooks' URLs, whose secret may be the path itself (Slack's, Teams')
+    within: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, config: Any) -> "Withheld":
-        """Those of a (checked) configuration, steepy.config.Config."""
+        """Those of a (checked) configuration, steepy.config.Config. A webhook's URL is a
+        secret as a whole: a variable holding it, or holding part of its path or query
+        (`{{ env.SLACK_WEBHOOK }}'), is withheld."""
         notifications = config.notifications
-        secrets = {config.http.token, *(w.secret for w in notifications.webhooks)}
-        urls = [config.db.url, *(w.url for w in notifications.webhooks)]
+        hooks = [w.url for w in notifications.webhooks if w.url]
+        secrets = {config.http.token, *(w.secret for w in notifications.webhooks), *hooks}
+        urls = [config.db.url, *hooks]
         names = {notifications.email.password_env}
-        return cls(frozenset(n for n in names if n), frozenset(_secrets(secrets, urls)))
+        return cls(frozenset(n for n in names if n), frozenset(_secrets(secrets, urls)),
+                   frozenset(filter(None, map(_after_host, hooks))))
+
+
+def _after_host(url: str) -> str:
+    """The part of a URL after its scheme and host: `/services/T0/B0/x?y=1'."""
+    rest = url.partition("://")[2]
+    cut = min((i for i in map(rest.find, "/?#") if i >= 0), default=len(rest))
+    return rest[cut:]
 
 
 def _secrets(values: Iterable[str | None], urls: Iterable[str | None]) -> set[str]:
@@ -92,11 +109,12 @@ def _without(env: dict[str, str], withheld: Withheld) -> dict[str, str]:
     full = _current()[0]
     secrets = set(withheld.secrets) | _secrets(
         (full.get(n) for n in (*withheld.names, "PGPASSWORD")), opened_urls())
-    if not secrets and not withheld.names:
+    if not secrets and not withheld.names and not withheld.within:
         return env
     inside = [s for s in secrets if len(s) >= _FOUND_INSIDE]
     return {k: v for k, v in env.items() if k not in withheld.names and v not in secrets
-            and not any(s in v for s in inside)}
+            and not any(s in v for s in inside)
+            and not (len(v) >= _PART_OF and any(v in w for w in withheld.within))}
 
 
 def _current() -> tuple[dict[str, str], dict[str, str]]:

@@ -81,6 +81,36 @@ def test_the_configuration_names_what_a_tool_does_not_get(monkeypatch, tmp_path)
     assert "SMTP_PASS" not in env
 
 
+
+HOOKS = """\
+---
+template: true
+---
+services: services/
+notifications:
+  webhooks:
+    - url: "{{ env.SLACK_WEBHOOK | raw }}"
+    - url: http://127.0.0.1:9/services/{{ env.TEAMS_PATH }}
+"""
+
+
+def test_a_webhook_url_whose_secret_is_its_path_stays(monkeypatch, tmp_path) -> None:
+    """Slack's and Teams' webhook URLs carry no password or token: the path is the secret.
+    A variable holding the URL, or a part of its path of 16 characters or more, is withheld;
+    one holding its host, or a word of its path, is not."""
+    hooks = {"SLACK_WEBHOOK": "http://127.0.0.1:9/services/T000/B000/slackSECRETpath",
+             "TEAMS_PATH": "T111/B111/teamsSECRETpath",
+             "A_COPY": "see http://127.0.0.1:9/services/T000/B000/slackSECRETpath now"}
+    for name, value in {**hooks, "HOOK_HOST": "127.0.0.1:9", "KIND": "services"}.items():
+        monkeypatch.setenv(name, value)
+    (tmp_path / "services").mkdir()
+    (tmp_path / "steepy.yaml").write_text(HOOKS)
+    withheld = AgentConfig.from_config(load_config(tmp_path), builtin_set()).withheld
+    base = engine_environment({}, withheld)
+    assert not set(hooks) & set(base), sorted(set(hooks) & set(base))
+    assert base["HOOK_HOST"] == "127.0.0.1:9" and base["KIND"] == "services"
+    assert "slackSECRETpath" not in repr(AgentConfig(withheld=withheld))
+
 def test_the_password_of_a_database_given_by_command_line_stays_too(monkeypatch) -> None:
     monkeypatch.setattr(failures, "_opened", [])
     monkeypatch.setenv("ARCHIVE_DB_PASSWORD", "from-the-command-line-1")
