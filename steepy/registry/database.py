@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import select
 import sqlite3
@@ -36,11 +37,22 @@ def _use_wal(cursor, patience_s: float = 30.0) -> None:
             time.sleep(0.01)
 
 
+def _made_private(path: Path) -> None:
+    """A new database file, readable by its owner only (SQLite gives its WAL the same mode):
+    it holds the workflows, their outputs' paths and the notifications' webhook URLs. One
+    that exists keeps its mode (a database shared on purpose)."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass
+
+
 def _sqlite_engine(url: str) -> Engine:
     path = sqlite_file(url)
     if path is not None:  # (not for a URI: its `file:' is no folder to make)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
+            _made_private(path)
         except OSError as e:
             raise DatabaseUnavailable(describe(e, url)) from None
     engine = create_engine(url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000,

@@ -94,3 +94,23 @@ def test_corruption_sqlite_finds_stays_until_the_file_changes(registry, tmp_path
     db.write_bytes(good)
     assert registry.db.problem() is None
     assert registry.views.count_submissions() == 0
+
+
+def test_a_new_database_is_its_owners_alone_and_an_old_one_keeps_its_mode(tmp_path) -> None:
+    """A file steepy makes holds the workflows and the webhooks' URLs: 0600, and so is the
+    WAL that SQLite makes beside it; a file that exists (shared on purpose) keeps its mode."""
+    old = os.umask(0o022)  # (the usual umask: a plain file would be 0644)
+    try:
+        made = open_registry(f"sqlite:///{tmp_path / 'new' / 'steepy.db'}")
+        with made.db.write() as conn:
+            conn.exec_driver_sql("CREATE TABLE probe (x)")
+        for name in ("steepy.db", "steepy.db-wal"):
+            assert (tmp_path / "new" / name).stat().st_mode & 0o777 == 0o600, name
+        made.db.engine.dispose()
+        shared = tmp_path / "shared.db"
+        sqlite3.connect(shared).close()
+        shared.chmod(0o664)
+        open_registry(f"sqlite:///{shared}").db.engine.dispose()
+        assert shared.stat().st_mode & 0o777 == 0o664
+    finally:
+        os.umask(old)
