@@ -123,7 +123,7 @@ class RoundTrips:
                 self.notifies += body.upper().count(b"NOTIFY")
             elif kind == b"P":  # Parse: name, query
                 name, query = body.split(b"\0")[:2]
-                (notifying.add if query.lstrip().upper().startswith(b"NOTIFY")
+                (notifying.add if b"NOTIFY" in query.upper()  # (NOTIFY, or pg_notify())
                  else notifying.discard)(name)
             elif kind == b"B":  # Bind: portal, statement
                 self.notifies += body.split(b"\0")[1] in notifying

@@ -40,15 +40,15 @@ class Dialect:
         wherever the transaction said it)."""
         if not self.postgres:
             return
-        lock = f"SELECT pg_advisory_xact_lock({FEED_LOCK})"
+        # one statement (NOTIFY as pg_notify: a statement less in every write with events)
+        lock = (f"SELECT pg_advisory_xact_lock({FEED_LOCK})"
+                + (f", pg_notify('{CHANNEL}', '')" if notify else ""))
         driver = conn.connection.driver_connection
-        if driver.pgconn.pipeline_status:  # (in a `batch`: statements one by one, queued)
-            cursor = driver.cursor()
-            cursor.execute(lock)
-            if notify:
-                cursor.execute(f"NOTIFY {CHANNEL}")
+        if driver.pgconn.pipeline_status:  # (in a `batch`: queued, answered at its end)
+            with driver.cursor() as cursor:
+                cursor.execute(lock)
         else:
-            conn.exec_driver_sql(lock + (f"; NOTIFY {CHANNEL}" if notify else ""))
+            conn.exec_driver_sql(lock)
 
     def commit_in_batch(self, conn: Connection) -> None:
         """In a `batch` (PostgreSQL): COMMIT in the same round trip as what came before, so

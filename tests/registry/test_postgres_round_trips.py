@@ -2,9 +2,9 @@
 in the pool is replaced at its checkout, before the caller's transaction uses it, and a
 checkout of a live connection sends the server nothing (SQLAlchemy's pool_pre_ping sent an
 empty query each time: a round trip per transaction); BEGIN goes with a transaction's first
-statement; a write with events takes the feed's lock, says NOTIFY, inserts them and commits
-in one round trip; a claim reads its chain and the chain's runs so far in one statement,
-sent with the writes that start its run."""
+statement; a write with events takes the feed's lock and says NOTIFY in one statement,
+inserts them and commits, in one round trip; a claim reads its chain and the chain's runs so
+far in one statement, sent with the writes that start its run."""
 
 from __future__ import annotations
 
@@ -124,7 +124,7 @@ def test_a_write_with_events_sends_them_with_the_feed_lock_and_notify_at_once(co
     _backend(connector)
     sent = _traced(connector, tmp_path / "trace", 2, write)
     assert [q.split(" (")[0] for q in sent] == [
-        BEGIN, f'"SELECT pg_advisory_xact_lock({FEED_LOCK})"', f'"NOTIFY {CHANNEL}"',
+        BEGIN, f'"SELECT pg_advisory_xact_lock({FEED_LOCK}), pg_notify(\'{CHANNEL}\', \'\')"',
         '"INSERT INTO events', COMMIT] * 2
     # BEGIN, the lock, NOTIFY, the insert and COMMIT in one round trip: the server never
     # waits for this client while it holds the feed's lock
