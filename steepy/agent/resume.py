@@ -77,11 +77,23 @@ def resume_point(exe: Executable, history: Sequence[AttemptRecord], now: datetim
     common = dict(performed=performed, last_exit=exits[-1] if exits else None,
                   last_failure=failed[-1] if failed else None, signal_requeues=requeues,
                   first_start=mine[0].start_time)
-    if last.outcome in (FAILED, TIMEOUT) and last.due_time is None:
-        return Resume(ended=_ended_by(exe, last), **common)  # no retry was due: it had ended
     if last.due_time is not None:
         return Resume(due=last.due_time, reason=_paused(last), **common)
-    # a cut attempt: the pause begins now; maxElapsed counts from attempt 1's recorded start
+    since, reason = now, f"attempt {last.attempt} was cut ({last.outcome}): it counts as spent"
+    if last.outcome in (FAILED, TIMEOUT):
+        if last.delay_rule is not None:  # ("no retry: ...", stored with the failure)
+            return Resume(ended=_ended_by(exe, last), **common)  # no retry was due: it ended
+        # stored failed, and its engine stopped before it stored what followed (the pause, or
+        # why none): decided again, the pause counted from the failure's end
+        allowed, why = policy.should_retry(last.exit_code, list(last.last_lines or ()),
+                                           last.timeout_kind)
+        if not allowed:
+            return Resume(ended=_ended_by(exe, last, f"no retry: {why}"), **common)
+        since = last.end_time or now
+        reason = (f"attempt {last.attempt} failed as its engine stopped, before its pause "
+                  f"was stored: {why}")
+    # the pause begins `since' (a cut attempt's: now); maxElapsed counts from attempt 1's
+    # recorded start
     spent_ms = _ms(now - mine[0].start_time)
     if choose is None or last.outcome == REQUEUED:
         delay: int | str = policy.retry_delay(performed)
@@ -89,12 +101,11 @@ def resume_point(exe: Executable, history: Sequence[AttemptRecord], now: datetim
         delay = choose(last, performed, spent_ms)
     if isinstance(delay, str):
         return Resume(ended=_ended_by(exe, last, delay), **common)
-    begins = later(now, delay)  # (a delay of any length: never an OverflowError)
     stop = policy.gives_up(performed, spent_ms + delay)
     if last.outcome != REQUEUED and stop is not None:
         return Resume(ended=_ended_by(exe, last, stop), **common)
-    return Resume(due=begins, reason=(
-        f"attempt {last.attempt} was cut ({last.outcome}): it counts as spent"), **common)
+    # (a delay of any length: never an OverflowError)
+    return Resume(due=later(since, delay), reason=reason, **common)
 
 
 def _by_tool(record: AttemptRecord) -> bool:

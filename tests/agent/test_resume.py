@@ -22,10 +22,11 @@ def exe(policy: RetryPolicy | None = RetryPolicy(max_attempts=3, delay=4000),
 
 
 def attempt(number: int, outcome: str, *, at: float = -60, due: float | None = None,
-            exit_code: int | None = None, exe_id: str = "e",
-            message: str | None = None) -> AttemptRecord:
+            exit_code: int | None = None, exe_id: str = "e", message: str | None = None,
+            ended: float | None = None, rule: str | None = None) -> AttemptRecord:
     return AttemptRecord(exe_id, "svc", number, NOW + timedelta(seconds=at), outcome=outcome,
-                         exit_code=exit_code, message=message,
+                         exit_code=exit_code, message=message, delay_rule=rule,
+                         end_time=None if ended is None else NOW + timedelta(seconds=ended),
                          due_time=None if due is None else NOW + timedelta(seconds=due))
 
 
@@ -58,9 +59,31 @@ def test_no_attempt_left_ends_the_executable_with_the_last_message() -> None:
     assert "all 2 attempts used" in message
 
 
-def test_a_failure_without_a_pause_had_ended_the_executable() -> None:
-    point = resume_point(exe(), [attempt(1, TIMEOUT, message="timed out")], NOW)
+def test_a_failure_stored_with_why_no_retry_followed_had_ended_the_executable() -> None:
+    point = resume_point(exe(), [attempt(1, TIMEOUT, message="timed out",
+                                         rule="no retry: retryOn did not match")], NOW)
     assert point.ended is not None and point.ended[1] == "timed out"
+
+
+def test_a_failure_stored_without_what_followed_is_decided_again() -> None:
+    """Its engine stopped after storing the failure, before storing its pause (or why none
+    followed): the policy decides again, the pause counted from the failure's end."""
+    point = resume_point(exe(), [attempt(1, FAILED, exit_code=1, ended=-3)], NOW)
+    assert point.ended is None and point.performed == 1 and point.last_exit == 1
+    assert point.due == NOW + timedelta(seconds=1)  # 4 s from 3 s ago
+    assert "before its pause was stored" in point.reason
+
+
+@pytest.mark.parametrize(("policy", "why"), [
+    (RetryPolicy(max_attempts=1), "all 1 attempts used"),
+    (RetryPolicy.from_json({"maxAttempts": 3, "retryOn": {"exitCodes": [75]}}),
+     "no retry: retryOn did not match"),
+])
+def test_decided_again_a_failure_may_end_the_executable(policy, why) -> None:
+    point = resume_point(exe(policy), [attempt(1, FAILED, exit_code=1, ended=-3,
+                                               message="exit code 1")], NOW)
+    assert point.ended is not None and point.ended[0].attempt == 1
+    assert point.ended[1].startswith("exit code 1") and why in point.ended[1]
 
 
 def test_a_success_is_not_run_again_with_or_without_a_policy() -> None:

@@ -150,6 +150,42 @@ def test_kill_9_during_the_retry_pause(tmp_path: Path) -> None:
     assert (second["attempt"], second["outcome"]) == (2, "FAILED")
 
 
+
+def test_kill_9_between_a_failures_record_and_its_pauses(tmp_path: Path) -> None:
+    """A failed attempt is stored as it ends, its pause a moment later (the retry policy
+    decides in between). An engine killed in that moment left a failure with no pause and
+    no `no retry' reason, which was read as the executable's end: 1 run of 3 (found by a
+    review). The window is made here by killing the engine during the pause and taking the
+    pause out of the record; the engine that takes over decides again: attempts 2 and 3."""
+    case = Case(tmp_path, code=1, retries="{maxAttempts: 3, delay: 1s}", first=0)
+    victim = case.start()
+    case.wait_for(lambda: any(a.get("dueTime") for a in case.attempts()), "the pause")
+    _kill(victim)
+    with case.registry.db.write() as conn:  # as it was before the pause was stored
+        conn.exec_driver_sql("UPDATE attempts SET due_time = NULL, delay_ms = NULL, "
+                             "delay_rule = NULL")
+    (failed,) = case.attempts(1)
+    assert (failed["outcome"], failed.get("dueTime"), failed.get("delayRule")) == (
+        "FAILED", None, None)
+    assert case.recover() == SS.ERROR
+    assert [a for _, a, _ in case.lines("start")] == [1, 2, 3]  # as its policy allows
+    outcomes = [(a["attempt"], a["outcome"]) for run in (1, 2) for a in case.attempts(run)]
+    assert outcomes == [(1, "FAILED"), (2, "FAILED"), (3, "FAILED")]
+
+
+def test_kill_9_after_a_final_failure_is_recorded_runs_nothing_more(tmp_path: Path) -> None:
+    """The other side: a failure stored with its policy's `no retry' reason ended the
+    executable, and an engine that takes over does not run it again."""
+    case = Case(tmp_path, code=1, retries="{maxAttempts: 2, delay: 6s}")
+    victim = case.start()
+    case.wait_for(lambda: any(a.get("dueTime") for a in case.attempts()), "the pause")
+    _kill(victim)
+    with case.registry.db.write() as conn:  # as if attempt 1 had been the last one allowed
+        conn.exec_driver_sql("UPDATE attempts SET due_time = NULL, delay_ms = NULL, "
+                             "delay_rule = 'no retry: all 2 attempts used'")
+    assert case.recover() == SS.ERROR
+    assert [a for _, a, _ in case.lines("start")] == [1]
+
 def test_kill_9_during_an_attempt(tmp_path: Path) -> None:
     """The attempt that was running counts as spent (AGENT_LOST); the next waits the
     policy's delay and is the last."""
