@@ -24,6 +24,7 @@ from typing import Awaitable, Callable
 from steepy.agent import executor
 from steepy.agent.cancel import CancelToken
 from steepy.agent.executor import LOST, Attempt, ExecutorLost, SpawnError
+from steepy.agent.leftovers import end_run_leftovers
 from steepy.agent.tree import POLL_S, group_exists, signal_group
 from steepy.model.timeouts import TimeoutKind
 
@@ -282,7 +283,9 @@ async def run_process(argv: list[str], *, env: dict[str, str], cwd: str | os.Pat
         return result
     watch.arm()
     token.add_callback(watch.on_cancel)
-    await _supervise(attempt, watch, token, result, grace_ms, on_kill, on_started)
+    run = (env.get("STEEPY_PROCESS_CHAIN_ID"), env.get("STEEPY_RUN_NUMBER"))
+    await _supervise(attempt, watch, token, result, grace_ms, on_kill, on_started,
+                     run if all(run) else None)
     code = attempt.returncode
     if code is not None:
         if code < 0:
@@ -317,9 +320,11 @@ async def _spawn(argv: list[str], env: dict[str, str], cwd: str | os.PathLike | 
 
 async def _supervise(attempt: Attempt, watch: _Watch, token: CancelToken, result: RunResult,
                      grace_ms: int, on_kill: Callable[[], Awaitable[None]] | None,
-                     on_started: Callable[[int], None] | None) -> None:
+                     on_started: Callable[[int], None] | None,
+                     run: tuple[str, str] | None = None) -> None:
     """Act on what ends the attempt first (its exit, a timeout, a cancel, the executor's
-    death), then let go of it."""
+    death), then let go of it. `run`: the chain and run number in the tool's environment,
+    by which what left its process group is found when the executor died."""
     grace_s = max(grace_ms, 0) / 1000
     release_grace = grace_ms
     try:
@@ -338,6 +343,8 @@ async def _supervise(attempt: Attempt, watch: _Watch, token: CancelToken, result
             await _terminate(attempt, watch, grace_s, on_kill)
     except ExecutorLost:
         await _end_group(attempt.pid, watch, grace_s)
+        if run is not None:  # what left the group (`setsid'), re-parented to init
+            await asyncio.to_thread(end_run_leftovers, run[0], int(run[1]), grace_s)
         if attempt.returncode is None:
             result.spawn_error = f"{LOST} while the tool ran (it was ended)"
             result.executor_lost = True

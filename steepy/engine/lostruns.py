@@ -81,7 +81,8 @@ class LostRuns:
         """Whether nothing of a lost run is left on this machine: the dead engine's executor
         (recorded with the run's attempts, or found by its command line) has ended (it ends
         every tool it ran, then exits; waited for until `end`, the run is held back until
-        then), and the attempts' process groups are ended should it have been killed too."""
+        then), and the attempts' process groups, and what left them (found by the run in their
+        environment), are ended should it have been killed too."""
         host = socket.gethostname()
         here = [a for a in run["attempts"] if a["host"] == host]
         executors = {(a["executorPid"], a["executorStarted"]) for a in here
@@ -102,12 +103,12 @@ class LostRuns:
             return False
         groups = [(a["pgid"], a["startTime"]) for a in here
                   if a["pgid"] and a["outcome"] in (None, RUNNING)]
+        ended = 0
         if groups:  # its executor was killed too: the tools' groups may be left
             ended = await call(end_groups, groups, grace_s)
-        elif not executors and run["host"] in (host, None):  # attempts of old: by environment
-            ended = await call(end_run_leftovers, run["chainId"], run["runNumber"], grace_s)
-        else:
-            ended = 0
+        if (groups or not executors) and run["host"] in (host, None):
+            # by their environment: what left its group (`setsid'), and attempts of old
+            ended += await call(end_run_leftovers, run["chainId"], run["runNumber"], grace_s)
         if ended:
             self._log.warning("ended %d leftover process(es) of run %d of process chain %s",
                         ended, run["runNumber"], run["chainId"])

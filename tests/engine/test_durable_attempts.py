@@ -21,6 +21,7 @@ import psutil
 from steepy.model.submission import SubmissionStatus as SS
 from steepy.registry import open_registry
 from tests.conftest import ROOT
+from tests.agent.harness import running
 from tests.engine.test_recovery import _env
 import pytest
 
@@ -210,6 +211,38 @@ def test_kill_9_during_an_attempt(tmp_path: Path) -> None:
     assert [(a["attempt"], a["outcome"]) for a in case.attempts(1)] == [(1, "AGENT_LOST")]
     assert [(a["attempt"], a["outcome"]) for a in case.attempts(2)] == [(2, "FAILED")]
 
+
+
+def test_kill_9_of_engine_and_executor_ends_what_left_the_tools_group(tmp_path: Path) -> None:
+    """A tool's child in a session of its own (`setsid`) outlives the tool's process group.
+    With the engine and its executor both killed, the engine that takes the run over ends it
+    by the run named in its environment before attempt 2 starts: a review saw the two
+    overlap."""
+    case = Case(tmp_path, code=1, retries="{maxAttempts: 2, delay: 1s}", first=30)
+    tool = tmp_path / "ranlog"
+    tool.write_text(TOOL.replace('if [ "$STEEPY_ATTEMPT" = 1 ]; then sleep "$3"; fi',
+                                 'if [ "$STEEPY_ATTEMPT" = 1 ]; then setsid sleep 120 & '
+                                 'echo $! > "$1.setsid"; sleep "$3"; fi'))
+    victim = case.start()
+    stray = tmp_path / "runs.log.setsid"
+    case.wait_for(lambda: stray.exists() and stray.read_text().strip(), "the setsid child")
+    child = int(stray.read_text())
+
+    def placed() -> list[dict]:  # the attempt's group, recorded for an engine taking over
+        runs = case.registry.leases.lost_runs([])
+        return [a for a in runs[0]["attempts"] if a["pgid"]] if runs else []
+
+    case.wait_for(placed, "the attempt's process group")
+    executors = [p for p in psutil.Process(victim.pid).children() if "executor" in
+                 " ".join(p.cmdline())]
+    assert executors, "the engine's executor"
+    for process in executors:
+        process.kill()
+    _kill(victim)
+    assert psutil.Process(child).is_running() and os.getsid(child) == child  # left behind
+    assert case.recover() == SS.ERROR
+    assert [a for _, a, _ in case.lines("start")] == [1, 2]  # as maxAttempts allows
+    assert not running(child)
 
 def test_kill_9_between_an_attempts_end_and_its_record(tmp_path: Path) -> None:
     """The engine is stopped (SIGSTOP) while the tool runs, the tool ends, then the engine
