@@ -101,6 +101,13 @@ def run(workflow_file: str, services, macros, db, agents, var_options, vars_file
         cancelling: list[asyncio.Task] = []  # kept: a task nobody holds may be collected
 
         def interrupt() -> None:  # Ctrl-C: cancel the submission, let the engine finish it
+            if cancelling and not cancelling[-1].done():  # a second, the cancel not stored:
+                click.echo("stopping: the cancel could not be stored; the submission stays "
+                           "RUNNING for the next engine (its running chains run again)",
+                           err=True)  # (the database is out: stop as a worker does)
+                stopped.append(True)
+                engine.stop.set()
+                return
             click.echo("cancelling ...", err=True)
             engine.finish_resumed = False  # those it resumed are given back, not cancelled
             if not cancelling or cancelling[-1].done():  # not in the signal handler: it blocks
@@ -119,11 +126,21 @@ def run(workflow_file: str, services, macros, db, agents, var_options, vars_file
         finally:
             if follower is not None:
                 done.set()
-                await follower
+                if not stopped:
+                    await follower
+                else:  # (it would wait for the database to print the last events)
+                    follower.cancel()
+                    await asyncio.gather(follower, return_exceptions=True)
 
+    stopped: list[bool] = []  # a second Ctrl-C stopped the engine before the cancel was stored
     asyncio.run(main_loop())
     exit_quickly()  # the engine has stopped: nothing is left that the teardown must finish
     exit_if_engine_failed(engine)
+    if stopped:
+        from steepy.registry.failures import EXIT_DATABASE
+
+        click.echo(f"steepy: stopped before submission {submission.id} ended", err=True)
+        sys.exit(EXIT_DATABASE)
     try:
         final = _say_outcome(registry, submission.id, engine.resumed, as_json)
     finally:  # also when the reader went away (`| head`: click exits 1 quietly)

@@ -86,6 +86,35 @@ def test_run_interrupted_in_an_outage_cancels_once_the_database_is_back(tmp_path
     assert out.splitlines()[-1] == f"submission {submission_id}: CANCELLED"
 
 
+
+def test_a_second_ctrl_c_stops_run_while_the_database_is_gone(tmp_path) -> None:
+    """The first Ctrl-C's cancel cannot be stored while the database is gone; a second one
+    stops the engine as a worker's SIGTERM does (a review had to kill -9 `steepy run'): the
+    submission stays RUNNING for the next engine, which runs it to its end."""
+    process, submission_id, _ = _started_run(tmp_path, 30)
+    db, away = tmp_path / "steepy.db", tmp_path / "steepy.db.away"
+    db.rename(away)
+    try:
+        time.sleep(1)
+        process.send_signal(signal.SIGINT)
+        time.sleep(2)  # the cancel is tried, and fails, each second
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=20)  # not the 30 s the chain would sleep
+    finally:
+        process.kill()
+        away.rename(db)
+    assert process.returncode == 4, out + err
+    assert "stopping: the cancel could not be stored" in err
+    assert err.splitlines()[-1] == f"steepy: stopped before submission {submission_id} ended"
+    assert "Traceback" not in err
+    from steepy.registry import open_registry
+
+    registry = open_registry(f"sqlite:///{db}")
+    try:
+        assert registry.views.get_submission(submission_id).status == "RUNNING"
+    finally:
+        registry.close()
+
 def test_a_worker_exits_when_idle_after_an_outage(tmp_path) -> None:
     from steepy.documents.loading import parse_workflow
     from steepy.model import Submission
