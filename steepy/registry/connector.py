@@ -19,6 +19,7 @@ from steepy.registry.dialect import BUSY_TIMEOUT_MS, Dialect
 from steepy.registry.failures import (DatabaseUnavailable, describe, disk_problem,
                                      is_database_failure)
 from steepy.registry.bulk import insert_rows
+from steepy.registry.identity import ANOTHER, identity_of
 from steepy.registry.records import ADD_EVENT_WITH_ID, PENDING_EVENTS
 from steepy.registry.tables import events
 
@@ -72,6 +73,10 @@ class Connector:
         self._file_lock = threading.Lock()
         self._watch_stale = False  # the watching connection uses a file no longer there
         self._broken: tuple[str, Any] | None = None  # a corrupted file: why, and its state
+        # SQLite: the id of the database opened, and a file found at its path since that holds
+        # another database (registry/identity.py)
+        self._database_id = self._read_identity() if self.file and self._file_id else None
+        self._foreign: Any = None
 
     def _committed(self, conn: Connection) -> None:
         if not conn.get_execution_options().get("read_only"):
@@ -301,6 +306,8 @@ class Connector:
             return
         with self._file_lock:
             problem, found, state = _file_problem(self.file)
+            if problem is None and found == self._foreign:
+                problem = ANOTHER  # (the file that replaced ours is still there)
             if problem is None and self._broken is not None:
                 if state == self._broken[1]:
                     problem = self._broken[0]  # as it was found broken: nobody restored it
@@ -311,6 +318,10 @@ class Connector:
             if problem is None and (found != self._file_id or was is not None):
                 self._file_id = found  # the file is back (or another one): use it from now on
                 self._reopen()
+                if self._database_id is not None and self._read_identity() != self._database_id:
+                    self._foreign, problem = found, ANOTHER
+                    self._file_problem = problem
+                    self._reopen()  # (nothing of it is kept)
             elif problem is not None and was is None:
                 self._broke(problem)
         if problem is not None:
@@ -364,6 +375,13 @@ class Connector:
                 raise
             return describe(e, self.url)
         return None
+
+    def _read_identity(self) -> str | None:
+        raw = self.engine.raw_connection()
+        try:
+            return identity_of(raw)
+        finally:
+            raw.close()
 
     def _reopen(self) -> None:
         self._watch_stale = True  # dropped by the thread that uses it (`change_marker')

@@ -283,11 +283,13 @@ def migrate(engine: Engine, replay: bool = False) -> None:
 def _create_newest(connection: Connection, head: set[str]) -> None:
     """The newest schema in an empty database: the tables, the rows migrations seed, and
     Alembic's version table saying so (as `alembic stamp` writes it)."""
+    from steepy.registry.identity import new_identity
     from steepy.registry.tables import SEEDED_ROWS, metadata
 
     metadata.create_all(connection)
     for table, rows in SEEDED_ROWS:
         connection.execute(table.insert(), rows)
+    new_identity(connection)
     connection.execute(text("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL, "
                             "CONSTRAINT alembic_version_pkc PRIMARY KEY (version_num))"))
     for revision in sorted(head):

@@ -261,5 +261,13 @@ Index("ix_cache_entries_shape", cache_entries.c.shape)
 Index("ix_cache_entries_chain", cache_entries.c.chain_id)
 Index("ix_cache_entries_submission", cache_entries.c.submission_id)
 
+# which database this is (migration 0018): one row, a random id given when it was made, so
+# that a process whose SQLite file was replaced by another database at the same path can tell
+# (registry/identity.py); a copy restored from a backup has the same id
+database_identity = Table(
+    "database_identity", metadata,
+    Column("id", String(32), primary_key=True),
+)
+
 # rows the migrations put in (0008): an empty database made from these tables gets them too
 SEEDED_ROWS = [(timers, [{"name": "garbageCollector"}])]

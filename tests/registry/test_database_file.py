@@ -59,6 +59,27 @@ def test_deleted_then_restored(registry, tmp_path) -> None:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
+
+def test_another_database_made_in_its_place_is_not_used(registry, tmp_path) -> None:
+    """Deleted, then a new database made at the same path (`steepy submit' there): it holds
+    none of this process's submissions and runs, and a worker that went on in it failed a
+    foreign key with a traceback (found by a review). It is refused, saying so, until the
+    database this process opened is back (a restored copy has its id)."""
+    db = tmp_path / "steepy.db"
+    registry.leases.heartbeat("me", [], 10)
+    _backup(db, tmp_path / "backup.db")
+    db.unlink()
+    _fails(registry, "its file is gone")
+    other = open_registry(f"sqlite:///{db}")  # a new database where ours was
+    other.leases.heartbeat("other", [], 10)
+    _fails(registry, f"database {db}: another database is at its path now")
+    _fails(registry, "another database")  # (and stays refused: nothing of it is used)
+    assert other.views.count_submissions() == 0  # it works for whoever opened it
+    other.close()
+    os.replace(tmp_path / "backup.db", db)  # ours is back
+    assert registry.db.problem() is None
+    registry.leases.heartbeat("me", [], 10)
+
 def test_overwritten_then_restored(registry, tmp_path) -> None:
     db = tmp_path / "steepy.db"
     registry.views.count_submissions()

@@ -53,6 +53,10 @@ def _described(engine) -> dict:
                 "rows": sorted(key(dict(r._mapping))
                                for r in conn.execute(text(f'SELECT * FROM "{table}"'))),
             }
+        # a random id each (migration 0018): one row of 32 characters, compared apart
+        ids = conn.execute(text("SELECT id FROM database_identity")).scalars().all()
+        out["database_identity"]["rows"] = [len(i) for i in ids]
+        out["the id"] = ids
     return out
 
 
@@ -72,7 +76,10 @@ def test_a_new_database_made_at_once_is_the_migrated_one(database_url, tmp_path)
     at_once, replayed = open_engine(database_url), _replayed(other)
     try:
         assert "alembic_version" in inspect(at_once).get_table_names()
-        assert _described(at_once) == _described(replayed)
+        made, migrated = _described(at_once), _described(replayed)
+        assert made.pop("the id") != migrated.pop("the id")  # each database its own
+        assert made == migrated
+        assert made["database_identity"]["rows"] == [32]
         migrate(at_once)  # a later start finds it up to date
     finally:
         at_once.dispose()
