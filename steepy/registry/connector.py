@@ -19,7 +19,7 @@ from steepy.registry.dialect import BUSY_TIMEOUT_MS, Dialect
 from steepy.registry.failures import (DatabaseUnavailable, describe, disk_problem,
                                      is_database_failure)
 from steepy.registry.bulk import insert_rows
-from steepy.registry.identity import ANOTHER, identity_of
+from steepy.registry.identity import ANOTHER, file_state, read_identity
 from steepy.registry.records import ADD_EVENT_WITH_ID, PENDING_EVENTS
 from steepy.registry.tables import events
 
@@ -67,7 +67,7 @@ class Connector:
         if database in (None, "", ":memory:") or engine.url.query.get("uri"):
             database = None  # in memory, or a URI (`file:...'): nothing to look at
         self.file = os.path.abspath(database) if database else None
-        self._file_id = _identity(self.file) if self.file else None
+        self._file_id = file_state(self.file)[1] if self.file else None
         self._file_problem: str | None = None
         self._file_checked = time.monotonic()
         self._file_lock = threading.Lock()
@@ -75,7 +75,7 @@ class Connector:
         self._broken: tuple[str, Any] | None = None  # a corrupted file: why, and its state
         # SQLite: the id of the database opened, and a file found at its path since that holds
         # another database (registry/identity.py)
-        self._database_id = self._read_identity() if self.file and self._file_id else None
+        self._database_id = read_identity(self.engine) if self.file and self._file_id else None
         self._foreign: Any = None
 
     def _committed(self, conn: Connection) -> None:
@@ -305,7 +305,7 @@ class Connector:
                 and time.monotonic() - self._file_checked < FILE_CHECK_S:
             return
         with self._file_lock:
-            problem, found, state = _file_problem(self.file)
+            problem, found, state = file_state(self.file)
             if problem is None and found == self._foreign:
                 problem = ANOTHER  # (the file that replaced ours is still there)
             if problem is None and self._broken is not None:
@@ -318,7 +318,8 @@ class Connector:
             if problem is None and (found != self._file_id or was is not None):
                 self._file_id = found  # the file is back (or another one): use it from now on
                 self._reopen()
-                if self._database_id is not None and self._read_identity() != self._database_id:
+                known = self._database_id
+                if known is not None and read_identity(self.engine) != known:
                     self._foreign, problem = found, ANOTHER
                     self._file_problem = problem
                     self._reopen()  # (nothing of it is kept)
@@ -346,7 +347,7 @@ class Connector:
         it counts as broken until its state differs from now."""
         self._reopen()
         if not problem.startswith("its file is gone"):
-            self._broken = (problem, _file_problem(self.file)[2])
+            self._broken = (problem, file_state(self.file)[2])
 
     def file_problem(self) -> str | None:
         """What is wrong with the SQLite file now (see `check_file`), or None."""
@@ -376,43 +377,7 @@ class Connector:
             return describe(e, self.url)
         return None
 
-    def _read_identity(self) -> str | None:
-        raw = self.engine.raw_connection()
-        try:
-            return identity_of(raw)
-        finally:
-            raw.close()
-
     def _reopen(self) -> None:
         self._watch_stale = True  # dropped by the thread that uses it (`change_marker')
         self.engine.dispose()
 
-
-def _identity(path: str) -> tuple[int, int] | None:
-    try:
-        stat = os.stat(path)
-    except OSError:
-        return None
-    return stat.st_dev, stat.st_ino
-
-
-def _file_problem(path: str) -> tuple[str | None, tuple[int, int] | None, Any]:
-    """What is wrong with the database file at `path' (None: nothing seen), its identity,
-    and its state (it changes when the file is written).
-
-    Only `stat': opening the file, even to read a byte, and closing it again would release
-    every POSIX lock SQLite holds on it in this process (they belong to the process, and any
-    close of the file drops them), and another process could then take the WAL away from
-    under our connections. Whether the bytes are a database, SQLite says as it reads them
-    (`_noticed`)."""
-    try:
-        stat = os.stat(path)
-    except FileNotFoundError:
-        return "its file is gone (deleted or moved away)", None, None
-    except OSError as e:
-        return f"its file cannot be reached ({e.strerror})", None, None
-    found = (stat.st_dev, stat.st_ino)
-    state = (found, stat.st_size, stat.st_mtime_ns)
-    if stat.st_size == 0:
-        return "its file is empty", found, state
-    return None, found, state

@@ -1,15 +1,17 @@
-"""Which database a connection reaches: the random id its `database_identity' row got when
-the database was made (migration 0018). A process whose SQLite file is deleted and then
-found again at the same path (restored from a backup, or another database made there since)
-compares the ids before it goes on: another database holds none of the chains, runs and
-leases the process works on, and its writes there would fail or land in the wrong place."""
+"""Which database a process works in: the SQLite file at its path (by `stat`: is it still
+there, the same file?) and the random id its `database_identity' row got when the database
+was made (migration 0018). A process whose SQLite file is deleted and then found again at the
+same path (restored from a backup, or another database made there since) compares the ids
+before it goes on: another database holds none of the chains, runs and leases the process
+works on, and its writes there would fail or land in the wrong place."""
 
 from __future__ import annotations
 
+import os
 import uuid
 from typing import Any
 
-from sqlalchemy import Connection
+from sqlalchemy import Connection, Engine
 
 from steepy.registry.tables import database_identity
 
@@ -34,3 +36,34 @@ def identity_of(raw: Any) -> str | None:
     finally:
         cursor.close()
     return None if row is None else str(row[0])
+
+
+def read_identity(engine: Engine) -> str | None:
+    """The id of the database `engine` opens now."""
+    raw = engine.raw_connection()
+    try:
+        return identity_of(raw)
+    finally:
+        raw.close()
+
+
+def file_state(path: str) -> tuple[str | None, tuple[int, int] | None, Any]:
+    """What is wrong with the database file at `path' (None: nothing seen), which file it is
+    (device, inode), and its state (it changes when the file is written).
+
+    Only `stat': opening the file, even to read a byte, and closing it again would release
+    every POSIX lock SQLite holds on it in this process (they belong to the process, and any
+    close of the file drops them), and another process could then take the WAL away from
+    under our connections. Whether the bytes are a database, SQLite says as it reads them
+    (`Connector._noticed`)."""
+    try:
+        stat = os.stat(path)
+    except FileNotFoundError:
+        return "its file is gone (deleted or moved away)", None, None
+    except OSError as e:
+        return f"its file cannot be reached ({e.strerror})", None, None
+    found = (stat.st_dev, stat.st_ino)
+    state = (found, stat.st_size, stat.st_mtime_ns)
+    if stat.st_size == 0:
+        return "its file is empty", found, state
+    return None, found, state
