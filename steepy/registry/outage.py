@@ -51,13 +51,18 @@ class Outage:
         wait_s = policy_s = self.policy.wait_s(self.failures)
         if at_most_s < policy_s:
             wait_s, self._quiet = at_most_s, math.ceil(policy_s / at_most_s) - 1
-        self.log.log(self.level, "%s: %s; %s in %.0f s", self.name, describe(error), self.then,
-                     wait_s)
+        self.log.log(self.level, "%s: %s; %s in %s s", self.name, describe(error), self.then,
+                     _shown(wait_s))
         return wait_s
 
     def over(self) -> None:
         """A try succeeded: the next failure waits the policy's first wait again."""
         self.failures = self._quiet = 0
+
+
+def _shown(seconds: float) -> str:
+    """Whole seconds, or a wait under one as it is (`0.5`, not `0')."""
+    return f"{seconds:.0f}" if seconds >= 1 or seconds <= 0 else f"{seconds:.2g}"
 
 
 async def outlasting(name: str, call: Callable[[], Awaitable[T]], log: logging.Logger, *,

@@ -227,3 +227,15 @@ def test_tries_sooner_than_the_policy_are_said_as_often_as_its_tries(caplog) -> 
         "trying again in 2 s"] * 4  # tries 1, 2, 3 (policy: 4 s), 5 (8 s), 9 (16 s)
     outage.over()
     assert outage.wait_after(error, at_most_s=2) == 1
+
+
+def test_a_wait_under_a_second_is_said_as_it_is(caplog) -> None:
+    """A heartbeat of 500 ms tries every half second: `0.5 s', not `0 s' (a review)."""
+    outage = Outage("tester", log)
+    error = sqlite3.OperationalError("disk I/O error")
+    with caplog.at_level(logging.ERROR, logger=log.name):
+        assert outage.wait_after(error, at_most_s=0.5) == 0.5
+        outage.over()
+        assert outage.wait_after(error, at_most_s=0.25) == 0.25
+    assert [r.getMessage().rsplit("; ", 1)[1] for r in caplog.records] == [
+        "trying again in 0.5 s", "trying again in 0.25 s"]
