@@ -106,9 +106,7 @@ class HotPath:
         its last. Returned, as they were before: id -> (submission id, chain JSON, results
         JSON, seq), and, of those that ran before, id -> (its last run's number, runs a
         chain-level `requeue' took back, runs that were cut: lost with their engine, or given
-        back by a stopping one). On PostgreSQL all of it is one statement."""
-        if self.postgres:
-            return self._take_at_once(cur, taken, now)
+        back by a stopping one). On PostgreSQL all of it is one round trip."""
         ids = list(taken)
         marks = ", ".join("?" * len(ids))
         at = self.time(now)
@@ -138,38 +136,6 @@ class HotPath:
             return rows, so_far
         finally:
             reading.close()
-
-    # (PostgreSQL) `take` in one statement: the runs so far are read before the new ones are
-    # added (one snapshot for the whole statement), and the chains' rows were locked by the
-    # claim's look for candidates, so nobody adds a run meanwhile
-    _TAKE = (
-        "WITH given (id, agent) AS (SELECT * FROM unnest(%s::text[], %s::text[])), "
-        "so_far AS (SELECT chain_id, max(run_number) AS last, "
-        "count(CASE WHEN status = %s THEN 1 END) AS requeued, "
-        "count(CASE WHEN status IN (%s, %s) THEN 1 END) AS cut FROM runs "
-        "WHERE chain_id IN (SELECT id FROM given) GROUP BY chain_id), "
-        "running AS (UPDATE process_chains c SET status = %s, next_run_at = NULL, "
-        "waiting = NULL, progress = NULL FROM given WHERE c.id = given.id "
-        "RETURNING c.id, c.submission_id, c.chain, c.results, c.seq), "
-        "added AS (INSERT INTO runs (chain_id, run_number, agent_id, start_time) "
-        "SELECT given.id, coalesce(so_far.last, 0) + 1, given.agent, %s FROM given "
-        "LEFT JOIN so_far ON so_far.chain_id = given.id) "
-        "SELECT running.id, running.submission_id, running.chain, running.results, "
-        "running.seq, so_far.last, so_far.requeued, so_far.cut FROM running "
-        "LEFT JOIN so_far ON so_far.chain_id = running.id")
-
-    def _take_at_once(self, cur: Any, taken: dict[str, str], now: datetime
-                      ) -> tuple[dict[str, tuple], dict[str, tuple[int, int, int]]]:
-        """`take` on PostgreSQL: one statement, one round trip (three, and an UPDATE and an
-        INSERT per chain, in a pipeline before)."""
-        cur.execute(self._TAKE, (list(taken), list(taken.values()), REQUEUED_RUN, AGENT_LOST,
-                                 INTERRUPTED, str(CS.RUNNING), now))
-        rows, so_far = {}, {}
-        for cid, submission_id, chain, results, seq, last, requeued, cut in cur.fetchall():
-            rows[cid] = (submission_id, chain, results, seq)
-            if last is not None:
-                so_far[cid] = (last, requeued or 0, cut or 0)
-        return rows, so_far
 
     def put_attempts(self, cur: Any, rows: Iterable[dict]) -> None:
         """Store these attempts' rows (`AttemptRecord.to_row()` with its chain and run),
