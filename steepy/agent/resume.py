@@ -21,6 +21,7 @@ from steepy.model.attempt import (BY_TOOL, FAILED, PRUNED, REQUEUED, SKIPPED, SU
                                   AttemptRecord)
 from steepy.model.durations import later
 from steepy.model.processchain import Executable
+from steepy.model.timeouts import TimeoutKind
 
 __all__ = ["FRESH", "Choose", "Resume", "resume_point"]
 
@@ -86,14 +87,14 @@ def resume_point(exe: Executable, history: Sequence[AttemptRecord], now: datetim
         # stored failed, and its engine stopped before it stored what followed (the pause, or
         # why none): decided again, the pause counted from the failure's end
         allowed, why = policy.should_retry(last.exit_code, list(last.last_lines or ()),
-                                           last.timeout_kind)
+                                           TimeoutKind.from_words(last.timeout_kind))
         if not allowed:
             return Resume(ended=_ended_by(exe, last, f"no retry: {why}"), **common)
         since = last.end_time or now
         reason = (f"attempt {last.attempt} failed as its engine stopped, before its pause "
                   f"was stored: {why}")
     # the pause begins `since' (a cut attempt's: now); maxElapsed counts from attempt 1's
-    # recorded start
+    # recorded start to when the next would begin
     spent_ms = _ms(now - mine[0].start_time)
     if choose is None or last.outcome == REQUEUED:
         delay: int | str = policy.retry_delay(performed)
@@ -101,11 +102,11 @@ def resume_point(exe: Executable, history: Sequence[AttemptRecord], now: datetim
         delay = choose(last, performed, spent_ms)
     if isinstance(delay, str):
         return Resume(ended=_ended_by(exe, last, delay), **common)
-    stop = policy.gives_up(performed, spent_ms + delay)
+    begins = max(now, later(since, delay))  # (a delay of any length: never an OverflowError)
+    stop = policy.gives_up(performed, _ms(begins - mine[0].start_time))
     if last.outcome != REQUEUED and stop is not None:
         return Resume(ended=_ended_by(exe, last, stop), **common)
-    # (a delay of any length: never an OverflowError)
-    return Resume(due=later(since, delay), reason=reason, **common)
+    return Resume(due=begins, reason=reason, **common)
 
 
 def _by_tool(record: AttemptRecord) -> bool:

@@ -16,7 +16,7 @@ import logging
 from steepy.agent.attempt import Failure
 from steepy.agent.context import ExecContext
 from steepy.errors import SteepyError
-from steepy.model.attempt import AttemptRecord
+from steepy.model.attempt import FAILED, TIMEOUT, AttemptRecord
 from steepy.model.processchain import Executable
 from steepy.plugins.kinds import RetryFailure
 
@@ -34,10 +34,12 @@ class PluginChoice:
     def after_cut(self, record: AttemptRecord, attempts: int, elapsed_ms: int) -> int | str:
         """The pause before the attempt after `record', which a crash cut (agent/resume.py),
         or why none follows."""
-        failure = RetryFailure(exit_code=record.exit_code, timeout_kind=None,
-                               last_lines=tuple(record.last_lines), message=(
-                                   f"Execution of service `{self.exe.service_id}' failed: "
-                                   f"attempt {record.attempt} was cut ({record.outcome})"))
+        failed = record.outcome in (FAILED, TIMEOUT) and record.message  # (not cut: decided
+        failure = RetryFailure(  # again after its engine stopped before storing its pause)
+            exit_code=record.exit_code, timeout_kind=record.timeout_kind if failed else None,
+            last_lines=tuple(record.last_lines), message=record.message if failed else (
+                f"Execution of service `{self.exe.service_id}' failed: "
+                f"attempt {record.attempt} was cut ({record.outcome})"))
         try:
             delay = self._ask(failure, attempts, elapsed_ms)
         except _PluginFailed as e:

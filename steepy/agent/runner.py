@@ -54,7 +54,16 @@ async def run_executable(exe: Executable, ctx: ExecContext) -> ExecOutcome:
     except PrunedByTool as pruned:  # the chain ends here, not in error (extensions 11)
         return ExecOutcome("PRUNED", str(pruned))
     except Failure as failure:
-        return _failed(exe, failure)
+        ended = _failed(exe, failure)
+        if failure.record is not None and exe.retries is not None:
+            # stored now, with why no retry follows: a fallback (or the workflow's catch) may
+            # run long before the chain's end stores it, and an engine taking over after a
+            # crash decides again a failure stored without it (agent/resume.py)
+            try:
+                await ctx.store(failure.record, True)
+            except Cancelled:  # (the engine stops: decided again by the next, the same way)
+                pass
+        return ended
     if outcome is SKIPPED_RESULT:
         now = ctx.clock.now()
         ctx.records.append(AttemptRecord(exe.id, exe.service_id, 0, start_time=now, end_time=now,

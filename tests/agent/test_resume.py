@@ -23,9 +23,11 @@ def exe(policy: RetryPolicy | None = RetryPolicy(max_attempts=3, delay=4000),
 
 def attempt(number: int, outcome: str, *, at: float = -60, due: float | None = None,
             exit_code: int | None = None, exe_id: str = "e", message: str | None = None,
-            ended: float | None = None, rule: str | None = None) -> AttemptRecord:
+            ended: float | None = None, rule: str | None = None,
+            timeout: str | None = None) -> AttemptRecord:
     return AttemptRecord(exe_id, "svc", number, NOW + timedelta(seconds=at), outcome=outcome,
                          exit_code=exit_code, message=message, delay_rule=rule,
+                         timeout_kind=timeout,
                          end_time=None if ended is None else NOW + timedelta(seconds=ended),
                          due_time=None if due is None else NOW + timedelta(seconds=due))
 
@@ -152,3 +154,25 @@ def test_a_retry_plugin_picks_the_pause_after_a_cut_attempt() -> None:
     assert point.ended[1].endswith(
         "attempt 2 was cut (INTERRUPTED) (retry policy plugin `p' gave up, counting those of "
         "cut runs)")
+
+
+@pytest.mark.parametrize(("rules", "retried"), [
+    ({"abortOn": {"timeouts": ["maxRuntime"]}}, False),
+    ({"retryOn": {"timeouts": ["maxRuntime"]}}, True),
+])
+def test_a_timeout_decided_again_is_matched_by_its_name(rules, retried) -> None:
+    """The record keeps the timeout's words (`maximum runtime'); `retryOn' and `abortOn' name
+    it as Steep does (`maxRuntime'): decided again after a crash, the same way as live."""
+    policy = RetryPolicy.from_json({"maxAttempts": 3, "delay": "4s", **rules})
+    point = resume_point(exe(policy), [attempt(1, TIMEOUT, ended=-3, message="timed out",
+                                               timeout="maximum runtime")], NOW)
+    assert (point.ended is None) == retried, point
+
+
+def test_max_elapsed_counts_to_when_the_next_attempt_would_begin() -> None:
+    """The pause counts from the failure's end: with 9 of the 10 minutes spent when it ended
+    and a 1-minute delay, the next attempt is due at once, within maxElapsed."""
+    policy = RetryPolicy.from_json({"maxAttempts": 3, "delay": "60s", "maxElapsed": "10m"})
+    point = resume_point(exe(policy), [attempt(1, FAILED, at=-570, ended=-30, exit_code=1)],
+                         NOW)
+    assert point.ended is None and point.due == NOW + timedelta(seconds=30)

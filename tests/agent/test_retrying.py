@@ -213,3 +213,26 @@ async def test_one_attempt_on_its_own(tmp_path) -> None:
     assert result.ok and succeeded.record.outcome == SUCCESS
     assert [r.attempt for r in ctx.records] == [1, 2]
     assert [r.ordinal for r in ctx.records] == [0, 1]
+
+
+@pytest.mark.process
+async def test_a_final_failure_is_stored_with_why_before_anything_goes_on(tmp_path) -> None:
+    """The executable's last failure is stored durably with its `no retry' reason as the
+    executable ends, not only with the chain's end: a fallback may run long meanwhile, and an
+    engine taking over after a crash decides a failure stored without it again (a review)."""
+    stored: list[tuple[str, str | None, bool]] = []
+
+    async def save(record, durable: bool) -> None:
+        stored.append((record.outcome, record.delay_rule, durable))
+
+    config = AgentConfig(log_dir=None)
+    ctx = ExecContext(config, CancelToken(asyncio.get_running_loop()), "c", "s", 1, {},
+                      lambda exe, lines: None, lambda kind, data: None, save=save,
+                      clock=RecordingClock())
+    exe, _ = tool_executable("e", "flaky", [{"fail": {"exit_code": 3}}] * 2, tmp_path)
+    exe.retries = RetryPolicy(max_attempts=2, delay=0)
+    from steepy.agent.runner import run_executable
+
+    outcome = await run_executable(exe, ctx)
+    assert outcome.status == "ERROR"
+    assert stored[-1] == (FAILED, "no retry: all 2 attempts used", True)
