@@ -15,11 +15,13 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-async def cancel_when_stored(registry: "Registry", submission_id: str, engine: "Engine") -> None:
+async def cancel_when_stored(registry: "Registry", submission_id: str, engine: "Engine",
+                             failures: list[BaseException] | None = None) -> None:
     """Cancel the submission, tried each second until the database takes it (a tool that
     ends meanwhile would make a slower try too late); the wait is said once (`cancelling
     submission ID: WHAT; trying again in 1 s`), the next tries at debug level only. Then
-    the engine looks at its chains again. Anything but the database failing is raised."""
+    the engine looks at its chains again. Anything but the database failing is raised; what
+    failed is added to `failures`."""
     from steepy.model.backoff import LIVE_OUTAGE
     from steepy.registry.offload import call
     from steepy.registry.outage import Outage
@@ -31,6 +33,8 @@ async def cancel_when_stored(registry: "Registry", submission_id: str, engine: "
             break
         except Exception as e:
             wait_s = outage.wait_after(e)
+            if failures is not None:
+                failures.append(e)
         outage.level = logging.DEBUG
         await asyncio.sleep(wait_s)
     engine.changed("chains")

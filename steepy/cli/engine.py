@@ -99,9 +99,12 @@ def run(workflow_file: str, services, macros, db, agents, var_options, vars_file
     async def main_loop() -> None:
         loop = asyncio.get_running_loop()
         cancelling: list[asyncio.Task] = []  # kept: a task nobody holds may be collected
+        failed_tries: list[BaseException] = []  # the database refused the cancel
 
         def interrupt() -> None:  # Ctrl-C: cancel the submission, let the engine finish it
-            if cancelling and not cancelling[-1].done():  # a second, the cancel not stored:
+            if cancelling and not cancelling[-1].done() and failed_tries:  # a second, the
+                # cancel refused by the database (not merely under way: two Ctrl-C a
+                # millisecond apart, or a lock held a moment, still cancel)
                 click.echo("stopping: the cancel could not be stored; the submission stays "
                            "RUNNING for the next engine (its running chains run again)",
                            err=True)  # (the database is out: stop as a worker does)
@@ -112,7 +115,7 @@ def run(workflow_file: str, services, macros, db, agents, var_options, vars_file
             engine.finish_resumed = False  # those it resumed are given back, not cancelled
             if not cancelling or cancelling[-1].done():  # not in the signal handler: it blocks
                 cancelling.append(asyncio.create_task(
-                    cancel_when_stored(registry, submission.id, engine)))
+                    cancel_when_stored(registry, submission.id, engine, failed_tries)))
 
         loop.add_signal_handler(signal.SIGINT, interrupt)
         loop.add_signal_handler(signal.SIGTERM, interrupt)

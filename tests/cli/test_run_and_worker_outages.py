@@ -115,6 +115,31 @@ def test_a_second_ctrl_c_stops_run_while_the_database_is_gone(tmp_path) -> None:
     finally:
         registry.close()
 
+
+def test_two_ctrl_c_at_once_with_the_database_there_still_cancel(tmp_path) -> None:
+    """Two Ctrl-C while the cancel waits for the write lock another process holds a moment (or
+    a millisecond apart, from a wrapper that passes Ctrl-C on while the terminal sends it to
+    the group too): the cancel is under way, not refused, so the run still ends CANCELLED (a
+    review saw exit 4 and the submission left RUNNING)."""
+    process, submission_id, _ = _started_run(tmp_path, 30)
+    holder = sqlite3.connect(tmp_path / "steepy.db", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # the cancel waits for the write lock meanwhile
+    try:
+        process.send_signal(signal.SIGINT)
+        time.sleep(0.3)
+        process.send_signal(signal.SIGINT)
+        time.sleep(0.5)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    try:
+        out, err = process.communicate(timeout=20)
+    finally:
+        process.kill()
+    assert process.returncode == 3, out + err
+    assert "stopping" not in err
+    assert out.splitlines()[-1] == f"submission {submission_id}: CANCELLED"
+
 def test_a_worker_exits_when_idle_after_an_outage(tmp_path) -> None:
     from steepy.documents.loading import parse_workflow
     from steepy.model import Submission
