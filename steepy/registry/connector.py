@@ -316,17 +316,31 @@ class Connector:
             was, self._file_problem = self._file_problem, problem
             self._file_checked = time.monotonic()
             if problem is None and (found != self._file_id or was is not None):
-                self._file_id = found  # the file is back (or another one): use it from now on
-                self._reopen()
-                known = self._database_id
-                if known is not None and read_identity(self.engine) != known:
-                    self._foreign, problem = found, ANOTHER
-                    self._file_problem = problem
-                    self._reopen()  # (nothing of it is kept)
+                self._reopen()  # the file is back (or another one): nothing of the old kept
+                problem = self._file_problem = self._same_database(found)
+                if problem is None:
+                    self._file_id = found  # ours: used from now on
+                else:
+                    self._reopen()  # (nothing of it kept either)
             elif problem is not None and was is None:
                 self._broke(problem)
         if problem is not None:
             raise DatabaseUnavailable(f"database {self.file}: {problem}")
+
+    def _same_database(self, found: Any) -> str | None:
+        """None when the file now at the path holds the database this process opened (or
+        one that cannot say: made before migration 0018); else why it is not used."""
+        known = self._database_id
+        if known is None:
+            return None
+        try:
+            now = read_identity(self.engine)
+        except Exception as e:  # (being copied into place, locked: looked at again)
+            return f"its file cannot be read yet ({str(e).strip().splitlines()[0]})"
+        if now is not None and now != known:
+            self._foreign = found
+            return ANOTHER
+        return None
 
     def _noticed(self, error: BaseException) -> None:
         """SQLite found the file corrupted, or not a database: it stays so until the file

@@ -25,17 +25,29 @@ def new_identity(conn: Connection) -> None:
 
 
 def identity_of(raw: Any) -> str | None:
-    """The id of the database a DBAPI connection reaches (None: it has none, made by a
-    steepy before migration 0018 and not migrated yet, or it is no steepy database)."""
+    """The id of the database a DBAPI connection reaches; None for a database made by a
+    steepy before migration 0018 and not migrated yet (its `alembic_version' says so).
+    Raises what keeps it from being read (a lock; a file half copied into place, which may
+    look like a database without the table), for the caller to look again."""
     cursor = raw.cursor()
     try:
-        cursor.execute("SELECT id FROM database_identity")
-        row = cursor.fetchone()
-    except Exception:  # (no such table)
-        return None
+        try:
+            cursor.execute("SELECT id FROM database_identity")
+            row = cursor.fetchone()
+        except Exception as e:
+            if "no such table" not in str(e) and "does not exist" not in str(e):
+                raise
+            cursor.execute("SELECT max(version_num) FROM alembic_version")
+            version = cursor.fetchone()[0]
+            if version is None or version >= _FIRST_WITH_ID:
+                raise LookupError("it holds no database id yet") from None
+            return None
     finally:
         cursor.close()
     return None if row is None else str(row[0])
+
+
+_FIRST_WITH_ID = "0018"  # the migration that gives a database its id
 
 
 def read_identity(engine: Engine) -> str | None:

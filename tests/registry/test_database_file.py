@@ -80,6 +80,42 @@ def test_another_database_made_in_its_place_is_not_used(registry, tmp_path) -> N
     assert registry.db.problem() is None
     registry.leases.heartbeat("me", [], 10)
 
+
+def test_another_database_copied_in_bit_by_bit_is_still_refused(registry, tmp_path) -> None:
+    """A look while the other database is being copied into place cannot read its id: that
+    is no answer, and once the copy is whole it is refused all the same (a review saw it
+    taken for ours)."""
+    db = tmp_path / "steepy.db"
+    registry.leases.heartbeat("me", [], 10)
+    other = open_registry(f"sqlite:///{tmp_path / 'other.db'}")
+    other.close()
+    whole = (tmp_path / "other.db").read_bytes()
+    for name in ("steepy.db", "steepy.db-wal", "steepy.db-shm"):  # (`rm steepy.db*')
+        (tmp_path / name).unlink(missing_ok=True)
+    _fails(registry, "its file is gone")
+    db.write_bytes(whole[:4096])  # the copy under way: its first page
+    with pytest.raises(Exception) as raised:
+        registry.views.count_submissions()
+    assert is_database_failure(raised.value)
+    db.write_bytes(whole)  # (the same file, now whole)
+    _fails(registry, "another database is at its path now")
+
+
+def test_a_backup_from_before_ids_is_taken_back(registry, tmp_path) -> None:
+    """A copy made by a steepy before migration 0018 has no id to compare: it is taken back,
+    as every restored copy was before."""
+    db = tmp_path / "steepy.db"
+    registry.leases.heartbeat("me", [], 10)
+    _backup(db, tmp_path / "backup.db")
+    with sqlite3.connect(tmp_path / "backup.db") as old:
+        old.execute("DROP TABLE database_identity")
+    old.close()
+    db.unlink()
+    _fails(registry, "its file is gone")
+    os.replace(tmp_path / "backup.db", db)
+    assert registry.db.problem() is None
+    registry.leases.heartbeat("me", [], 10)
+
 def test_overwritten_then_restored(registry, tmp_path) -> None:
     db = tmp_path / "steepy.db"
     registry.views.count_submissions()
