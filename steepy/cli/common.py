@@ -20,14 +20,21 @@ DB_OPTION = click.option("--db", help="Database URL (default: sqlite:///.steepy/
 
 
 def _no_secret(_ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """`--db' of a command that runs tools: without a password or token, which the process's
-    command line would show to every tool it runs and every local user (`ps')."""
+    """`--db' of a command that runs tools: without a password (in the URL, or libpq's
+    `password' and `sslpassword'), which the process's command line would show to every tool
+    it runs and every local user (`ps'). libpq's other keys (`passfile', `sslkey', ...) name
+    files or modes: taken."""
     if value:
-        from steepy.registry.failures import url_secrets  # (SQLAlchemy: these commands use it)
+        from sqlalchemy.engine import make_url  # (these commands use SQLAlchemy anyway)
 
-        if url_secrets(value):
+        try:
+            url = make_url(value)
+        except Exception:  # (not a URL: said where the URL is checked)
+            return value
+        if url.password is not None or any(
+                key.lower() in ("password", "sslpassword") for key in url.query):
             raise click.BadParameter(
-                "the URL holds a password or token, which every tool this command runs and "
+                "the URL holds a password, which every tool this command runs and "
                 "every local user could read on its command line (`ps'); give the URL in "
                 "STEEPY_DB_URL or in db.url of steepy.yaml, or keep the password in libpq's "
                 "~/.pgpass", param=param)

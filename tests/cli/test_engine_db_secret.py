@@ -35,6 +35,15 @@ def test_a_url_without_a_secret_is_taken_and_reading_commands_take_any() -> None
 
     plain = "postgresql+psycopg://steepy@db.example.org:5432/steepy"
     assert CliRunner().invoke(probe, ["--db", plain]).output == f"db={plain}\n"
+    # libpq's keys that name files or modes, not secrets (the review found them refused;
+    # `passfile' is where the refusal sends the password)
+    files = (plain + "?target_session_attrs=read-write&sslkey=/home/u/.postgresql/k.key"
+             "&passfile=/home/u/.pgpass&require_auth=scram-sha-256&sslmode=verify-full")
+    assert CliRunner().invoke(probe, ["--db", files]).output == f"db={files}\n"
+    for secret in (f"{plain}?sslpassword={SECRET}", f"{plain}?pass%77ord={SECRET}",
+                   f"postgresql+psycopg://steepy:{SECRET}@/steepy?host=/run/postgresql"):
+        refused = CliRunner().invoke(probe, ["--db", secret])
+        assert refused.exit_code == 2 and SECRET not in refused.output, secret
     assert CliRunner().invoke(probe, []).output == "db=None\n"
     # `list' (no tools) still takes a password: the option is the plain one there
     listed = CliRunner().invoke(main, ["list", "--db",
