@@ -55,8 +55,10 @@ class Withheld:
 
     names: frozenset[str] = frozenset()
     secrets: frozenset[str] = frozenset()
-    # texts a variable's value must not be part of (`_PART_OF' characters or more): the paths
-    # and queries of the webhooks' URLs, whose secret may be the path itself (Slack's, Teams')
+    # texts a variable's value must not be part of (`_PART_OF' characters or more, in any
+    # case): the webhooks' URLs without their scheme, whose secret may be the path itself
+    # (Slack's, Teams'); a value that names an existing file or directory is not taken for
+    # one (a local hook's path may hold the project's folder, which PWD holds too)
     within: frozenset[str] = frozenset()
 
     @classmethod
@@ -70,14 +72,7 @@ class Withheld:
         urls = [config.db.url, *hooks]
         names = {notifications.email.password_env}
         return cls(frozenset(n for n in names if n), frozenset(_secrets(secrets, urls)),
-                   frozenset(filter(None, map(_after_host, hooks))))
-
-
-def _after_host(url: str) -> str:
-    """The part of a URL after its scheme and host: `/services/T0/B0/x?y=1'."""
-    rest = url.partition("://")[2]
-    cut = min((i for i in map(rest.find, "/?#") if i >= 0), default=len(rest))
-    return rest[cut:]
+                   frozenset(h.partition("://")[2].lower() for h in hooks))
 
 
 def _secrets(values: Iterable[str | None], urls: Iterable[str | None]) -> set[str]:
@@ -114,7 +109,15 @@ def _without(env: dict[str, str], withheld: Withheld) -> dict[str, str]:
     inside = [s for s in secrets if len(s) >= _FOUND_INSIDE]
     return {k: v for k, v in env.items() if k not in withheld.names and v not in secrets
             and not any(s in v for s in inside)
-            and not (len(v) >= _PART_OF and any(v in w for w in withheld.within))}
+            and not _part_of(v, withheld.within)}
+
+
+def _part_of(value: str, urls: frozenset[str]) -> bool:
+    """Whether `value` is (a long enough) part of one of these webhook URLs (lowercase)."""
+    if len(value) < _PART_OF or not urls:
+        return False
+    lowered = value.lower()
+    return any(lowered in url for url in urls) and not os.path.exists(value)
 
 
 def _current() -> tuple[dict[str, str], dict[str, str]]:

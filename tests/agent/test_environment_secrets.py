@@ -91,6 +91,8 @@ notifications:
   webhooks:
     - url: "{{ env.SLACK_WEBHOOK | raw }}"
     - url: http://127.0.0.1:9/services/{{ env.TEAMS_PATH }}
+    - url: https://{{ env.HOOK_NO_SCHEME }}
+    - url: http://127.0.0.1:9/{{ env.PROJECT_DIR }}/hook
 """
 
 
@@ -100,15 +102,21 @@ def test_a_webhook_url_whose_secret_is_its_path_stays(monkeypatch, tmp_path) -> 
     one holding its host, or a word of its path, is not."""
     hooks = {"SLACK_WEBHOOK": "http://127.0.0.1:9/services/T000/B000/slackSECRETpath",
              "TEAMS_PATH": "T111/B111/teamsSECRETpath",
-             "A_COPY": "see http://127.0.0.1:9/services/T000/B000/slackSECRETpath now"}
-    for name, value in {**hooks, "HOOK_HOST": "127.0.0.1:9", "KIND": "services"}.items():
+             "A_COPY": "see http://127.0.0.1:9/services/T000/B000/slackSECRETpath now",
+             "HOOK_NO_SCHEME": "hooks.example.org/services/T2/B2/noSCHEMEsecret",
+             "IN_CAPITALS": "HOOKS.EXAMPLE.ORG/services/T2/B2/noSCHEMEsecret"}
+    project = tmp_path / "projects" / "steepy-work"  # a local hook's path holds it
+    project.mkdir(parents=True)
+    kept = {"HOOK_HOST": "127.0.0.1:9", "KIND": "services", "PROJECT_DIR": str(project)[1:],
+            "PWD": str(project)}
+    for name, value in {**hooks, **kept}.items():
         monkeypatch.setenv(name, value)
     (tmp_path / "services").mkdir()
     (tmp_path / "steepy.yaml").write_text(HOOKS)
     withheld = AgentConfig.from_config(load_config(tmp_path), builtin_set()).withheld
     base = engine_environment({}, withheld)
     assert not set(hooks) & set(base), sorted(set(hooks) & set(base))
-    assert base["HOOK_HOST"] == "127.0.0.1:9" and base["KIND"] == "services"
+    assert {k: base.get(k) for k in kept} == {**kept, "PROJECT_DIR": None}
     assert "slackSECRETpath" not in repr(AgentConfig(withheld=withheld))
 
 def test_the_password_of_a_database_given_by_command_line_stays_too(monkeypatch) -> None:
