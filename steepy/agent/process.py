@@ -18,6 +18,7 @@ import asyncio
 import os
 import signal as signals
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Awaitable, Callable
 
@@ -246,6 +247,16 @@ async def _clean_up_after_exit(attempt: Attempt, watch: _Watch, grace_s: float) 
             await asyncio.wait([watch.pipe_closed], timeout=PIPE_LINGER_S)
 
 
+_scans: list[ThreadPoolExecutor] = []
+
+
+def _scanner() -> ThreadPoolExecutor:
+    """The thread that looks for what an executor that died left (made when first needed)."""
+    if not _scans:
+        _scans.append(ThreadPoolExecutor(1, thread_name_prefix="leftovers"))
+    return _scans[0]
+
+
 async def _end_group(pgid: int, watch: _Watch, grace_s: float) -> None:
     """The executor died: end the tool's process group from here (its other processes were
     re-parented to init; only the group is known)."""
@@ -343,8 +354,10 @@ async def _supervise(attempt: Attempt, watch: _Watch, token: CancelToken, result
             await _terminate(attempt, watch, grace_s, on_kill)
     except ExecutorLost:
         await _end_group(attempt.pid, watch, grace_s)
-        if run is not None:  # what left the group (`setsid'), re-parented to init
-            await asyncio.to_thread(end_run_leftovers, run[0], int(run[1]), grace_s)
+        if run is not None:  # what left the group (`setsid'), re-parented to init: a scan
+            # of every process, in a thread of its own (not the pool registry calls use)
+            await asyncio.get_running_loop().run_in_executor(
+                _scanner(), end_run_leftovers, run[0], int(run[1]), grace_s)
         if attempt.returncode is None:
             result.spawn_error = f"{LOST} while the tool ran (it was ended)"
             result.executor_lost = True
