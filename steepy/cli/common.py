@@ -25,14 +25,9 @@ def _no_secret(_ctx: click.Context, param: click.Parameter, value: str | None) -
     it runs and every local user (`ps'). libpq's other keys (`passfile', `sslkey', ...) name
     files or modes: taken."""
     if value:
-        from sqlalchemy.engine import make_url  # (these commands use SQLAlchemy anyway)
+        from steepy.registry.failures import holds_password  # (SQLAlchemy: these use it)
 
-        try:
-            url = make_url(value)
-        except Exception:  # (not a URL: said where the URL is checked)
-            return value
-        if url.password is not None or any(
-                key.lower() in ("password", "sslpassword") for key in url.query):
+        if holds_password(value):
             raise click.BadParameter(
                 "the URL holds a password, which every tool this command runs and "
                 "every local user could read on its command line (`ps'); give the URL in "

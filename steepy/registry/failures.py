@@ -191,6 +191,19 @@ def url_secrets(url: str) -> set[str]:
     return parts | {unquote(part) for part in parts}
 
 
+def holds_password(url: str) -> bool:
+    """Whether a database URL holds a password: in its user part, or libpq's `password' or
+    `sslpassword' key (libpq's other keys name files or modes). False for what is no URL."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        parsed = make_url(url)
+    except Exception:
+        return False
+    return parsed.password is not None or any(
+        key.lower() in ("password", "sslpassword") for key in parsed.query)
+
+
 def masked(url: str) -> str:
     """A URL (a database's or a webhook's) with its password and the values of its secret
     query keys replaced by `***', fit for a log, an error, a page or an answer:
