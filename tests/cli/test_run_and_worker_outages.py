@@ -49,6 +49,14 @@ def _started_run(tmp_path: Path, seconds: float) -> tuple[subprocess.Popen, str,
     return process, lines[0].split()[-1], lines
 
 
+def _ended(process: subprocess.Popen, timeout_s: float = 20) -> tuple[str, str]:
+    """What the process printed once it ended (killed if it had not by `timeout_s`)."""
+    try:
+        return process.communicate(timeout=timeout_s)
+    finally:
+        process.kill()
+
+
 def _lose_database(tmp_path: Path, seconds: float, during=lambda: None) -> None:
     db, away = tmp_path / "steepy.db", tmp_path / "steepy.db.away"
     db.rename(away)
@@ -75,10 +83,7 @@ def test_run_prints_its_timeline_and_outcome_through_an_outage(tmp_path) -> None
 def test_run_interrupted_in_an_outage_cancels_once_the_database_is_back(tmp_path) -> None:
     process, submission_id, _ = _started_run(tmp_path, 30)
     _lose_database(tmp_path, 3, during=lambda: (time.sleep(1), process.send_signal(signal.SIGINT)))
-    try:
-        out, err = process.communicate(timeout=20)  # not the 30 s the chain would sleep
-    finally:
-        process.kill()
+    out, err = _ended(process, 20)  # not the 30 s the chain would sleep
     assert process.returncode == 3, out + err  # CANCELLED
     said = [line for line in err.splitlines() if line.startswith("cancelling submission")]
     assert len(said) == 1 and GONE in said[0], err  # said once, though tried each second
@@ -132,13 +137,11 @@ def test_two_ctrl_c_at_once_with_the_database_there_still_cancel(tmp_path) -> No
     finally:
         holder.execute("ROLLBACK")
         holder.close()
-    try:
-        out, err = process.communicate(timeout=20)
-    finally:
-        process.kill()
+    out, err = _ended(process, 20)
     assert process.returncode == 3, out + err
     assert "stopping" not in err
     assert out.splitlines()[-1] == f"submission {submission_id}: CANCELLED"
+
 
 def test_a_worker_exits_when_idle_after_an_outage(tmp_path) -> None:
     from steepy.documents.loading import parse_workflow
