@@ -228,6 +228,14 @@ def _reused_run(backend: Backend, chain_id: str,
     return source_id, source
 
 
+_LAST_LINES = "The last lines of its attempts are kept with them (`steepy show`)."
+
+
+def _finished(backend: Backend, chain_id: str) -> bool:
+    now = backend.chain(chain_id)
+    return now is None or now.status in FINISHED_CHAIN
+
+
 def _print_log(backend: Backend, chain_id: str, number: int, follow: bool) -> None:
     """A run's log, with `follow' until the chain has finished. No log of a finished run is
     a line on stderr, exit code 0: the id was right, and a run that printed nothing left
@@ -245,17 +253,20 @@ def _print_log(backend: Backend, chain_id: str, number: int, follow: bool) -> No
                 time.sleep(0.2)
                 continue
             click.echo(f"No log of run {number} of `{chain_id}' "
-                       f"{backend.log_place(chain_id, number)}: it printed nothing, or ran on "
-                       "another machine without a shared log store.", err=True)
+                       f"{backend.log_place(chain_id, number)}: it printed nothing, its log "
+                       "could not be written, or it ran on another machine without a shared "
+                       f"log store. {_LAST_LINES}", err=True)
+            return
+        if not chunk and offset == 0 and (not follow or _finished(backend, chain_id)):
+            click.echo(f"The log of run {number} of `{chain_id}' is empty: it printed nothing "
+                       f"or its lines could not be written (a full disk). {_LAST_LINES}",
+                       err=True)
             return
         if chunk:
             offset += len(chunk)
             click.echo(chunk.decode("utf-8", "replace"), nl=False)
             continue
-        if not follow:
-            break
-        now = backend.chain(chain_id)
-        if now is None or now.status in FINISHED_CHAIN:
+        if not follow or _finished(backend, chain_id):
             break
         time.sleep(0.2)
 

@@ -125,8 +125,27 @@ def test_logs_of_a_run_that_printed_nothing_is_no_bad_input(here: Path) -> None:
     result = steepy("logs", "quiet", "--db", db)
     assert result.exit_code == 0 and result.stdout == ""
     assert result.stderr.startswith("No log of run 1 of `quiet' at ")
-    assert result.stderr.endswith(": it printed nothing, or ran on another machine without a "
-                                  "shared log store.\n")
+    assert result.stderr.endswith(": it printed nothing, its log could not be written, or it "
+                                  "ran on another machine without a shared log store. The last "
+                                  "lines of its attempts are kept with them (`steepy show`).\n")
     wrong = steepy("logs", "quiet", "--db", db, "--run", "7")  # no such run: bad input
     assert wrong.exit_code == 2
     assert wrong.stderr == "No log of run 7 of `quiet' (it has no run 7; its latest is run 1).\n"
+
+
+def test_logs_of_a_run_whose_log_is_empty_say_so(here: Path) -> None:
+    """A log file left empty (its lines could not be written: a full disk, found by a review)
+    printed nothing and said nothing."""
+    db = f"sqlite:///{here / 'steepy.db'}"
+    registry = open_registry(db)
+    sid = _submit(registry, WORKFLOW)
+    store_chains(registry, sid, [ProcessChain(id="emptied")])
+    _, run = registry.queue.claim_chain("agent", only=sid)
+    registry.queue.finish_run("emptied", run, "ERROR", CS.ERROR, submission_id=sid)
+    registry.close()
+    (here / "logs" / "processchains").mkdir(parents=True, exist_ok=True)
+    (here / "logs" / "processchains" / "emptied.log").write_bytes(b"")
+    result = steepy("logs", "emptied", "--db", db)
+    assert result.exit_code == 0 and result.stdout == ""
+    assert result.stderr.startswith("The log of run 1 of `emptied' is empty: it printed nothing "
+                                    "or its lines could not be written (a full disk).")
