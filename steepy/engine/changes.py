@@ -128,8 +128,10 @@ class ChangeWatcher:
         clock = self.clock
         told = clock.monotonic()  # a database without a marker: when subscribers were last told
         # the subscribers' own sweeps go on while the database fails; the live feed waits for
-        # this watcher, so it looks again by the live policy (a second at most)
-        outage = Outage(TASK_NAME, log, then="looking again", policy=LIVE_OUTAGE)
+        # this watcher, so it looks again by the live policy (a second at most), said only as
+        # often as the engine's outage policy says it (a review counted 103 of an outage's
+        # 247 lines from here, one a second)
+        outage = Outage(TASK_NAME, log, then="looking again")
         while self._listeners:
             await self._until_worth_a_look()
             try:
@@ -137,7 +139,8 @@ class ChangeWatcher:
                 marker = self.db.change_marker()
                 outage.over()
             except Exception as e:
-                wait_s = outage.wait_after(e)  # anything but the database failing: raised
+                # (anything but the database failing: raised)
+                wait_s = outage.wait_after(e, at_most_s=LIVE_OUTAGE.wait_s(1))
                 self.db.forget_watch()
                 await clock.sleep(wait_s)
                 continue
