@@ -290,7 +290,8 @@ def _launch(shared: Executing, exe: Executable, env: dict[str, str],
     context = RuntimeContext(config.tmp_path, env, steepy_env, config.runtime_settings(name),
                              config.kill_grace_period_ms,
                              None if config.workdir is None else str(config.workdir),
-                             shared.ctx.capabilities)
+                             shared.ctx.capabilities,
+                             first_of_run=len(shared.ctx.records) <= 1)  # (this one's in)
     try:
         launch = shared.runtime.command(exe, context)
         if not isinstance(launch, Launch) or not launch.argv:

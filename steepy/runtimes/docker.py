@@ -132,13 +132,13 @@ class DockerRuntime:
 
         chain = context.env.get("STEEPY_PROCESS_CHAIN_ID")
         later_run = context.env.get("STEEPY_RUN_NUMBER", "1") not in ("", "1")
-        first_attempt = context.env.get("STEEPY_ATTEMPT", "1") == "1"
+        first_of_run = context.first_of_run
 
         async def no_leftover() -> None:
             """A container of this chain at the start of a later run was left by an engine
             that died with its executor (a client killed by SIGKILL leaves its container
             running): it goes before the chain's tool runs again."""
-            if chain and later_run and first_attempt:
+            if chain and later_run and first_of_run:
                 for leftover in await _containers_of(docker, chain, kill_env):
                     await run_quietly([docker, "rm", "-f", leftover], kill_env, timeout_s * 10)
 

@@ -47,6 +47,10 @@ class RuntimeContext:
     kill_grace_period_ms: int  # agent.killGracePeriod
     workdir: str | None = None  # the tool's working directory (None: the agent's)
     capabilities: tuple[str, ...] = ()  # the chain's required capabilities
+    # no attempt of this run of the chain was started before this one: what an earlier run
+    # left (a dead engine's job or container) is ended first then. Not `STEEPY_ATTEMPT' ==
+    # 1: a retry policy's attempts count on across runs (run 2 may begin at attempt 2)
+    first_of_run: bool = True
 
 
 @dataclass

@@ -162,7 +162,7 @@ class SlurmRuntime:
         scontrol = _client(settings, "scontrol")
         timeout_s = max(context.kill_grace_period_ms / 1000, 5.0)
         later_run = context.env.get("STEEPY_RUN_NUMBER", "1") not in ("", "1")
-        first_attempt = context.env.get("STEEPY_ATTEMPT", "1") == "1"
+        first_of_run = context.first_of_run
 
         async def cancel_job() -> None:
             await run_quietly([scancel, "--quiet", f"--name={name}"], env, timeout_s)
@@ -170,7 +170,7 @@ class SlurmRuntime:
         async def no_leftover() -> None:
             import asyncio
 
-            if not (later_run and first_attempt):
+            if not (later_run and first_of_run):
                 return  # an earlier attempt of this run ended before this one is started
             end = time.monotonic() + LEFTOVER_WAIT_S
             while await _jobs_named(squeue, name, env, timeout_s):

@@ -8,11 +8,13 @@ import asyncio
 import os
 import subprocess
 import time
+from datetime import datetime, timezone
 
 import pytest
 
 from steepy.agent import AgentConfig, LocalAgent
-from steepy.model.policies import TimeoutPolicy
+from steepy.model.attempt import AGENT_LOST, AttemptRecord
+from steepy.model.policies import RetryPolicy, TimeoutPolicy
 from steepy.model.processchain import Argument, ArgumentVariable, Executable, ProcessChain
 from steepy.model.submission import ProcessChainStatus
 from tests.components import component, environment
@@ -123,16 +125,25 @@ async def test_the_example_workflow_runs_in_a_container(docker, tmp_path, monkey
                                             len(words.encode())]
 
 
-async def test_a_leftover_container_of_an_earlier_run_goes_first(docker, tmp_path) -> None:
-    """What an engine killed with its executor left: a container labelled with the chain."""
+@pytest.mark.parametrize("cut", [False, True], ids=["attempt 1", "attempt 2 of run 2"])
+async def test_a_leftover_container_of_an_earlier_run_goes_first(docker, tmp_path,
+                                                                 cut: bool) -> None:
+    """What an engine killed with its executor left: a container labelled with the chain.
+    Also when the run goes on at attempt 2 (the check was made only at attempt 1)."""
     env = {**os.environ, **environment(docker)}
     subprocess.run([docker["docker"], "run", "-d", "--network", "none", "--name",
                     "steep-leftover-of-again", "--label", "steepy.chain=again", docker["image"],
                     "sleep", "60"], env=env, check=True, capture_output=True, timeout=60)
     assert containers(docker, "steep-leftover-of-again")
+    exe = _exe(docker, "echo fresh", exe_id="again")
+    if cut:
+        exe.retries = RetryPolicy(max_attempts=3)
+    history = [AttemptRecord("again", exe.service_id, 1, datetime.now(timezone.utc),
+                             outcome=AGENT_LOST)] if cut else []
     outcome = await _agent(docker, tmp_path).execute(
-        ProcessChain("again", [_exe(docker, "echo fresh", exe_id="again")]), run_number=2)
+        ProcessChain("again", [exe]), run_number=2, history=history)
     assert outcome.status == ProcessChainStatus.SUCCESS, outcome.error_message
+    assert outcome.attempts[-1].attempt == (2 if cut else 1)
     assert not containers(docker, "steep-leftover-of-again")
     assert container_gone(docker, "steep-again-")
 

@@ -10,10 +10,12 @@ import os
 import re
 import subprocess
 import time
+from datetime import datetime, timezone
 
 import pytest
 
 from steepy.agent import AgentConfig, LocalAgent
+from steepy.model.attempt import AGENT_LOST, AttemptRecord
 from steepy.model.policies import RetryPolicy, TimeoutPolicy
 from steepy.model.processchain import Argument, ArgumentVariable, Executable, ProcessChain
 from steepy.model.submission import ProcessChainStatus
@@ -172,9 +174,12 @@ async def test_a_job_cancelled_by_slurm_is_recorded_as_such(slurm, tmp_path) -> 
     assert await _final_state(slurm, job) == "CANCELLED"
 
 
+@pytest.mark.parametrize("cut", [False, True], ids=["attempt 1", "attempt 2 of run 2"])
 async def test_a_leftover_job_of_an_earlier_run_ends_before_the_chain_runs_again(
-        slurm, tmp_path) -> None:
-    """What a dead engine (and its executor) left: a job named after the chain."""
+        slurm, tmp_path, cut: bool) -> None:
+    """What a dead engine (and its executor) left: a job named after the chain. Also when the
+    run goes on at attempt 2 (its policy counts run 1's cut attempt): a review saw the two
+    jobs run at once, the check made only at attempt 1."""
     env = {**os.environ, **environment(slurm)}
     leftover = subprocess.Popen(
         ["srun", "--quiet", "--job-name=steepy-again-chain", "--", "sleep", "60"], env=env,
@@ -185,10 +190,15 @@ async def test_a_leftover_job_of_an_earlier_run_ends_before_the_chain_runs_again
             assert time.monotonic() < end, "the leftover job never started"
             time.sleep(0.1)
         (old,) = jobs_named(slurm, "steepy-again-chain")
+        history = [AttemptRecord("e", "tool", 1, datetime.now(timezone.utc),
+                                 outcome=AGENT_LOST)] if cut else []
+        exe = _exe("echo job $SLURM_JOB_ID", retries=RetryPolicy(max_attempts=3)) if cut \
+            else _exe("echo job $SLURM_JOB_ID")
         outcome = await _agent(slurm, tmp_path).execute(
-            ProcessChain("again-chain", [_exe("echo job $SLURM_JOB_ID")]), run_number=2)
+            ProcessChain("again-chain", [exe]), run_number=2, history=history)
         assert outcome.status == ProcessChainStatus.SUCCESS, outcome.error_message
-        new = _job_id(outcome.attempts[0].last_lines)
+        assert outcome.attempts[-1].attempt == (2 if cut else 1)
+        new = _job_id(outcome.attempts[-1].last_lines)
         assert new != old and ended(slurm, "steepy-again-chain")
         assert await _final_state(slurm, old) == "CANCELLED"
         # the new job started only after the old one had ended
