@@ -114,14 +114,21 @@ def test_plan_takes_var_and_vars_checked_as_run_checks_them(here: Path) -> None:
     assert not (here / ".steepy").exists()
 
 
-def test_logs_of_a_run_that_printed_nothing_is_no_bad_input(here: Path) -> None:
+def _ran_once(here: Path, chain_id: str, status: CS) -> str:
+    """The database of a submission whose one chain ran once and ended `status`, printing
+    nothing (no log file); its URL."""
     db = f"sqlite:///{here / 'steepy.db'}"
     registry = open_registry(db)
     sid = _submit(registry, WORKFLOW)
-    store_chains(registry, sid, [ProcessChain(id="quiet")])
+    store_chains(registry, sid, [ProcessChain(id=chain_id)])
     _, run = registry.queue.claim_chain("agent", only=sid)
-    registry.queue.finish_run("quiet", run, "SUCCESS", CS.SUCCESS, submission_id=sid)
+    registry.queue.finish_run(chain_id, run, str(status), status, submission_id=sid)
     registry.close()
+    return db
+
+
+def test_logs_of_a_run_that_printed_nothing_is_no_bad_input(here: Path) -> None:
+    db = _ran_once(here, "quiet", CS.SUCCESS)
     result = steepy("logs", "quiet", "--db", db)
     assert result.exit_code == 0 and result.stdout == ""
     assert result.stderr.startswith("No log of run 1 of `quiet' at ")
@@ -136,13 +143,7 @@ def test_logs_of_a_run_that_printed_nothing_is_no_bad_input(here: Path) -> None:
 def test_logs_of_a_run_whose_log_is_empty_say_so(here: Path) -> None:
     """A log file left empty (its lines could not be written: a full disk, found by a review)
     printed nothing and said nothing."""
-    db = f"sqlite:///{here / 'steepy.db'}"
-    registry = open_registry(db)
-    sid = _submit(registry, WORKFLOW)
-    store_chains(registry, sid, [ProcessChain(id="emptied")])
-    _, run = registry.queue.claim_chain("agent", only=sid)
-    registry.queue.finish_run("emptied", run, "ERROR", CS.ERROR, submission_id=sid)
-    registry.close()
+    db = _ran_once(here, "emptied", CS.ERROR)
     (here / "logs" / "processchains").mkdir(parents=True, exist_ok=True)
     (here / "logs" / "processchains" / "emptied.log").write_bytes(b"")
     result = steepy("logs", "emptied", "--db", db)
