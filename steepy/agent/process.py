@@ -15,6 +15,7 @@ those that left the group (a double-forked daemon whose parent has exited includ
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import signal as signals
 from collections import deque
@@ -247,14 +248,10 @@ async def _clean_up_after_exit(attempt: Attempt, watch: _Watch, grace_s: float) 
             await asyncio.wait([watch.pipe_closed], timeout=PIPE_LINGER_S)
 
 
-_scans: list[ThreadPoolExecutor] = []
-
-
+@functools.cache
 def _scanner() -> ThreadPoolExecutor:
     """The thread that looks for what an executor that died left (made when first needed)."""
-    if not _scans:
-        _scans.append(ThreadPoolExecutor(1, thread_name_prefix="leftovers"))
-    return _scans[0]
+    return ThreadPoolExecutor(1, thread_name_prefix="leftovers")
 
 
 async def _end_group(pgid: int, watch: _Watch, grace_s: float) -> None:

@@ -78,7 +78,6 @@ def run(workflow_file: str, services, macros, db, agents, var_options, vars_file
     import asyncio
     import signal
 
-    from steepy.api.cancelling import cancel_when_stored
     from steepy.engine.collector import collect_less
     from steepy.engine.engine import Engine
 
@@ -96,29 +95,12 @@ def run(workflow_file: str, services, macros, db, agents, var_options, vars_file
     engine.on_resumed = lambda resumed_id: click.echo(
         f"resuming submission {resumed_id} left by a dead engine", err=True)
 
+    ctrl_c = _CtrlC(registry, submission.id, engine)
+
     async def main_loop() -> None:
         loop = asyncio.get_running_loop()
-        cancelling: list[asyncio.Task] = []  # kept: a task nobody holds may be collected
-        failed_tries: list[BaseException] = []  # the database refused the cancel
-
-        def interrupt() -> None:  # Ctrl-C: cancel the submission, let the engine finish it
-            if cancelling and not cancelling[-1].done() and failed_tries:  # a second, the
-                # cancel refused by the database (not merely under way: two Ctrl-C a
-                # millisecond apart, or a lock held a moment, still cancel)
-                click.echo("stopping: the cancel could not be stored; the submission stays "
-                           "RUNNING for the next engine (its running chains run again)",
-                           err=True)  # (the database is out: stop as a worker does)
-                stopped.append(True)
-                engine.stop.set()
-                return
-            click.echo("cancelling ...", err=True)
-            engine.finish_resumed = False  # those it resumed are given back, not cancelled
-            if not cancelling or cancelling[-1].done():  # not in the signal handler: it blocks
-                cancelling.append(asyncio.create_task(
-                    cancel_when_stored(registry, submission.id, engine, failed_tries)))
-
-        loop.add_signal_handler(signal.SIGINT, interrupt)
-        loop.add_signal_handler(signal.SIGTERM, interrupt)
+        loop.add_signal_handler(signal.SIGINT, ctrl_c)
+        loop.add_signal_handler(signal.SIGTERM, ctrl_c)
         follower = None
         done = asyncio.Event()
         if not as_json:
@@ -129,17 +111,14 @@ def run(workflow_file: str, services, macros, db, agents, var_options, vars_file
         finally:
             if follower is not None:
                 done.set()
-                if not stopped:
-                    await follower
-                else:  # (it would wait for the database to print the last events)
+                if ctrl_c.stopped:  # (it would wait for the database to print the rest)
                     follower.cancel()
-                    await asyncio.gather(follower, return_exceptions=True)
+                await asyncio.gather(follower, return_exceptions=ctrl_c.stopped)
 
-    stopped: list[bool] = []  # a second Ctrl-C stopped the engine before the cancel was stored
     asyncio.run(main_loop())
     exit_quickly()  # the engine has stopped: nothing is left that the teardown must finish
     exit_if_engine_failed(engine)
-    if stopped:
+    if ctrl_c.stopped:
         from steepy.registry.failures import EXIT_DATABASE
 
         click.echo(f"steepy: stopped before submission {submission.id} ended", err=True)
@@ -149,6 +128,38 @@ def run(workflow_file: str, services, macros, db, agents, var_options, vars_file
     finally:  # also when the reader went away (`| head`: click exits 1 quietly)
         registry.close()  # on SQLite: the WAL copied into the database file
     sys.exit(EXIT_CODES.get(str(final.status), 1))
+
+
+class _CtrlC:
+    """What Ctrl-C (or SIGTERM) does to `steepy run`: the first cancels its submission (tried
+    each second until the database takes it; a task, not in the signal handler, which would
+    block) and lets the engine finish it. Another one, once the database refused the cancel
+    (not merely while it is under way: two Ctrl-C a millisecond apart, or a write lock held a
+    moment, still cancel), stops the engine as a worker's SIGTERM does: `stopped`."""
+
+    def __init__(self, registry, submission_id: str, engine) -> None:
+        self.registry, self.submission_id, self.engine = registry, submission_id, engine
+        self.cancelling: list = []  # the cancel's tasks (held: one nobody holds is collected)
+        self.refused: list[BaseException] = []  # what the database answered the cancel
+        self.stopped = False
+
+    def __call__(self) -> None:
+        import asyncio
+
+        from steepy.api.cancelling import cancel_when_stored
+
+        under_way = bool(self.cancelling) and not self.cancelling[-1].done()
+        if under_way and self.refused:
+            click.echo("stopping: the cancel could not be stored; the submission stays "
+                       "RUNNING for the next engine (its running chains run again)", err=True)
+            self.stopped = True
+            self.engine.stop.set()
+            return
+        click.echo("cancelling ...", err=True)
+        self.engine.finish_resumed = False  # those it resumed are given back, not cancelled
+        if not under_way:
+            self.cancelling.append(asyncio.create_task(cancel_when_stored(
+                self.registry, self.submission_id, self.engine, self.refused)))
 
 
 def _say_outcome(registry, submission_id: str, resumed: list[str], as_json: bool):
