@@ -128,7 +128,9 @@ def executable_key(exe: Executable, service: str | None, position: int,
     material = {
         "service": service,
         "path": exe.path, "tool": tool, "runtime": exe.runtime,
-        "runtimeArgs": [[a.id, a.label, a.data_type, a.variable.value] for a in exe.runtime_args],
+        # (a runtime argument by its declared id: its own id is drawn anew for every run)
+        "runtimeArgs": [[a.variable.id, a.label, a.data_type, a.variable.value]
+                        for a in exe.runtime_args],
         "environment": exe.environment, "passEnvironment": exe.pass_environment,
         "python": None if exe.python is None else exe.python.to_json(),
         "modules": exe.modules, "arguments": arguments, "mode": "deep" if deep else "standard"}

@@ -96,6 +96,36 @@ def test_a_changed_service_or_tool_changes_the_key(source: Path, tmp_path: Path)
     assert _key(with_tool, _service(path=str(tool))) != first
 
 
+def test_a_service_with_runtime_arguments_keeps_its_key_from_run_to_run(source: Path) -> None:
+    """The generator draws a new id for each runtime argument of every executable it makes
+    (as Steep does): the key takes the argument's declared id, or a service with
+    `runtimeArgs` (a Docker volume, say) would never be reused. Its value still counts."""
+    from steepy.generator.core import ProcessChainGenerator
+    from steepy.model.workflow import Workflow
+
+    def key(submission: str, value: str = "-v /data:/data") -> str:
+        service = _service(runtimeArgs=[{"id": "volume", "name": "Volume",
+                                         "description": "a mount", "value": value}],
+                           parameters=[
+                               {"id": "in", "name": "In", "description": "i", "type": "input",
+                                "cardinality": "1..1", "dataType": "file"},
+                               {"id": "out", "name": "Out", "description": "o",
+                                "type": "output", "cardinality": "1..1"}])
+        workflow = Workflow.from_json({"api": "4.7.0", "vars": [{"id": "f", "value": str(source)}],
+                                       "actions": [{"type": "execute", "service": "cp",
+                                                    "inputs": [{"id": "in", "var": "f"}],
+                                                    "outputs": [{"id": "out", "var": "o"}]}]})
+        services = {"cp": service}
+        [chain] = ProcessChainGenerator(workflow, f"/tmp/{submission}", f"/out/{submission}",
+                                        services).generate({}, set(), [], [])
+        keys = chain_keys(chain, services, Fingerprints())
+        assert keys is not None
+        return keys.chain
+
+    assert key("S1") == key("S2")
+    assert key("S3", value="-v /other:/data") != key("S1")
+
+
 def test_a_literal_argument_is_compared_as_it_is(source: Path) -> None:
     chain = _chain(str(source), "/o/a")
     before = _key(chain)
