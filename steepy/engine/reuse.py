@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from itertools import islice
 from typing import Any, Sequence
 
-from steepy.model.cachekeys import CACHE_STANDARD, ChainKeys, chain_keys
+from steepy.model.cachekeys import CACHE_STANDARD, ChainKeys, KeyMemo, chain_keys
 from steepy.model.processchain import ArgumentVariable, ProcessChain
 from steepy.model.service import Service
 from steepy.model.stopping import stopped_at
@@ -135,7 +135,7 @@ class Reuse:
         self.services = services
         self.settings = settings
         self.fingerprint = Fingerprints()  # (outside a submission's rounds: `steepy plan')
-        self._services: dict[str, str] = {}  # digests of the services' declarations
+        self._memo = KeyMemo()  # what the keys of its executables share
         self._looks: dict[str, Fingerprints] = {}  # each submission's own, by its id
 
     def resumes(self, resume: bool | None) -> bool:
@@ -200,7 +200,7 @@ class Reuse:
     def keys(self, chain: ProcessChain) -> ChainKeys | None:
         """The keys of `chain` (None: `cache: false')."""
         return chain_keys(chain, self.services, self.fingerprint, self.settings.mode,
-                          self._services)
+                          self._memo)
 
     def find(self, keys: dict[str, ChainKeys | None], forget: bool = True,
              stale_out: dict[str, list[Entry]] | None = None) -> dict[str, list[Entry]]:

@@ -83,23 +83,61 @@ def executable_mode(exe: Executable, service: Service | None, default: str) -> s
     return exe.cache if exe.cache is not None else service_mode(service, default)
 
 
+class KeyMemo:
+    """What the keys of many executables share, made once: the digests of the services'
+    declarations, and the text of an executable's material but its arguments (10,000
+    executables of one tool share it; it is compared, not trusted, before it serves)."""
+
+    def __init__(self) -> None:
+        self.services: dict[str, str] = {}
+        self._rest: dict[tuple, tuple[tuple, str]] = {}
+
+    def service(self, service: Service) -> str:
+        found = self.services.get(service.id)
+        if found is None:
+            found = self.services[service.id] = digest(service.to_json())
+        return found
+
+    def rest(self, exe: Executable, service: str | None, tool: Any, deep: bool) -> str:
+        """The canonical text of the material's members after `arguments`, from the comma
+        on (the members are sorted: `arguments` comes first)."""
+        runtime_args = [[a.variable.id, a.label, a.data_type, a.variable.value]
+                        for a in exe.runtime_args]
+        fields = (tool, runtime_args, exe.environment, exe.pass_environment, exe.python,
+                  exe.modules)
+        place = (service, exe.path, exe.runtime, deep)
+        found = self._rest.get(place)
+        if found is not None and found[0] == fields:
+            return found[1]
+        text = _CANONICAL({
+            "service": service, "path": exe.path, "tool": tool, "runtime": exe.runtime,
+            # (a runtime argument by its declared id: its own id is drawn anew for every run)
+            "runtimeArgs": runtime_args,
+            "environment": exe.environment, "passEnvironment": exe.pass_environment,
+            "python": None if exe.python is None else exe.python.to_json(),
+            "modules": exe.modules, "mode": "deep" if deep else "standard"})
+        text = "," + text[1:]
+        if len(self._rest) >= 10_000:  # (a worker's whole life: one tool seldom has many)
+            self._rest.clear()
+        self._rest[place] = (fields, text)
+        return text
+
+
 def chain_keys(chain: ProcessChain, services: dict[str, Service], fingerprint: Fingerprint,
                default_mode: str = CACHE_STANDARD,
-               memo: dict[str, str] | None = None) -> ChainKeys | None:
+               memo: KeyMemo | None = None) -> ChainKeys | None:
     """The keys of `chain`; None when one of its services says `cache: false'. `memo` keeps
-    the digests of the services' declarations between calls (for the same `services`)."""
+    what the keys share between calls (for the same `services`)."""
     outputs: dict[str, tuple[int, int]] = {}  # path -> (executable, argument) writing it
     keys: list[ExecutableKey] = []
-    memo = {} if memo is None else memo
+    memo = KeyMemo() if memo is None else memo
     for position, exe in enumerate(chain.executables):
         service = services.get(exe.service_id)
         mode = executable_mode(exe, service, default_mode)
         if mode == CACHE_OFF:
             return None
-        if service is not None and service.id not in memo:
-            memo[service.id] = digest(service.to_json())
-        keys.append(executable_key(exe, None if service is None else memo[service.id],
-                                   position, outputs, fingerprint, mode == CACHE_DEEP))
+        keys.append(executable_key(exe, None if service is None else memo.service(service),
+                                   position, outputs, fingerprint, mode == CACHE_DEEP, memo))
     own = [k.key for k in keys]
     return ChainKeys(tuple(own), digest(own), tuple(k.shape for k in keys),
                      tuple(k.files for k in keys))
@@ -107,7 +145,7 @@ def chain_keys(chain: ProcessChain, services: dict[str, Service], fingerprint: F
 
 def executable_key(exe: Executable, service: str | None, position: int,
                    outputs: dict[str, tuple[int, int]], fingerprint: Fingerprint,
-                   deep: bool) -> ExecutableKey:
+                   deep: bool, memo: KeyMemo | None = None) -> ExecutableKey:
     """The key of `exe`, the executable at `position` in its chain, whose service's
     declaration has the digest `service`. `outputs` maps the output paths of the
     executables before it to their positions; its own are added."""
@@ -125,16 +163,9 @@ def executable_key(exe: Executable, service: str | None, position: int,
         arguments.append([arg.id, arg.label, arg.type, arg.data_type, normal])
     arguments = _unordered(arguments, exe.arguments)
     tool = fingerprint(exe.path, True) if "/" in exe.path else None  # not one on PATH
-    material = {
-        "service": service,
-        "path": exe.path, "tool": tool, "runtime": exe.runtime,
-        # (a runtime argument by its declared id: its own id is drawn anew for every run)
-        "runtimeArgs": [[a.variable.id, a.label, a.data_type, a.variable.value]
-                        for a in exe.runtime_args],
-        "environment": exe.environment, "passEnvironment": exe.pass_environment,
-        "python": None if exe.python is None else exe.python.to_json(),
-        "modules": exe.modules, "arguments": arguments, "mode": "deep" if deep else "standard"}
-    shape = digest(material)
+    rest = (memo or KeyMemo()).rest(exe, service, tool, deep)
+    # the canonical text of the whole material (`digest'), its first member written here
+    shape = hashlib.sha256(('{"arguments":' + _CANONICAL(arguments) + rest).encode()).hexdigest()
     return ExecutableKey(digest([shape, files]), shape, files)
 
 

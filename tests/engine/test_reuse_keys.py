@@ -10,7 +10,7 @@ import pytest
 
 from steepy.engine import reuse as reuse_module
 from steepy.engine.reuse import Fingerprints
-from steepy.model.cachekeys import CACHE_DEEP, chain_keys
+from steepy.model.cachekeys import CACHE_DEEP, KeyMemo, chain_keys
 from steepy.model.processchain import Argument, ArgumentVariable, Executable, ProcessChain
 from steepy.model.service import Service
 
@@ -124,6 +124,37 @@ def test_a_service_with_runtime_arguments_keeps_its_key_from_run_to_run(source: 
 
     assert key("S1") == key("S2")
     assert key("S3", value="-v /other:/data") != key("S1")
+
+
+def test_what_keys_share_is_made_once_and_never_serves_another_executable(
+        source: Path, tmp_path: Path) -> None:
+    """A memo of what executables share (`KeyMemo`) gives each the key it has without one,
+    whatever came before: executables of one service and tool that differ in their
+    environment, modules, runtime arguments or the tool's content get their own keys."""
+    tool = tmp_path / "tool.sh"
+    tool.write_text("#!/bin/sh\ncp \"$@\"\n")
+
+    def variant(**changes) -> ProcessChain:
+        chain = _chain(str(source), "/o/a")
+        exe = chain.executables[0]
+        exe.path = str(tool)
+        for name, value in changes.items():
+            setattr(exe, name, value)
+        return chain
+
+    variants = [variant(), variant(environment={"LANG": "C"}), variant(modules=["gcc"]),
+                variant(pass_environment=["HOME"]), variant(runtime="docker"),
+                variant(runtime_args=[Argument("drawn1", ArgumentVariable("v", "-x"), "input")]),
+                variant(runtime_args=[Argument("drawn2", ArgumentVariable("v", "-y"), "input")]),
+                variant()]
+    services = {"cp": _service(path=str(tool))}
+    memo = KeyMemo()
+    shared = [chain_keys(c, services, Fingerprints(), memo=memo) for c in variants]
+    alone = [chain_keys(c, services, Fingerprints()) for c in variants]
+    assert shared == alone
+    assert len({k.chain for k in shared if k}) == len(variants) - 1  # the last is the first
+    tool.write_text("#!/bin/sh\ncp -p \"$@\"\n")  # the tool's content, not its declaration
+    assert chain_keys(variant(), services, Fingerprints(), memo=memo) != shared[0]
 
 
 def test_a_literal_argument_is_compared_as_it_is(source: Path) -> None:
