@@ -23,7 +23,7 @@ from steepy.agent.environment import attempt_environment
 from steepy.agent.executor import identity as executor_identity
 from steepy.agent.lastfailure import last_failure_env
 from steepy.agent.messages import failure_message, last_output, timeout_message
-from steepy.agent.outputs import missing_output_settled
+from steepy.agent.outputs import left_outputs, missing_output_settled, remove_left_outputs
 from steepy.agent.process import Limits, RunResult, run_process
 from steepy.agent.signals import (MAX_REQUEUES, SIGNAL_FILE, SIGNAL_REASON, PrunedByTool, Signal,
                                   SignalError, read_signal, remove_signal, signal_path)
@@ -159,6 +159,12 @@ class Attempt:
                               shared.exe.service_id)
                 problem = (f"runtime `{shared.runtime_name}' cannot start it: "
                            f"{type(e).__name__}: {e}")
+        left = [] if problem is not None else left_outputs(exe)
+        if left:  # (after the runtime's leftovers were ended: nothing writes there now)
+            problem = await asyncio.to_thread(remove_left_outputs, left)
+            if problem is None:
+                log.info("removed what an earlier attempt of `%s' left at its outputs: %s",
+                         exe.service_id, ", ".join(path for path, _ in left))
         if problem is not None:
             return await self._ended(RunResult(spawn_error=problem), launch)
         try:

@@ -1,5 +1,6 @@
-"""A chain's outputs: the directories to create before it runs, whether an executable that
-exited 0 wrote what it declares (steepy's checked outputs), and its results after it
+"""A chain's outputs: the directories to create before it runs, what an earlier attempt left
+at an executable's output paths (removed before the next one starts), whether an executable
+that exited 0 wrote what it declares (steepy's checked outputs), and its results after it
 succeeded (reference section 3.1); an output adapter plugin makes the results of its data
 type.
 
@@ -15,14 +16,15 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import time
 from collections.abc import Collection
 from typing import Awaitable, Callable
 
 from steepy.model.processchain import DATA_TYPE_DIRECTORY, Argument, Executable, ProcessChain
 
-__all__ = ["SETTLE_POLL_MS", "output_dirs", "missing_output", "missing_output_settled",
-           "collect_results"]
+__all__ = ["SETTLE_POLL_MS", "output_dirs", "left_outputs", "remove_left_outputs",
+           "missing_output", "missing_output_settled", "collect_results"]
 
 SETTLE_POLL_MS = 200  # between two looks for an output written on another machine
 
@@ -43,6 +45,61 @@ def output_dirs(chain: ProcessChain) -> list[str]:
             if target:
                 dirs[target] = None
     return list(dirs)
+
+
+def left_outputs(exe: Executable) -> list[tuple[str, bool]]:
+    """What is at `exe`'s output paths before it runs (each path, and whether it is a
+    directory output): an earlier attempt's leftovers, which must not pass for this attempt's
+    work (a file half written before a failure would pass the output check, and a tool that
+    makes its output with `mkdir' would fail on it). An output path is steepy's own (its tmp
+    or out path, or a prefix, then a new id): nothing else is ever there. A directory output
+    counts when it holds anything or is not a directory (it is made, empty, before the chain
+    runs)."""
+    left = []
+    for a in exe.arguments:
+        path = a.variable.value
+        if a.type != "output" or not path:
+            continue
+        if a.data_type != DATA_TYPE_DIRECTORY:
+            if os.path.lexists(path):
+                left.append((path, False))
+        elif _real_directory(path):
+            with os.scandir(path) as entries:
+                if any(True for _ in entries):
+                    left.append((path, True))
+        elif os.path.lexists(path):
+            left.append((path, True))
+    return left
+
+
+def remove_left_outputs(left: list[tuple[str, bool]]) -> str | None:
+    """Remove what `left_outputs` found: a file or link (never what it points to), a
+    directory where a file was declared; a directory output is emptied (or made again where
+    something else was). Why one could not be, or None."""
+    for path, directory in left:
+        try:
+            if directory and _real_directory(path):
+                with os.scandir(path) as entries:
+                    for entry in list(entries):
+                        _remove(entry.path)
+            else:
+                _remove(path)
+                if directory:
+                    os.makedirs(path)
+        except OSError as e:
+            return f"cannot remove what an earlier attempt left at {path}: {e.strerror or e}"
+    return None
+
+
+def _real_directory(path: str) -> bool:
+    return os.path.isdir(path) and not os.path.islink(path)
+
+
+def _remove(path: str) -> None:
+    if _real_directory(path):
+        shutil.rmtree(path)
+    else:
+        os.unlink(path)
 
 
 def missing_output(exe: Executable, adapted: Collection[str] = ()) -> str | None:

@@ -215,3 +215,103 @@ async def test_an_output_that_shows_late_is_waited_for_under_a_remote_runtime(tm
     assert "declared output `o' was not written" in local.error_message
     [attempt] = local.attempts
     assert (attempt.end_time - attempt.start_time).total_seconds() < 0.25
+
+
+def test_what_an_earlier_attempt_left_is_removed_and_nothing_beyond(tmp_path: Path) -> None:
+    """Before an attempt, its output paths are made as new: a file (or link: never what it
+    points to) is removed, a directory where a file was declared too, a directory output is
+    emptied, or made again where something else was. Outputs of other data types, and a
+    directory output that is empty, are nothing to remove."""
+    from steepy.agent.outputs import left_outputs, remove_left_outputs
+
+    kept = tmp_path / "kept.txt"
+    kept.write_text("not an output\n")
+    half, link, folder_for_file = tmp_path / "half.txt", tmp_path / "link", tmp_path / "made"
+    half.write_text("PARTIAL\n")
+    link.symlink_to(kept)
+    (folder_for_file / "inner").mkdir(parents=True)
+    full, empty, file_for_folder = tmp_path / "full", tmp_path / "empty", tmp_path / "f"
+    (full / "sub").mkdir(parents=True)
+    (full / "sub" / "x").write_text("x")
+    (full / "link").symlink_to(kept)
+    empty.mkdir()
+    file_for_folder.write_text("not a folder")
+
+    def argument(path: Path, data_type: str) -> Argument:
+        return Argument("o", ArgumentVariable("v", str(path)), "output", None, data_type)
+
+    exe = Executable("e", "tool", "svc", [
+        Argument("i", ArgumentVariable("w", str(kept)), "input", None, "file"),
+        *(argument(p, "file") for p in (half, link, folder_for_file, tmp_path / "none")),
+        *(argument(p, "directory") for p in (full, empty, file_for_folder))])
+    left = left_outputs(exe)
+    assert left == [(str(half), False), (str(link), False), (str(folder_for_file), False),
+                    (str(full), True), (str(file_for_folder), True)]
+    assert remove_left_outputs(left) is None
+    assert not half.exists() and not os.path.lexists(link) and not folder_for_file.exists()
+    assert kept.read_text() == "not an output\n"  # a link's target stays
+    assert full.is_dir() and list(full.iterdir()) == []
+    assert file_for_folder.is_dir() and empty.is_dir()
+    assert left_outputs(exe) == []
+
+
+LEFTOVERS = """\
+api: 4.7.0
+name: leftovers
+actions:
+  - id: half
+    type: execute
+    service: lenient
+    inputs:
+      - {id: script, value: 'if [ "$STEEPY_ATTEMPT" = 1 ]; then echo PARTIAL > "$2"; exit 1; fi'}
+      - {id: input, var: text}
+    outputs: [{id: out, var: partial}]
+    retries: {maxAttempts: 2, delay: 10ms}
+  - id: checked
+    type: execute
+    service: writer
+    inputs:
+      - {id: script, value: 'if [ "$STEEPY_ATTEMPT" = 1 ]; then echo PARTIAL > "$2"; exit 1; fi'}
+      - {id: input, var: text}
+    outputs: [{id: out, var: unwritten}]
+    retries: {maxAttempts: 2, delay: 10ms}
+  - id: folder
+    type: execute
+    service: lenient
+    inputs:
+      - {id: script, value: 'mkdir "$2" && echo made > "$2/f" && [ "$STEEPY_ATTEMPT" = 2 ]'}
+      - {id: input, var: text}
+    outputs: [{id: out, var: made}]
+    retries: {maxAttempts: 2, delay: 10ms}
+vars:
+  - {id: text, value: in.txt}
+"""
+
+
+@pytest.mark.process
+def test_a_retry_does_not_find_what_the_failed_attempt_left(tmp_path: Path) -> None:
+    """Attempt 1 writes half its output and fails; attempt 2 exits 0 without writing: the
+    half-written file is gone before attempt 2 starts, so it neither passes the output check
+    (ERROR) nor becomes the result of a service without the check (its output is missing,
+    not PARTIAL). A tool that makes its output with `mkdir' succeeds on its retry (a folder
+    where its service declares a file: `checkOutputs: false')."""
+    (tmp_path / "services.yaml").write_text(SERVICES)
+    (tmp_path / "wf.yaml").write_text(LEFTOVERS)
+    (tmp_path / "in.txt").write_text("in\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("STEEPY_", "STEEP_"))}
+    env.update(STEEPY_TMPPATH=str(tmp_path / "tmp"), STEEPY_OUTPATH=str(tmp_path / "out"),
+               STEEPY_LOGS_PROCESSCHAINS_PATH=str(tmp_path / "logs"))
+    db = f"sqlite:///{tmp_path / 'steepy.db'}"
+    ran = subprocess.run([sys.executable, "-m", "steepy.cli", "run", "wf.yaml", "-s",
+                          "services.yaml", "--db", db, "--json"], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=120)
+    document = json.loads(ran.stdout)
+    chains = {c["executables"][0]["id"]: c for c in document["processChains"]}
+    assert {k: c["status"] for k, c in chains.items()} == {
+        "half": "SUCCESS", "checked": "ERROR", "folder": "SUCCESS"}, ran.stderr
+    [partial] = chains["half"]["results"]["partial"]
+    assert not os.path.exists(partial)
+    [second] = chains["checked"]["runs"][0]["attempts"][1:]
+    assert "declared output `out' was not written" in second["message"]
+    [made] = chains["folder"]["results"]["made"]
+    assert Path(made, "f").read_text() == "made\n"
