@@ -74,30 +74,35 @@ class Fingerprints:
         if self._seen:
             self._seen = {k: seen for k, seen in self._seen.items() if seen[1] > oldest}
 
-    def __call__(self, path: str, deep: bool) -> Any:
+    def __call__(self, path: str, deep: bool, walk: bool = True) -> Any:
         now = time.monotonic()
-        seen = self._seen.get((path, deep))
+        seen = self._seen.get((path, deep, walk))
         if seen is None or now - seen[1] >= self.fresh_s:
-            seen = self._seen[path, deep] = (self._look(path, deep), now)
+            seen = self._seen[path, deep, walk] = (self._look(path, deep, walk), now)
         return seen[0]
 
     def anew_for(self, path: str, deep: bool) -> Any:
         """Looked at now, whatever was seen before (the outputs a chain has just written;
         what the other mode saw of it is let go)."""
-        self._seen.pop((path, not deep), None)
+        self._seen.pop((path, not deep, True), None)
         now = time.monotonic()
-        seen = self._seen[path, deep] = (self._look(path, deep), now)
+        seen = self._seen[path, deep, True] = (self._look(path, deep, True), now)
         return seen[0]
 
-    def _look(self, path: str, deep: bool) -> Any:
+    def _look(self, path: str, deep: bool, walk: bool) -> Any:
         try:
             st = os.stat(path)
         except (OSError, ValueError):
             return None
-        if stat.S_ISDIR(st.st_mode):
-            return {"files": [[os.path.relpath(f, path), self._file(f, deep)]
-                              for f in _files_below(path)]}
-        return self._file(path, deep, st)
+        if not stat.S_ISDIR(st.st_mode):
+            return self._file(path, deep, st)
+        if not walk:  # a directory given to an input of another data type: its names
+            try:
+                return {"names": sorted(os.listdir(path))}
+            except OSError:
+                return None
+        return {"files": [[os.path.relpath(f, path), self._file(f, deep)]
+                          for f in _files_below(path)]}
 
     def _file(self, path: str, deep: bool, st: os.stat_result | None = None) -> Any:
         try:
@@ -121,9 +126,28 @@ class Fingerprints:
         return {"sha256": self._hashes[memo]}
 
 
+def _hashed(seen: Any) -> bool:
+    """Whether a fingerprint was taken in `deep' mode (it holds a content hash)."""
+    if isinstance(seen, dict):
+        return "sha256" in seen or any(_hashed(f) for _, f in seen.get("files", ()))
+    return False
+
+
 def _files_below(directory: str) -> list[str]:
+    """The files below `directory`, also below links to folders (a tool reads through them),
+    each folder once (a link to a folder above would never end)."""
     found: list[str] = []
-    for root, _dirs, files in os.walk(directory):
+    seen: set[tuple[int, int]] = set()
+    for root, dirs, files in os.walk(directory, followlinks=True):
+        try:
+            st = os.stat(root)
+        except OSError:
+            dirs[:] = []
+            continue
+        if (st.st_dev, st.st_ino) in seen:
+            dirs[:] = []
+            continue
+        seen.add((st.st_dev, st.st_ino))
         found.extend(os.path.join(root, f) for f in files)
     return sorted(found)
 
@@ -185,17 +209,39 @@ class Reuse:
         return replace(write, cache=out) if out else write
 
     def _completed(self, finished: Sequence[ChainRecord]) -> list[tuple[str, list[list[dict]]]]:
-        """The outputs of the chains among `finished` that succeeded and wait for them."""
+        """The outputs of the chains among `finished` that succeeded and wait for them, if
+        their input files are still those their keys were taken from: a chain run long after
+        it was stored (a queue, `steepy retry') may have read other ones, and its outputs
+        under its old key would be reused for the old files. Those whose inputs changed, or
+        that a fallback rescued, are forgotten (their next submission runs them again)."""
         done = [r for r in finished if r.status == CS.SUCCESS and r.reused is None
                 and stopped_at(r.results) is None]
-        waiting = self.cache.pending([r.chain.id for r in done]) if done else set()
-        return [(r.chain.id, [[{"path": a.variable.value,
-                                "results": (r.results or {}).get(a.variable.id),
-                                "fingerprint": self.fingerprint.anew_for(a.variable.value,
-                                                                         False)}
-                               for a in e.arguments if a.type == "output"]
-                              for e in r.chain.executables])
-                for r in done if r.chain.id in waiting]
+        waiting = self.cache.pending([r.chain.id for r in done]) if done else {}
+        out, stale = [], []
+        for r in done:
+            if r.chain.id not in waiting:
+                continue
+            recorded = waiting[r.chain.id]
+            if recorded is None or not self._inputs_kept(recorded):
+                stale.append(r.chain.id)
+                continue
+            out.append((r.chain.id, [[{
+                "path": a.variable.value, "results": (r.results or {}).get(a.variable.id),
+                "fingerprint": self.fingerprint.anew_for(a.variable.value, False)}
+                for a in e.arguments if a.type == "output"] for e in r.chain.executables]))
+        if stale:
+            self.cache.forget(stale)
+        return out
+
+    def _inputs_kept(self, recorded: list[dict | None]) -> bool:
+        """Whether each input file is still as the key saw it (in the key's mode: a content
+        hash was taken in `deep' mode; a listing for a folder given as text)."""
+        for files in recorded:
+            for path, seen in (files or {}).items():
+                walk = not (isinstance(seen, dict) and "names" in seen)
+                if self.fingerprint(path, _hashed(seen), walk) != seen:
+                    return False
+        return True
 
     def keys(self, chain: ProcessChain) -> ChainKeys | None:
         """The keys of `chain` (None: `cache: false')."""
@@ -204,27 +250,41 @@ class Reuse:
 
     def find(self, keys: dict[str, ChainKeys | None], forget: bool = True,
              stale_out: dict[str, list[Entry]] | None = None) -> dict[str, list[Entry]]:
-        """For each new chain (by id), the newest earlier chain with its key whose outputs
-        are still there, unchanged. The entries of those whose outputs are not are dropped
-        (`forget`) and put in `stale_out` by chain key (the newest of each)."""
-        wanted = {k.chain for k in keys.values() if k is not None}
+        """For each new chain (by id), an earlier chain with its key whose outputs are still
+        there, unchanged: the newest, and for new chains of one key (a for-each over the same
+        file twice) the next newest in turn, while there are (a join then gets as many
+        files as before, not one twice). The entries of those whose outputs are not are
+        dropped (`forget`) and put in `stale_out` by chain key (the newest of each)."""
+        wanted: dict[str, int] = {}
+        for k in keys.values():
+            if k is not None:
+                wanted[k.chain] = wanted.get(k.chain, 0) + 1
         if not wanted:
             return {}
         candidates = self.cache.lookup(sorted(wanted))
-        valid: dict[str, list[Entry]] = {}
+        valid: dict[str, list[list[Entry]]] = {}
         stale: list[str] = []
         for chain_key, chains in candidates.items():
             for entries in chains:
-                if self.unchanged(entries):
-                    valid[chain_key] = entries
+                if len(valid.get(chain_key, ())) >= wanted[chain_key]:
                     break
+                if self.unchanged(entries):
+                    valid.setdefault(chain_key, []).append(entries)
+                    continue
                 stale.append(entries[0].chain_id)
                 if stale_out is not None:
                     stale_out.setdefault(chain_key, entries)
         if stale and forget:
             self.cache.forget(stale)
-        return {chain_id: valid[k.chain] for chain_id, k in keys.items()
-                if k is not None and k.chain in valid}
+        found: dict[str, list[Entry]] = {}
+        given: dict[str, int] = {}
+        for chain_id, k in keys.items():
+            if k is not None and k.chain in valid:
+                turn = given.get(k.chain, 0)
+                given[k.chain] = turn + 1
+                earlier = valid[k.chain]
+                found[chain_id] = earlier[turn % len(earlier)]
+        return found
 
     def unchanged(self, entries: list[Entry]) -> bool:
         """Whether the outputs these entries recorded are still as they were."""
@@ -235,7 +295,7 @@ class Reuse:
         changed: list[str] = []
         for e in entries:
             for o in e.outputs:
-                if self.fingerprint(o["path"], False) != o["fingerprint"]:
+                if self.fingerprint(o["path"], False, True) != o["fingerprint"]:
                     changed.append(o["path"])
                     if first:
                         return changed

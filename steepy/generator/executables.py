@@ -135,8 +135,9 @@ class ExecutableBuilder:
             prefix = out.prefix or ""
             start = prefix if prefix.startswith("/") else f"{base}/{prefix}"
             path = normalize_path(start + self.next_id() + (param.file_suffix or ""))
+            place = f"{'out' if out.store else 'tmp'}:{prefix}" if out.store or prefix else None
             args.append(Argument(param.id, ArgumentVariable(out.var, path), OUTPUT,
-                                 param.label, param.data_type))
+                                 param.label, param.data_type, place=place))
         return args
 
 

@@ -7,11 +7,13 @@ and each argument with its id, label, type, data type and a value that does not 
 the submission:
 
 - an output path: its position (`{"output": [executable, argument]}`), since every run
-  writes below its own `tmpPath/<id>`;
+  writes below its own `tmpPath/<id>`, and, when its action says so, its place (`store`,
+  `prefix`: an output stored, or written below another folder, is not the same work);
 - an input that an earlier executable of the same chain writes: that output's position
   (and the path below it);
 - an input that is an existing file or directory: its path and fingerprint (size and
-  modification time, or the content hash in `deep` mode; a directory by its files);
+  modification time, or the content hash in `deep` mode; a directory by its files when the
+  input's data type is `directory`, else by the names in it);
 - anything else: the value itself.
 
 The values of one variable given to one parameter count in any order when earlier chains
@@ -34,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from steepy.model.jsontext import compact_encoder
-from steepy.model.processchain import Argument, Executable, ProcessChain
+from steepy.model.processchain import DATA_TYPE_DIRECTORY, Argument, Executable, ProcessChain
 from steepy.model.service import Service
 
 CACHE_OFF = "false"  # `cache: false': never reused, never recorded
@@ -42,8 +44,9 @@ CACHE_DEEP = "deep"  # `cache: deep': files compared by content
 CACHE_STANDARD = "standard"  # files compared by path, size and modification time
 MODES = (CACHE_STANDARD, CACHE_DEEP)
 
-# (path, deep) -> a JSON-able fingerprint of the file or directory, None when there is none
-Fingerprint = Callable[[str, bool], Any]
+# (path, deep, walk) -> a JSON-able fingerprint of the file or directory, None when there is
+# none; a directory by its files below (`walk`), else by the names in it
+Fingerprint = Callable[[str, bool, bool], Any]
 
 
 _CANONICAL = compact_encoder(sort_keys=True, default=str)
@@ -156,13 +159,16 @@ def executable_key(exe: Executable, service: str | None, position: int,
         if arg.type == "output":
             outputs.setdefault(value, (position, index))
             normal: Any = {"output": [position, index]}
+            if arg.place is not None:  # stored, or below a prefix of its own
+                normal["place"] = arg.place
         else:
-            normal = _input(value, outputs, fingerprint, deep)
+            normal = _input(value, outputs, fingerprint, deep,
+                            arg.data_type == DATA_TYPE_DIRECTORY)
             if isinstance(normal, dict) and "file" in normal:  # in the shape by its path
                 files[value] = normal.pop("fingerprint")
         arguments.append([arg.id, arg.label, arg.type, arg.data_type, normal])
     arguments = _unordered(arguments, exe.arguments)
-    tool = fingerprint(exe.path, True) if "/" in exe.path else None  # not one on PATH
+    tool = fingerprint(exe.path, True, True) if "/" in exe.path else None  # not on PATH
     rest = (memo or KeyMemo()).rest(exe, service, tool, deep)
     # the canonical text of the whole material (`digest'), its first member written here
     shape = hashlib.sha256(('{"arguments":' + _CANONICAL(arguments) + rest).encode()).hexdigest()
@@ -189,14 +195,16 @@ def _unordered(arguments: list[list], given: list[Argument]) -> list[list]:
 
 
 def _input(value: str, outputs: dict[str, tuple[int, int]], fingerprint: Fingerprint,
-           deep: bool) -> Any:
+           deep: bool, directory: bool) -> Any:
     written = outputs.get(value)
     if written is not None:
         return {"output": list(written)}
     for path, place in outputs.items():  # a file below an output directory of the chain
         if path and value.startswith(path.rstrip("/") + "/"):
             return {"output": list(place), "below": value[len(path.rstrip("/")) + 1:]}
-    found = fingerprint(value, deep) if value else None  # a file or directory (or not)
+    # a file or directory (or not); a directory's files count for a `directory' input, else
+    # its listing (a `.' or `/' given as text is not a tree to walk, nor to store)
+    found = fingerprint(value, deep, directory) if value else None
     if found is not None:
         return {"file": value, "fingerprint": found}
     return value

@@ -46,6 +46,11 @@ class Argument:
     # the order their iterations ended): a reuse key takes such values of one parameter in
     # any order (steepy.model.cachekeys). Known where the generator makes it, not stored.
     reported: bool = field(default=False, compare=False, repr=False)
+    # an output's place, where its action does not leave it to the default (tmpPath):
+    # `out:' or `tmp:' (its `store') and its `prefix'. A reuse key counts it (an output
+    # stored, or written below another prefix, is not the same work). Known where the
+    # generator makes it, not stored.
+    place: str | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def from_json(cls, data: dict) -> "Argument":

@@ -19,7 +19,7 @@ from steepy import events as ev
 from steepy.registry.bulk import insert_rows
 from steepy.registry.connector import Connector
 from steepy.registry.records import CS, add_events, dump, event_row, load
-from steepy.registry.tables import cache_entries, process_chains
+from steepy.registry.tables import attempts, cache_entries, process_chains
 
 _ce = cache_entries.c
 CHUNK = 500  # keys per statement
@@ -130,16 +130,25 @@ class SqlCache:
                                                r.position, load(r.outputs), load(r.inputs))
         return found
 
-    def pending(self, chain_ids: Sequence[str]) -> set[str]:
-        """Those of these chains whose entries wait for their outputs."""
+    def pending(self, chain_ids: Sequence[str]) -> dict[str, list[dict | None] | None]:
+        """Those of these chains whose entries wait for their outputs, with the input files
+        each entry's key was taken from (by position); None for one that a fallback stood
+        in for: it is not the work of its tools (its entries are to be forgotten)."""
         ids = sorted(set(chain_ids))
-        found: set[str] = set()
+        found: dict[str, list[tuple[int, str | None]]] = {}
+        rescued: set[str] = set()
         with self.db.read() as conn:
             for start in range(0, len(ids), CHUNK):
-                found.update(conn.execute(select(_ce.chain_id).where(
-                    _ce.chain_id.in_(ids[start:start + CHUNK]), _ce.outputs.is_(None))
-                    .distinct()).scalars())
-        return found
+                part = ids[start:start + CHUNK]
+                for chain_id, position, inputs in conn.execute(select(
+                        _ce.chain_id, _ce.position, _ce.inputs).where(
+                        _ce.chain_id.in_(part), _ce.outputs.is_(None))):
+                    found.setdefault(chain_id, []).append((position, inputs))
+                rescued.update(conn.execute(select(attempts.c.chain_id).where(
+                    attempts.c.chain_id.in_(part), attempts.c.fallback_for.is_not(None),
+                    attempts.c.outcome == "SUCCESS").distinct()).scalars())
+        return {chain_id: None if chain_id in rescued else
+                [load(inputs) for _, inputs in sorted(rows)] for chain_id, rows in found.items()}
 
     def forget(self, chain_ids: Sequence[str]) -> int:
         """Drop the entries of these chains (their outputs are gone or changed)."""

@@ -73,13 +73,38 @@ def test_deep_mode_compares_content_not_time(source: Path) -> None:
     assert _key(_chain(str(source), "/o/a"), deep=True) != before
 
 
+def _folder_chain(folder: Path, data_type: str) -> ProcessChain:
+    return ProcessChain("c", [Executable("e", "cp", "cp", [
+        Argument("in", ArgumentVariable("v", str(folder)), "input", None, data_type),
+        Argument("out", ArgumentVariable("o", "/o/a"), "output")])])
+
+
 def test_a_directory_input_is_compared_by_its_files(tmp_path: Path) -> None:
-    folder = tmp_path / "d"
+    """Files below a `directory' input count, also below a link to a folder (a link to a
+    folder above is followed once); a folder given to an input of another data type (a `.'
+    or `/' as text) counts by the names in it, not walked."""
+    folder, elsewhere = tmp_path / "d", tmp_path / "elsewhere"
     (folder / "sub").mkdir(parents=True)
     (folder / "sub" / "f").write_text("1")
-    before = _key(_chain(str(folder), "/o/a"))
+    elsewhere.mkdir()
+    (elsewhere / "x").write_text("x")
+    (folder / "link").symlink_to(elsewhere)
+    (folder / "sub" / "loop").symlink_to(folder)
+
+    def key(data_type: str = "directory") -> str:
+        keys = chain_keys(_folder_chain(folder, data_type), {"cp": _service()}, Fingerprints())
+        assert keys is not None
+        return keys.chain
+
+    before, as_text = key(), key("string")
+    (folder / "sub" / "f").write_text("22")
+    assert key() != before
+    assert key("string") == as_text  # its names are the same
+    before = key()
+    (elsewhere / "x").write_text("changed through the link")
+    assert key() != before
     (folder / "g").write_text("2")
-    assert _key(_chain(str(folder), "/o/a")) != before
+    assert key("string") != as_text
 
 
 def test_a_changed_service_or_tool_changes_the_key(source: Path, tmp_path: Path) -> None:
@@ -124,6 +149,41 @@ def test_a_service_with_runtime_arguments_keeps_its_key_from_run_to_run(source: 
 
     assert key("S1") == key("S2")
     assert key("S3", value="-v /other:/data") != key("S1")
+
+
+def test_where_an_action_puts_its_output_is_part_of_the_key(source: Path) -> None:
+    """An output stored (`store: true`) or written below a `prefix` of its own is not the work
+    of one left in the submission's tmpPath: reusing it would leave a stored result in an
+    earlier submission's tmp folder (missing from the results, collected with it), or below
+    another prefix. The default place keeps the key it always had."""
+    from steepy.generator.core import ProcessChainGenerator
+    from steepy.model.workflow import Workflow
+
+    service = _service(parameters=[
+        {"id": "in", "name": "In", "description": "i", "type": "input",
+         "cardinality": "1..1", "dataType": "file"},
+        {"id": "out", "name": "Out", "description": "o", "type": "output",
+         "cardinality": "1..1"}])
+
+    def key(submission: str, **output) -> str:
+        workflow = Workflow.from_json({"api": "4.7.0", "vars": [{"id": "f", "value": str(source)}],
+                                       "actions": [{"type": "execute", "service": "cp",
+                                                    "inputs": [{"id": "in", "var": "f"}],
+                                                    "outputs": [{"id": "out", "var": "o",
+                                                                 **output}]}]})
+        services = {"cp": service}
+        [chain] = ProcessChainGenerator(workflow, f"/tmp/{submission}", f"/out/{submission}",
+                                        services).generate({}, set(), [], [])
+        keys = chain_keys(chain, services, Fingerprints())
+        assert keys is not None
+        return keys.chain
+
+    plain = key("S1")
+    assert key("S2") == plain == key("S3", store=False)
+    places = [key("S5", store=True), key("S6", prefix="/data/A/"), key("S7", prefix="/data/B/"),
+              key("S8", prefix="rel/"), key("S9", prefix="rel/", store=True)]
+    assert len({plain, *places}) == 6
+    assert key("S10", store=True) == places[0] and key("S11", prefix="/data/A/") == places[1]
 
 
 def test_what_keys_share_is_made_once_and_never_serves_another_executable(

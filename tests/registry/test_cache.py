@@ -34,13 +34,13 @@ OUTPUTS = [[{"path": "/out/s1/x", "results": ["/out/s1/x"], "fingerprint": [3, 7
 def test_entries_are_found_once_complete_and_a_reused_chain_is_marked(registry: Registry) -> None:
     _store(registry, "s1", ["c1"], CacheWrite(pending=[Pending("K", "k0", "c1", "e0", 0)]))
     assert registry.cache.lookup(["K"]) == {}  # not succeeded yet
-    assert registry.cache.pending(["c1", "other"]) == {"c1"}
+    assert registry.cache.pending(["c1", "other"]) == {"c1": [None]}
     registry.submissions.controller_round("s1", RoundWrite(2, fed=["c1"], cache=CacheWrite(
         completed=[("c1", OUTPUTS)])))
     (found,) = registry.cache.lookup(["K", "unknown"])["K"]
     assert [(e.submission_id, e.chain_id, e.executable_id, e.outputs) for e in found] == [
         ("s1", "c1", "e0", OUTPUTS[0])]
-    assert registry.cache.pending(["c1"]) == set()
+    assert registry.cache.pending(["c1"]) == {}
 
     _store(registry, "s2", ["c2"], CacheWrite(reused=[Reused("c2", {"x": ["/out/s1/x"]},
                                                              "s1", "c1")]))
