@@ -3,7 +3,8 @@
 commands only watch, through the same backends as `show` (the database, or a server with
 `--server`), and end with the exit code `steepy run` would have: 0 SUCCESS, 1 ERROR or
 PARTIAL_SUCCESS, 3 CANCELLED; each submission's end is printed as `steepy run` prints it
-(steepy/cli/outcome.py)."""
+(steepy/cli/outcome.py). Ctrl-C stops the watching, not the submissions: exit code 130 (as a
+shell says of a command ended by SIGINT), which a script can tell from a failure."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from steepy.api.submission import Submission
 
 UNTAKEN_S = 5.0  # ACCEPTED this long with no agent alive: say that nothing will run it
+EXIT_INTERRUPTED = 130  # Ctrl-C: the watching stopped, the submissions go on
 
 WAIT_OPTION = click.option("--wait", "wait_for_end", is_flag=True,
                            help="Follow the submission to its end; exit as `steepy run' does.")
@@ -43,12 +45,20 @@ def wait_for(backend: Backend, submission_ids: list[str]) -> int:
         if found is None:
             stop(f"No submission with the id `{sid}'.")
         waiting.append(Submission.from_json(found, backend))
-    statuses = []
-    for submission in waiting:
-        status = _wait(backend, submission)
-        print_outcome(backend, backend.submission(submission.id) or {
-            "id": submission.id, "status": str(status), "errorMessage": submission.error_message})
-        statuses.append(status)
+    statuses: list[SubmissionStatus] = []
+    try:
+        for submission in waiting:
+            status = _wait(backend, submission)
+            print_outcome(backend, backend.submission(submission.id) or {
+                "id": submission.id, "status": str(status),
+                "errorMessage": submission.error_message})
+            statuses.append(status)
+    except KeyboardInterrupt:
+        for submission in waiting[len(statuses):]:
+            click.echo(f"stopped waiting: submission {submission.id} goes on "
+                       f"({submission.status}; `steepy cancel {submission.id}' cancels it)",
+                       err=True)
+        return EXIT_INTERRUPTED
     return exit_code(statuses)
 
 

@@ -150,3 +150,35 @@ def test_logs_of_a_run_whose_log_is_empty_say_so(here: Path) -> None:
     assert result.exit_code == 0 and result.stdout == ""
     assert result.stderr.startswith("The log of run 1 of `emptied' is empty: it printed nothing "
                                     "or its lines could not be written (a full disk).")
+
+
+@pytest.mark.process
+def test_ctrl_c_stops_the_waiting_not_the_submission(here: Path) -> None:
+    """Ctrl-C of `steepy wait` (and `submit --wait`) exits 130, which a script tells from a
+    failure (1), says that the submission goes on, and leaves it as it was."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    db = f"sqlite:///{here / 'steepy.db'}"
+    registry = open_registry(db)
+    waited = _submit(registry, WORKFLOW)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("STEEPY_", "STEEP_"))}
+    for argv in (["wait", waited], ["submit", "wf.yaml", "-s", "services.yaml", "--wait"]):
+        process = subprocess.Popen([sys.executable, "-m", "steepy", *argv, "--db", db],
+                                   cwd=here, env=env, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)
+        try:
+            assert process.stderr is not None
+            said = process.stderr.readline()  # it waits: nothing takes the submission
+            assert HINT in said, said
+            process.send_signal(signal.SIGINT)
+            _, err = process.communicate(timeout=60)
+        finally:
+            process.kill()
+        assert process.returncode == 130, err
+        assert "stopped waiting: submission " in err and " goes on (ACCEPTED;" in err, err
+        assert "Traceback" not in err
+    assert registry.views.get_submission(waited).status == "ACCEPTED"
+    registry.close()
