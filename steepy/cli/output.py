@@ -182,9 +182,11 @@ def _print_submission(doc: dict) -> None:
                f"succeeded, {doc['failedProcessChains']} failed, {doc['cancelledProcessChains']} "
                f"cancelled, {doc['runningProcessChains']} running, "
                f"{doc['pausedProcessChains']} paused")
-    reused = sum(1 for c in doc["processChains"] if c.get("reused"))
-    if reused:  # extensions 15
+    sources = _reused_sources(doc["processChains"])
+    if sources:  # extensions 15
+        reused = sum(sources.values())
         click.echo(f"  {reused_summary(doc['totalProcessChains'], reused)}")
+        click.echo(f"  {_reused_from(sources)}")
     for var, values in (doc.get("results") or {}).items():
         click.echo(f"  result {var}: {', '.join(map(str, values))}")
     for chain in doc["processChains"]:  # extensions 10, 11: ran, and ended its chain early
@@ -193,13 +195,50 @@ def _print_submission(doc: dict) -> None:
                        f"{chain['stopped']['reason']}")
     for action_id, why in (doc.get("skippedActions") or {}).items():
         click.echo(f"  skipped {action_id}: {why}")
+    # a reused chain names the chain it reused, and its submission unless the line above
+    # names the one they all came from (extensions 15)
+    several = len(sources) > 1
     table(["chain", "status", "runs", "executables"],
-          [(c["id"], c["status"] + (" (reused)" if c.get("reused") else ""), c["totalRuns"],
+          [(c["id"], c["status"] + _reused_chain(c.get("reused"), several), c["totalRuns"],
             " ".join(e["id"] for e in c["executables"]))
            for c in doc["processChains"]])
     blocked = Counter(c["waiting"] for c in doc["processChains"] if c.get("waiting"))
     for reason, count in sorted(blocked.items()):
         click.echo(f"  {_plural(count, 'process chain')} {reason}")
+
+
+SHOWN_SOURCES = 3  # submissions named in the line on where reused chains came from
+
+
+def _reused_sources(chains: list[dict]) -> Counter:
+    """How many of these chains reused the work of each earlier submission (by its id; ""
+    for a marker without one)."""
+    return Counter((c["reused"].get("submissionId") or "") if isinstance(c["reused"], dict)
+                   else "" for c in chains if c.get("reused"))
+
+
+def _reused_from(sources: Counter) -> str:
+    """`reused from submission X', or `reused from 2 submissions: X (9 chains), Y (1
+    chain)' (the most frequent first; and how many more)."""
+    if len(sources) == 1:
+        return f"reused from submission {next(iter(sources)) or '?'}"
+    ranked = sources.most_common()
+    named = ", ".join(f"{sid or '?'} ({_plural(n, 'chain')})" for sid, n in ranked[:SHOWN_SOURCES])
+    more = len(ranked) - SHOWN_SOURCES
+    return (f"reused from {len(ranked)} submissions: {named}"
+            + (f" and {more} more" if more > 0 else ""))
+
+
+def _reused_chain(marker: Any, with_submission: bool) -> str:
+    """What follows a chain's status: ` (reused) from chain Y' (` (reused) from submission
+    X, chain Y'); nothing for a chain that ran."""
+    if not marker:
+        return ""
+    marker = marker if isinstance(marker, dict) else {}
+    chain = f"chain {marker.get('processChainId') or '?'}"
+    if with_submission:
+        chain = f"submission {marker.get('submissionId') or '?'}, {chain}"
+    return f" (reused) from {chain}"
 
 
 def _print_chain(doc: dict) -> None:

@@ -6,15 +6,20 @@ files and their temporary outputs under tmpPath; their results under outPath onl
 It works in batches (up to `batch` submissions per transaction, fewer when a transaction
 takes longer than `transaction_s`): files first, then the batch's
 rows, so a crash in between leaves rows whose files are gone (deleted by the next run), never
-files nobody knows of. `steepy gc` runs it once; engines run it on `garbageCollector.cron`."""
+files nobody knows of. Results deleted before their submission's records take the reuse
+records (extensions 15) that name their files along, dropped before the files go: a crash in
+between leaves files that no reuse record names (deleted by the next run). `steepy gc` runs
+it once; engines run it on `garbageCollector.cron`."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Iterator
 
 from steepy.agent.logs import log_path
 from steepy.model.common import utcnow
@@ -135,7 +140,7 @@ class _Files:
 
     def __init__(self, registry: Registry, settings: GcSettings, counts: dict[str, int],
                  dry_run: bool):
-        self.housekeeping = registry.housekeeping
+        self.housekeeping, self.cache = registry.housekeeping, registry.cache
         self.settings, self.counts, self.dry_run = settings, counts, dry_run
         self.tmp, self.out = Path(settings.tmp_path), Path(settings.out_path)
 
@@ -156,8 +161,32 @@ class _Files:
             self._directories(expired + gone, self.out, results, "resultDirs")
 
     def results_of(self, batch: list, results: datetime) -> None:
-        """The result directories of recorded submissions that finished before `results'."""
-        self._directories([old.id for old in batch], self.out, results, "resultDirs")
+        """The result directories of recorded submissions that finished before `results'.
+        Their records stay, but not the reuse records (extensions 15) of chains whose outputs
+        are in such a directory: those are dropped first, so that no lookup finds them once
+        the files go; then which directories go is decided again (a submission may have
+        reused one meanwhile), and those go."""
+        ids = [old.id for old in batch]
+        kept = self.housekeeping.reused_by_kept(ids, results)
+        for submission_id in ids:
+            if submission_id not in kept:
+                self._forget_stored(submission_id)
+        self._directories(ids, self.out, results, "resultDirs")
+
+    def _forget_stored(self, submission_id: str) -> None:
+        """Drop the reuse records of a submission's chains that name files in its result
+        directory, if that is there (those of chains with no output in it stay: their files
+        are under tmpPath, which its records keep)."""
+        folder = self.out / submission_id
+        if not (folder.exists() or folder.is_symlink()):
+            return
+        within = _Within(folder)
+        entries = self.cache.entries(submission_id)
+        chains = sorted({e.chain_id for e in entries if any(within(o) for o in e.outputs)})
+        if not chains:
+            return
+        self.counts["cacheEntries"] += (sum(e.chain_id in chains for e in entries)
+                                        if self.dry_run else self.cache.forget(chains))
 
     def _directories(self, ids: list[str], base: Path, before: datetime, kind: str) -> None:
         reused = self.housekeeping.reused_by_kept(ids, before) if ids else set()
@@ -166,3 +195,31 @@ class _Files:
                 self.counts["reusedElsewhere"] += (base / submission_id).exists()
             else:
                 self.counts[kind] += _remove(base / submission_id, self.dry_run)
+
+
+class _Within:
+    """Whether a recorded output (`{"path", "results"}`, extensions 15) names a file in a
+    folder or the folder itself (paths as they are, and with symbolic links resolved)."""
+
+    def __init__(self, folder: Path):
+        self.folders = {os.path.abspath(folder), os.path.realpath(folder)}
+
+    def __call__(self, output: dict) -> bool:
+        return any(self._in(p) for p in _strings([output.get("path"), output.get("results")]))
+
+    def _in(self, path: str) -> bool:
+        candidates = {os.path.abspath(path)}
+        if len(self.folders) > 1:  # the folder is reached through a symbolic link
+            candidates.add(os.path.realpath(path))
+        return any(c == f or c.startswith(f.rstrip(os.sep) + os.sep)
+                   for c in candidates for f in self.folders)
+
+
+def _strings(value: object) -> Iterator[str]:
+    """The non-empty strings in a value of nested lists."""
+    if isinstance(value, str):
+        if value:
+            yield value
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
