@@ -35,8 +35,11 @@ def given_vars(vars: Any) -> "GivenVars":
         try:
             json.dumps(value)
         except (TypeError, ValueError):
+            from steepy.documents.variables import TAKES
+
             problems.append(Problem(f"{type(value).__name__} is not a value a workflow can "
-                                    "use: a string, number, boolean, list or dict",
+                                    "use: " + TAKES + " (an object only where the "
+                                    "variable's default value is one)",
                                     path=name, file=GIVEN))
     if problems:
         raise InputError(problems)

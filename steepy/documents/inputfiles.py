@@ -6,9 +6,10 @@ an input) is a path. A relative one is resolved against a base directory: the di
 `steepy submit` or `steepy run` was started in (the submitter's), or, for a workflow POSTed
 to the HTTP API, the server's working directory. The stored workflow holds the absolute path,
 so the tool finds its file wherever the engine runs. A path that does not exist is a problem
-at the place of its value (`file:line:column`). URLs (`scheme://...`), values that actions
-write, and absolute paths POSTed to the HTTP API (Steep's agents may see files the server
-does not) are left alone."""
+at the place of its value (`file:line:column`), and so is an empty one. A number or boolean
+(`--var text=2024', YAML's `no') is taken as its text, as the tool would get it. URLs
+(`scheme://...`), values that actions write, and absolute paths POSTed to the HTTP API
+(Steep's agents may see files the server does not) are left alone."""
 
 from __future__ import annotations
 
@@ -17,8 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from steepy.documents.variables import GivenVars
+from steepy.documents.variables import OPTION, GivenVars
 from steepy.errors import Problem, json_path
+from steepy.model.common import scalar_text
 from steepy.model.workflow import ExecuteAction, ForEachAction, Variable, Workflow
 
 PATH_TYPES = ("file", "directory")
@@ -107,22 +109,53 @@ class _Resolver:
         if isinstance(value, list):
             return [self.value(v, where + (k,), var_id, kind, item + (k,))
                     for k, v in enumerate(value)]
-        if not isinstance(value, str) or not value or "://" in value:
+        if not isinstance(value, (str, int, float)):  # an object, a null: not a path
             return value
-        path = Path(value)
+        text = scalar_text(value)
+        if not text:
+            self.problem(f"an input {kind} cannot be an empty path", where, var_id, item)
+            return value
+        if "://" in text:
+            return value
+        path = Path(text)
         if path.is_absolute() and not self.base.check_absolute:
             return value
         resolved = path if path.is_absolute() else self.base.directory / path
-        if not resolved.exists():
+        try:
+            missing = "does not exist" if not resolved.exists() else ""
+        except OSError as e:  # a name too long
+            missing = f"cannot be checked: {e.strerror or e}"
+        if missing:
             said = "" if path.is_absolute() else (
                 f" (a relative path is resolved against {self.base.named}, "
                 f"{self.base.directory})")
-            message = f"input {kind} `{value}' does not exist{said}"
-            if self.given and var_id in self.given.places:
-                self.problems.append(self.given.problem(var_id, message, item))
-            else:
-                self.problems.append(Problem(message, path=json_path(where)))
+            message = f"input {kind} `{text}' {missing}{said}"
+            self.problem(message + self.taken_as(value, var_id, item), where, var_id, item)
         return str(resolved)
+
+    def problem(self, message: str, where: tuple, var_id: str, item: tuple) -> None:
+        """`message` where the value was given, else at `where` in the workflow."""
+        if self.given and var_id in self.given.places:
+            self.problems.append(self.given.problem(var_id, message, item))
+        else:
+            self.problems.append(Problem(message, path=json_path(where)))
+
+    def taken_as(self, value: Any, var_id: str, item: tuple) -> str:
+        """What to add to the message of a number or boolean read as a path that does not
+        exist: how it was read, and how to write it as a name."""
+        if isinstance(value, str):
+            return ""
+        text, what = scalar_text(value), "boolean" if isinstance(value, bool) else "number"
+        given = self.given if self.given and var_id in self.given.places else None
+        written = given.written(var_id, item) if given else None
+        if written is None:
+            return f"; the value is the {what} {text}, taken as its text"
+        if written == text:
+            return ""
+        option = given is not None and given.places[var_id][0].startswith(OPTION + " ")
+        example = f"--var '{var_id}=\"{written}\"'" if option and not item else f'"{written}"'
+        return (f"; YAML read `{written}' as the {what} {text}: to mean the name `{written}', "
+                f"quote it ({example})")
 
 
 def resolve_input_files(workflow: Workflow, data: Any, services: Mapping, base: InputBase,

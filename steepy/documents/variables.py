@@ -6,13 +6,19 @@ written by actions. Each value is remembered with where it was given (`--var`, a
 vars file, `<vars>`), so that a name the workflow does not have, or a value the workflow
 cannot use, is reported there like every other problem (exit code 2, nothing stored); a
 problem with an item of a list given (a file that does not exist) at the item itself
-(`vars.yaml:3:19: files[1]: ...', `--var files:1:12: files[1]: ...')."""
+(`vars.yaml:3:19: files[1]: ...', `--var files:1:12: files[1]: ...').
+
+A value no tool can take is refused the same way, at its item: an object (where the default
+value is not one), a number that is not finite (NaN and infinity are not JSON), a string with
+a NUL character (not in a command line), a `--var` value that is not UTF-8."""
 
 from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable, Iterable, Mapping
+import math
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +29,8 @@ from steepy.errors import InputError, Problem, json_path
 
 OPTION = "--var"
 GIVEN = "<vars>"  # where the values of a mapping (API, HTTP) are
+TAKES = "a string, number, boolean or list"  # what a variable without an object default takes
+_SCALAR = re.compile(r"[^\s,\]}#]+")  # a number or boolean as written in YAML
 
 
 @dataclass
@@ -81,6 +89,19 @@ class GivenVars:
             return None
         return self.problem(name, message, path_parts(path[len(name):]))
 
+    def written(self, name: str, item: tuple = ()) -> str | None:
+        """How the number or boolean at `item` of the value of `name` was written (`no' of
+        `--var text=no', read as false), when it was read from a text; None otherwise."""
+        document, base = self.sources.get(name, (None, ()))
+        if document is None or document.text is None:
+            return None
+        line, column = document.positions.get(json_path(base + tuple(item)), (None, None))
+        lines = document.text.splitlines()
+        if line is None or column is None or line > len(lines):
+            return None
+        found = _SCALAR.match(lines[line - 1], column - 1)
+        return found.group() if found else None
+
 
 def read_given(files: Iterable[str], options: Iterable[str]) -> GivenVars:
     """The values of `--vars` files, then of `--var` options (a later one wins); InputError
@@ -91,6 +112,9 @@ def read_given(files: Iterable[str], options: Iterable[str]) -> GivenVars:
             given.update(read(source))
         except InputError as e:
             problems += e.problems
+    for name, value in given.values.items():  # told before the values are sent to a server
+        problems += [given.problem(name, message, item)
+                     for item, message in unusable(name, value, objects=True)]
     if problems:
         raise InputError(problems)
     return given
@@ -107,6 +131,7 @@ def from_options(options: Iterable[str]) -> GivenVars:
             problems.append(Problem(f"`{option}' is not name=value", file=OPTION))
             continue
         try:  # YAML only: `[a, b]' is a list of two strings, not bad JSON
+            _utf8(text, f"{OPTION} {name}")
             found = parse_yaml_all(text, f"{OPTION} {name}") if text.strip() else []
             value = found[0].data if found else ""
         except InputError as e:
@@ -115,10 +140,23 @@ def from_options(options: Iterable[str]) -> GivenVars:
         given.values[name] = value
         given.places[name] = (f"{OPTION} {name}", None, None)
         if found:
+            found[0].text = text  # to tell how a value was written (GivenVars.written)
             given.sources[name] = (found[0], ())
     if problems:
         raise InputError(problems)
     return given
+
+
+def _utf8(text: str, name: str) -> None:
+    """InputError for a command-line value with bytes that are not UTF-8 (Python holds each
+    as a lone surrogate, which the YAML reader cannot take)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        byte = ord(text[e.start]) - 0xDC00 if "\udc80" <= text[e.start] <= "\udcff" else None
+        said = f" (byte 0x{byte:02x})" if byte is not None else ""
+        raise InputError(Problem(f"not valid UTF-8{said}", file=name, line=1,
+                                 column=e.start + 1)) from None
 
 
 def from_file(path: str) -> GivenVars:
@@ -139,7 +177,7 @@ def with_vars(document: Document, given: GivenVars) -> Document:
     """`document` with the default values of the given variables replaced (its positions and
     text stay: the source shown is the file as written, the values given are kept beside).
     InputError at the given places: a name the workflow does not declare, a variable
-    without a default value, an object for a value."""
+    without a default value, a value it cannot use (`unusable`)."""
     changed, _, problems = apply_vars(document, given)
     if problems:
         raise InputError(problems)
@@ -162,14 +200,39 @@ def apply_vars(document: Document, given: GivenVars) -> tuple[Document, GivenVar
             problems.append(given.problem(name, f"variable `{name}' has no default value in "
                                                 "the workflow: an action writes it, so it "
                                                 "cannot be set"))
-        elif isinstance(value, Mapping) and not isinstance(entry["value"], Mapping):
-            problems.append(given.problem(name, f"variable `{name}' takes a string, number, "
-                                                "boolean or list, not an object"))
         else:
+            found = [given.problem(name, message, item) for item, message in
+                     unusable(name, value, isinstance(entry["value"], Mapping))]
+            if found:
+                problems += found
+                continue
             entry["value"] = value
             taken.append(name)
     changed = Document(data, document.file, document.positions, document.text, document.keys)
     return changed, given.only(taken), problems
+
+
+def unusable(name: str, value: Any, objects: bool, item: tuple = ()) -> Iterator[tuple]:
+    """(item, message) for each part of the value given for `name` that no workflow can use:
+    an object (unless `objects`: where the default value is one), a number that is not
+    finite, a string with a NUL character."""
+    if isinstance(value, float) and not math.isfinite(value):
+        number = "NaN" if math.isnan(value) else "-infinity" if value < 0 else "infinity"
+        yield item, (f"{number} is not a finite number: a workflow's values are JSON, which "
+                     "has no NaN or infinity")
+    elif isinstance(value, str) and "\x00" in value:
+        yield item, "a NUL character cannot be passed to a tool"
+    elif isinstance(value, list):
+        for k, part in enumerate(value):
+            yield from unusable(name, part, objects, item + (k,))
+    elif isinstance(value, Mapping) and not objects:
+        yield item, f"variable `{name}' takes {TAKES}, not an object"
+    elif isinstance(value, Mapping):
+        for key, part in value.items():
+            if isinstance(key, str) and "\x00" in key:
+                yield item, "a NUL character cannot be passed to a tool"
+            else:
+                yield from unusable(name, part, objects, item + (str(key),))
 
 
 def _unknown(name: str, settable: list[str]) -> str:

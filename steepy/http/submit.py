@@ -4,14 +4,17 @@
 
 The body stays Steep's (the workflow alone). Values for the workflow's variables come in the
 query parameter `vars`, a JSON object: `POST /workflows?vars={"size":3}` (URL-encoded);
-their problems name the file `<vars>` and the variable as the path. Relative input paths
-are resolved against the server's working directory and must exist there; absolute ones are
-passed on unchecked, as Steep does: its agents may see files the server does not
-(`InputBase.server`, steepy.documents.inputfiles)."""
+their problems name the file `<vars>` and the variable as the path. JSON has no NaN or
+Infinity (Python's reader would take them), and `vars` given twice is refused rather than
+one of them silently used (`query_value`). Relative input paths are resolved against the
+server's working directory and must exist there; absolute ones are passed on unchecked, as
+Steep does: its agents may see files the server does not (`InputBase.server`,
+steepy.documents.inputfiles)."""
 
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 from steepy.documents.inputfiles import InputBase
 from steepy.documents.loading import parse_text
@@ -21,7 +24,26 @@ from steepy.documents.variables import GIVEN, GivenVars
 from steepy.errors import InputError, Problem
 from steepy.model import Submission
 
+if TYPE_CHECKING:
+    from starlette.datastructures import QueryParams
+
 NAME = "<request>"  # the "file" problems name
+
+
+def query_value(params: "QueryParams", name: str) -> str | None:
+    """The query parameter `name` of a request (`request.query_params`, which keeps every
+    value), None when absent; InputError when it is given more than once."""
+    values = params.getlist(name)
+    if len(values) > 1:
+        raise InputError(Problem(f"the query parameter `{name}' is given {len(values)} times; "
+                                 "give it once", file=GIVEN if name == "vars" else NAME))
+    return values[0] if values else None
+
+
+def _not_json(constant: str) -> None:
+    """`NaN', `Infinity' and `-Infinity', which Python's JSON reader would take."""
+    raise InputError(Problem(f"the query parameter `vars' is not JSON: {constant} is not a "
+                             "finite number (JSON has no NaN or Infinity)", file=GIVEN))
 
 
 def given_vars(text: str | None) -> GivenVars | None:
@@ -29,7 +51,7 @@ def given_vars(text: str | None) -> GivenVars | None:
     if text is None:
         return None
     try:
-        values = json.loads(text)
+        values = json.loads(text, parse_constant=_not_json)
     except json.JSONDecodeError as e:
         raise InputError(Problem(f"the query parameter `vars' is not JSON: {e.msg}",
                                  file=GIVEN)) from None

@@ -12,7 +12,7 @@ from steepy.errors import InputError
 from steepy.http.errors import ApiError
 from steepy.http.responses import OFFSET, SIZE, context, json_response, page_response
 from steepy.http.stream import event_stream, resume_after
-from steepy.http.submit import build_submission, given_resume
+from steepy.http.submit import build_submission, given_resume, query_value
 from steepy.http.updates import apply_update, parse_update, require_json, update_body
 from steepy.model.submission import (ACTIVE_SUBMISSION, FINISHED_SUBMISSION, RETRYABLE_SUBMISSION,
                                      SubmissionStatus)
@@ -76,7 +76,7 @@ async def post_workflow(request: Request) -> Response:
     try:
         resume = given_resume(request.query_params.get("resume"))
         submission = await asyncio.to_thread(build_submission, raw, ctx.services, ctx.macros,
-                                              ctx.runtimes(), request.query_params.get("vars"))
+                                              ctx.runtimes(), query_value(request.query_params, "vars"))
     except InputError as e:
         raise ApiError(400, "Invalid workflow:", e.problems) from None
     submission.resume = resume
