@@ -117,6 +117,7 @@ def test_nan_and_infinity_are_refused_where_they_were_given(here: Path) -> None:
     assert not (here / "db.sqlite").exists()
 
 
+@pytest.mark.process
 def test_a_var_value_that_is_not_utf8_is_located_not_a_traceback(here: Path) -> None:
     """A command line is bytes: Python holds those that are not UTF-8 as lone surrogates,
     which the YAML reader cannot take (it raised UnicodeEncodeError, exit code 5)."""
