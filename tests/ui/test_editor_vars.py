@@ -96,3 +96,67 @@ def test_submitting_sends_the_fields_filled_in(ui, browser_page) -> None:
     assert ui.http.get(f"/workflows/{again}").json()["vars"] == {"label": "second",
                                                                 "seconds": 0.05}
     assert ui.wait(again)["status"] == "SUCCESS"
+
+
+COUNT = """\
+api: 4.7.0
+name: counts
+vars:
+  - id: text
+    value: words.txt
+actions:
+  - type: execute
+    service: wc
+    inputs:
+      - id: file
+        var: text
+      - id: other
+        value: other.txt
+"""
+
+
+def test_a_resubmission_of_relative_paths_names_the_files_it_ran_with(tmp_path,
+                                                                      monkeypatch) -> None:
+    """A workflow submitted from a folder had its relative paths resolved against that
+    folder; the server would resolve its text against its own: the resubmission starts with
+    the workflow as it ran (and the values given, as they ran), and says why."""
+    from pathlib import Path
+
+    from steepy.documents.inputfiles import InputBase
+
+    submitted_from, elsewhere = tmp_path / "project", tmp_path / "server"
+    submitted_from.mkdir()
+    elsewhere.mkdir()
+    for name in ("words.txt", "mine.txt", "other.txt"):
+        (submitted_from / name).write_text(name)
+        (elsewhere / name).write_text("the server's " + name)
+    registry = open_registry(f"sqlite:///{tmp_path / 'steepy.db'}")
+    wc = Service.from_json({"id": "wc", "name": "wc", "description": "", "path": "wc",
+                            "runtime": "other", "parameters": [
+                                {"id": p, "name": "", "description": "", "type": "input",
+                                 "cardinality": "1..1", "dataType": "file"}
+                                for p in ("file", "other")]})
+    stored = submission_from(parse_text(COUNT, "count.yaml"), {"wc": wc}, {}, None,
+                             GivenVars.of({"text": "mine.txt"}),
+                             InputBase(submitted_from, "the directory it was submitted from"))
+    registry.requests.add_submission(stored)
+    monkeypatch.chdir(elsewhere)
+    with TestClient(create_app(ApiContext(registry, services={"wc": wc},
+                                          log_dir=tmp_path / "logs"))) as client:
+        page = client.get(f"/new/workflow?from={stored.id}", headers=HTML).text
+        assert 'data-testid="editor-remark"' in page and "resolved against" in page
+        text = re.search(r'<textarea id="editor-text"[^>]*>(.*?)</textarea>', page, re.S)
+        assert text is not None
+        shown = json.loads(text.group(1).replace("&#34;", '"').replace("&quot;", '"'))
+        mine = str(submitted_from / "mine.txt")
+        assert FIELD.findall(page) == [("text", mine, mine)]
+        again = client.post(f"/workflows?vars={urllib.parse.quote(json.dumps({'text': mine}))}",
+                            content=json.dumps(shown))
+        assert again.status_code == 202, again.text
+        ran = again.json()["workflow"]
+        values = [i.get("value") for a in ran["actions"] for i in a["inputs"]]
+        assert ran["vars"][0]["value"] == mine
+        assert str(submitted_from / "other.txt") in values
+        assert not any(str(v).startswith(str(elsewhere)) for v in values)
+    registry.close()
+    assert Path(mine).read_text() == "mine.txt"

@@ -1,7 +1,9 @@
 """The "New workflow" editor (`/new/workflow`): a text area for a workflow in YAML or JSON,
 starting with a small example or, with `?from=<submission id>`, with that submission's source
-(the workflow page's "resubmit"). Below it, a field per variable of that workflow with a
-default value (a resubmission's filled with the values given to it). The page's script
+(the workflow page's "resubmit"; as it ran when relative paths in its text were resolved
+against the submitter's folder, which the server would resolve against its own). Below it,
+a field per variable of that workflow with a default value (a resubmission's filled with the
+values given to it, as they ran). The page's script
 (static/editor.js) POSTs the text to the API's `/workflows`, with the fields filled in as its
 query parameter `vars`, and shows the API's `line:column: path: message` problems beside the
 text; the page itself stores nothing."""
@@ -32,12 +34,47 @@ actions:
 """
 
 
-def _source(found: dict) -> str:
-    """What a submission was submitted as; its workflow as JSON when no text was kept."""
-    source = found.get("source")
-    if isinstance(source, str) and source.strip():
-        return source
-    return json.dumps(found.get("workflow") or {}, indent=2, ensure_ascii=False) + "\n"
+RESOLVED = ("Shown as it ran: relative paths in its text were resolved against the folder it "
+            "was submitted from, which this server would not do.")
+
+
+def _source(found: dict) -> tuple[str, dict | None, str | None]:
+    """What a submission was submitted as, the values given to it, and a notice: its text and
+    values as given; or its workflow as it ran (JSON) and the values it ran with, when no
+    text was kept or relative paths were resolved against the submitter's folder (a server
+    would resolve them against its own: another file, or none)."""
+    source, workflow = found.get("source"), found.get("workflow") or {}
+    given = found.get("vars")
+    if isinstance(source, str) and source.strip() and not _resolved(source, workflow, given):
+        return source, given, None
+    ran = {v.get("id"): v.get("value") for v in workflow.get("vars") or []
+           if isinstance(v, dict)}
+    as_run = {name: ran.get(name, value) for name, value in (given or {}).items()}
+    notice = RESOLVED if isinstance(source, str) and source.strip() else None
+    return json.dumps(workflow, indent=2, ensure_ascii=False) + "\n", as_run or None, notice
+
+
+def _resolved(source: str, workflow: dict, given: dict | None) -> bool:
+    """Whether the workflow as it ran holds an absolute path that neither its text nor the
+    values given hold: a relative one, resolved (steepy.documents.inputfiles)."""
+    from steepy.documents.loading import parse_text
+    from steepy.errors import InputError
+
+    try:
+        written = _strings(parse_text(source, "<source>").data) | _strings(given)
+    except InputError:
+        return False
+    return any(s.startswith("/") and s not in written for s in _strings(workflow))
+
+
+def _strings(value: Any) -> set[str]:
+    if isinstance(value, str):
+        return {value}
+    if isinstance(value, dict):
+        return set().union(*(_strings(v) for v in value.values())) if value else set()
+    if isinstance(value, list):
+        return set().union(*(_strings(v) for v in value)) if value else set()
+    return set()
 
 
 def _shown(value: Any) -> str:
@@ -66,16 +103,16 @@ def variables(text: str, given: dict | None) -> list[dict]:
 def editor(request: Request) -> Response:
     ctx = request.app.state.ctx
     origin = request.query_params.get("from", "").strip()
-    text, notice, resubmitted = EXAMPLE, None, None
+    text, notice, remark, resubmitted, given = EXAMPLE, None, None, None, None
     if origin:
         found = ctx.views.submission(origin)
         if found is None:
             notice = f"There is no submission `{origin}'; here is an example instead."
         else:
-            text, resubmitted = _source(found), found
+            (text, given, remark), resubmitted = _source(found), found
     services = sorted(((s.id, s.name) for s in ctx.services.values()), key=lambda s: s[0])
-    given = (resubmitted or {}).get("vars")
-    return render(request, "editor.html", text=text, notice=notice, origin=resubmitted,
+    return render(request, "editor.html", text=text, notice=notice, remark=remark,
+                  origin=resubmitted,
                   services=services, variables=variables(text, given))
 
 
