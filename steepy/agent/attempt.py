@@ -161,10 +161,13 @@ class Attempt:
                            f"{type(e).__name__}: {e}")
         left = [] if problem is not None else left_outputs(exe)
         if left:  # (after the runtime's leftovers were ended: nothing writes there now)
-            problem = await asyncio.to_thread(remove_left_outputs, left)
-            if problem is None:
+            why_not = await asyncio.to_thread(remove_left_outputs, left)
+            if why_not is None:
                 log.info("removed what an earlier attempt of `%s' left at its outputs: %s",
                          exe.service_id, ", ".join(path for path, _ in left))
+            else:  # (a container's root-owned folder): the tool runs as it would have
+                log.warning("service `%s': %s; its attempt %d runs with it there",
+                            exe.service_id, why_not, self.number)
         if problem is not None:
             return await self._ended(RunResult(spawn_error=problem), launch)
         try:

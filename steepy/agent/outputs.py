@@ -64,9 +64,12 @@ def left_outputs(exe: Executable) -> list[tuple[str, bool]]:
             if os.path.lexists(path):
                 left.append((path, False))
         elif _real_directory(path):
-            with os.scandir(path) as entries:
-                if any(True for _ in entries):
-                    left.append((path, True))
+            try:
+                with os.scandir(path) as entries:
+                    if any(True for _ in entries):
+                        left.append((path, True))
+            except OSError:  # (not ours to read: nothing we could remove either)
+                pass
         elif os.path.lexists(path):
             left.append((path, True))
     return left
@@ -75,7 +78,8 @@ def left_outputs(exe: Executable) -> list[tuple[str, bool]]:
 def remove_left_outputs(left: list[tuple[str, bool]]) -> str | None:
     """Remove what `left_outputs` found: a file or link (never what it points to), a
     directory where a file was declared; a directory output is emptied (or made again where
-    something else was). Why one could not be, or None."""
+    something else was). Why one could not be (a folder a container's root made), or None:
+    the attempt then runs with it there, as it would have without this."""
     for path, directory in left:
         try:
             if directory and _real_directory(path):

@@ -315,3 +315,71 @@ def test_a_retry_does_not_find_what_the_failed_attempt_left(tmp_path: Path) -> N
     assert "declared output `out' was not written" in second["message"]
     [made] = chains["folder"]["results"]["made"]
     assert Path(made, "f").read_text() == "made\n"
+
+
+def test_what_cannot_be_removed_is_said_and_the_attempt_goes_on(tmp_path: Path,
+                                                                monkeypatch) -> None:
+    """A folder inside a directory output that another user made (a container's root) cannot
+    be emptied: `remove_left_outputs` says why (the attempt logs it and runs, as it would have
+    without the removal), and a folder not ours to read holds nothing to remove. (The
+    refusals are the operating system's as a user other than root gets them; these tests
+    run as root, which is refused nothing, so they are made here.)"""
+    import errno
+    import shutil
+
+    from steepy.agent import outputs
+
+    folder = tmp_path / "out"
+    (folder / "locked").mkdir(parents=True)
+    (folder / "locked" / "f").write_text("x")
+    exe = Executable("e", "tool", "svc", [
+        Argument("o", ArgumentVariable("v", str(folder)), "output", None, "directory")])
+    left = outputs.left_outputs(exe)
+    assert left == [(str(folder), True)]
+
+    def refused(path, *args, **kwargs):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+
+    monkeypatch.setattr(shutil, "rmtree", refused)
+    assert outputs.remove_left_outputs(left) == (
+        f"cannot remove what an earlier attempt left at {folder}: Permission denied")
+    assert (folder / "locked" / "f").exists()
+    monkeypatch.setattr(os, "scandir", refused)
+    assert outputs.left_outputs(exe) == []
+
+
+@pytest.mark.process
+async def test_an_attempt_runs_when_what_was_left_cannot_be_removed(tmp_path: Path,
+                                                                    monkeypatch, caplog) -> None:
+    """Leftovers that cannot be removed are logged and the attempt runs with them there (as
+    it always did): no failure of its own, no attempt spent on it."""
+    import errno
+    import logging
+    import shutil
+
+    from steepy.agent import AgentConfig, LocalAgent
+    from steepy.model.policies import RetryPolicy
+    from steepy.model.processchain import ProcessChain
+    from steepy.model.submission import ProcessChainStatus
+
+    folder = tmp_path / "out"
+    script = ('mkdir -p "$1/sub" && echo "$STEEPY_ATTEMPT" > "$1/sub/n"; '
+              '[ "$STEEPY_ATTEMPT" = 2 ]')
+    exe = Executable("e", "sh", "svc", [
+        Argument("s", ArgumentVariable("s", script), "input", "-c"),
+        Argument("z", ArgumentVariable("z", "tool"), "input"),
+        Argument("o", ArgumentVariable("v", str(folder)), "output", None, "directory")],
+        retries=RetryPolicy(max_attempts=2))
+
+    def refused(path, *args, **kwargs):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+
+    monkeypatch.setattr(shutil, "rmtree", refused)  # (as a folder a container's root made)
+    agent = LocalAgent("agent-1", AgentConfig(log_dir=tmp_path / "logs"))
+    with caplog.at_level(logging.WARNING, logger="steepy.agent.attempt"):
+        outcome = await agent.execute(ProcessChain("c", [exe]))
+    assert outcome.status == ProcessChainStatus.SUCCESS, outcome.error_message
+    assert [a.attempt for a in outcome.attempts] == [1, 2]
+    assert (folder / "sub" / "n").read_text() == "2\n"
+    assert f"cannot remove what an earlier attempt left at {folder}" in caplog.text
+    assert "its attempt 2 runs with it there" in caplog.text
