@@ -48,13 +48,13 @@ def output_dirs(chain: ProcessChain) -> list[str]:
 
 
 def left_outputs(exe: Executable) -> list[tuple[str, bool]]:
-    """What is at `exe`'s output paths before it runs (each path, and whether it is a
-    directory output): an earlier attempt's leftovers, which must not pass for this attempt's
-    work (a file half written before a failure would pass the output check, and a tool that
-    makes its output with `mkdir' would fail on it). An output path is steepy's own (its tmp
-    or out path, or a prefix, then a new id): nothing else is ever there. A directory output
-    counts when it holds anything or is not a directory (it is made, empty, before the chain
-    runs)."""
+    """What is to be done at `exe`'s output paths before it runs (each path, and whether it
+    is a directory output): an earlier attempt's leftovers, which must not pass for this
+    attempt's work (a file half written before a failure would pass the output check, and a
+    tool that makes its output with `mkdir' would fail on it). An output path is steepy's own
+    (its tmp or out path, or a prefix, then a new id): nothing else is ever there. A
+    directory output counts unless it is an empty folder (each attempt starts with one, as
+    the first did: one the failed attempt removed is made again)."""
     left = []
     for a in exe.arguments:
         path = a.variable.value
@@ -63,47 +63,73 @@ def left_outputs(exe: Executable) -> list[tuple[str, bool]]:
         if a.data_type != DATA_TYPE_DIRECTORY:
             if os.path.lexists(path):
                 left.append((path, False))
-        elif _real_directory(path):
-            try:
-                with os.scandir(path) as entries:
-                    if any(True for _ in entries):
-                        left.append((path, True))
-            except OSError:  # (not ours to read: nothing we could remove either)
-                pass
-        elif os.path.lexists(path):
+        elif not _real_directory(path) or not _empty(path):
             left.append((path, True))
     return left
 
 
 def remove_left_outputs(left: list[tuple[str, bool]]) -> str | None:
-    """Remove what `left_outputs` found: a file or link (never what it points to), a
-    directory where a file was declared; a directory output is emptied (or made again where
-    something else was). Why one could not be (a folder a container's root made), or None:
-    the attempt then runs with it there, as it would have without this."""
+    """Do what `left_outputs` found to do: remove a file or link (never what it points to)
+    or a directory where a file was declared; empty a directory output (made readable first
+    when it is ours), or make it (again) where it is not a folder. Everything that can be
+    removed is, whatever cannot; why some could not be (a folder a container's root made),
+    or None. The attempt then runs with that there, as it would have without this."""
+    failed: list[str] = []
     for path, directory in left:
         try:
             if directory and _real_directory(path):
+                _own(path)
                 with os.scandir(path) as entries:
                     for entry in list(entries):
-                        _remove(entry.path)
+                        _remove(entry.path, failed)
             else:
-                _remove(path)
-                if directory:
-                    os.makedirs(path)
+                _remove(path, failed)
+                if directory and not failed:
+                    os.makedirs(path, exist_ok=True)
         except OSError as e:
-            return f"cannot remove what an earlier attempt left at {path}: {e.strerror or e}"
-    return None
+            failed.append(f"{e.filename or path}: {e.strerror or e}")
+    if not failed:
+        return None
+    more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
+    return f"cannot remove what an earlier attempt left at {failed[0]}{more}"
 
 
 def _real_directory(path: str) -> bool:
     return os.path.isdir(path) and not os.path.islink(path)
 
 
-def _remove(path: str) -> None:
-    if _real_directory(path):
-        shutil.rmtree(path)
-    else:
-        os.unlink(path)
+def _empty(path: str) -> bool:
+    try:
+        with os.scandir(path) as entries:
+            return not any(True for _ in entries)
+    except OSError:  # (unreadable: what is in it is to be seen to)
+        return False
+
+
+def _own(path: str) -> None:
+    """A folder of ours that the tool made unreadable or unwritable (`chmod 000') is made
+    ours to empty again."""
+    st = os.stat(path)
+    if st.st_uid == os.geteuid() and st.st_mode & 0o700 != 0o700:
+        os.chmod(path, st.st_mode | 0o700)
+
+
+def _remove(path: str, failed: list[str]) -> None:
+    """Remove a file, link or folder (all it can of a folder), each failure into `failed`."""
+    if not _real_directory(path):
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+        except OSError as e:
+            failed.append(f"{path}: {e.strerror or e}")
+        return
+
+    def refused(_function, where, info) -> None:
+        error = info[1]
+        failed.append(f"{where}: {getattr(error, 'strerror', None) or error}")
+
+    shutil.rmtree(path, onerror=refused)
 
 
 def missing_output(exe: Executable, adapted: Collection[str] = ()) -> str | None:

@@ -340,12 +340,46 @@ def test_what_cannot_be_removed_is_said_and_the_attempt_goes_on(tmp_path: Path,
     def refused(path, *args, **kwargs):
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
 
+    half = tmp_path / "half.txt"  # an output after it: removed all the same
+    half.write_text("PARTIAL\n")
+    exe.arguments.append(Argument("f", ArgumentVariable("w", str(half)), "output", None, "file"))
+    left = outputs.left_outputs(exe)
+    real_rmtree = shutil.rmtree
+
+    def refused(path, *args, **kwargs):  # (as a folder a container's root made)
+        kwargs["onerror"](os.rmdir, str(path), (PermissionError, PermissionError(
+            errno.EACCES, os.strerror(errno.EACCES)), None))
+
     monkeypatch.setattr(shutil, "rmtree", refused)
     assert outputs.remove_left_outputs(left) == (
-        f"cannot remove what an earlier attempt left at {folder}: Permission denied")
-    assert (folder / "locked" / "f").exists()
-    monkeypatch.setattr(os, "scandir", refused)
-    assert outputs.left_outputs(exe) == []
+        f"cannot remove what an earlier attempt left at {folder / 'locked'}: Permission denied")
+    assert (folder / "locked" / "f").exists() and not half.exists()
+    monkeypatch.setattr(shutil, "rmtree", real_rmtree)
+
+    def unreadable(path, *args, **kwargs):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+
+    monkeypatch.setattr(os, "scandir", unreadable)
+    assert outputs.left_outputs(exe) == [(str(folder), True)]  # to be seen to, not skipped
+
+
+def test_a_directory_output_starts_each_attempt_as_an_empty_folder(tmp_path: Path) -> None:
+    """One the failed attempt removed is made again; one it made unreadable (`chmod 000`,
+    ours) is opened and emptied."""
+    from steepy.agent.outputs import left_outputs, remove_left_outputs
+
+    gone, closed = tmp_path / "gone", tmp_path / "closed"
+    closed.mkdir()
+    (closed / "f").write_text("x")
+    closed.chmod(0o000)
+    exe = Executable("e", "tool", "svc", [
+        Argument("o", ArgumentVariable("v", str(p)), "output", None, "directory")
+        for p in (gone, closed)])
+    assert left_outputs(exe) == [(str(gone), True), (str(closed), True)]
+    assert remove_left_outputs(left_outputs(exe)) is None
+    assert gone.is_dir() and list(gone.iterdir()) == []
+    assert closed.stat().st_mode & 0o700 == 0o700 and list(closed.iterdir()) == []
+    assert left_outputs(exe) == []
 
 
 @pytest.mark.process
@@ -371,10 +405,11 @@ async def test_an_attempt_runs_when_what_was_left_cannot_be_removed(tmp_path: Pa
         Argument("o", ArgumentVariable("v", str(folder)), "output", None, "directory")],
         retries=RetryPolicy(max_attempts=2))
 
-    def refused(path, *args, **kwargs):
-        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+    def refused(path, *args, **kwargs):  # (as a folder a container's root made)
+        kwargs["onerror"](os.rmdir, str(path), (PermissionError, PermissionError(
+            errno.EACCES, os.strerror(errno.EACCES)), None))
 
-    monkeypatch.setattr(shutil, "rmtree", refused)  # (as a folder a container's root made)
+    monkeypatch.setattr(shutil, "rmtree", refused)
     agent = LocalAgent("agent-1", AgentConfig(log_dir=tmp_path / "logs"))
     with caplog.at_level(logging.WARNING, logger="steepy.agent.attempt"):
         outcome = await agent.execute(ProcessChain("c", [exe]))
