@@ -166,8 +166,9 @@ class Attempt:
                 log.info("removed what an earlier attempt of `%s' left at its outputs: %s",
                          exe.service_id, ", ".join(path for path, _ in left))
             else:  # (a container's root-owned folder): the tool runs as it would have
-                log.warning("service `%s': %s; its attempt %d runs with it there",
-                            exe.service_id, why_not, self.number)
+                said = f"{why_not}; attempt {self.number} runs with it there"
+                log.warning("service `%s': %s", exe.service_id, said)
+                ctx.on_lines(shared.exe, [f"steepy: {said}"])  # (in its log: `steepy logs')
         if problem is not None:
             return await self._ended(RunResult(spawn_error=problem), launch)
         try:
