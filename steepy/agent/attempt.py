@@ -23,7 +23,7 @@ from steepy.agent.environment import attempt_environment
 from steepy.agent.executor import identity as executor_identity
 from steepy.agent.lastfailure import last_failure_env
 from steepy.agent.messages import failure_message, last_output, timeout_message
-from steepy.agent.outputs import left_outputs, missing_output_settled, remove_left_outputs
+from steepy.agent.outputs import clear_outputs, missing_output_settled
 from steepy.agent.process import Limits, RunResult, run_process
 from steepy.agent.signals import (MAX_REQUEUES, SIGNAL_FILE, SIGNAL_REASON, PrunedByTool, Signal,
                                   SignalError, read_signal, remove_signal, signal_path)
@@ -159,13 +159,13 @@ class Attempt:
                               shared.exe.service_id)
                 problem = (f"runtime `{shared.runtime_name}' cannot start it: "
                            f"{type(e).__name__}: {e}")
-        left = [] if problem is not None else left_outputs(exe)
-        if left:  # (after the runtime's leftovers were ended: nothing writes there now)
-            why_not = await asyncio.to_thread(remove_left_outputs, left)
-            if why_not is None:
+        if problem is None and self._after_another():
+            # (after the runtime's leftovers were ended: nothing writes there now)
+            left, why_not = await asyncio.to_thread(clear_outputs, exe)
+            if left and why_not is None:
                 log.info("removed what an earlier attempt of `%s' left at its outputs: %s",
                          exe.service_id, ", ".join(path for path, _ in left))
-            else:  # (a container's root-owned folder): the tool runs as it would have
+            elif why_not is not None:  # (a container's root-owned folder): it runs as it would
                 said = f"{why_not}; attempt {self.number} runs with it there"
                 log.warning("service `%s': %s", exe.service_id, said)
                 ctx.on_lines(shared.exe, [f"steepy: {said}"])  # (in its log: `steepy logs')
@@ -181,6 +181,14 @@ class Attempt:
         finally:
             await _clean_up(shared.exe, launch)
         return await self._ended(result, launch)
+
+    def _after_another(self) -> bool:
+        """Whether an attempt that may have written at this executable's output paths came
+        before: its own earlier one, the executable a fallback stands in for, an earlier run
+        of the chain (`steepy retry', one its engine left). Not on a chain's first try: its
+        paths are new, and nothing is looked at for 10,000 chains that run once."""
+        return (self.number > 1 or self.shared.exe.fallback_for is not None
+                or self.shared.ctx.run_number > 1)
 
     async def _software(self, env: dict[str, str]) -> tuple[Executable | None, str | None]:
         """The executable with its modules and Python environment provided in `env', or why

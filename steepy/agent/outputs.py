@@ -23,7 +23,7 @@ from typing import Awaitable, Callable
 
 from steepy.model.processchain import DATA_TYPE_DIRECTORY, Argument, Executable, ProcessChain
 
-__all__ = ["SETTLE_POLL_MS", "output_dirs", "left_outputs", "remove_left_outputs",
+__all__ = ["SETTLE_POLL_MS", "output_dirs", "clear_outputs", "left_outputs", "remove_left_outputs",
            "missing_output", "missing_output_settled", "collect_results"]
 
 SETTLE_POLL_MS = 200  # between two looks for an output written on another machine
@@ -92,6 +92,13 @@ def remove_left_outputs(left: list[tuple[str, bool]]) -> str | None:
         return None
     more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
     return f"cannot remove what an earlier attempt left at {failed[0]}{more}"
+
+
+def clear_outputs(exe: Executable) -> tuple[list[tuple[str, bool]], str | None]:
+    """`left_outputs` done with `remove_left_outputs` (blocking: call it in a thread, a
+    network file system may be slow): what was found, and why some could not be removed."""
+    left = left_outputs(exe)
+    return left, remove_left_outputs(left) if left else None
 
 
 def _real_directory(path: str) -> bool:

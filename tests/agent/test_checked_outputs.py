@@ -421,3 +421,57 @@ async def test_an_attempt_runs_when_what_was_left_cannot_be_removed(tmp_path: Pa
     log = (tmp_path / "logs").rglob("c.log")
     assert any("steepy: cannot remove what an earlier attempt left at" in f.read_text()
                for f in log)  # where `steepy logs' shows it, not only the engine's log
+
+
+@pytest.mark.process
+async def test_a_first_try_removes_nothing(tmp_path: Path) -> None:
+    """A chain's first try of an executable has new paths: nothing is looked at, let alone
+    removed (a path that is not new, as a plugin may make one, stays as it is)."""
+    from steepy.agent import AgentConfig, LocalAgent
+    from steepy.model.processchain import ProcessChain
+    from steepy.model.submission import ProcessChainStatus
+
+    there = tmp_path / "there.txt"
+    there.write_text("not this chain's\n")
+    exe = Executable("e", "true", "svc", [
+        Argument("o", ArgumentVariable("v", str(there)), "output", None, "file")])
+    agent = LocalAgent("agent-1", AgentConfig(log_dir=tmp_path / "logs"))
+    outcome = await agent.execute(ProcessChain("c", [exe]))
+    assert outcome.status == ProcessChainStatus.SUCCESS
+    assert there.read_text() == "not this chain's\n"
+
+
+def test_a_file_suffix_cannot_climb_out_of_its_output(tmp_path: Path) -> None:
+    """`fileSuffix: /../..' would make a directory output's path a folder other outputs are
+    in (tmpPath itself), which a retry empties: refused where it is written. A `/' or `..'
+    within a name is fine."""
+    from steepy.cli import main
+
+    (tmp_path / "s.yaml").write_text("""\
+- id: climbs
+  name: Climbs
+  description: d
+  path: sh
+  runtime: other
+  parameters:
+    - {id: out, name: O, description: o, type: output, cardinality: 1..1,
+       dataType: directory, fileSuffix: /../..}
+- id: fine
+  name: Fine
+  description: d
+  path: sh
+  runtime: other
+  parameters:
+    - {id: out, name: O, description: o, type: output, cardinality: 1..1,
+       fileSuffix: /result..txt}
+""")
+    (tmp_path / "wf.yaml").write_text("api: 4.7.0\nactions:\n"
+                                      "  - {type: execute, service: fine, "
+                                      "outputs: [{id: out, var: x}]}\n")
+    result = CliRunner().invoke(main, ["validate", str(tmp_path / "wf.yaml"), "-s",
+                                       str(tmp_path / "s.yaml")])
+    assert result.exit_code == 2
+    assert f"s.yaml:8:" in result.output
+    assert "[0].parameters[0].fileSuffix: `/../..' does not have the expected form" in (
+        result.output)
+    assert "[1]" not in result.output
