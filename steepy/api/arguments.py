@@ -17,8 +17,11 @@ if TYPE_CHECKING:
 
 def given_vars(vars: Any) -> "GivenVars":
     """`vars`: a mapping of variable ids (strings) to JSON values (strings, numbers, lists,
-    ...); every wrong id or value is one problem at `<vars>`."""
-    from steepy.documents.variables import GIVEN, GivenVars
+    ...); every wrong id or value is one problem at `<vars>`, also those no workflow can use
+    (a NUL character, a lone surrogate, NaN: steepy.documents.variables.given_problems), as
+    the command line tells them, before anything is sent to a server."""
+    from steepy.documents.values import unusable_values
+    from steepy.documents.variables import GIVEN, TAKES, GivenVars, given_problems
 
     if vars is None:
         return GivenVars.of(None)
@@ -26,24 +29,32 @@ def given_vars(vars: Any) -> "GivenVars":
         raise InputError(Problem("vars is a dict of variable ids and values, not "
                                  f"{type(vars).__name__}: e.g. {{\"who\": \"Ada\"}}",
                                  file=GIVEN))
-    problems = []
+    problems, usable = [], {}
     for name, value in vars.items():
         if not isinstance(name, str):
             problems.append(Problem(f"a variable id is a string, not {type(name).__name__} "
                                     f"`{name!r}'", file=GIVEN))
-            continue
-        try:
-            json.dumps(value)
-        except (TypeError, ValueError):
-            from steepy.documents.variables import TAKES
-
+        elif unusable_values(value, values=False):  # before json.dumps runs out of stack
+            problems.append(Problem("the value is nested too deeply", path=name, file=GIVEN))
+        elif not _json(value):
             problems.append(Problem(f"{type(value).__name__} is not a value a workflow can "
                                     "use: " + TAKES + " (an object only where the "
                                     "variable's default value is one)",
                                     path=name, file=GIVEN))
+        else:
+            usable[name] = value
+    problems += given_problems(GivenVars.of(usable))
     if problems:
         raise InputError(problems)
     return GivenVars.of(vars)
+
+
+def _json(value: Any) -> bool:
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def status_name(status: Any) -> str | None:

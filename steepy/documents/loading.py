@@ -2,7 +2,9 @@
 
 Every value is read together with its line and column, so that any later problem (schema,
 model or validation) can name `file:line:column` and the JSON path. Duplicate keys are an
-error. Nothing here raises anything but `InputError` on bad input.
+error, and so is a value no tool can take (NaN or infinity, a string with a NUL character or
+a lone surrogate), where it is written, and JSON nested more deeply than YAML may be
+(steepy.documents.values). Nothing here raises anything but `InputError` on bad input.
 
 Each rule about a document lives in one layer (tests/documents/test_validation_layers.py checks it):
 the JSON Schema (steepy/schemas) holds the structure (types, required keys, enums, patterns,
@@ -30,6 +32,7 @@ from steepy.documents.schemas import SCHEMA_DIR, schema_problems  # noqa: F401 (
 from steepy.documents.schemas import KeyProblem
 from steepy.documents.yamlreader import parse_yaml_all as _parse_yaml
 from steepy.documents.yamlreader import template_problem
+from steepy.documents.values import SURROGATE_ESCAPE, check_unicode, unusable_values
 
 DOC_SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -76,13 +79,20 @@ class Document:
 
 def parse_yaml_all(text: str, name: str) -> list[Document]:
     """Every YAML document of `text`, with positions. Raises InputError (also for a text whose
-    aliases stand for too many values: see steepy.documents.yamlreader)."""
+    aliases stand for too many values: see steepy.documents.yamlreader); values unchecked."""
+    check_unicode(text, name)
     return [Document(data, name, positions, keys=keys)
             for data, positions, keys in _parse_yaml(text, name)]
 
 
 def _looks_like_json(text: str, name: str) -> bool:
     return name.endswith(".json") or text.lstrip()[:1] in ("{", "[")
+
+
+def _yaml_positions_text(text: str) -> str:
+    """JSON `text' for the YAML reader, which tells its positions: a surrogate's escape
+    replaced by one of the same length that the reader takes."""
+    return SURROGATE_ESCAPE.sub(r"\1\\u0058", text) if "\\u" in text else text
 
 
 def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict:
@@ -94,11 +104,24 @@ def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict:
     return out
 
 
-def parse_text(text: str, name: str = "<input>",
-               context: Mapping[str, Any] | None = None) -> Document:
+def parse_text(text: str, name: str = "<input>", context: Mapping[str, Any] | None = None,
+               check: bool = True) -> Document:
     """One document from YAML or JSON text (JSON when it starts with `{' or `['').
     `context': the file is of a kind Steep renders as a template (steepy.yaml, service
-    metadata, macros) when its front matter asks, with these values (`env', `config')."""
+    metadata, macros) when its front matter asks, with these values (`env', `config').
+    InputError for values no tool can take and too deep (`unusable_values'); with `check'
+    False, only too deep: the caller checks the values it uses (of a vars file: not those a
+    `--var' replaces)."""
+    check_unicode(text, name)
+    document = _parse_text(text, name, context)
+    problems = [Problem(message, path=json_path(parts))
+                for parts, message in unusable_values(document.data, check)]
+    if problems:
+        raise document.fail(problems)
+    return document
+
+
+def _parse_text(text: str, name: str, context: Mapping[str, Any] | None) -> Document:
     if _looks_like_json(text, name):
         try:
             data = json.loads(text, object_pairs_hook=_reject_duplicates)
@@ -107,14 +130,14 @@ def parse_text(text: str, name: str = "<input>",
                                      column=e.colno)) from None
         except ValueError as e:  # duplicate key: find where with the YAML reader
             try:
-                parse_yaml_all(text, name)
+                parse_yaml_all(_yaml_positions_text(text), name)
             except InputError as located:
                 raise located from None
             raise InputError(Problem(str(e), file=name)) from None
         except RecursionError:
             raise InputError(Problem("the document is nested too deeply", file=name)) from None
         try:  # JSON is YAML: borrow its positions where the YAML reader agrees
-            read = parse_yaml_all(text, name)[0]
+            read = parse_yaml_all(_yaml_positions_text(text), name)[0]
             positions, keys = read.positions, read.keys
         except (InputError, IndexError):
             positions, keys = {}, {}
@@ -140,11 +163,11 @@ def _parse_templated(text: str, name: str, context: Mapping[str, Any]) -> Docume
     rendered = templating.render(text, name, context)
     if rendered is None:
         source = templating.split(text)
-        document = parse_text("\n" * (source.first - 1) + source.body, name)
+        document = _parse_text("\n" * (source.first - 1) + source.body, name, None)
         document.text = text
         return document
     try:
-        document = parse_text(rendered.text, name)
+        document = parse_text(rendered.text, name, check=False)  # checked once relocated
     except InputError as e:
         raise templating.relocated(e, rendered) from None
     document.positions = templating.relocated_positions(document.positions, rendered)
@@ -153,8 +176,9 @@ def _parse_templated(text: str, name: str, context: Mapping[str, Any]) -> Docume
     return document
 
 
-def read_file(path: str | os.PathLike, context: Mapping[str, Any] | None = None) -> Document:
-    """One document from a file; `context': see parse_text."""
+def read_file(path: str | os.PathLike, context: Mapping[str, Any] | None = None,
+              check: bool = True) -> Document:
+    """One document from a file; `context', `check': see parse_text."""
     name = str(path)
     try:
         raw = Path(path).read_bytes()
@@ -164,7 +188,7 @@ def read_file(path: str | os.PathLike, context: Mapping[str, Any] | None = None)
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
         raise InputError(Problem(f"not UTF-8 text (byte {e.start})", file=name)) from None
-    return parse_text(text, name, context)
+    return parse_text(text, name, context, check)
 
 
 # ---------------------------------------------------------------- model objects

@@ -10,19 +10,22 @@ problem with an item of a list given (a file that does not exist) at the item it
 
 A value no tool can take is refused the same way, at its item: an object (where the default
 value is not one), a number that is not finite (NaN and infinity are not JSON), a string with
-a NUL character (not in a command line), a `--var` value that is not UTF-8."""
+a NUL character (not in a command line) or a lone surrogate (not Unicode: the engine could
+not pass it on), a `--var` value that is not UTF-8; a variable id with a NUL character or a
+lone surrogate. The values of a vars file are checked here, not as it is read: a value that
+a `--var` replaces is not told."""
 
 from __future__ import annotations
 
 import copy
 import json
-import math
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from steepy.documents.loading import Document, parse_yaml_all, read_file
+from steepy.documents.values import shown, unusable as _unusable
 from steepy.documents.pruning import path_parts
 from steepy.model.suggestions import closest
 from steepy.errors import InputError, Problem, json_path
@@ -112,12 +115,31 @@ def read_given(files: Iterable[str], options: Iterable[str]) -> GivenVars:
             given.update(read(source))
         except InputError as e:
             problems += e.problems
-    for name, value in given.values.items():  # told before the values are sent to a server
-        problems += [given.problem(name, message, item)
-                     for item, message in unusable(name, value, objects=True)]
+    problems += given_problems(given)  # told before the values are sent to a server
     if problems:
         raise InputError(problems)
     return given
+
+
+def given_problems(given: GivenVars) -> list[Problem]:
+    """The problems of the ids and values given that no workflow can use (`unusable`, an
+    object taken as allowed), where they were given."""
+    problems = []
+    for name, value in given.values.items():
+        wrong = _wrong_name(given, name)
+        problems += [wrong] if wrong else [given.problem(name, message, item) for item, message
+                                           in unusable(name, value, objects=True)]
+    return problems
+
+
+def _wrong_name(given: GivenVars, name: str) -> Problem | None:
+    """The problem of a variable id with a NUL character or a lone surrogate, at its place
+    (the id written escaped: a problem must be printable, also as UTF-8)."""
+    why = _unusable(name)
+    if why is None:
+        return None
+    file, line, column = given.places.get(name, (GIVEN, None, None))
+    return Problem(f"variable id `{shown(name)}': {why}", file=file, line=line, column=column)
 
 
 def from_options(options: Iterable[str]) -> GivenVars:
@@ -161,7 +183,7 @@ def _utf8(text: str, name: str) -> None:
 
 def from_file(path: str) -> GivenVars:
     """A YAML or JSON file of `name: value` pairs (`--vars FILE`)."""
-    document = read_file(path)
+    document = read_file(path, check=False)  # read_given checks the values it keeps
     if not isinstance(document.data, dict):
         raise InputError(Problem("a vars file holds `name: value' pairs (an object)",
                                  file=path, line=1, column=1))
@@ -194,7 +216,10 @@ def apply_vars(document: Document, given: GivenVars) -> tuple[Document, GivenVar
     problems, taken = [], []
     for name, value in given.values.items():
         entry = entries.get(name)
-        if entry is None:
+        wrong = _wrong_name(given, name)
+        if wrong is not None:
+            problems.append(wrong)
+        elif entry is None:
             problems.append(given.problem(name, _unknown(name, settable)))
         elif "value" not in entry:
             problems.append(given.problem(name, f"variable `{name}' has no default value in "
@@ -214,14 +239,13 @@ def apply_vars(document: Document, given: GivenVars) -> tuple[Document, GivenVar
 
 def unusable(name: str, value: Any, objects: bool, item: tuple = ()) -> Iterator[tuple]:
     """(item, message) for each part of the value given for `name` that no workflow can use:
-    an object (unless `objects`: where the default value is one), a number that is not
-    finite, a string with a NUL character."""
-    if isinstance(value, float) and not math.isfinite(value):
-        number = "NaN" if math.isnan(value) else "-infinity" if value < 0 else "infinity"
-        yield item, (f"{number} is not a finite number: a workflow's values are JSON, which "
-                     "has no NaN or infinity")
-    elif isinstance(value, str) and "\x00" in value:
-        yield item, "a NUL character cannot be passed to a tool"
+    an object (unless `objects`: where the default value is one), what no document may hold
+    (steepy.documents.loading.unusable: a number that is not finite, a string or key with a
+    NUL character or a lone surrogate)."""
+    if isinstance(value, (str, float)):
+        why = _unusable(value)
+        if why is not None:
+            yield item, why
     elif isinstance(value, list):
         for k, part in enumerate(value):
             yield from unusable(name, part, objects, item + (k,))
@@ -229,8 +253,9 @@ def unusable(name: str, value: Any, objects: bool, item: tuple = ()) -> Iterator
         yield item, f"variable `{name}' takes {TAKES}, not an object"
     elif isinstance(value, Mapping):
         for key, part in value.items():
-            if isinstance(key, str) and "\x00" in key:
-                yield item, "a NUL character cannot be passed to a tool"
+            why = _unusable(key)
+            if why is not None:
+                yield item, f"key `{shown(str(key))}': {why}"
             else:
                 yield from unusable(name, part, objects, item + (str(key),))
 

@@ -10,17 +10,14 @@ chains only: the paths inside a chain are fixed when it is made.
 
 from __future__ import annotations
 
-import hashlib
-import os
-import stat
 import time
 from copy import copy
 from dataclasses import dataclass, replace
-from itertools import islice
 from typing import Any, Sequence
 
+from steepy.engine.fingerprints import Fingerprints, taken_deep
 from steepy.model.cachekeys import CACHE_STANDARD, ChainKeys, KeyMemo, chain_keys
-from steepy.model.processchain import ArgumentVariable, ProcessChain
+from steepy.model.processchain import ArgumentVariable, Executable, ProcessChain
 from steepy.model.service import Service
 from steepy.model.stopping import stopped_at
 from steepy.model.submission import ProcessChainStatus as CS
@@ -37,119 +34,6 @@ class CacheSettings:
     enabled: bool = False
     mode: str = CACHE_STANDARD
     record: bool = True
-
-
-HASHES_KEPT = 100_000  # content hashes remembered, at most (about 35 MB)
-
-
-class Fingerprints:
-    """What a file or directory looks like: size and modification time (in nanoseconds),
-    or the sha256 of its content (`deep`); a directory by its files, sorted. Content hashes
-    are remembered while size, modification time, inode and change time stay (the
-    `HASHES_KEPT` latest).
-
-    A look serves again while it is younger than `fresh_s` (counted from when it began),
-    whatever round asks (each submission has looks of its own: `Reuse.scoped`): the tool of
-    10,000 executables is looked at about once a second, and a join over the outputs of
-    10,000 chains that the round before checked looks at them again only when it comes
-    later than that. No look is used older: a file changed since is seen changed by every
-    key made more than `fresh_s` after."""
-
-    def __init__(self, fresh_s: float = 1.0,
-                 hashes: dict[tuple[str, int, int, int, int], str] | None = None) -> None:
-        self._hashes: dict[tuple[str, int, int, int, int], str] = {} if hashes is None else hashes
-        self._seen: dict[tuple[str, bool], tuple[Any, float]] = {}  # -> (look, when begun)
-        self.fresh_s = fresh_s
-        self.used = time.monotonic()  # when a round last began with these looks
-
-    def alike(self) -> "Fingerprints":
-        """New, with no looks, the same `fresh_s` and these content hashes (shared: they
-        hold while the file's stat does)."""
-        return Fingerprints(self.fresh_s, hashes=self._hashes)
-
-    def anew(self) -> None:
-        """A round begins: the looks too old to serve again are let go."""
-        self.used = time.monotonic()
-        oldest = self.used - self.fresh_s
-        if self._seen:
-            self._seen = {k: seen for k, seen in self._seen.items() if seen[1] > oldest}
-
-    def __call__(self, path: str, deep: bool, walk: bool = True) -> Any:
-        now = time.monotonic()
-        seen = self._seen.get((path, deep, walk))
-        if seen is None or now - seen[1] >= self.fresh_s:
-            seen = self._seen[path, deep, walk] = (self._look(path, deep, walk), now)
-        return seen[0]
-
-    def anew_for(self, path: str, deep: bool) -> Any:
-        """Looked at now, whatever was seen before (the outputs a chain has just written;
-        what the other mode saw of it is let go)."""
-        self._seen.pop((path, not deep, True), None)
-        now = time.monotonic()
-        seen = self._seen[path, deep, True] = (self._look(path, deep, True), now)
-        return seen[0]
-
-    def _look(self, path: str, deep: bool, walk: bool) -> Any:
-        try:
-            st = os.stat(path)
-        except (OSError, ValueError):
-            return None
-        if not stat.S_ISDIR(st.st_mode):
-            return self._file(path, deep, st)
-        if not walk:  # a directory given to an input of another data type: its names
-            try:
-                return {"names": sorted(os.listdir(path))}
-            except OSError:
-                return None
-        return {"files": [[os.path.relpath(f, path), self._file(f, deep)]
-                          for f in _files_below(path)]}
-
-    def _file(self, path: str, deep: bool, st: os.stat_result | None = None) -> Any:
-        try:
-            st = st or os.stat(path)
-        except OSError:
-            return None
-        if not deep:
-            return [st.st_size, st.st_mtime_ns]
-        # (the inode and its change time too: `cp -p', `rsync -t' and `touch -r' give new
-        # content the size and modification time of the old, but nobody sets the change time)
-        memo = (path, st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
-        if memo not in self._hashes:
-            digest = hashlib.sha256()
-            with open(path, "rb") as f:
-                for block in iter(lambda: f.read(1 << 20), b""):
-                    digest.update(block)
-            if len(self._hashes) >= HASHES_KEPT:  # (a worker's whole life: the older half go)
-                for old in list(islice(self._hashes, HASHES_KEPT // 2)):
-                    del self._hashes[old]
-            self._hashes[memo] = digest.hexdigest()
-        return {"sha256": self._hashes[memo]}
-
-
-def _hashed(seen: Any) -> bool:
-    """Whether a fingerprint was taken in `deep' mode (it holds a content hash)."""
-    if isinstance(seen, dict):
-        return "sha256" in seen or any(_hashed(f) for _, f in seen.get("files", ()))
-    return False
-
-
-def _files_below(directory: str) -> list[str]:
-    """The files below `directory`, also below links to folders (a tool reads through them),
-    each folder once (a link to a folder above would never end)."""
-    found: list[str] = []
-    seen: set[tuple[int, int]] = set()
-    for root, dirs, files in os.walk(directory, followlinks=True):
-        try:
-            st = os.stat(root)
-        except OSError:
-            dirs[:] = []
-            continue
-        if (st.st_dev, st.st_ino) in seen:
-            dirs[:] = []
-            continue
-        seen.add((st.st_dev, st.st_ino))
-        found.extend(os.path.join(root, f) for f in files)
-    return sorted(found)
 
 
 class Reuse:
@@ -195,14 +79,14 @@ class Reuse:
         found = self.find(keys) if resume else {}
         for chain in chains:
             key = keys[chain.id]
-            if key is None:
+            if key is None or key.uncomparable:
                 continue
             earlier = found.get(chain.id)
             if earlier is not None:
                 out.reused.append(reuse(chain, earlier))
             elif self.settings.record:
                 out.pending.extend(
-                    Pending(key.chain, k, chain.id, e.id, i, shape, files or None)
+                    Pending(key.chain, k, chain.id, e.id, i, shape, self._read(e, files))
                     for i, (k, e, shape, files) in enumerate(zip(
                         key.executables, chain.executables, key.shapes, key.files)))
         out.feed_round = write.round_number + 1  # with the chains, `carried'
@@ -233,13 +117,20 @@ class Reuse:
             self.cache.forget(stale)
         return out
 
+    def _read(self, exe: Executable, files: dict[str, Any]) -> dict[str, Any] | None:
+        """What a record keeps of what its executable reads, to be looked at again when its
+        chain has run (`_inputs_kept`): its input files and its tool (when its path names
+        one: a tool fixed before `steepy retry' is not the tool of the key)."""
+        tool = self.fingerprint(exe.path, True) if "/" in exe.path else None
+        read = {**files, exe.path: tool} if tool is not None else files
+        return read or None
+
     def _inputs_kept(self, recorded: list[dict | None]) -> bool:
-        """Whether each input file is still as the key saw it (in the key's mode: a content
-        hash was taken in `deep' mode; a listing for a folder given as text)."""
+        """Whether each input file (and tool) is as the key saw it, looked at now (in the
+        key's mode: a content hash was taken in `deep' mode)."""
         for files in recorded:
             for path, seen in (files or {}).items():
-                walk = not (isinstance(seen, dict) and "names" in seen)
-                if self.fingerprint(path, _hashed(seen), walk) != seen:
+                if self.fingerprint.anew_for(path, taken_deep(seen)) != seen:
                     return False
         return True
 
@@ -257,7 +148,7 @@ class Reuse:
         dropped (`forget`) and put in `stale_out` by chain key (the newest of each)."""
         wanted: dict[str, int] = {}
         for k in keys.values():
-            if k is not None:
+            if k is not None and not k.uncomparable:
                 wanted[k.chain] = wanted.get(k.chain, 0) + 1
         if not wanted:
             return {}
@@ -279,7 +170,7 @@ class Reuse:
         found: dict[str, list[Entry]] = {}
         given: dict[str, int] = {}
         for chain_id, k in keys.items():
-            if k is not None and k.chain in valid:
+            if k is not None and not k.uncomparable and k.chain in valid:
                 turn = given.get(k.chain, 0)
                 given[k.chain] = turn + 1
                 earlier = valid[k.chain]
@@ -295,7 +186,7 @@ class Reuse:
         changed: list[str] = []
         for e in entries:
             for o in e.outputs:
-                if self.fingerprint(o["path"], False, True) != o["fingerprint"]:
+                if self.fingerprint(o["path"], False) != o["fingerprint"]:
                     changed.append(o["path"])
                     if first:
                         return changed

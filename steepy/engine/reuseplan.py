@@ -13,6 +13,7 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 
+from steepy.engine.fingerprints import TREE_FILES
 from steepy.engine.reuse import Reuse, reuse
 from steepy.generator.simulate import simulated_results
 from steepy.model.cachekeys import ChainKeys
@@ -72,6 +73,9 @@ class ReusePlan:
                  stale: dict[str, list[Entry]], similar: dict[str, Entry]) -> list[str]:
         if key is None:
             return ["its action or service says `cache: false'"]
+        if key.uncomparable:
+            return [f"`{key.uncomparable}' cannot be compared (a folder of more than "
+                    f"{TREE_FILES:,} files, or a file it cannot read): it always runs"]
         if key.chain in stale:
             gone = self.reuse.changed_outputs(stale[key.chain])
             return [f"the outputs of its earlier run are gone or changed: {', '.join(gone)}"]

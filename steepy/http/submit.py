@@ -5,8 +5,11 @@
 The body stays Steep's (the workflow alone). Values for the workflow's variables come in the
 query parameter `vars`, a JSON object: `POST /workflows?vars={"size":3}` (URL-encoded);
 their problems name the file `<vars>` and the variable as the path. JSON has no NaN or
-Infinity (Python's reader would take them), and `vars` given twice is refused rather than
-one of them silently used (`query_value`). Relative input paths are resolved against the
+Infinity (Python's reader would take them), `vars` nested more deeply than a document may
+be is a problem too, and `vars` given twice is refused rather than one of them silently used
+(`query_value`). A value no tool can take (a NUL character, a lone surrogate such as
+`"\\ud800"`, a number too large to be finite) is refused with the workflow's problems
+(steepy.documents.variables.apply_vars). Relative input paths are resolved against the
 server's working directory and must exist there; absolute ones are passed on unchecked, as
 Steep does: its agents may see files the server does not (`InputBase.server`,
 steepy.documents.inputfiles)."""
@@ -18,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from steepy.documents.inputfiles import InputBase
 from steepy.documents.loading import parse_text
+from steepy.documents.values import unusable_values
 from steepy.documents.submissions import submission_from
 from steepy.documents.validation_services import Runtimes
 from steepy.documents.variables import GIVEN, GivenVars
@@ -50,11 +54,16 @@ def given_vars(text: str | None) -> GivenVars | None:
     """The query parameter `vars` (a JSON object); InputError otherwise."""
     if text is None:
         return None
+    deep = Problem("the query parameter `vars' is nested too deeply", file=GIVEN)
     try:
         values = json.loads(text, parse_constant=_not_json)
     except json.JSONDecodeError as e:
         raise InputError(Problem(f"the query parameter `vars' is not JSON: {e.msg}",
                                  file=GIVEN)) from None
+    except RecursionError:  # too deep for the reader (and for what would store and run it)
+        raise InputError(deep) from None
+    if unusable_values(values, values=False):  # deeper than a document may be
+        raise InputError(deep)
     if not isinstance(values, dict):
         raise InputError(Problem("the query parameter `vars' must be a JSON object of "
                                  "variable ids and values", file=GIVEN))

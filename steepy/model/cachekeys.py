@@ -12,8 +12,8 @@ the submission:
 - an input that an earlier executable of the same chain writes: that output's position
   (and the path below it);
 - an input that is an existing file or directory: its path and fingerprint (size and
-  modification time, or the content hash in `deep` mode; a directory by its files when the
-  input's data type is `directory`, else by the names in it);
+  modification time, or the content hash in `deep` mode; a directory by the files below it,
+  whatever the input's data type: steepy.engine.fingerprints);
 - anything else: the value itself.
 
 The values of one variable given to one parameter count in any order when earlier chains
@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from steepy.model.jsontext import compact_encoder
-from steepy.model.processchain import DATA_TYPE_DIRECTORY, Argument, Executable, ProcessChain
+from steepy.model.processchain import Argument, Executable, ProcessChain
 from steepy.model.service import Service
 
 CACHE_OFF = "false"  # `cache: false': never reused, never recorded
@@ -44,9 +44,10 @@ CACHE_DEEP = "deep"  # `cache: deep': files compared by content
 CACHE_STANDARD = "standard"  # files compared by path, size and modification time
 MODES = (CACHE_STANDARD, CACHE_DEEP)
 
-# (path, deep, walk) -> a JSON-able fingerprint of the file or directory, None when there is
-# none; a directory by its files below (`walk`), else by the names in it
-Fingerprint = Callable[[str, bool, bool], Any]
+# (path, deep) -> a JSON-able fingerprint of the file or directory, None when there is none,
+# UNCOMPARABLE when it cannot be compared (steepy.engine.fingerprints)
+Fingerprint = Callable[[str, bool], Any]
+UNCOMPARABLE = "uncomparable"  # a folder too large, a file not to be read: never reused
 
 
 _CANONICAL = compact_encoder(sort_keys=True, default=str)
@@ -66,6 +67,8 @@ class ChainKeys:
     chain: str
     shapes: tuple[str, ...] = ()
     files: tuple[dict[str, Any], ...] = ()
+    # an input (or tool) that cannot be compared: the chain is neither reused nor recorded
+    uncomparable: str | None = None
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,7 @@ class ExecutableKey:
     key: str
     shape: str  # the hash of all but the fingerprints of the input files
     files: dict[str, Any]  # input file (or directory) -> its fingerprint
+    uncomparable: str | None = None  # a path that cannot be compared (ChainKeys)
 
 
 def service_mode(service: Service | None, default: str) -> str:
@@ -143,7 +147,8 @@ def chain_keys(chain: ProcessChain, services: dict[str, Service], fingerprint: F
                                    position, outputs, fingerprint, mode == CACHE_DEEP, memo))
     own = [k.key for k in keys]
     return ChainKeys(tuple(own), digest(own), tuple(k.shape for k in keys),
-                     tuple(k.files for k in keys))
+                     tuple(k.files for k in keys),
+                     next((k.uncomparable for k in keys if k.uncomparable), None))
 
 
 def executable_key(exe: Executable, service: str | None, position: int,
@@ -162,17 +167,18 @@ def executable_key(exe: Executable, service: str | None, position: int,
             if arg.place is not None:  # stored, or below a prefix of its own
                 normal["place"] = arg.place
         else:
-            normal = _input(value, outputs, fingerprint, deep,
-                            arg.data_type == DATA_TYPE_DIRECTORY)
+            normal = _input(value, outputs, fingerprint, deep)
             if isinstance(normal, dict) and "file" in normal:  # in the shape by its path
                 files[value] = normal.pop("fingerprint")
         arguments.append([arg.id, arg.label, arg.type, arg.data_type, normal])
     arguments = _unordered(arguments, exe.arguments)
-    tool = fingerprint(exe.path, True, True) if "/" in exe.path else None  # not on PATH
+    tool = fingerprint(exe.path, True) if "/" in exe.path else None  # not one on PATH
     rest = (memo or KeyMemo()).rest(exe, service, tool, deep)
     # the canonical text of the whole material (`digest'), its first member written here
     shape = hashlib.sha256(('{"arguments":' + _CANONICAL(arguments) + rest).encode()).hexdigest()
-    return ExecutableKey(digest([shape, files]), shape, files)
+    uncomparable = next((path for path, look in files.items() if look == UNCOMPARABLE),
+                        exe.path if tool == UNCOMPARABLE else None)
+    return ExecutableKey(digest([shape, files]), shape, files, uncomparable)
 
 
 def _unordered(arguments: list[list], given: list[Argument]) -> list[list]:
@@ -195,16 +201,14 @@ def _unordered(arguments: list[list], given: list[Argument]) -> list[list]:
 
 
 def _input(value: str, outputs: dict[str, tuple[int, int]], fingerprint: Fingerprint,
-           deep: bool, directory: bool) -> Any:
+           deep: bool) -> Any:
     written = outputs.get(value)
     if written is not None:
         return {"output": list(written)}
     for path, place in outputs.items():  # a file below an output directory of the chain
         if path and value.startswith(path.rstrip("/") + "/"):
             return {"output": list(place), "below": value[len(path.rstrip("/")) + 1:]}
-    # a file or directory (or not); a directory's files count for a `directory' input, else
-    # its listing (a `.' or `/' given as text is not a tree to walk, nor to store)
-    found = fingerprint(value, deep, directory) if value else None
+    found = fingerprint(value, deep) if value else None  # a file or directory (or not)
     if found is not None:
         return {"file": value, "fingerprint": found}
     return value

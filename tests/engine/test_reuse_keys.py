@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from steepy.engine import fingerprints as fingerprints_module
 from steepy.engine import reuse as reuse_module
-from steepy.engine.reuse import Fingerprints
+from steepy.engine.fingerprints import Fingerprints
 from steepy.model.cachekeys import CACHE_DEEP, KeyMemo, chain_keys
 from steepy.model.processchain import Argument, ArgumentVariable, Executable, ProcessChain
 from steepy.model.service import Service
@@ -79,10 +80,13 @@ def _folder_chain(folder: Path, data_type: str) -> ProcessChain:
         Argument("out", ArgumentVariable("o", "/o/a"), "output")])])
 
 
-def test_a_directory_input_is_compared_by_its_files(tmp_path: Path) -> None:
-    """Files below a `directory' input count, also below a link to a folder (a link to a
-    folder above is followed once); a folder given to an input of another data type (a `.'
-    or `/' as text) counts by the names in it, not walked."""
+def test_a_directory_input_is_compared_by_its_files(tmp_path: Path, monkeypatch) -> None:
+    """Files below a folder input count, whatever its data type (a tool given `.' as text
+    may read it), also below a link to a folder (a link to a folder above is followed once),
+    as one digest; a folder of more files than can be compared (`/' as text) makes the chain
+    one that is never reused, and a FIFO in it is not opened in deep mode."""
+    from steepy.engine import fingerprints
+
     folder, elsewhere = tmp_path / "d", tmp_path / "elsewhere"
     (folder / "sub").mkdir(parents=True)
     (folder / "sub" / "f").write_text("1")
@@ -90,21 +94,25 @@ def test_a_directory_input_is_compared_by_its_files(tmp_path: Path) -> None:
     (elsewhere / "x").write_text("x")
     (folder / "link").symlink_to(elsewhere)
     (folder / "sub" / "loop").symlink_to(folder)
+    os.mkfifo(folder / "pipe")
 
-    def key(data_type: str = "directory") -> str:
-        keys = chain_keys(_folder_chain(folder, data_type), {"cp": _service()}, Fingerprints())
-        assert keys is not None
-        return keys.chain
+    def keys(data_type: str = "directory", deep: bool = False):
+        found = chain_keys(_folder_chain(folder, data_type), {"cp": _service()},
+                           Fingerprints(), CACHE_DEEP if deep else "standard")
+        assert found is not None
+        return found
 
-    before, as_text = key(), key("string")
+    before, as_text, deep = keys().chain, keys("string").chain, keys(deep=True).chain
+    assert keys().files[0][str(folder)]["files"] == 3  # f, x through the link, the FIFO
     (folder / "sub" / "f").write_text("22")
-    assert key() != before
-    assert key("string") == as_text  # its names are the same
-    before = key()
+    assert keys().chain != before and keys("string").chain != as_text
+    assert keys(deep=True).chain != deep
+    before = keys().chain
     (elsewhere / "x").write_text("changed through the link")
-    assert key() != before
-    (folder / "g").write_text("2")
-    assert key("string") != as_text
+    assert keys().chain != before
+    assert keys().uncomparable is None
+    monkeypatch.setattr(fingerprints, "TREE_FILES", 2)
+    assert keys("string").uncomparable == str(folder)
 
 
 def test_a_changed_service_or_tool_changes_the_key(source: Path, tmp_path: Path) -> None:
@@ -262,7 +270,7 @@ def test_a_look_serves_while_it_is_fresh(tmp_path: Path, monkeypatch) -> None:
     meanwhile; a look that old is made again, also for another submission's round (a file
     changed meanwhile is seen changed)."""
     clock = [100.0]
-    monkeypatch.setattr(reuse_module.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(fingerprints_module.time, "monotonic", lambda: clock[0])
     path = tmp_path / "f"
     path.write_text("1")
     fingerprints = Fingerprints(1.0)
@@ -308,7 +316,7 @@ def test_new_content_with_the_old_size_and_time_is_hashed_again(tmp_path: Path) 
 
 
 def test_content_hashes_kept_are_bounded(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(reuse_module, "HASHES_KEPT", 4)
+    monkeypatch.setattr(fingerprints_module, "HASHES_KEPT", 4)
     fingerprints = Fingerprints(0.0)
     for i in range(9):
         (tmp_path / str(i)).write_text(str(i))
@@ -324,7 +332,7 @@ def test_a_submission_sees_no_look_another_made(tmp_path: Path, monkeypatch) -> 
     from steepy.engine.reuse import Reuse
 
     clock = [100.0]
-    monkeypatch.setattr(reuse_module.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(fingerprints_module.time, "monotonic", lambda: clock[0])
     path = tmp_path / "input"
     path.write_text("1")
     reuse = Reuse(None, {})
@@ -340,3 +348,18 @@ def test_a_submission_sees_no_look_another_made(tmp_path: Path, monkeypatch) -> 
     clock[0] += 5
     reuse.scoped("C")
     assert sorted(reuse._looks) == ["C"]
+
+
+def test_inputs_are_looked_at_anew_when_their_chain_has_run(tmp_path: Path) -> None:
+    """What a chain read is compared with what its key saw by a new look, not one that is
+    still fresh: an edit between the key and the run (a moment later) is not missed."""
+    from steepy.engine.reuse import Reuse
+
+    source = tmp_path / "in.txt"
+    source.write_text("before\n")
+    reuse = Reuse(cache=None, services={})  # type: ignore[arg-type] (no records needed)
+    seen = reuse.fingerprint(str(source), False)
+    assert reuse._inputs_kept([{str(source): seen}])
+    source.write_text("after, longer\n")  # within the look's second
+    assert reuse.fingerprint(str(source), False) == seen  # (the fresh look still serves)
+    assert not reuse._inputs_kept([{str(source): seen}])

@@ -172,3 +172,26 @@ def test_chains_of_one_key_reuse_as_many_earlier_chains(here: Path) -> None:
     sources = [c["reused"]["processChainId"] for c in second["processChains"]]
     assert len(set(sources)) == 4
     assert Path(second["results"]["joined"][0]).read_text() == "X\nX\nY\n"
+
+
+def test_a_retry_with_a_fixed_tool_leaves_nothing_for_the_old_tool(here: Path) -> None:
+    """The loop "fix the tool, `steepy retry'": the chain's key was taken with the broken
+    tool; what the fixed tool made is not recorded under it, or going back to the broken
+    tool (a `git checkout') would reuse the fixed tool's work."""
+    broken = TOOL.replace('echo ran >> "$COUNTER"', 'echo ran >> "$COUNTER"; exit 1')
+    tool = here / "tool.sh"
+    tool.write_text(broken)
+    (here / "wf.yaml").write_text(WORKFLOW.replace("    cache: deep\n", ""))
+    (here / "x.txt").write_text("fine\n")
+    code, first, ran = _run(here)
+    assert (code, first["status"], ran) == (1, "ERROR", 1)
+
+    tool.write_text(TOOL)  # fixed, then the failed chain runs again
+    assert _steepy(here, "retry", first["id"]).returncode == 0
+    worker = _steepy(here, "worker", "-s", "services.yaml", "--exit-when-idle")
+    assert worker.returncode == 0, worker.stderr
+    (here / "counter").unlink()
+
+    tool.write_text(broken)  # back to the tool the chain's key was taken with
+    code, again, ran = _run(here)
+    assert (code, again["status"], ran) == (1, "ERROR", 1)  # run, not the fixed tool's work

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from steepy.engine.reuse import Fingerprints, Reuse
+from steepy.engine.fingerprints import Fingerprints
+from steepy.engine.reuse import Reuse
 from steepy.engine.reuseplan import ReusePlan
 from steepy.model import Submission, Workflow
 from steepy.model.processchain import Argument, ArgumentVariable, Executable, ProcessChain

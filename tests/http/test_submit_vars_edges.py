@@ -6,10 +6,12 @@ stored (the app in-process)."""
 
 from __future__ import annotations
 
+import json
 import warnings
 from pathlib import Path
 
 import pytest
+import yaml
 
 from steepy.errors import InputError
 from steepy.http.submit import query_value
@@ -110,3 +112,30 @@ def test_vars_given_twice_is_refused_not_one_of_them_used() -> None:
 def test_post_workflows_with_vars_twice_is_a_400(api) -> None:
     assert _refused(api, '{"label": "a"}', '{"label": "b"}') == [
         "<vars>: the query parameter `vars' is given 2 times; give it once"]
+
+
+def test_lone_surrogates_are_refused_not_stored_and_a_500(api) -> None:
+    """`"\\ud800"' is valid JSON but no Unicode character: the submission was stored, then
+    answered 500 (it cannot be sent as UTF-8), and every engine that ran it stopped."""
+    surrogate = "not valid Unicode: a lone surrogate \\ud800 cannot be passed to a tool"
+    assert _refused(api, '{"label": "\\ud800", "texts": ["in.txt", "a\\ud800"]}') == [
+        f"<vars>: label: {surrogate}", f"<vars>: texts[1]: {surrogate}"]
+    assert _refused(api, '{"la\\ud800bel": "x"}') == [
+        f"<vars>: variable id `la\\ud800bel': {surrogate}"]
+    answer = api.post("/workflows", content=json.dumps(
+        {**yaml.safe_load(WORKFLOW), "name": "\ud800"}).encode())
+    assert answer.status_code == 400, answer.text
+    assert answer.text.endswith(f"name: {surrogate}")
+    assert api.get("/workflows").json() == []
+
+
+@pytest.mark.parametrize("depth", [400, 960, 3000])
+def test_vars_nested_too_deeply_are_a_400(api, depth: int) -> None:
+    """The JSON reader ran out of stack at about 990 levels (a 500); from about 950 the
+    submission was stored, then too deep to send back (a 500 too). As a document: 400 at most."""
+    label = "[" * depth + "]" * depth
+    assert _refused(api, f'{{"label": {label}}}') == [
+        "<vars>: the query parameter `vars' is nested too deeply"]
+    accepted = api.post("/workflows", params={"vars": '{"label": ' + "[" * 398 + "]" * 398 + "}"},
+                        content=WORKFLOW)
+    assert accepted.status_code == 202, accepted.text
