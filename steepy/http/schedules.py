@@ -99,7 +99,9 @@ def _new_schedule(body: Any, services: dict, macros: dict, runtimes: Runtimes) -
     submission = None
     if workflow is not None:
         try:
-            submission = build_submission(workflow.encode("utf-8"), services, macros, runtimes,
+            # (surrogatepass: a lone surrogate is told where it is written, by the reader)
+            submission = build_submission(workflow.encode("utf-8", "surrogatepass"), services,
+                                          macros, runtimes,
                                           given=GivenVars.of(given) if given else None)
         except InputError as e:
             problems += e.problems

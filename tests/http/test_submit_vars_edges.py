@@ -139,3 +139,14 @@ def test_vars_nested_too_deeply_are_a_400(api, depth: int) -> None:
     accepted = api.post("/workflows", params={"vars": '{"label": ' + "[" * 398 + "]" * 398 + "}"},
                         content=WORKFLOW)
     assert accepted.status_code == 202, accepted.text
+
+
+def test_a_schedule_with_a_lone_surrogate_is_a_400_not_stored(api) -> None:
+    """POST /schedules encoded the workflow's text before reading it: a lone surrogate was a
+    500 (UnicodeEncodeError). It is refused as bad input; nothing is stored."""
+    workflow = WORKFLOW.decode().replace("value: words", "value: x\ud800")
+    body = json.dumps({"workflow": workflow, "every": "1h"})
+    answer = api.post("/schedules", content=body.encode(),
+                      headers={"content-type": "application/json"})
+    assert answer.status_code == 400, answer.text
+    assert api.get("/schedules").json() == []
