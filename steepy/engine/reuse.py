@@ -100,13 +100,16 @@ class Reuse:
         that a fallback rescued, are forgotten (their next submission runs them again)."""
         done = [r for r in finished if r.status == CS.SUCCESS and r.reused is None
                 and stopped_at(r.results) is None]
-        waiting = self.cache.pending([r.chain.id for r in done]) if done else {}
+        fallbacks = [r.chain.id for r in done
+                     if any(e.fallback_for is not None for e in r.chain.executables)]
+        waiting = self.cache.pending([r.chain.id for r in done], fallbacks) if done else {}
         out, stale = [], []
+        looked: dict[tuple[str, bool], Any] = {}  # (a tool or file read by many: once)
         for r in done:
             if r.chain.id not in waiting:
                 continue
             recorded = waiting[r.chain.id]
-            if recorded is None or not self._inputs_kept(recorded):
+            if recorded is None or not self._inputs_kept(recorded, looked):
                 stale.append(r.chain.id)
                 continue
             out.append((r.chain.id, [[{
@@ -125,12 +128,18 @@ class Reuse:
         read = {**files, exe.path: tool} if tool is not None else files
         return read or None
 
-    def _inputs_kept(self, recorded: list[dict | None]) -> bool:
+    def _inputs_kept(self, recorded: list[dict | None],
+                     looked: dict[tuple[str, bool], Any] | None = None) -> bool:
         """Whether each input file (and tool) is as the key saw it, looked at now (in the
-        key's mode: a content hash was taken in `deep' mode)."""
+        key's mode: a content hash was taken in `deep' mode); `looked` keeps the looks of
+        one round."""
+        looked = {} if looked is None else looked
         for files in recorded:
             for path, seen in (files or {}).items():
-                if self.fingerprint.anew_for(path, taken_deep(seen)) != seen:
+                deep = taken_deep(seen)
+                if (path, deep) not in looked:
+                    looked[path, deep] = self.fingerprint.anew_for(path, deep)
+                if looked[path, deep] != seen:
                     return False
         return True
 

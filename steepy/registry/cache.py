@@ -130,11 +130,14 @@ class SqlCache:
                                                r.position, load(r.outputs), load(r.inputs))
         return found
 
-    def pending(self, chain_ids: Sequence[str]) -> dict[str, list[dict | None] | None]:
+    def pending(self, chain_ids: Sequence[str], with_fallbacks: Sequence[str] = ()
+                ) -> dict[str, list[dict | None] | None]:
         """Those of these chains whose entries wait for their outputs, with the input files
         each entry's key was taken from (by position); None for one that a fallback stood
-        in for: it is not the work of its tools (its entries are to be forgotten)."""
+        in for (among `with_fallbacks`, those that have one): it is not the work of its tools
+        (its entries are to be forgotten)."""
         ids = sorted(set(chain_ids))
+        fallbacks = set(with_fallbacks)
         found: dict[str, list[tuple[int, str | None]]] = {}
         rescued: set[str] = set()
         with self.db.read() as conn:
@@ -144,9 +147,11 @@ class SqlCache:
                         _ce.chain_id, _ce.position, _ce.inputs).where(
                         _ce.chain_id.in_(part), _ce.outputs.is_(None))):
                     found.setdefault(chain_id, []).append((position, inputs))
-                rescued.update(conn.execute(select(attempts.c.chain_id).where(
-                    attempts.c.chain_id.in_(part), attempts.c.fallback_for.is_not(None),
-                    attempts.c.outcome == "SUCCESS").distinct()).scalars())
+                asked = [chain_id for chain_id in part if chain_id in fallbacks]
+                if asked:
+                    rescued.update(conn.execute(select(attempts.c.chain_id).where(
+                        attempts.c.chain_id.in_(asked), attempts.c.fallback_for.is_not(None),
+                        attempts.c.outcome == "SUCCESS").distinct()).scalars())
         return {chain_id: None if chain_id in rescued else
                 [load(inputs) for _, inputs in sorted(rows)] for chain_id, rows in found.items()}
 
