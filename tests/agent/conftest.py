@@ -8,13 +8,9 @@ import psutil
 import pytest
 
 from steepy.agent.executor import identity
+from tests.agent.harness import alive as _alive
 
 
-def _alive(p: psutil.Process) -> bool:
-    try:
-        return p.is_running() and p.status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False
 
 
 def _children() -> list[psutil.Process]:

@@ -204,7 +204,15 @@ def attempts_for(outcome: ChainOutcome, exe_id: str) -> list:
 def running(pid: int) -> bool:
     """The process lives (a zombie does not)."""
     try:
-        p = psutil.Process(pid)
+        return alive(psutil.Process(pid))
+    except psutil.Error:
+        return False
+
+
+def alive(p: psutil.Process) -> bool:
+    """The process (as it was when `p` was made: not another with its pid) lives, and is no
+    zombie; one that ends between the two looks is not alive (no NoSuchProcess)."""
+    try:
         return p.is_running() and p.status() != psutil.STATUS_ZOMBIE
     except psutil.Error:
         return False

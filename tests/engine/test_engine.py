@@ -18,6 +18,7 @@ from steepy.documents.loading import parse_workflow, read_macros, read_services
 from steepy.model import Submission
 from steepy.model.submission import ProcessChainStatus as CS, SubmissionStatus as SS
 from steepy.registry import Registry, open_registry
+from tests.agent.harness import alive
 from tests.conftest import ROOT
 from tests.engine.workflows import FAILS_ONCE, SLEEPY
 
@@ -139,7 +140,7 @@ async def test_cancel_running_submission_stops_the_tool(registry, tmp_path) -> N
     engine.changed("chains")
     await asyncio.wait_for(task, 20)
     assert registry.views.get_submission(sid).status == SS.CANCELLED
-    assert not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in sleepers)
+    assert not any(alive(p) for p in sleepers)
 
 
 async def test_cancel_accepted_submission_ends_it(registry) -> None:

@@ -27,6 +27,7 @@ from steepy.model.common import utcnow
 from steepy.model.submission import ProcessChainStatus as CS
 from steepy.registry import open_registry
 from steepy.registry.tables import agents, submissions
+from tests.agent.harness import alive
 from tests.engine.test_engine import MACROS, SERVICES, _settings, _submit
 from tests.engine.test_engine_outages import _lost_connection
 from tests.engine.workflows import SLEEPY
@@ -179,8 +180,7 @@ async def test_tools_stop_and_their_chains_go_back_before_the_lease_ends(
         # (PostgreSQL: the heartbeat goes apart from the rest of the round)
         registry.leases.beat = unwritable(registry.leases.beat)
         registry.leases.heartbeat = unwritable(registry.leases.heartbeat)
-        await _until(lambda: not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE
-                                     for p in tools))
+        await _until(lambda: not any(alive(p) for p in tools))
         (chain,), _ = registry.views.list_chains(sid)
         await _until(lambda: any(r.status == INTERRUPTED for r in registry.views.runs(chain.chain.id)))
         first = registry.views.runs(chain.chain.id)[0]
