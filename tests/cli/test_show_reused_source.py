@@ -16,22 +16,8 @@ from click.testing import CliRunner
 
 from steepy.cli import main
 from steepy.cli.output import _reused_from
+from tests.cli.test_outcome_and_reuse import SERVICES
 
-SERVICES = """\
-- id: sh
-  name: Shell
-  description: sh -c SCRIPT sh ARG OUT
-  path: sh
-  runtime: other
-  parameters:
-    - {id: script, name: Script, description: s, type: input, label: -c, cardinality: 1..1,
-       dataType: string}
-    - {id: zero, name: Zero, description: z, type: input, cardinality: 1..1,
-       dataType: string, default: sh}
-    - {id: arg, name: Arg, description: a, type: input, cardinality: 1..1, dataType: string}
-    - {id: out, name: Out, description: o, type: output, cardinality: 1..1,
-       dataType: string, fileSuffix: .txt}
-"""
 # two chains: one greets `who', one `whom'
 WORKFLOW = """\
 api: 4.7.0

@@ -19,23 +19,13 @@ from steepy.cli import main
 from steepy.documents import yamlreader
 from steepy.documents.loading import parse_text, read_services
 from steepy.errors import InputError
-from tests.documents.test_given_vars_edges import WORKFLOW
+from tests.documents.test_given_vars_edges import WORKFLOW, here  # noqa: F401 (a fixture)
 from tests.documents.test_input_files import SERVICE
 
 SURROGATE = "not valid Unicode: a lone surrogate \\udc80 cannot be passed to a tool"
 NUL = "a NUL character cannot be passed to a tool"
 FINITE = "is not a finite number: a workflow's values are JSON, which has no NaN or infinity"
 
-
-@pytest.fixture
-def here(tmp_path: Path, monkeypatch) -> Path:
-    monkeypatch.chdir(tmp_path)
-    for key in ("STEEPY_SERVER", "STEEPY_DB_URL"):
-        monkeypatch.delenv(key, raising=False)
-    (tmp_path / "s.yaml").write_text(yaml.safe_dump([SERVICE.to_json()], sort_keys=False))
-    (tmp_path / "wf.yaml").write_text(WORKFLOW)
-    (tmp_path / "words.txt").write_text("a b\n")
-    return tmp_path
 
 
 def _json_workflow(here: Path, label: str) -> str:

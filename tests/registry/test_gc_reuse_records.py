@@ -150,24 +150,11 @@ def test_a_rerun_after_the_results_went_runs_again_and_records_anew(
     from steepy.engine.engine import Engine, EngineSettings
     from steepy.model.ids import unique_id
     from tests.conftest import ROOT
+    from tests.schedules.test_gc import LINEAR
 
     monkeypatch.chdir(ROOT)
     services = read_services(str(ROOT / "services"))
-    source = """
-api: 4.7.0
-name: kept
-actions:
-  - id: talk
-    type: execute
-    service: slowprint
-    inputs: [{id: lines, value: 2}, {id: interval, value: 0}]
-    outputs: [{id: output_file, var: said}]
-  - id: keep
-    type: execute
-    service: cat
-    inputs: [{id: input_files, var: said}]
-    outputs: [{id: output_file, var: kept, store: true}]
-"""
+    source = LINEAR  # (tests/schedules/test_gc.py: talk, then keep what was said)
     registry = open_registry(f"sqlite:///{tmp_path / 'steepy.db'}")
     settings = EngineSettings(
         tmp_path=str(tmp_path / "tmp"), out_path=str(tmp_path / "out"), agents=1,
