@@ -129,31 +129,39 @@ def test_a_changed_service_or_tool_changes_the_key(source: Path, tmp_path: Path)
     assert _key(with_tool, _service(path=str(tool))) != first
 
 
+COPY_PARAMETERS = [{"id": "in", "name": "In", "description": "i", "type": "input",
+                    "cardinality": "1..1", "dataType": "file"},
+                   {"id": "out", "name": "Out", "description": "o", "type": "output",
+                    "cardinality": "1..1"}]
+
+
+def _generated_key(source: Path, service: Service, submission: str, **output) -> str:
+    """The key of the one chain the generator makes of `cp source` in a submission (its
+    paths below /tmp/SUBMISSION), the output declared with `output` (store, prefix)."""
+    from steepy.generator.core import ProcessChainGenerator
+    from steepy.model.workflow import Workflow
+
+    workflow = Workflow.from_json({"api": "4.7.0", "vars": [{"id": "f", "value": str(source)}],
+                                   "actions": [{"type": "execute", "service": "cp",
+                                                "inputs": [{"id": "in", "var": "f"}],
+                                                "outputs": [{"id": "out", "var": "o",
+                                                             **output}]}]})
+    services = {"cp": service}
+    [chain] = ProcessChainGenerator(workflow, f"/tmp/{submission}", f"/out/{submission}",
+                                    services).generate({}, set(), [], [])
+    keys = chain_keys(chain, services, Fingerprints())
+    assert keys is not None
+    return keys.chain
+
+
 def test_a_service_with_runtime_arguments_keeps_its_key_from_run_to_run(source: Path) -> None:
     """The generator draws a new id for each runtime argument of every executable it makes
     (as Steep does): the key takes the argument's declared id, or a service with
     `runtimeArgs` (a Docker volume, say) would never be reused. Its value still counts."""
-    from steepy.generator.core import ProcessChainGenerator
-    from steepy.model.workflow import Workflow
-
     def key(submission: str, value: str = "-v /data:/data") -> str:
-        service = _service(runtimeArgs=[{"id": "volume", "name": "Volume",
-                                         "description": "a mount", "value": value}],
-                           parameters=[
-                               {"id": "in", "name": "In", "description": "i", "type": "input",
-                                "cardinality": "1..1", "dataType": "file"},
-                               {"id": "out", "name": "Out", "description": "o",
-                                "type": "output", "cardinality": "1..1"}])
-        workflow = Workflow.from_json({"api": "4.7.0", "vars": [{"id": "f", "value": str(source)}],
-                                       "actions": [{"type": "execute", "service": "cp",
-                                                    "inputs": [{"id": "in", "var": "f"}],
-                                                    "outputs": [{"id": "out", "var": "o"}]}]})
-        services = {"cp": service}
-        [chain] = ProcessChainGenerator(workflow, f"/tmp/{submission}", f"/out/{submission}",
-                                        services).generate({}, set(), [], [])
-        keys = chain_keys(chain, services, Fingerprints())
-        assert keys is not None
-        return keys.chain
+        return _generated_key(source, _service(
+            runtimeArgs=[{"id": "volume", "name": "Volume", "description": "a mount",
+                          "value": value}], parameters=COPY_PARAMETERS), submission)
 
     assert key("S1") == key("S2")
     assert key("S3", value="-v /other:/data") != key("S1")
@@ -164,27 +172,10 @@ def test_where_an_action_puts_its_output_is_part_of_the_key(source: Path) -> Non
     of one left in the submission's tmpPath: reusing it would leave a stored result in an
     earlier submission's tmp folder (missing from the results, collected with it), or below
     another prefix. The default place keeps the key it always had."""
-    from steepy.generator.core import ProcessChainGenerator
-    from steepy.model.workflow import Workflow
-
-    service = _service(parameters=[
-        {"id": "in", "name": "In", "description": "i", "type": "input",
-         "cardinality": "1..1", "dataType": "file"},
-        {"id": "out", "name": "Out", "description": "o", "type": "output",
-         "cardinality": "1..1"}])
+    service = _service(parameters=COPY_PARAMETERS)
 
     def key(submission: str, **output) -> str:
-        workflow = Workflow.from_json({"api": "4.7.0", "vars": [{"id": "f", "value": str(source)}],
-                                       "actions": [{"type": "execute", "service": "cp",
-                                                    "inputs": [{"id": "in", "var": "f"}],
-                                                    "outputs": [{"id": "out", "var": "o",
-                                                                 **output}]}]})
-        services = {"cp": service}
-        [chain] = ProcessChainGenerator(workflow, f"/tmp/{submission}", f"/out/{submission}",
-                                        services).generate({}, set(), [], [])
-        keys = chain_keys(chain, services, Fingerprints())
-        assert keys is not None
-        return keys.chain
+        return _generated_key(source, service, submission, **output)
 
     plain = key("S1")
     assert key("S2") == plain == key("S3", store=False)
