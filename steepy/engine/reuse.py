@@ -16,7 +16,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 from steepy.engine.fingerprints import Fingerprints, taken_deep
-from steepy.model.cachekeys import CACHE_STANDARD, ChainKeys, KeyMemo, chain_keys
+from steepy.model.cachekeys import (CACHE_STANDARD, UNCOMPARABLE, ChainKeys, KeyMemo,
+                                    chain_keys)
 from steepy.model.processchain import ArgumentVariable, Executable, ProcessChain
 from steepy.model.service import Service
 from steepy.model.stopping import stopped_at
@@ -112,10 +113,14 @@ class Reuse:
             if recorded is None or not self._inputs_kept(recorded, looked):
                 stale.append(r.chain.id)
                 continue
-            out.append((r.chain.id, [[{
+            outputs = [[{
                 "path": a.variable.value, "results": (r.results or {}).get(a.variable.id),
                 "fingerprint": self.fingerprint.anew_for(a.variable.value, False)}
-                for a in e.arguments if a.type == "output"] for e in r.chain.executables]))
+                for a in e.arguments if a.type == "output"] for e in r.chain.executables]
+            if any(o["fingerprint"] == UNCOMPARABLE for each in outputs for o in each):
+                stale.append(r.chain.id)  # (an output folder too large to compare)
+                continue
+            out.append((r.chain.id, outputs))
         if stale:
             self.cache.forget(stale)
         return out
@@ -195,7 +200,8 @@ class Reuse:
         changed: list[str] = []
         for e in entries:
             for o in e.outputs:
-                if self.fingerprint(o["path"], False) != o["fingerprint"]:
+                now = self.fingerprint(o["path"], False)
+                if now == UNCOMPARABLE or now != o["fingerprint"]:
                     changed.append(o["path"])
                     if first:
                         return changed

@@ -354,3 +354,40 @@ def test_inputs_are_looked_at_anew_when_their_chain_has_run(tmp_path: Path) -> N
     source.write_text("after, longer\n")  # within the look's second
     assert reuse.fingerprint(str(source), False) == seen  # (the fresh look still serves)
     assert not reuse._inputs_kept([{str(source): seen}])
+
+
+def test_an_output_folder_too_large_to_compare_is_never_taken_as_unchanged(
+        tmp_path: Path, monkeypatch) -> None:
+    """An output folder of more files than are compared cannot be recorded (its
+    fingerprint would say nothing of its content), and one recorded before is changed."""
+    from steepy.engine.reuse import Reuse
+    from steepy.registry.cache import Entry
+
+    monkeypatch.setattr(fingerprints_module, "TREE_FILES", 2)
+    folder = tmp_path / "out"
+    folder.mkdir()
+    for name in "abc":
+        (folder / name).write_text(name)
+    entry = Entry("s", "c", "e", 0, [{"path": str(folder), "results": [],
+                                       "fingerprint": "uncomparable"}])
+    unchanged = Reuse(cache=None, services={})  # type: ignore[arg-type] (no records needed)
+    assert unchanged.changed_outputs([entry]) == [str(folder)]
+
+    class Records:  # the chain's entries wait for their outputs
+        forgotten: list[str] = []
+
+        def pending(self, chain_ids, with_fallbacks=()):
+            return {chain_id: [{}] for chain_id in chain_ids}
+
+        def forget(self, chain_ids):
+            self.forgotten.extend(chain_ids)
+
+    from steepy.model.submission import ProcessChainStatus
+    from steepy.registry.records import ChainRecord
+
+    chain = ProcessChain("c", [Executable("e", "tool", "svc", [
+        Argument("o", ArgumentVariable("v", str(folder)), "output", None, "directory")])])
+    records = Records()
+    done = ChainRecord(chain, "s", ProcessChainStatus.SUCCESS, {"v": []}, None, 0)
+    assert Reuse(records, {})._completed([done]) == []  # type: ignore[arg-type]
+    assert records.forgotten == ["c"]
