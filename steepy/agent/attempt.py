@@ -77,6 +77,7 @@ class Executing:
     last_exit: int | None = None
     last_failure: AttemptRecord | None = None
     signal_requeues: int = 0
+    started: int = 0  # attempts begun in this run, re-queued ones too (they keep their number)
 
     @property
     def counted(self) -> bool:
@@ -114,6 +115,7 @@ class Attempt:
             fallback_for=exe.fallback_for, ordinal=len(ctx.records), host=HOST)
         _where(record)
         ctx.records.append(record)
+        shared.started += 1
         # with a retry policy, the attempt is spent once it is stored: before its tool runs
         try:
             await ctx.store(record, shared.counted)
@@ -184,11 +186,12 @@ class Attempt:
 
     def _after_another(self) -> bool:
         """Whether an attempt that may have written at this executable's output paths came
-        before: its own earlier one, the executable a fallback stands in for, an earlier run
-        of the chain (`steepy retry', one its engine left). Not on a chain's first try: its
+        before: its own earlier one (re-queued ones keep their number), the executable a
+        fallback stands in for, an earlier run of the chain (`steepy retry', one its engine
+        left). Not on a chain's first try: its
         paths are new, and nothing is looked at for 10,000 chains that run once."""
-        return (self.number > 1 or self.shared.exe.fallback_for is not None
-                or self.shared.ctx.run_number > 1)
+        return (self.shared.started > 1 or self.number > 1
+                or self.shared.exe.fallback_for is not None or self.shared.ctx.run_number > 1)
 
     async def _software(self, env: dict[str, str]) -> tuple[Executable | None, str | None]:
         """The executable with its modules and Python environment provided in `env', or why

@@ -83,8 +83,9 @@ def remove_left_outputs(left: list[tuple[str, bool]]) -> str | None:
                     for entry in list(entries):
                         _remove(entry.path, failed)
             else:
+                before = len(failed)
                 _remove(path, failed)
-                if directory and not failed:
+                if directory and len(failed) == before:
                     os.makedirs(path, exist_ok=True)
         except OSError as e:
             failed.append(f"{e.filename or path}: {e.strerror or e}")

@@ -288,6 +288,48 @@ vars:
 """
 
 
+REQUEUED = """\
+api: 4.7.0
+name: requeued
+actions:
+  - type: execute
+    service: writer
+    inputs:
+      - id: script
+        value: |
+          n=$(cat polls 2>/dev/null || echo 0); echo $((n + 1)) > polls
+          if [ "$n" -lt 1 ]; then
+            echo PARTIAL > "$2"; echo "requeue 100ms" > "$STEEPY_SIGNAL_FILE"; exit 0
+          fi
+      - {id: input, var: text}
+    outputs: [{id: out, var: result}]
+vars:
+  - {id: text, value: in.txt}
+"""
+
+
+@pytest.mark.process
+def test_a_requeued_attempt_does_not_find_what_it_left(tmp_path: Path) -> None:
+    """A re-queued attempt keeps its number (extensions 11): what it wrote before it asked to
+    be run again is removed all the same, so a run that then writes nothing is an ERROR, not
+    a SUCCESS with the half-written file as its result."""
+    (tmp_path / "services.yaml").write_text(SERVICES)
+    (tmp_path / "wf.yaml").write_text(REQUEUED)
+    (tmp_path / "in.txt").write_text("in\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("STEEPY_", "STEEP_"))}
+    env.update(STEEPY_TMPPATH=str(tmp_path / "tmp"), STEEPY_OUTPATH=str(tmp_path / "out"),
+               STEEPY_LOGS_PROCESSCHAINS_PATH=str(tmp_path / "logs"))
+    ran = subprocess.run([sys.executable, "-m", "steepy.cli", "run", "wf.yaml", "-s",
+                          "services.yaml", "--db", f"sqlite:///{tmp_path / 'steepy.db'}",
+                          "--json"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         timeout=120)
+    [chain] = json.loads(ran.stdout)["processChains"]
+    assert chain["status"] == "ERROR", ran.stderr
+    assert (tmp_path / "polls").read_text() == "2\n"
+    last = chain["runs"][0]["attempts"][-1]
+    assert "declared output `out' was not written" in last["message"]
+
+
 @pytest.mark.process
 def test_a_retry_does_not_find_what_the_failed_attempt_left(tmp_path: Path) -> None:
     """Attempt 1 writes half its output and fails; attempt 2 exits 0 without writing: the
@@ -361,6 +403,29 @@ def test_what_cannot_be_removed_is_said_and_the_attempt_goes_on(tmp_path: Path,
 
     monkeypatch.setattr(os, "scandir", unreadable)
     assert outputs.left_outputs(exe) == [(str(folder), True)]  # to be seen to, not skipped
+
+
+def test_a_failure_to_remove_one_output_leaves_the_others_made(tmp_path: Path,
+                                                               monkeypatch) -> None:
+    """A file that cannot be removed does not keep a directory output the failed attempt
+    removed from being made again."""
+    import errno
+
+    from steepy.agent.outputs import remove_left_outputs
+
+    stuck, gone = tmp_path / "stuck.txt", tmp_path / "gone"
+    stuck.write_text("x")
+    real_unlink = os.unlink
+
+    def unlink(path, *args, **kwargs):
+        if str(path) == str(stuck):
+            raise PermissionError(errno.EPERM, os.strerror(errno.EPERM), str(path))
+        return real_unlink(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "unlink", unlink)
+    why = remove_left_outputs([(str(stuck), False), (str(gone), True)])
+    assert why is not None and str(stuck) in why
+    assert gone.is_dir()
 
 
 def test_a_directory_output_starts_each_attempt_as_an_empty_folder(tmp_path: Path) -> None:
@@ -456,6 +521,14 @@ def test_a_file_suffix_cannot_climb_out_of_its_output(tmp_path: Path) -> None:
   parameters:
     - {id: out, name: O, description: o, type: output, cardinality: 1..1,
        dataType: directory, fileSuffix: /../..}
+- id: climbs-after-a-newline
+  name: Climbs
+  description: d
+  path: sh
+  runtime: other
+  parameters:
+    - {id: out, name: O, description: o, type: output, cardinality: 1..1,
+       dataType: directory, fileSuffix: "/../\nx"}
 - id: fine
   name: Fine
   description: d
@@ -474,4 +547,5 @@ def test_a_file_suffix_cannot_climb_out_of_its_output(tmp_path: Path) -> None:
     assert f"s.yaml:8:" in result.output
     assert "[0].parameters[0].fileSuffix: `/../..' does not have the expected form" in (
         result.output)
-    assert "[1]" not in result.output
+    assert "[1].parameters[0].fileSuffix: " in result.output  # (`$' before a last newline)
+    assert "[2]" not in result.output
