@@ -41,12 +41,12 @@ def given_vars(vars: Any) -> "GivenVars":
                                     "use: " + TAKES + " (an object only where the "
                                     "variable's default value is one)",
                                     path=name, file=GIVEN))
-        else:
-            usable[name] = value
+        else:  # as JSON has it (a tuple is a list: its items are checked as a list's)
+            usable[name] = json.loads(json.dumps(value))
     problems += given_problems(GivenVars.of(usable))
     if problems:
         raise InputError(problems)
-    return GivenVars.of(vars)
+    return GivenVars.of(usable)
 
 
 def _json(value: Any) -> bool:

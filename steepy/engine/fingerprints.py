@@ -6,11 +6,12 @@ engine's side of steepy.model.cachekeys, which reads the file system only throug
   mode, the sha256 of its content (`{"sha256"}`). What is not a regular file (a socket, a
   FIFO in a folder) is never opened: its size and time stand for it in both modes.
 - A folder, whatever the input's data type (a `.` given as text is a folder a tool may
-  read): every file below it, through links to folders too (each folder once), as the
-  sha256 of their paths and fingerprints with their number (`{"files", "tree"}`, and
-  `"deep": true` in deep mode). A record holds that, not the listing of 100,000 files.
+  read): every file and folder below it, through links to folders too (each folder once),
+  as the sha256 of their paths and fingerprints with their number (`{"files", "tree"}`,
+  and `"deep": true` in deep mode). A record holds that, not the listing of 100,000 files.
 - What cannot be compared, `UNCOMPARABLE` (cachekeys): a folder of more than `TREE_FILES`
-  files (`/` given as text), or a file that cannot be read in deep mode. A chain with such
+  files and folders (`/` given as text) or with a folder below that cannot be listed, or a
+  file that cannot be read in deep mode. A chain with such
   an input is never reused nor recorded, and `steepy plan --resume` says why.
 """
 
@@ -86,6 +87,9 @@ class Fingerprints:
             return UNCOMPARABLE
         listing = []
         for f in files:
+            if f.endswith("/"):  # a folder: by its name (what is in it is listed too)
+                listing.append([os.path.relpath(f, path) + "/", None])
+                continue
             look = self._file(f, deep)
             if look == UNCOMPARABLE:
                 return UNCOMPARABLE
@@ -124,23 +128,26 @@ def taken_deep(seen: Any) -> bool:
 
 
 def files_below(directory: str, limit: int | None = None) -> list[str] | None:
-    """The files below `directory`, also below links to folders (a tool reads through them),
-    each folder once (a link to a folder above would never end); None when there are more
-    than `limit` (`TREE_FILES`)."""
+    """The files below `directory`, and its folders (ending in `/': an empty one a tool may
+    look into counts too), also below links to folders (a tool reads through them), each
+    folder once (a link to a folder above would never end); None when there are more than
+    `limit` (`TREE_FILES`), or a folder below cannot be listed (its files would be left
+    out, and a change in them missed)."""
     limit = TREE_FILES if limit is None else limit
     found: list[str] = []
     seen: set[tuple[int, int]] = set()
-    for root, dirs, files in os.walk(directory, followlinks=True):
+    refused: list[OSError] = []
+    for root, dirs, files in os.walk(directory, onerror=refused.append, followlinks=True):
         try:
             st = os.stat(root)
         except OSError:
-            dirs[:] = []
-            continue
+            return None
         if (st.st_dev, st.st_ino) in seen:
             dirs[:] = []
             continue
         seen.add((st.st_dev, st.st_ino))
         found.extend(os.path.join(root, f) for f in files)
-        if len(found) > limit:
+        found.extend(os.path.join(root, d) + "/" for d in dirs)
+        if len(found) > limit or refused:
             return None
-    return sorted(found)
+    return None if refused else sorted(found)

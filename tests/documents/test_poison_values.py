@@ -115,6 +115,8 @@ def test_the_api_refuses_them_in_a_text_a_dict_and_its_vars(here: Path) -> None:
         for vars, told in [
                 ({"label": "x\udc80"}, f"<vars>: label: {SURROGATE}"),
                 ({"texts": ["words.txt", "\x00"]}, f"<vars>: texts[1]: {NUL}"),
+                ({"texts": ("words.txt", "\udc80")}, f"<vars>: texts[1]: {SURROGATE}"),
+                ({"texts": ("words.txt", float("nan"))}, f"<vars>: texts[1]: NaN {FINITE}"),
                 ({"la\udc80bel": "x"}, f"<vars>: variable id `la\\udc80bel': {SURROGATE}"),
                 ({"label": json.loads("[" * 401 + "]" * 401)},
                  "<vars>: label: the value is nested too deeply")]:

@@ -81,10 +81,11 @@ def _folder_chain(folder: Path, data_type: str) -> ProcessChain:
 
 
 def test_a_directory_input_is_compared_by_its_files(tmp_path: Path, monkeypatch) -> None:
-    """Files below a folder input count, whatever its data type (a tool given `.' as text
-    may read it), also below a link to a folder (a link to a folder above is followed once),
-    as one digest; a folder of more files than can be compared (`/' as text) makes the chain
-    one that is never reused, and a FIFO in it is not opened in deep mode."""
+    """Files and folders below a folder input count, whatever its data type (a tool given `.'
+    as text may read it), also below a link to a folder (a link to a folder above is followed
+    once), as one digest; a folder of more files than can be compared (`/' as text), or with
+    a folder below that cannot be listed, makes the chain one that is never reused, and a
+    FIFO in it is not opened in deep mode."""
     from steepy.engine import fingerprints
 
     folder, elsewhere = tmp_path / "d", tmp_path / "elsewhere"
@@ -103,7 +104,8 @@ def test_a_directory_input_is_compared_by_its_files(tmp_path: Path, monkeypatch)
         return found
 
     before, as_text, deep = keys().chain, keys("string").chain, keys(deep=True).chain
-    assert keys().files[0][str(folder)]["files"] == 3  # f, x through the link, the FIFO
+    # f, x through the link, the FIFO; sub/, link/ and sub/loop/ (not walked again)
+    assert keys().files[0][str(folder)]["files"] == 6
     (folder / "sub" / "f").write_text("22")
     assert keys().chain != before and keys("string").chain != as_text
     assert keys(deep=True).chain != deep
@@ -111,6 +113,19 @@ def test_a_directory_input_is_compared_by_its_files(tmp_path: Path, monkeypatch)
     (elsewhere / "x").write_text("changed through the link")
     assert keys().chain != before
     assert keys().uncomparable is None
+    before = keys().chain
+    (folder / "empty").mkdir()  # a folder a tool may look into
+    assert keys().chain != before
+    real_scandir = os.scandir
+
+    def scandir(path="."):  # (as root, a folder is never refused: as for another user)
+        if str(path) == str(folder / "sub"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    assert keys().uncomparable == str(folder)  # its files would be left out
+    monkeypatch.setattr(os, "scandir", real_scandir)
     monkeypatch.setattr(fingerprints, "TREE_FILES", 2)
     assert keys("string").uncomparable == str(folder)
 
