@@ -288,6 +288,18 @@ vars:
 """
 
 
+def _run(here: Path) -> tuple[subprocess.CompletedProcess, dict]:
+    """`steepy run wf.yaml --json` in `here` (its own database and folders): the process and
+    the submission's document."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("STEEPY_", "STEEP_"))}
+    env.update(STEEPY_TMPPATH=str(here / "tmp"), STEEPY_OUTPATH=str(here / "out"),
+               STEEPY_LOGS_PROCESSCHAINS_PATH=str(here / "logs"))
+    ran = subprocess.run([sys.executable, "-m", "steepy.cli", "run", "wf.yaml", "-s",
+                          "services.yaml", "--db", f"sqlite:///{here / 'steepy.db'}", "--json"],
+                         cwd=here, env=env, capture_output=True, text=True, timeout=120)
+    return ran, json.loads(ran.stdout)
+
+
 REQUEUED = """\
 api: 4.7.0
 name: requeued
@@ -316,14 +328,8 @@ def test_a_requeued_attempt_does_not_find_what_it_left(tmp_path: Path) -> None:
     (tmp_path / "services.yaml").write_text(SERVICES)
     (tmp_path / "wf.yaml").write_text(REQUEUED)
     (tmp_path / "in.txt").write_text("in\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("STEEPY_", "STEEP_"))}
-    env.update(STEEPY_TMPPATH=str(tmp_path / "tmp"), STEEPY_OUTPATH=str(tmp_path / "out"),
-               STEEPY_LOGS_PROCESSCHAINS_PATH=str(tmp_path / "logs"))
-    ran = subprocess.run([sys.executable, "-m", "steepy.cli", "run", "wf.yaml", "-s",
-                          "services.yaml", "--db", f"sqlite:///{tmp_path / 'steepy.db'}",
-                          "--json"], cwd=tmp_path, env=env, capture_output=True, text=True,
-                         timeout=120)
-    [chain] = json.loads(ran.stdout)["processChains"]
+    ran, document = _run(tmp_path)
+    [chain] = document["processChains"]
     assert chain["status"] == "ERROR", ran.stderr
     assert (tmp_path / "polls").read_text() == "2\n"
     last = chain["runs"][0]["attempts"][-1]
@@ -340,14 +346,7 @@ def test_a_retry_does_not_find_what_the_failed_attempt_left(tmp_path: Path) -> N
     (tmp_path / "services.yaml").write_text(SERVICES)
     (tmp_path / "wf.yaml").write_text(LEFTOVERS)
     (tmp_path / "in.txt").write_text("in\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("STEEPY_", "STEEP_"))}
-    env.update(STEEPY_TMPPATH=str(tmp_path / "tmp"), STEEPY_OUTPATH=str(tmp_path / "out"),
-               STEEPY_LOGS_PROCESSCHAINS_PATH=str(tmp_path / "logs"))
-    db = f"sqlite:///{tmp_path / 'steepy.db'}"
-    ran = subprocess.run([sys.executable, "-m", "steepy.cli", "run", "wf.yaml", "-s",
-                          "services.yaml", "--db", db, "--json"], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=120)
-    document = json.loads(ran.stdout)
+    ran, document = _run(tmp_path)
     chains = {c["executables"][0]["id"]: c for c in document["processChains"]}
     assert {k: c["status"] for k, c in chains.items()} == {
         "half": "SUCCESS", "checked": "ERROR", "folder": "SUCCESS"}, ran.stderr
