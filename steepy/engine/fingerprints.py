@@ -2,8 +2,8 @@
 engine's side of steepy.model.cachekeys, which reads the file system only through the
 `Fingerprints` it is given.
 
-- A file: its size and modification time in nanoseconds (`[size, mtime]`), or, in `deep`
-  mode, the sha256 of its content (`{"sha256"}`). What is not a regular file (a socket, a
+- A file: its size and modification time in nanoseconds (`[size, mtime]`; a link also by
+  the file it names), or, in `deep` mode, the sha256 of its content (`{"sha256"}`). What is not a regular file (a socket, a
   FIFO in a folder) is never opened: its size and time stand for it in both modes.
 - A folder, whatever the input's data type (a `.` given as text is a folder a tool may
   read): every file and folder below it, through links to folders too (each folder once),
@@ -77,11 +77,13 @@ class Fingerprints:
 
     def _look(self, path: str, deep: bool) -> Any:
         try:
-            st = os.stat(path)
+            st = os.lstat(path)
+            linked = stat.S_ISLNK(st.st_mode)
+            st = os.stat(path) if linked else st
         except (OSError, ValueError):
             return None
         if not stat.S_ISDIR(st.st_mode):
-            return self._file(path, deep, st)
+            return self._file(path, deep, st, linked)
         files = files_below(path)
         if files is None:
             return UNCOMPARABLE
@@ -97,12 +99,18 @@ class Fingerprints:
         tree = {"files": len(listing), "tree": digest(listing)}
         return {**tree, "deep": True} if deep else tree
 
-    def _file(self, path: str, deep: bool, st: os.stat_result | None = None) -> Any:
+    def _file(self, path: str, deep: bool, st: os.stat_result | None = None,
+              linked: bool = False) -> Any:
         try:
-            st = st or os.stat(path)
+            if st is None:
+                st = os.lstat(path)
+                linked = stat.S_ISLNK(st.st_mode)
+                st = os.stat(path) if linked else st
         except OSError:
             return None
         if not deep or not stat.S_ISREG(st.st_mode):  # (a FIFO would block a read)
+            if linked:  # which file it names, too (another of its size and time is other)
+                return [st.st_size, st.st_mtime_ns, os.path.realpath(path)]
             return [st.st_size, st.st_mtime_ns]
         # (the inode and its change time too: `cp -p', `rsync -t' and `touch -r' give new
         # content the size and modification time of the old, but nobody sets the change time)

@@ -406,3 +406,21 @@ def test_an_output_folder_too_large_to_compare_is_never_taken_as_unchanged(
     done = ChainRecord(chain, "s", ProcessChainStatus.SUCCESS, {"v": []}, None, 0)
     assert Reuse(records, {})._completed([done]) == []  # type: ignore[arg-type]
     assert records.forgotten == ["c"]
+
+
+def test_a_link_counts_by_the_file_it_names(tmp_path: Path) -> None:
+    """An input that is a link, pointed at another file of the same size and time (a
+    `latest' link, trees unpacked with their times), is other work in standard mode; in deep
+    mode their content decides."""
+    first, second, link = tmp_path / "t3.txt", tmp_path / "t5.txt", tmp_path / "link.txt"
+    first.write_text("thr\n")
+    second.write_text("xyz\n")
+    os.utime(second, ns=(first.stat().st_atime_ns, first.stat().st_mtime_ns))
+    link.symlink_to(first)
+    before, deep = _key(_chain(str(link), "/o/a")), _key(_chain(str(link), "/o/a"), deep=True)
+    link.unlink()
+    link.symlink_to(second)
+    assert _key(_chain(str(link), "/o/a")) != before
+    assert _key(_chain(str(link), "/o/a"), deep=True) != deep  # (its content differs)
+    second.write_text("thr\n")
+    assert _key(_chain(str(link), "/o/a"), deep=True) == deep
