@@ -36,25 +36,28 @@ def given_vars(vars: Any) -> "GivenVars":
                                     f"`{name!r}'", file=GIVEN))
         elif unusable_values(value, values=False):  # before json.dumps runs out of stack
             problems.append(Problem("the value is nested too deeply", path=name, file=GIVEN))
-        elif not _json(value):
+        elif (plain := _as_json(value)) is _NOT_JSON:
             problems.append(Problem(f"{type(value).__name__} is not a value a workflow can "
                                     "use: " + TAKES + " (an object only where the "
                                     "variable's default value is one)",
                                     path=name, file=GIVEN))
         else:  # as JSON has it (a tuple is a list: its items are checked as a list's)
-            usable[name] = json.loads(json.dumps(value))
+            usable[name] = plain
     problems += given_problems(GivenVars.of(usable))
     if problems:
         raise InputError(problems)
     return GivenVars.of(usable)
 
 
-def _json(value: Any) -> bool:
+_NOT_JSON = object()
+
+
+def _as_json(value: Any) -> Any:
+    """`value` as JSON has it (a tuple a list, a key a string), or `_NOT_JSON`."""
     try:
-        json.dumps(value)
-    except (TypeError, ValueError):
-        return False
-    return True
+        return json.loads(json.dumps(value))
+    except (TypeError, ValueError, RecursionError):
+        return _NOT_JSON
 
 
 def status_name(status: Any) -> str | None:

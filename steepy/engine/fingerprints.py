@@ -77,9 +77,7 @@ class Fingerprints:
 
     def _look(self, path: str, deep: bool) -> Any:
         try:
-            st = os.lstat(path)
-            linked = stat.S_ISLNK(st.st_mode)
-            st = os.stat(path) if linked else st
+            st, linked = _stat(path)
         except (OSError, ValueError):
             return None
         if not stat.S_ISDIR(st.st_mode):
@@ -103,9 +101,7 @@ class Fingerprints:
               linked: bool = False) -> Any:
         try:
             if st is None:
-                st = os.lstat(path)
-                linked = stat.S_ISLNK(st.st_mode)
-                st = os.stat(path) if linked else st
+                st, linked = _stat(path)
         except OSError:
             return None
         if not deep or not stat.S_ISREG(st.st_mode):  # (a FIFO would block a read)
@@ -128,6 +124,14 @@ class Fingerprints:
                     del self._hashes[old]
             self._hashes[memo] = content.hexdigest()
         return {"sha256": self._hashes[memo]}
+
+
+def _stat(path: str) -> tuple[os.stat_result, bool]:
+    """What `path` names (through a link), and whether it is a link: one call for a path
+    that is none."""
+    st = os.lstat(path)
+    linked = stat.S_ISLNK(st.st_mode)
+    return (os.stat(path) if linked else st), linked
 
 
 def taken_deep(seen: Any) -> bool:

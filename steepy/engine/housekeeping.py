@@ -19,10 +19,9 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Iterator
 
 from steepy.agent.logs import log_path
-from steepy.model.common import utcnow
+from steepy.model.common import strings_in, utcnow
 from steepy.model.durations import later
 from steepy.registry import Registry
 
@@ -205,7 +204,8 @@ class _Within:
         self.folders = {os.path.abspath(folder), os.path.realpath(folder)}
 
     def __call__(self, output: dict) -> bool:
-        return any(self._in(p) for p in _strings([output.get("path"), output.get("results")]))
+        return any(self._in(p) for p in strings_in([output.get("path"), output.get("results")])
+                   if p)
 
     def _in(self, path: str) -> bool:
         candidates = {os.path.abspath(path)}
@@ -213,13 +213,3 @@ class _Within:
             candidates.add(os.path.realpath(path))
         return any(c == f or c.startswith(f.rstrip(os.sep) + os.sep)
                    for c in candidates for f in self.folders)
-
-
-def _strings(value: object) -> Iterator[str]:
-    """The non-empty strings in a value of nested lists."""
-    if isinstance(value, str):
-        if value:
-            yield value
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)

@@ -10,6 +10,7 @@ the values of retry and timeout policies (durations, ranges; `steepy.model.polic
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator, Mapping
 from datetime import datetime, timezone
 from typing import Any
 
@@ -122,3 +123,17 @@ def utcnow() -> datetime:
 # Steep's runtime of a service that names none: its path is run as it is (`runtimes.default'
 # may choose another runtime for these services)
 DIRECT_RUNTIME = "other"
+
+
+def strings_in(value: Any) -> Iterator[str]:
+    """Every string in a JSON-like value: itself, or those in its lists and in the values of
+    its mappings, at any depth (without recursion)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, Mapping):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)

@@ -16,6 +16,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from steepy.model.common import strings_in
 from steepy.ui.render import base_path, page as render
 from steepy.ui.routing import page
 from steepy.documents.validation import MAX_API
@@ -61,20 +62,10 @@ def _resolved(source: str, workflow: dict, given: dict | None) -> bool:
     from steepy.errors import InputError
 
     try:
-        written = _strings(parse_text(source, "<source>").data) | _strings(given)
+        written = {*strings_in(parse_text(source, "<source>").data), *strings_in(given)}
     except InputError:
         return False
-    return any(s.startswith("/") and s not in written for s in _strings(workflow))
-
-
-def _strings(value: Any) -> set[str]:
-    if isinstance(value, str):
-        return {value}
-    if isinstance(value, dict):
-        return set().union(*(_strings(v) for v in value.values())) if value else set()
-    if isinstance(value, list):
-        return set().union(*(_strings(v) for v in value)) if value else set()
-    return set()
+    return any(s.startswith("/") and s not in written for s in strings_in(workflow))
 
 
 def _shown(value: Any) -> str:
