@@ -49,7 +49,7 @@ async def _follow(registry, submission_id: str, done) -> None:
 
         await live_view(registry, submission_id, Console(), done)
         return
-    from steepy.cli.live import following
+    from steepy.cli.following import following
 
     seen = 0
 

@@ -4,7 +4,6 @@ waits to be retried, and the latest events. Piped output gets one line per event
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -16,15 +15,12 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from steepy.cli.following import following
 from steepy.cli.output import event_line
 from steepy.events import EventKind
 from steepy.model.submission import ProcessChainStatus as CS
 from steepy.registry import Registry
-from steepy.registry.outage import Outage
 from steepy.registry.records import utcnow
-from steepy.model.clock import wait_event
-
-log = logging.getLogger(__name__)
 
 STATUSES = (CS.REGISTERED, CS.RUNNING, CS.PAUSED, CS.SUCCESS, CS.ERROR, CS.CANCELLED)  # columns
 STYLES = {CS.RUNNING: "cyan", CS.PAUSED: "yellow", CS.SUCCESS: "green", CS.ERROR: "red",
@@ -171,27 +167,3 @@ async def live_view(registry: Registry, submission_id: str, console: Console,
             live.update(render(await asyncio.to_thread(refresh, final)), refresh=True)
 
         await following(f"view of submission {submission_id}", draw, stop, interval_s)
-
-
-async def following(name: str, one_round: Callable[[bool], Awaitable[None]],
-                    stop: asyncio.Event, interval_s: float) -> None:
-    """`await one_round(False)` every `interval_s` until `stop` is set, then
-    `one_round(True)` once, the last round. A round the database fails is said in one line
-    (`NAME: WHAT; looking again in N s`, registry/outage.py) and done again after the
-    outage's wait: a view goes on from where it stopped."""
-    outage = Outage(name, log, then="looking again")
-    while True:
-        final = stop.is_set()
-        try:
-            await one_round(final)
-        except Exception as e:  # anything but the database failing: raised
-            wait_s = outage.wait_after(e)
-        else:
-            if final:
-                return
-            outage.over()
-            wait_s = interval_s
-        if final:  # the engine has ended: the database is back, or soon will be
-            await asyncio.sleep(wait_s)
-        else:
-            await wait_event(stop, wait_s)

@@ -199,3 +199,13 @@ def test_validate_loads_no_database(tmp_path) -> None:
                           capture_output=True, text=True, timeout=120)
     code, built, quick, _ = done.stdout.splitlines()[0].split(" ", 3)
     assert (code, built, quick) == ("0", "True", "True")  # the whole configuration; no teardown
+
+
+def test_a_piped_run_loads_no_terminal_view_and_no_web_server(tmp_path) -> None:
+    """`steepy run` piped (a script, CI, the docs' examples) prints a line per event: it runs
+    the engine but loads neither rich (the live view's, 30 ms of every run) nor the server."""
+    (tmp_path / "w.yaml").write_text(WORKFLOW)
+    names, done = imported(_steepy("run", "w.yaml"), tmp_path)
+    assert done.returncode == 0 and "SUCCESS" in done.stdout, done.stderr[-2000:]
+    assert "steepy.engine.engine" in names  # (it did run an engine)
+    assert loaded(names, {"rich", "fastapi", "starlette", "uvicorn", "jinja2", "httpx"}) == []

@@ -201,7 +201,7 @@ async def test_the_live_view_draws_on_after_an_outage(tmp_path, caplog) -> None:
     finally:
         view.cancel()
         registry.close()
-    said = [r.getMessage() for r in caplog.records if r.name == "steepy.cli.live"]
+    said = [r.getMessage() for r in caplog.records if r.name == "steepy.cli.following"]
     assert len(said) == 2 and all(GONE in line for line in said), said
     assert said[0].startswith("view of submission s1: database ")
     assert said[0].endswith("looking again in 1 s") and said[1].endswith("in 2 s")
