@@ -15,6 +15,7 @@ from steepy.http.basepath import BasePath
 from steepy.http.context import ApiContext
 from steepy.http.limits import BodyLimit
 from steepy.http.negotiation import Negotiation
+from steepy.http.slashes import OptionalSlash
 from steepy.http.steepui import SteepUi
 from steepy.ui.site import UiSite
 
@@ -26,7 +27,8 @@ steepy's retry, event timeline and live stream of a submission (tag `steepy`).
 Errors are plain text with Steep's words, whatever the client accepts; a bad workflow's
 located problems follow its first line, and come as a JSON list in the `X-Steepy-Problems`
 header too. With `http.token` set, every request but `GET /health` needs
-`Authorization: Bearer <token>`.
+`Authorization: Bearer <token>`. A trailing slash is optional on every path, as in Steep:
+`PUT /workflows/{id}/` is `PUT /workflows/{id}`, not a redirect.
 """
 
 
@@ -39,9 +41,9 @@ def create_app(ctx: ApiContext) -> FastAPI:
     for module in (system, metrics, workflows, chains, logs, plugins, cloud, stream, eventbus,
                    search, schedules, notifications):
         app.include_router(module.router)
-    # middleware added last runs first: base path, allowed routes, cross-site guard, Steep's UI (its pages
-    # and assets hold no data: no token needed), token, body limit, steepy's pages, Steep's
-    # content negotiation (406), routes
+    # middleware added last runs first: base path, an optional trailing slash, allowed
+    # routes, cross-site guard, Steep's UI (its pages and assets hold no data: no token
+    # needed), token, body limit, steepy's pages, Steep's content negotiation (406), routes
     app.add_middleware(Negotiation)
     if ctx.steep_ui is None:
         app.add_middleware(UiSite)
@@ -53,5 +55,6 @@ def create_app(ctx: ApiContext) -> FastAPI:
     if ctx.allow_routes is not None:
         app.add_middleware(AllowRoutes, allowed=re.compile(ctx.allow_routes),
                            routes=app.router.routes)
+    app.add_middleware(OptionalSlash)
     app.add_middleware(BasePath, base=ctx.base_path)
     return app

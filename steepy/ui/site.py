@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from starlette.exceptions import HTTPException
+from starlette.responses import PlainTextResponse
 from starlette.routing import BaseRoute, Match, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -31,7 +33,10 @@ class _Static(StaticFiles):
     version (`?v=`)."""
 
     async def get_response(self, path, scope):
-        response = await super().get_response(path, scope)
+        try:
+            response = await super().get_response(path, scope)
+        except HTTPException as e:  # (outside the app's handlers: a 500 and a traceback)
+            return PlainTextResponse(f"{e.detail}\n", status_code=e.status_code)
         if response.status_code == 200:
             response.headers["cache-control"] = f"public, max-age={YEAR_S}"
         return response
