@@ -200,7 +200,7 @@ class LocalBackend:
                                                      before in ACTIVE_CHAIN)
 
     def services(self, services: tuple[str, ...]) -> list[dict]:
-        return [s.to_json() for s in self.setup.definitions(services, ())[0].values()]
+        return [s.to_json(all_lists=True) for s in self.setup.definitions(services, ())[0].values()]
 
     def add_schedule(self, workflow_file: str, services: tuple[str, ...],
                      macros: tuple[str, ...], cron: str | None, every: str | None,

@@ -74,7 +74,7 @@ def health(request: Request) -> Response:
 
 @router.get("/services", tags=["services"], summary="Service metadata")
 def list_services(request: Request) -> Response:
-    return json_response([s.to_json() for s in context(request).services.values()])
+    return json_response([s.to_json(all_lists=True) for s in context(request).services.values()])
 
 
 @router.get("/services/{id}", tags=["services"], summary="One service",
@@ -83,7 +83,7 @@ def get_service(request: Request, id: str) -> Response:
     service = context(request).services.get(id)
     if service is None:
         raise ApiError(404, f"There is no service with ID `{id}'")
-    return json_response(service.to_json())
+    return json_response(service.to_json(all_lists=True))
 
 
 @router.get("/agents", tags=["agents"], summary="Live agents")

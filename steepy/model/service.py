@@ -153,13 +153,16 @@ class Service:
             cache=None if data.get("cache") is None else str(data["cache"]).lower(),
         )
 
-    def to_json(self) -> dict:
+    def to_json(self, all_lists: bool = False) -> dict:
+        """The service's document; `all_lists`: with `runtimeArgs' and `requiredCapabilities'
+        also when empty, as Steep's API answers (the reuse keys digest the short form, so
+        the records of earlier runs stay valid)."""
         out: dict = {"id": self.id, "name": self.name, "description": self.description,
                      "path": self.path, "runtime": self.runtime,
                      "parameters": [p.to_json() for p in self.parameters]}
-        if self.runtime_args:
+        if self.runtime_args or all_lists:
             out["runtimeArgs"] = [a.to_json() for a in self.runtime_args]
-        if self.required_capabilities:
+        if self.required_capabilities or all_lists:
             out["requiredCapabilities"] = list(self.required_capabilities)
         write_policies(out, self)
         write_tool_settings(out, self)
