@@ -20,8 +20,8 @@ from steepy.model.processchain import DATA_TYPE_DIRECTORY, Executable
 from steepy.runtimes.commands import argument_list, run_quietly
 from steepy.runtimes.seam import Launch, RuntimeContext, RuntimeSettings
 
-__all__ = ["DockerRuntime", "DockerSettings", "container_name", "docker_argv", "pull_policy",
-           "PULL_POLICIES", "service_env_names"]
+__all__ = ["DockerRuntime", "DockerSettings", "container_name", "docker_argv", "given_option",
+           "pull_policy", "PULL_POLICIES", "service_env_names"]
 
 PULL_POLICIES = ("auto", "always", "missing", "never")
 
@@ -37,8 +37,26 @@ class DockerSettings(RuntimeSettings):
 _NAME_CHARS = re.compile(r"[^a-zA-Z0-9_.-]")
 
 
+def given_option(exe: Executable, option: str) -> str | None:
+    """The value the service's `runtimeArgs' give `option' (`--name x' or `--name=x'; of
+    several, the last, as docker reads them), or None."""
+    found = None
+    for a in exe.runtime_args:
+        label = (a.label or "").strip()
+        if label == option:
+            found = a.variable.value
+        elif label.startswith(option + "="):
+            found = label[len(option) + 1:]
+    return found
+
+
 def container_name(exe: Executable) -> str:
-    """A fresh, valid docker container name for one attempt of `exe`."""
+    """The container's name for one attempt of `exe`: the service's own `--name' (as in Steep;
+    one container of that name at a time), else a fresh one. Timeouts and cancellations
+    stop the container by this name."""
+    given = given_option(exe, "--name")
+    if given:
+        return given
     return _NAME_CHARS.sub("-", f"steep-{exe.id}-{exe.service_id}-{unique_id()}")
 
 
@@ -64,16 +82,21 @@ def docker_argv(exe: Executable, *, name: str, docker: str, pull: str, env: list
     -v <tmp>:<tmp> [-v <output dir>:<output dir> ...] <image> <args>`. `extra_env_names` (the
     service's variables and the STEEPY_* ones, `service_env_names') are passed by name, so the
     container gets the values of the docker client's environment. `--rm`:
-    an exited container is removed (its output is in the chain's log already)."""
-    argv = [docker, "run", "--rm", *argument_list(exe.runtime_args),
-            "--pull", pull_policy(exe.path, pull)]
+    an exited container is removed (its output is in the chain's log already). A `--pull' or
+    `--name' among the runtime arguments is the service's own, as in Steep: none is added
+    (the name is `name', container_name's)."""
+    argv = [docker, "run", "--rm", *argument_list(exe.runtime_args)]
+    if given_option(exe, "--pull") is None:
+        argv += ["--pull", pull_policy(exe.path, pull)]
     for entry in [*env, *extra_env_names]:
         argv += ["-e", entry]
     for volume in volumes:
         argv += ["-v", volume]
     if chain_id:
         argv += ["--label", f"{CHAIN_LABEL}={chain_id}"]
-    argv += ["--name", name, "-v", f"{tmp_path}:{tmp_path}"]
+    if given_option(exe, "--name") is None:
+        argv += ["--name", name]
+    argv += ["-v", f"{tmp_path}:{tmp_path}"]
     for directory in output_directories(exe, tmp_path):  # e.g. results stored in steep.outPath
         argv += ["-v", f"{directory}:{directory}"]
     return argv + [exe.path] + argument_list(exe.arguments)

@@ -205,6 +205,31 @@ def test_docker_command_line():
                     "example/image:1.2", "-i", "/tmp/in", "--fast", "/tmp/out"]
 
 
+@pytest.mark.parametrize("pull, name", [("--pull", "--name"), ("--pull=", "--name=")],
+                         ids=["label-value", "label=value"])
+def test_the_services_own_pull_and_name_are_kept_not_overridden(pull, name):
+    """As in Steep: a service's `--pull' and `--name' runtime arguments are the only ones (docker
+    takes the last of a repeated option: steepy's own came after them and won, so an image
+    was pulled offline and the user's name ignored); the container is stopped by that name."""
+    def runtime_arg(label: str, value: str) -> Argument:
+        if label.endswith("="):  # a boolean argument that is true: its label alone
+            return Argument(label, ArgumentVariable(label, "true"), "input", label=label + value,
+                            data_type="boolean")
+        return Argument(label, ArgumentVariable(label, value), "input", label=label)
+    exe = Executable("a", "alpine", "dk", runtime="docker",
+                     runtime_args=[runtime_arg(pull, "never"), runtime_arg(name, "mine")])
+    assert container_name(exe) == "mine"
+    argv = docker_argv(exe, name=container_name(exe), docker="docker", pull="always", env=[],
+                       volumes=[], tmp_path="/tmp/steep")
+    options = argv[:argv.index("alpine")]
+    assert sum(o == "--pull" or o.startswith("--pull=") for o in options) == 1
+    assert sum(o == "--name" or o.startswith("--name=") for o in options) == 1
+    assert ("--pull" in options and options[options.index("--pull") + 1] == "never"
+            ) or "--pull=never" in options
+    assert ("--name" in options and options[options.index("--name") + 1] == "mine"
+            ) or "--name=mine" in options
+
+
 @pytest.mark.parametrize("image, configured, expected", [
     ("alpine", "auto", "always"),
     ("alpine:latest", "auto", "always"),

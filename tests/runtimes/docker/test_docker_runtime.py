@@ -80,6 +80,24 @@ async def test_a_timeout_ends_the_container(docker, tmp_path) -> None:
     assert container_gone(docker, "steep-slow-")
 
 
+async def test_a_timeout_ends_a_container_the_service_named(docker, tmp_path) -> None:
+    """A service's own `--name' (Steep's way) is the container's name, and the one a timeout
+    stops (steepy's own `--name' came after it and won: the user's name was ignored)."""
+    exe = _exe(docker, "echo started; sleep 60", exe_id="named",
+               max_runtime=TimeoutPolicy(4000, error_on_timeout=True))
+    name = f"steepy-test-own-name-{os.getpid()}"
+    exe.runtime_args.append(Argument("n", ArgumentVariable("n", name), "input", "--name"))
+    task = asyncio.ensure_future(_agent(docker, tmp_path).execute(ProcessChain("c", [exe])))
+    end = time.monotonic() + 30
+    while not containers(docker, name):
+        assert not task.done() and time.monotonic() < end, "no container of the service's name"
+        await asyncio.sleep(0.1)
+    outcome = await task
+    assert outcome.status == ProcessChainStatus.ERROR
+    assert "timed out after 4000 ms (maximum runtime)" in outcome.error_message
+    assert container_gone(docker, name)
+
+
 async def test_a_cancel_ends_the_container(docker, tmp_path) -> None:
     agent = _agent(docker, tmp_path)
     task = asyncio.ensure_future(agent.execute(
