@@ -104,21 +104,19 @@ class ExecutableBuilder:
 
     def _inputs(self, node: ExecNode, param: ServiceParameter,
                 value_of: Callable[[str], tuple[Any, bool]]) -> list[Argument]:
-        given = [i for i in node.inputs if i.param == param.id]
-        if not given:
-            card = param.cardinality
-            if param.default is not None and card.min == 1 and card.max == 1:
-                var = ArgumentVariable(self.next_id(), scalar_text(param.default))
-                return [Argument(param.id, var, INPUT, param.label, param.data_type)]
-            return []
         args = []
-        for inp in given:
+        for inp in (i for i in node.inputs if i.param == param.id):
             value, from_results = value_of(inp.var)
             if param.data_type == DATA_TYPE_DIRECTORY and from_results:
                 value = common_directory(flatten(value))
             for item in flatten(value):
                 args.append(Argument(param.id, ArgumentVariable(inp.var, scalar_text(item)),
                                      INPUT, param.label, param.data_type, from_results))
+        card = param.cardinality
+        if not args and param.default is not None and card.min == 1 and card.max == 1:
+            # not given, or given an empty list: the default, as in Steep
+            var = ArgumentVariable(self.next_id(), scalar_text(param.default))
+            return [Argument(param.id, var, INPUT, param.label, param.data_type)]
         return args
 
     def _outputs(self, node: ExecNode, param: ServiceParameter,

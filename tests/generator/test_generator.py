@@ -101,6 +101,23 @@ def test_missing_required_input_without_default_is_a_cardinality_error() -> None
         gen.generate()
 
 
+def test_an_empty_list_given_to_a_parameter_with_a_default_gets_the_default() -> None:
+    """As Steep's actionToExecutable: a 1..1 input with a default that ends up with no
+    argument (a variable holding an empty list) gets the default, under a fresh id, as if
+    it had not been given (a cardinality error before)."""
+    flagged = service("flagged", param("n", "input", default=True, dataType="boolean", label="-n"),
+                      param("i", "input"), param("o", "output"))
+    gen = generator({"vars": [{"id": "in", "value": "a.txt"}, {"id": "empty", "value": []}],
+                     "actions": [{"id": "a", "type": "execute", "service": "flagged",
+                                  "inputs": [{"id": "n", "var": "empty"}, {"id": "i", "var": "in"}],
+                                  "outputs": [{"id": "o", "var": "y"}]}]},
+                    services={"flagged": flagged})
+    [chain] = gen.generate()
+    [n] = [a for a in chain.executables[0].arguments if a.id == "n"]
+    assert (n.label, n.variable.value, n.data_type) == ("-n", "true", "boolean")
+    assert n.variable.id not in ("empty", "in", "y")  # a fresh id
+
+
 def test_missing_macro_is_reported() -> None:
     with pytest.raises(MacroError, match="Unable to find macro"):
         generator({"actions": [{"id": "inc", "type": "include", "macro": "m"}]})
