@@ -77,7 +77,9 @@ class ForEachUnrolling(GeneratorState):
             self._add(copy)
             loop.waiting.add(copy.id)
             self._parent[copy.id] = loop.id
-        if node.yield_to_output is not None:
+        if node.yield_to_output is not None and node.output is not None:
+            # (without an `output', what the iterations yield is collected nowhere: a loop
+            # waiting for it would end before the last yield came, which found it gone)
             var = rename.var(node.yield_to_output)
             loop.pending_out[var] = k
             live += loop.private(var, k)

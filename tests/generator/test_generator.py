@@ -74,6 +74,23 @@ LOOP_WORKFLOW = {
 }
 
 
+@pytest.mark.parametrize("yielded", ["copy", "nothing"], ids=["an-output", "a-constant"])
+@pytest.mark.parametrize("persist", [False, True], ids=["fresh", "reloaded"])
+def test_a_for_each_without_an_output_that_yields_runs_to_its_end(yielded, persist) -> None:
+    """`yieldToOutput' without `output' (valid: nothing collects what is yielded): the loop
+    ended with its last action, and the yield that came after found it gone (a KeyError that
+    stopped the engine, the submission RUNNING)."""
+    workflow = {"vars": [{"id": "items", "value": ["a", "b"]}, {"id": "nothing", "value": []}],
+                "actions": [{"type": "for", "id": "loop", "input": "items", "enumerator": "e",
+                             "yieldToOutput": yielded,
+                             "actions": [execute("c", "e", "copy")]},
+                            execute("after", "items", "done", "join", dependsOn=["loop"])]}
+    gen = generator(workflow)
+    steps = run_all(gen, persist=persist)
+    ran = [e["serviceId"] for step in steps for chain in step for e in chain["executables"]]
+    assert ran == ["cp", "cp", "join"]
+
+
 # -- errors ------------------------------------------------------------------------------------
 
 
