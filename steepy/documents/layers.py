@@ -73,6 +73,11 @@ def build_layers(data: Any, kind: str, make: Callable[[Any], Any]) -> Layered:
     return Layered(None, problems, pruned)
 
 
+def not_one(item: list, kind: str) -> Layered:
+    """A list where a file's list of services or macros (`kind`) holds one of them."""
+    return Layered(None, [Problem(f"expected a {kind} (an object), got a list")], Pruned(item))
+
+
 def _new_schema_problems(view: Any, kind: str, pruned: Pruned, said: set) -> bool:
     """Does the pruned copy fail the schema in a way not reported yet? (Taking parts out
     must not leave a document the model cannot read.)"""

@@ -27,7 +27,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from steepy.errors import InputError, Problem, json_path
 from steepy.documents import templating
-from steepy.documents.layers import Layered, build_layers
+from steepy.documents.layers import Layered, build_layers, not_one
 from steepy.documents.schemas import SCHEMA_DIR, schema_problems  # noqa: F401 (re-exported)
 from steepy.documents.schemas import KeyProblem
 from steepy.documents.yamlreader import parse_yaml_all as _parse_yaml
@@ -284,6 +284,9 @@ def layered_items(document: Document, kind: str,
         check_schema(document, kind)
     is_list = isinstance(document.data, list)
     for i, item in enumerate(document.data if is_list else [document.data]):
+        if is_list and isinstance(item, list):  # (the schema takes a list: a file of them)
+            yield (i,), not_one(item, kind)
+            continue
         yield ((i,) if is_list else ()), build_layers(item, kind, make)
 
 

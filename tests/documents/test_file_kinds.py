@@ -144,3 +144,21 @@ def test_an_enumerator_that_is_its_own_input_gets_one_clear_message(tmp_path, mo
         "1 problem in 1 file"]
     fixed = OWN_ENUMERATOR.replace("enumerator: xs", "enumerator: x").replace("var: xs}", "var: x}")
     assert _validate(tmp_path, monkeypatch, "w.yaml", fixed).exit_code == 0
+
+
+@pytest.mark.parametrize("item", ["[]", "[1]"], ids=["empty", "a-number"])
+@pytest.mark.parametrize("option", ["--services", "--macros"])
+def test_a_list_among_a_files_services_or_macros_is_located_not_a_traceback(
+        tmp_path, monkeypatch, item, option) -> None:
+    """`- []` in a services or macros file (a list where one of them belongs) was taken by the
+    schema, which reads a list as a file of them, and then broke the model (exit 5)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "w.yaml").write_text("api: 4.7.0\nactions: []\n")
+    (tmp_path / "odd.yaml").write_text(f"- {item}\n")
+    args = ["validate", "w.yaml", option, "odd.yaml"]
+    if option == "--macros":
+        args += ["--services", str(Path(__file__).resolve().parents[2] / "services")]
+    result = CliRunner().invoke(main, args)
+    kind = "service" if option == "--services" else "macro"
+    assert result.exit_code == 2, result.output
+    assert f"odd.yaml:1:3: [0]: expected a {kind} (an object), got a list" in result.output
