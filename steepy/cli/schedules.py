@@ -65,11 +65,17 @@ def add(backend: Backend, workflow_file: str, cron, every, name, timezone, servi
         macros, var_options, vars_files) -> None:
     """Check a workflow like `steepy submit' (with --var and --vars: for every submission of
     the schedule) and store it with its schedule. Prints the new schedule's id first."""
+    from steepy.documents.values import unusable
     from steepy.model.common import utcnow
     from steepy.model.schedule import name_problem
     from steepy.model.triggers import parse_trigger
 
     checked_config()
+    given_texts = {"--name": name, "--cron": cron, "--every": every, "--timezone": timezone}
+    problems = [Problem(why, file=option) for option, text in given_texts.items()
+                if text is not None and (why := unusable(text))]  # (bytes no UTF-8 has)
+    if problems:
+        fail(problems)
     problems = [Problem(m, file="--name") for m in [name_problem(name)] if m]
     try:  # here too: a server's answer would name its request's fields, not the options
         parse_trigger(cron, every, timezone, utcnow())

@@ -15,6 +15,7 @@ from steepy.errors import InputError, Problem
 from steepy.http.errors import ApiError
 from steepy.http.responses import context, json_body, json_response
 from steepy.documents.validation_services import Runtimes
+from steepy.documents.values import unusable
 from steepy.documents.variables import GivenVars
 from steepy.http.submit import NAME, build_submission
 from steepy.model.ids import unique_id
@@ -51,6 +52,10 @@ def _text(body: dict, key: str, problems: list[Problem]) -> str | None:
     value = body.get(key)
     if value is not None and not isinstance(value, str):
         problems.append(Problem("must be a string", path=key, file=NAME))
+        return None
+    why = None if value is None else unusable(value)
+    if why is not None:  # (a lone surrogate: stored, it broke the row's write; quoted, the answer)
+        problems.append(Problem(why, path=key, file=NAME))
         return None
     return value
 

@@ -31,6 +31,8 @@ with warnings.catch_warnings():
     (("--every", "1h", "--name", ""), "--name: is empty; leave it out for the workflow's name"),
     (("--every", "1h", "--name", "n" * 201), "--name: is 201 characters long; at most 200"),
     (("--every", "1h", "--name", "a\nb"), "--name: must be one line"),
+    # bytes no UTF-8 has (`--name $'\\xff''): stored, the schedule's write broke (exit 5)
+    (("--every", "1h", "--name", "\udcff"), "--name: not valid Unicode: a lone surrogate"),
 ])
 def test_schedule_add_refuses_it_located_and_stores_nothing(tmp_path: Path, monkeypatch,
                                                             options, expected) -> None:
@@ -58,7 +60,10 @@ def client(tmp_path: Path):
 
 
 def _problems(http: TestClient, body: dict) -> list[tuple]:
-    response = http.post("/schedules", json=body, headers={"Accept": "application/json"})
+    # (json.dumps escapes a lone surrogate as JSON does, `\ud800', where httpx's encoder fails)
+    response = http.post("/schedules", content=json.dumps(body),
+                         headers={"Accept": "application/json",
+                                  "Content-Type": "application/json"})
     assert response.status_code == 400, response.text
     return [(p.get("file"), p.get("path"), p["message"])
             for p in json.loads(response.headers["x-steepy-problems"])]
@@ -88,6 +93,13 @@ def _problems(http: TestClient, body: dict) -> list[tuple]:
      ("<request>", "name", "is empty; leave it out for the workflow's name")),
     ({"workflow": NAP, "every": "1h", "name": "n" * 100_000},
      ("<request>", "name", "is 100000 characters long; at most 200")),
+    # a lone surrogate: stored, the row's write broke (500); in the time zone, the answer did
+    ({"workflow": NAP, "every": "1h", "name": "\ud800"},
+     ("<request>", "name", "not valid Unicode: a lone surrogate \\ud800 cannot be passed to a "
+                           "tool")),
+    ({"workflow": NAP, "every": "1h", "timezone": "\ud800"},
+     ("<request>", "timezone", "not valid Unicode: a lone surrogate \\ud800 cannot be passed "
+                               "to a tool")),
 ])
 def test_post_schedules_refuses_it_at_its_field(client: TestClient, body: dict,
                                                  expected: tuple) -> None:
