@@ -150,6 +150,10 @@ def _parameters(checker: Any, site: Any, a: ExecuteAction | Fallback, service: S
             else:
                 value = p.var.value  # (a variable a for-each loops over itself: one item)
                 many = isinstance(value, list) and p.var.id not in checker.looped
+                if many and _holds_null(value):
+                    checker.add(f"Input `{p.id}' of service `{service.id}' is given a list that "
+                                "holds null: a tool cannot take it (leave the item out)", site,
+                                base + (role, i))
                 counts[p.id] = counts.get(p.id, 0) + (len(value) if many else 1)
     for sp in service.parameters:
         count = counts.get(sp.id, 0)
@@ -159,6 +163,18 @@ def _parameters(checker: Any, site: Any, a: ExecuteAction | Fallback, service: S
             how = "is missing" if count == 0 else f"is given {count} times"
             checker.add(f"{sp.type.capitalize()} `{sp.id}' of service `{service.id}' {how}; its "
                         f"cardinality is {sp.cardinality} (min..max values).", site, base)
+
+
+def _holds_null(value: list) -> bool:
+    """Whether a list (at any depth) holds null, which would reach the tool as text."""
+    stack = [value]
+    while stack:
+        for item in stack.pop():
+            if item is None:
+                return True
+            if isinstance(item, list):
+                stack.append(item)
+    return False
 
 
 def known(registry: dict, what: str, name: str = "") -> str:

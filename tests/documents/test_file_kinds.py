@@ -162,3 +162,23 @@ def test_a_list_among_a_files_services_or_macros_is_located_not_a_traceback(
     kind = "service" if option == "--services" else "macro"
     assert result.exit_code == 2, result.output
     assert f"odd.yaml:1:3: [0]: expected a {kind} (an object), got a list" in result.output
+
+
+@pytest.mark.parametrize("where", ["value", "var", "--var"])
+def test_a_list_holding_null_for_an_input_is_located_not_run(tmp_path, monkeypatch, where) -> None:
+    """null inside a list reached the tool as Python's `None' (`sleep None'): refused where the
+    input is given, exit 2, nothing stored."""
+    monkeypatch.chdir(tmp_path)
+    services = str(Path(__file__).resolve().parents[2] / "services")
+    given = "value: [null]" if where == "value" else "var: n"
+    value = "[null]" if where == "var" else "[1]"
+    (tmp_path / "w.yaml").write_text(
+        f"api: 4.7.0\nvars: [{{id: n, value: {value}}}]\nactions:\n  - type: execute\n"
+        f"    service: sleep\n    inputs: [{{id: seconds, {given}}}]\n")
+    db = f"sqlite:///{tmp_path / 'steepy.db'}"
+    args = ["run", "w.yaml", "-s", services, "--db", db]
+    result = CliRunner().invoke(main, args + (["--var", "n=[null]"] if where == "--var" else []))
+    assert result.exit_code == 2, result.output
+    assert "w.yaml:6:14: actions[0].inputs[0]: Input `seconds' of service `sleep'" in result.output
+    assert "list that holds null: a tool cannot take it" in result.output
+    assert not (tmp_path / "steepy.db").exists()
