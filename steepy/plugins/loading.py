@@ -199,7 +199,7 @@ def load_object(reference: str, beside: Path | None = None) -> Any:
     except ModuleNotFoundError as e:
         where = "" if beside is None else f" (looked in {beside.resolve()} and on the import path)"
         raise ValueError(f"cannot import `{module_name}': {e}{where}") from None
-    except Exception as e:  # the plugin's own module failed while importing
+    except (Exception, SystemExit) as e:  # the plugin's own module failed while importing
         raise ValueError(f"importing `{module_name}' failed: {type(e).__name__}: {e}") from None
     path = module_name
     for part in attribute.split("."):
@@ -250,8 +250,15 @@ def _what(target: Any) -> str:
 def _selector(kind: Kind, name: str, declared: Any, target: Any) -> Any:
     if kind.selector is None:
         return None
-    value = declared if declared is not None else getattr(target, kind.attribute or "", None)
+    try:
+        value = declared if declared is not None else getattr(target, kind.attribute or "", None)
+    except Exception as e:  # (a property of the plugin's that raises)
+        raise ValueError(f"reading `{kind.attribute}' of `{_what(target)}' failed: "
+                         f"{type(e).__name__}: {e}") from None
     if kind.type == "runtime":
+        if value is not None and not isinstance(value, str):
+            raise ValueError(f"`{kind.attribute}' of `{_what(target)}' must be the name of a "
+                             f"runtime (text), not {type(value).__name__} `{value}'")
         return str(value or name)
     if kind.type == "progressEstimator":
         if isinstance(value, str):

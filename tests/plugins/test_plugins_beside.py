@@ -99,3 +99,32 @@ def test_the_installed_command_finds_a_plugin_beside_steepy_yaml(tmp_path, name)
     assert done.returncode == 0, done.stderr
     tidy = next(d for d in json.loads(done.stdout) if d["name"] == "tidy")
     assert tidy["scriptFile"] == str(tmp_path / f"{name}.py")
+
+
+RUNTIMES = {
+    "exits": ("import sys\nsys.exit(3)\n",
+              "importing `{name}' failed: SystemExit: 3"),
+    "raising-property": ("class R:\n    @property\n    def supported_runtime(self):\n"
+                         "        raise RuntimeError('no name')\n\n"
+                         "    def command(self, executable, context):\n        pass\n",
+                         "reading `supported_runtime' of `R' failed: RuntimeError: no name"),
+    "number": ("class R:\n    supported_runtime = 5\n\n"
+               "    def command(self, executable, context):\n        pass\n",
+               "`supported_runtime' of `R' must be the name of a runtime (text), not int `5'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(RUNTIMES))
+def test_a_runtime_plugin_that_exits_or_raises_while_read_is_a_located_problem(
+        tmp_path, name, case) -> None:
+    """A module that calls sys.exit at import ended `steepy plugins' with its code and no word;
+    a property that raises was a traceback; a number was taken as a runtime's name."""
+    source, expected = RUNTIMES[case]
+    (tmp_path / f"{name}.py").write_text(source)
+    (tmp_path / "steepy.yaml").write_text(
+        f"plugins:\n  - {{name: mine, type: runtime, object: '{name}:R'}}\n")
+    with pytest.raises(InputError) as caught:
+        load_plugins(load_config(tmp_path, environ={}))
+    [problem] = caught.value.problems
+    assert problem.message == f"plugin `mine' (runtime): {expected.format(name=name)}"
+    assert (problem.file, problem.line) == (str(tmp_path / "steepy.yaml"), 2)
