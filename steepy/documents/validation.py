@@ -22,7 +22,7 @@ from steepy.documents.validation_catch import catch_problems
 from steepy.documents.validation_api import MAX_API, MIN_API, api_problem  # noqa: F401 (re-exported)
 from steepy.documents.validation_macros import include_cycle_problems, services_reached
 from steepy.documents.validation_services import Runtimes, check_services, known
-from steepy.documents.validation_yields import unproduced_yields
+from steepy.documents.validation_yields import unfed_inputs, unproduced_yields
 
 
 @dataclass
@@ -215,6 +215,8 @@ class _Checker:
         for site, message in unproduced_yields(self.sites, self.refs,
                                                valued | self.given_inputs | self.opaque):
             self.add(message, site, site.path + ("yieldToOutput",))
+        for site, message in unfed_inputs(self.sites, self.refs):
+            self.add(message, site, site.path + ("yieldToInput",))
 
     def scoping(self) -> None:
         # where a variable is produced: inside the innermost for-each around the producer

@@ -133,3 +133,25 @@ def test_a_yield_to_output_nothing_produces_is_located() -> None:
 def test_a_yield_to_output_something_produces_or_that_has_a_value_is_valid(yielded) -> None:
     workflow, _ = parse_workflow(YIELD.replace("YIELDED", yielded), "w.yaml")
     assert validate_workflow(workflow) == []
+
+
+FED_BACK = YIELD.replace("    yieldToOutput: YIELDED\n", "    yieldToInput: FED\n")
+
+
+@pytest.mark.parametrize("fed", ["items", "outs"])
+def test_a_yield_to_input_its_body_does_not_write_is_located(fed) -> None:
+    """Fed back from outside the body (the loop's own input, a variable of the workflow), the
+    same values come back every iteration: a loop without end, and the generator stopped the
+    engine with a KeyError (the iterations shared one variable it waited for)."""
+    workflow, _ = parse_workflow(FED_BACK.replace("FED", fed), "w.yaml")
+    (problem,) = validate_workflow(workflow)
+    assert problem.path == "actions[0].yieldToInput"
+    assert problem.message.startswith(f"yieldToInput `{fed}' is not an output of any action in "
+                                      "this for-each's actions: every iteration would feed the "
+                                      "same values back into the loop, which would never end.")
+
+
+@pytest.mark.parametrize("fed", ["st", "inner"])
+def test_a_yield_to_input_its_body_writes_is_valid(fed) -> None:
+    workflow, _ = parse_workflow(FED_BACK.replace("FED", fed), "w.yaml")
+    assert validate_workflow(workflow) == []
