@@ -26,7 +26,7 @@ demo: $(STAMP)
 
 # four workers on two cores: many tests wait on real processes and timers, not the CPU
 # (2,505 tests: 7:43 with three, 8:47 with two, 2026-11-27; 3,000 tests: 9:35 with three,
-# 8:47 with four, 2026-11-28); each test file runs whole on one worker, so its servers and
+# 8:09 with four, 2026-11-28); each test file runs whole on one worker, so its servers and
 # browser are started once
 WORKERS ?= 4
 test: $(STAMP) bytecode

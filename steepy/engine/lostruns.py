@@ -12,7 +12,9 @@ import socket
 import time
 from typing import Callable
 
-from steepy.agent.leftovers import end_groups, end_run_leftovers, is_running, orphaned_executors
+from steepy.agent.executor import identity
+from steepy.agent.leftovers import (SAME_START_S, end_groups, end_run_leftovers, is_running,
+                                    orphaned_executors)
 from steepy.model.attempt import RUNNING
 from steepy.registry.interfaces import Leases
 from steepy.registry.offload import call
@@ -93,6 +95,10 @@ class LostRuns:
             executors |= set(found[run["enginePid"]])
         key = (run["chainId"], run["runNumber"])
         executors |= self._waited_for.pop(key, set())
+        # this process's own executor serves its engines that live: it never ends for one of
+        # them that stopped (an engine of the Python API), whose tools, if any are left, are
+        # ended below by their process groups like those of a killed executor
+        executors = {e for e in executors if not own_executor(*e)}
         alive = await self._until_gone(executors, end)
         if alive:
             self._waited_for[key] = alive
@@ -124,3 +130,9 @@ class LostRuns:
             alive = {e for e in alive if is_running(*e)}
         return alive
 
+
+def own_executor(pid: int, started: float | None) -> bool:
+    """Whether (pid, start time) is this process's current executor."""
+    own = identity()
+    return (own is not None and pid == own[0]
+            and (started is None or abs(started - own[1]) <= SAME_START_S))
