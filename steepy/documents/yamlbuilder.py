@@ -13,7 +13,6 @@ whole text was composed first.
 
 from __future__ import annotations
 
-import json
 from datetime import date
 from typing import Any, Iterator
 
@@ -23,6 +22,7 @@ from yaml import (AliasEvent, DocumentStartEvent, MappingEndEvent, MappingStartE
 
 from steepy.documents.yamlevents import Live, Ref, children, span
 from steepy.errors import InputError, Problem
+from steepy.model.common import scalar_text
 
 MAX_NODES = 2_000_000  # values in one document, aliases expanded (a last line of defence)
 MAX_DEPTH = 400  # open lists and objects (Python's recursion limit stopped about 480 before)
@@ -284,9 +284,7 @@ class Builder:
             self._problem(event, path, "a key must be a plain value, not a list or object")
             return None
         key = self._scalar(event)
-        if isinstance(key, str):
-            return key
-        return json.dumps(key) if isinstance(key, bool) else str(key)
+        return key if isinstance(key, str) else scalar_text(key)  # (`null: x' is `null', JSON's)
 
     def _tag(self, event: yaml.Event) -> str:
         """The tag of the value `event' starts, resolved as a composer resolves it."""

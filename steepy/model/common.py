@@ -19,7 +19,10 @@ from steepy.model.timeouts import TimeoutKind
 
 
 def scalar_text(value: Any) -> str:
-    """A value as Steep writes it into a string field: booleans lower-case, numbers as text."""
+    """A value as Steep writes it into a string field: booleans lower-case, numbers as text,
+    null as `null' (Python's `None' is no word of a workflow's)."""
+    if value is None:
+        return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):

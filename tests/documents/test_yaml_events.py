@@ -138,7 +138,7 @@ class _OldBuilder:
         key = self._scalar(key_node)
         if isinstance(key, str):
             return key
-        return json.dumps(key) if isinstance(key, bool) else str(key)
+        return json.dumps(key) if isinstance(key, bool) or key is None else str(key)
 
     def _scalar(self, node: yaml.ScalarNode) -> Any:
         try:
@@ -361,3 +361,12 @@ def test_no_node_tree_is_held_while_a_long_list_is_read() -> None:
         tracemalloc.stop()
     assert len(data["vars"][0]["value"]) == 20_000 == len(positions) - 5
     assert peak < 1.4 * kept  # with the node tree: 2.3 times
+
+
+@pytest.mark.parametrize("text, key", [("null: x", "null"), ("~: x", "null"), ("true: x", "true"),
+                                       ("1: x", "1"), ("1.5: x", "1.5")])
+def test_a_key_that_is_no_string_is_its_json_text(text: str, key: str) -> None:
+    """JSON's keys are strings: a YAML key that is null is `null' (it was Python's `None', as in
+    `unknown property `None'' and a variable's value stored with a key `None')."""
+    [(data, *_)] = parse_yaml_all(text + "\n", "k.yaml")
+    assert data == {key: "x"}
