@@ -20,7 +20,8 @@ from steepy.model.workflow import (Action, ExecuteAction, ForEachAction, Include
 from steepy.model.suggestions import suggest
 from steepy.documents.validation_catch import catch_problems
 from steepy.documents.validation_api import MAX_API, MIN_API, api_problem  # noqa: F401 (re-exported)
-from steepy.documents.validation_macros import include_cycle_problems, services_reached
+from steepy.documents.validation_macros import (include_cycle_problems,
+                                                include_parameter_problems, services_reached)
 from steepy.documents.validation_services import Runtimes, check_services, known
 from steepy.documents.validation_yields import unfed_inputs, unproduced_yields
 
@@ -282,30 +283,8 @@ class _Checker:
             return
         for site, a, macro in self._resolved(IncludeAction, "macro", self.macros,
                                              "Macro `{}' not found."):
-            self._include_parameters(site, a, macro)
-
-    def _include_parameters(self, site: Site, a: IncludeAction, macro: Macro) -> None:
-        kinds = {p.id: p for p in macro.parameters}
-        seen: set[str] = set()
-        for p in list(a.inputs) + list(a.outputs):
-            if p.id in seen:
-                self.add(f"Macro parameter `{p.id}' specified more than once.", site)
-            seen.add(p.id)
-        for i, p in enumerate(a.inputs):
-            if p.id not in kinds or kinds[p.id].type != MACRO_INPUT:
-                self.add(f"Unknown input parameter `{p.id}'. Macro `{macro.id}' has the input "
-                         f"parameters: {_ids(macro, MACRO_INPUT)}.", site, site.path + ("inputs", i))
-        for i, p in enumerate(a.outputs):
-            if p.id not in kinds or kinds[p.id].type != MACRO_OUTPUT:
-                self.add(f"Unknown output parameter `{p.id}'. Macro `{macro.id}' has the output "
-                         f"parameters: {_ids(macro, MACRO_OUTPUT)}.", site, site.path + ("outputs", i))
-        given_in, given_out = {p.id for p in a.inputs}, {p.id for p in a.outputs}
-        for p in macro.parameters:
-            if p.type == MACRO_INPUT and p.default is None and p.id not in given_in:
-                self.add(f"Missing input parameter `{p.id}'. Macro `{macro.id}' needs it.", site)
-        for p in macro.parameters:
-            if p.type == MACRO_OUTPUT and p.id not in given_out:
-                self.add(f"Missing output parameter `{p.id}'. Macro `{macro.id}' needs it.", site)
+            for message, where in include_parameter_problems(a, macro):
+                self.add(message, site, None if where is None else site.path + where)
 
     def include_cycles(self) -> None:
         # a macro hears of every cycle among the macros (as in Steep); a workflow only of the
@@ -329,10 +308,6 @@ class _Checker:
 
     def services_used(self) -> None:
         check_services(self, services_reached(self.actions, self.macros))
-
-
-def _ids(macro: Macro, kind: str) -> str:
-    return ", ".join(p.id for p in macro.parameters if p.type == kind) or "none"
 
 
 def _run(checker: _Checker) -> list[Problem]:

@@ -13,7 +13,7 @@ from typing import Callable, Iterator
 
 from steepy.documents.cycles import find_cycles
 from steepy.errors import Problem
-from steepy.model.macro import Macro
+from steepy.model.macro import MACRO_INPUT, MACRO_OUTPUT, Macro
 from steepy.model.workflow import Action, ExecuteAction, ForEachAction, IncludeAction
 
 # (macro id, JSON path inside that macro's definition, problem) -> the problem, placed
@@ -87,3 +87,32 @@ def include_cycle_problems(macros: dict[str, Macro] | None, place: Place,
         source, _, path = steps[0]
         problems.append(place(source, path + ("macro",), Problem(message)))
     return problems
+
+
+def include_parameter_problems(a: IncludeAction,
+                               macro: Macro) -> Iterator[tuple[str, tuple | None]]:
+    """(message, path below the include action or None for the action) of each way the
+    include's inputs and outputs do not fit the macro's parameters (Steep's words)."""
+    kinds = {p.id: p for p in macro.parameters}
+    seen: set[str] = set()
+    for p in list(a.inputs) + list(a.outputs):
+        if p.id in seen:
+            yield f"Macro parameter `{p.id}' specified more than once.", None
+        seen.add(p.id)
+    for role, kind, given in (("input", MACRO_INPUT, a.inputs),
+                              ("output", MACRO_OUTPUT, a.outputs)):
+        for i, p in enumerate(given):
+            if p.id not in kinds or kinds[p.id].type != kind:
+                yield (f"Unknown {role} parameter `{p.id}'. Macro `{macro.id}' has the {role} "
+                       f"parameters: {_ids(macro, kind)}.", (role + "s", i))
+    given_in, given_out = {p.id for p in a.inputs}, {p.id for p in a.outputs}
+    for p in macro.parameters:
+        if p.type == MACRO_INPUT and p.default is None and p.id not in given_in:
+            yield f"Missing input parameter `{p.id}'. Macro `{macro.id}' needs it.", None
+    for p in macro.parameters:
+        if p.type == MACRO_OUTPUT and p.id not in given_out:
+            yield f"Missing output parameter `{p.id}'. Macro `{macro.id}' needs it.", None
+
+
+def _ids(macro: Macro, kind: str) -> str:
+    return ", ".join(p.id for p in macro.parameters if p.type == kind) or "none"
