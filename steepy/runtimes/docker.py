@@ -39,7 +39,8 @@ _NAME_CHARS = re.compile(r"[^a-zA-Z0-9_.-]")
 
 def given_option(exe: Executable, option: str) -> str | None:
     """The value the service's `runtimeArgs' give `option' (`--name x' or `--name=x'; of
-    several, the last, as docker reads them), or None."""
+    several, the last, as docker reads them), or None; an empty one is none (steepy's own then
+    comes after it, and docker takes the last: container_name and docker_argv agree)."""
     found = None
     for a in exe.runtime_args:
         label = (a.label or "").strip()
@@ -47,7 +48,7 @@ def given_option(exe: Executable, option: str) -> str | None:
             found = a.variable.value
         elif label.startswith(option + "="):
             found = label[len(option) + 1:]
-    return found
+    return found or None
 
 
 def container_name(exe: Executable) -> str:
@@ -55,7 +56,7 @@ def container_name(exe: Executable) -> str:
     one container of that name at a time), else a fresh one. Timeouts and cancellations
     stop the container by this name."""
     given = given_option(exe, "--name")
-    if given:
+    if given is not None:
         return given
     return _NAME_CHARS.sub("-", f"steep-{exe.id}-{exe.service_id}-{unique_id()}")
 

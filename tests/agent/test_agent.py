@@ -230,6 +230,18 @@ def test_the_services_own_pull_and_name_are_kept_not_overridden(pull, name):
             ) or "--name=mine" in options
 
 
+def test_an_empty_own_name_is_none_and_the_container_is_named_as_it_is_stopped():
+    exe = Executable("a", "alpine", "dk", runtime="docker",
+                     runtime_args=[Argument("n", ArgumentVariable("n", ""), "input", label="--name")])
+    name = container_name(exe)
+    assert name.startswith("steep-a-dk-")
+    argv = docker_argv(exe, name=name, docker="docker", pull="always", env=[], volumes=[],
+                       tmp_path="/tmp/steep")
+    options = argv[:argv.index("alpine")]
+    last = len(options) - 1 - options[::-1].index("--name")
+    assert options[last + 1] == name  # (docker takes the last --name: the one stopped)
+
+
 @pytest.mark.parametrize("image, configured, expected", [
     ("alpine", "auto", "always"),
     ("alpine:latest", "auto", "always"),
