@@ -99,6 +99,15 @@ class LocalSetup:
         return plugins
 
     def definitions(self, services: Paths = (), macros: Paths = ()) -> tuple[dict, dict]:
+        found_services, found_macros, problems = self.loaded_definitions(services, macros)
+        if problems:
+            raise InputError(problems)
+        return found_services, found_macros
+
+    def loaded_definitions(self, services: Paths = (),
+                           macros: Paths = ()) -> tuple[dict, dict, list[Problem]]:
+        """The services and macros, and the problems of them: services or macros that cannot
+        all be read are none (`steepy validate' goes on and checks its files)."""
         from steepy.documents.loading import read_macros, read_services
 
         problems: list[Problem] = []
@@ -110,9 +119,7 @@ class LocalSetup:
             except InputError as e:
                 problems += e.problems
                 found.append({})
-        if problems:
-            raise InputError(problems)
-        return found[0], found[1]
+        return found[0], found[1], problems
 
     def runtimes(self) -> "Runtimes":
         return self.plugins.runtimes()

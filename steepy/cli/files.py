@@ -11,6 +11,7 @@ from steepy.cli.common import (MACROS_OPTION, NO_SERVICES, SERVICES_OPTION, chec
                                checked_plugins, fail, given_vars, load_registries, prepare,
                                vars_options)
 from steepy.cli.ending import exit_quickly
+from steepy.cli.setup import CliSetup
 from steepy.cli.output import warn
 from steepy.errors import InputError, Problem
 
@@ -36,24 +37,34 @@ def _summary(workflow: Workflow, macros: dict[str, Macro]) -> str:
             f"services: {', '.join(services) or 'none'}")
 
 
-def validate_file(path: Path, services: dict[str, Service], macros: dict[str, Macro],
-                  runtimes: Any = None, warnings: list[Problem] | None = None) -> str:
-    """Check one file of any kind against the services, macros and runtimes (steepy's
-    documents.validation_services.Runtimes; None: not checked); return a one-line summary or
-    raise InputError. Warnings about a valid file are added to `warnings'."""
-    from steepy.documents.checking import check_macros, check_workflow, document_kind
-    from steepy.documents.loading import read_definitions, read_file
-    from steepy.documents.policy_checks import policy_warnings
-    from steepy.documents.validation_services import service_file_problems
+def _read(path: Path):
+    """The document of `path`, rendered as a template when it is a service or macro file
+    that is one (Steep renders those); InputError when it cannot be read."""
+    from steepy.documents.checking import document_kind
+    from steepy.documents.loading import read_file, template_context
 
     try:
-        document = read_file(path)
-    except InputError as plain:  # a template? Steep renders those of services and macros
-        from steepy.documents.loading import template_context
-
+        return read_file(path)
+    except InputError as plain:
         document = read_file(path, template_context())
         if document_kind(document.data) not in ("service", "macro"):
             raise plain from None
+        return document
+
+
+def validate_file(path: Path, services: dict[str, Service], macros: dict[str, Macro],
+                  runtimes: Any = None, warnings: list[Problem] | None = None,
+                  document: Any = None) -> tuple[str, Any]:
+    """Check one file of any kind against the services, macros and runtimes (steepy's
+    documents.validation_services.Runtimes; None: not checked); return a one-line summary
+    and, for a service or macro file, what it defines (Definitions; None for a workflow),
+    or raise InputError. Warnings about a valid file are added to `warnings'."""
+    from steepy.documents.checking import check_macros, check_workflow, document_kind
+    from steepy.documents.loading import read_definitions
+    from steepy.documents.policy_checks import policy_warnings
+    from steepy.documents.validation_services import service_file_problems
+
+    document = _read(path) if document is None else document
     kind = document_kind(document.data)
     if warnings is not None:
         warnings += policy_warnings(document)
@@ -62,12 +73,12 @@ def validate_file(path: Path, services: dict[str, Service], macros: dict[str, Ma
         problems += service_file_problems(found, runtimes)
         if problems:
             raise InputError(problems)
-        return f"{len(found)} service(s): {', '.join(found)}"
+        return f"{len(found)} service(s): {', '.join(found)}", found
     if kind == "macro":
         built = check_macros(document, services, macros, runtimes)
-        return f"{len(built)} macro(s): {', '.join(m.id for m in built)}"
-    return _summary(check_workflow(document, services, macros, runtimes), macros)
-
+        found, _ = read_definitions(str(path), "macro")
+        return f"{len(built)} macro(s): {', '.join(m.id for m in built)}", found
+    return _summary(check_workflow(document, services, macros, runtimes), macros), None
 
 
 @click.command()
@@ -75,24 +86,71 @@ def validate_file(path: Path, services: dict[str, Service], macros: dict[str, Ma
 @SERVICES_OPTION
 @MACROS_OPTION
 def validate(files: tuple[str, ...], services: tuple[str, ...], macros: tuple[str, ...]) -> None:
-    """Check workflows (and service or macro files) and report every problem."""
+    """Check workflows (and service or macro files) and report every problem.
+
+    The services and macros of service and macro files given here are known to the
+    workflows given with them, beside the configured ones."""
+    from steepy.documents.checking import document_kind
     from steepy.documents.loading import expand_paths
 
-    service_map, macro_map = load_registries(services, macros)
+    setup = CliSetup()
+    service_map, macro_map, problems = setup.loaded_definitions(services, macros)
     runtimes = checked_plugins().runtimes()
-    problems: list[Problem] = []
     paths = expand_paths(files) or [Path(f) for f in files]
+    documents: dict[Path, Any] = {}
     for path in paths:
         try:
-            warnings: list[Problem] = []
-            summary = validate_file(path, service_map, macro_map, runtimes, warnings)
-            click.echo(f"{click.style(str(path), bold=True)}: {click.style('valid', fg='green')}: {summary}")
-            warn(warnings)
+            documents[path] = _read(path)
         except InputError as e:
             problems += e.problems
+    # service files first, then macro files: what they define is known to those after them
+    rank = {"service": 0, "macro": 1}
+    said: dict[Path, tuple[str, list[Problem]]] = {}
+    for path in sorted(documents, key=lambda p: rank.get(document_kind(documents[p].data), 2)):
+        try:
+            warnings: list[Problem] = []
+            summary, found = validate_file(path, service_map, macro_map, runtimes, warnings,
+                                           documents[path])
+            said[path] = (summary, warnings)
+        except InputError as e:
+            problems += e.problems
+            found, _ = _defined(path, documents[path])
+        if found:
+            if document_kind(documents[path].data) == "service":
+                service_map = _merged(service_map, found)
+            else:
+                macro_map = _merged(macro_map, found)
+    for path in paths:  # in the order given
+        if path in said:
+            summary, warnings = said[path]
+            click.echo(f"{click.style(str(path), bold=True)}: "
+                       f"{click.style('valid', fg='green')}: {summary}")
+            warn(warnings)
+    setup.hint_where_definitions_come_from(service_map, macro_map)
     exit_quickly()  # all checked: the process ends without the interpreter's teardown
     if problems:
         fail(_distinct(problems))
+
+
+def _defined(path: Path, document: Any) -> tuple[Any, list[Problem]]:
+    """What a service or macro file with problems still defines (a workflow: nothing): a
+    workflow given with it is checked against those, not told they are missing."""
+    from steepy.documents.checking import document_kind
+    from steepy.documents.loading import read_definitions
+
+    kind = document_kind(document.data)
+    return read_definitions(str(path), kind) if kind != "workflow" else (None, [])
+
+
+def _merged(known: dict, found: Any) -> Any:
+    """The configured definitions with those of a file given to `validate' (which win)."""
+    from steepy.documents.loading import Definitions
+
+    out = Definitions(known)
+    out.sources = dict(getattr(known, "sources", {}))
+    out.update(found)
+    out.sources.update(getattr(found, "sources", {}))
+    return out
 
 
 def _distinct(problems: list[Problem]) -> list[Problem]:

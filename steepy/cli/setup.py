@@ -19,15 +19,25 @@ from steepy.errors import InputError, Problem
 WHERE_SERVICES = ("give `--services DIR' (a file, folder or glob), set `services' in "
                   "steepy.yaml (Steep's `steep.services'), or put service files in a "
                   "`services/' folder.")
+WHERE_MACROS = ("give `--macros DIR' (a file, folder or glob), set `macros' in steepy.yaml "
+                "(Steep's `steep.macros'), or put macro files in a `macros/' folder.")
 RUN_WHERE = ("Run this where you ran `steepy run' or `steepy submit', or give --db URL "
              "(STEEPY_DB_URL, db.url) or --server URL (STEEPY_SERVER).")
 # what steepy.documents.validation_services says of a service no metadata defines
 _UNDEFINED_SERVICE = re.compile(r"\bService `[^']*'( of the fallback)? is not defined\.")
 
 
+_UNDEFINED_MACRO = re.compile(r"\bMacro `[^']*' not found\.")
+
+
 def undefined_service(problem: Problem) -> bool:
     """Whether the problem is a workflow naming a service that is not defined."""
     return _UNDEFINED_SERVICE.search(problem.message) is not None
+
+
+def undefined_macro(problem: Problem) -> bool:
+    """Whether the problem is a workflow (or macro) including a macro that is not defined."""
+    return _UNDEFINED_MACRO.search(problem.message) is not None
 
 
 class CliSetup(LocalSetup):
@@ -56,9 +66,16 @@ class CliSetup(LocalSetup):
             found = super().definitions(services, macros)
         except InputError as e:
             fail(e.problems)
-        if not found[0]:
-            hint_on_failure("To load services, " + WHERE_SERVICES, about=undefined_service)
+        self.hint_where_definitions_come_from(*found)
         return found
+
+    def hint_where_definitions_come_from(self, services: dict, macros: dict) -> None:
+        """With no services (macros) at all, a failure that names a service (macro) not
+        defined says where they come from."""
+        if not services:
+            hint_on_failure("To load services, " + WHERE_SERVICES, about=undefined_service)
+        if not macros:
+            hint_on_failure("To load macros, " + WHERE_MACROS, about=undefined_macro)
 
     def open_registry(self, db: str | None, create: bool = True):
         try:

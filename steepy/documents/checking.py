@@ -19,7 +19,7 @@ from steepy.documents.loading import Definitions, Document, layered_items
 from steepy.documents.retryplugins import plugin_problems
 from steepy.documents.validation import validate_macro, validate_workflow
 from steepy.documents.validation_services import Runtimes
-from steepy.errors import InputError, Problem
+from steepy.errors import InputError, Problem, json_path
 from steepy.model.macro import Macro
 from steepy.model.timeouts import TimeoutKind
 from steepy.model.workflow import Workflow
@@ -48,6 +48,24 @@ def document_kind(data: Any) -> str:
     return "workflow"
 
 
+def not_a_workflow(data: Any) -> str | None:
+    """What a file given as a workflow holds instead, in words, when it surely is service
+    metadata or a macro file (a list of them, or an object with their `parameters' and no
+    `api'); None otherwise (its problems are a workflow's)."""
+    kind = document_kind(data)
+    items = data if isinstance(data, list) else [data]
+    surely = isinstance(data, list) or (isinstance(data, dict) and "parameters" in data
+                                        and "api" not in data)
+    if kind == "workflow" or not surely or not items:
+        return None
+    if kind == "service":
+        return ("this file holds service metadata, not a workflow: services are given with "
+                "`--services FILE' (or `services' in steepy.yaml) and run by a workflow's "
+                "execute actions")
+    return ("this file holds macros, not a workflow: macros are given with `--macros FILE' "
+            "(or `macros' in steepy.yaml) and used by a workflow's include actions")
+
+
 def in_line_order(problems: Iterable[Problem]) -> list[Problem]:
     return sorted(problems, key=lambda p: (p.file or "", p.line or 0, p.column or 0))
 
@@ -56,6 +74,9 @@ def check_workflow(document: Document, services: Mapping | None, macros: Mapping
                    runtimes: Runtimes | Iterable[str] | None) -> Workflow:
     """The workflow of `document`, valid against its services, macros and `runtimes` (None:
     not checked); InputError with every problem otherwise."""
+    instead = not_a_workflow(document.data)
+    if instead is not None:
+        raise InputError(document.locate(Problem(instead, path=json_path(()))))
     layered = build_layers(document.data, "workflow", Workflow.from_json)
     problems = list(layered.problems)
     if layered.value is not None:

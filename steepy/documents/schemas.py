@@ -92,6 +92,9 @@ def _schema_message(error: Any) -> str:
         expected = " or ".join(expected) if isinstance(expected, list) else expected
         return f"expected {expected}, got {_kind(value)} `{_short(value)}'"
     if validator in ("oneOf", "anyOf"):
+        choice = _choice_message(error)
+        if choice is not None:
+            return choice
         best = _best_sub_error(error)
         if best is not None:
             return _schema_message(best)
@@ -107,6 +110,25 @@ def _schema_message(error: Any) -> str:
         return f"`{value}' does not have the expected form{hint}"
     description = error.schema.get("description")
     return error.message + (f" ({description})" if description else "")
+
+
+def _choice_message(error: Any) -> str | None:
+    """A oneOf (anyOf) whose branches each require one key, e.g. an input's `var' or
+    `value': none of them given, or more than one for a oneOf, in plain words (jsonschema
+    would name one key as required, or print the object and every branch)."""
+    branches, value = error.validator_value, error.instance
+    keys = [b["required"][0] for b in branches if isinstance(b, dict)
+            and set(b) <= {"required", "description"} and len(b.get("required", ())) == 1]
+    if len(keys) != len(branches) or len(keys) < 2 or not isinstance(value, dict):
+        return None
+    given = [k for k in keys if k in value]
+    named = ", ".join(f"`{k}'" for k in keys[:-1]) + f" or `{keys[-1]}'"
+    if not given:
+        return f"{named} is required"
+    if len(given) > 1 and error.validator == "oneOf":
+        both = ", ".join(f"`{k}'" for k in given[:-1]) + f" and `{given[-1]}'"
+        return f"{both} are given: give only one of them"
+    return None
 
 
 def _best_sub_error(error: Any) -> Any:

@@ -75,3 +75,68 @@ def test_no_services_names_where_they_come_from(here) -> None:
     (here / "w.yaml").write_text(WORKFLOW.replace("service: sleep", "service: nope"))
     result = _invoke("submit", "w.yaml", "-s", str(ROOT / "services"))
     assert result.exit_code == 2 and WHERE not in result.stderr
+
+
+INCLUDING = """\
+api: 4.7.0
+actions:
+  - {type: include, macro: nap_twice, inputs: [{id: seconds, value: 0}]}
+"""
+MACRO = """\
+id: nap_twice
+name: nap twice
+description: sleeps twice
+parameters:
+  - {id: seconds, name: seconds, description: how long, type: input}
+actions:
+  - {type: execute, service: sleep, inputs: [{id: seconds, var: seconds}]}
+  - {type: execute, service: sleep, inputs: [{id: seconds, var: seconds}]}
+"""
+
+
+def test_validate_knows_the_macros_and_services_of_the_files_given_with_a_workflow(here):
+    """`steepy validate workflows/ macros/ services/': what the macro and service files
+    define is known to the workflows (the user has just given them); alone, a workflow that
+    includes a macro none defines hears where macros come from."""
+    (here / "i.yaml").write_text(INCLUDING)
+    (here / "m.yaml").write_text(MACRO)
+    alone = _invoke("validate", "i.yaml", "-s", str(ROOT / "services"))
+    assert alone.exit_code == 2
+    assert alone.stderr.splitlines() == [
+        "i.yaml:3:28: actions[0].macro: Macro `nap_twice' not found. No macros are configured.",
+        "To load macros, give `--macros DIR' (a file, folder or glob), set `macros' in "
+        "steepy.yaml (Steep's `steep.macros'), or put macro files in a `macros/' folder.",
+        "1 problem in 1 file"]
+    together = _invoke("validate", "i.yaml", "m.yaml", str(ROOT / "services" / "coreutils.yaml"))
+    assert together.exit_code == 0, together.output
+    lines = together.stdout.splitlines()  # in the order given
+    assert [line.split(":")[0] for line in lines] == [
+        "i.yaml", "m.yaml", str(ROOT / "services" / "coreutils.yaml")]
+    assert "1 macro(s): nap_twice" in lines[1] and "services: sleep" in lines[0]
+
+
+def test_validate_reports_unreadable_services_and_macros_and_goes_on(here):
+    """Every problem at once: a --macros path that cannot be read does not hide the files'
+    own problems."""
+    result = _invoke("validate", "missing.yaml", "w.yaml", "--services", "nothere",
+                     "--macros", "nomacros")
+    assert result.exit_code == 2
+    lines = result.stderr.splitlines()
+    assert lines[:3] == ["missing.yaml: cannot read file: No such file or directory",
+                         "nomacros: cannot read file: No such file or directory",
+                         "nothere: cannot read file: No such file or directory"], lines
+    assert lines[3].startswith("w.yaml:4:") and "Service `sleep' is not defined" in lines[3]
+
+
+@pytest.mark.parametrize("command", ["run", "submit", "plan"])
+def test_a_service_or_macro_file_given_as_a_workflow_says_what_it_is(here, command):
+    (here / "m.yaml").write_text(MACRO)
+    services = ROOT / "services" / "coreutils.yaml"
+    for given, what, option in ((str(services), "service metadata", "--services FILE"),
+                                ("m.yaml", "macros", "--macros FILE")):
+        result = _invoke(command, given, "-s", str(services))
+        assert result.exit_code == 2
+        first = result.stderr.splitlines()[0]
+        assert first.startswith(f"{given}:") and f"this file holds {what}, not a workflow" in first
+        assert f"`{option}'" in first and len(result.stderr.splitlines()) == 2, result.stderr
+    assert not (here / ".steepy").exists()

@@ -342,6 +342,19 @@ def test_input_with_neither_var_nor_value():
     _assert_rejected("workflow", workflow, ["actions", 0, "inputs", 0], "is not valid under any")
 
 
+@pytest.mark.parametrize("given, message", [
+    ({"id": "input_file", "var": "in", "value": "b.txt"},
+     "`var' and `value' are given: give only one of them"),
+    ({"id": "input_file"}, "`var' or `value' is required")])
+def test_an_input_needs_exactly_one_of_var_and_value_in_plain_words(given, message):
+    """steepy's own message, not jsonschema's (the object and both branches printed, or
+    only `var' named as required)."""
+    from steepy.documents.schemas import schema_problems
+
+    problems = schema_problems(_workflow(inputs=[given]), "workflow")
+    assert [(p.path, p.message) for p in problems] == [("actions[0].inputs[0]", message)]
+
+
 def test_bad_cardinality():
     _assert_rejected("service", _service(cardinality="2..x"),
                      [0, "parameters", 0, "cardinality"], "does not match")
