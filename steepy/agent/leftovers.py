@@ -25,6 +25,10 @@ import psutil
 from steepy.agent.executor import SCRIPT
 
 SAME_START_S = 0.05  # start times read twice by psutil differ by less
+# how much later than its attempt's recorded start a tool can have started (the spawn on a
+# loaded machine); a leader of its group that started later is another process, given the
+# group's id again (that needs tens of thousands of new processes in between)
+SPAWN_SLACK_S = 10.0
 # the executor's script, and its name in earlier versions
 SCRIPTS = (os.path.basename(SCRIPT), "executor.py")
 
@@ -57,9 +61,15 @@ def orphaned_executors(engine_pid: int) -> list[tuple[int, float]]:
 
 def end_groups(groups: Iterable[tuple[int, float | None]], grace_s: float) -> int:
     """End the members of these process groups (pgid, start time of the attempt that made
-    it: only processes started since then, so that a reused group id is left alone) that are
-    still alive: SIGTERM, up to `grace_s`, SIGKILL. Returns how many there were."""
-    wanted = {pgid: since for pgid, since in groups if pgid}
+    it: only processes started since then) that are still alive: SIGTERM, up to `grace_s`,
+    SIGKILL. Returns how many there were.
+
+    A group id is the pid of the tool that led it, and Linux gives that pid to a new process
+    only once no process is left in the group: a group whose leader is alive but started
+    well after the attempt is somebody else's (the group ended, its id was given again: on a
+    busy machine pids come round within minutes), and is left alone."""
+    wanted = {pgid: since for pgid, since in groups
+              if pgid and not _taken_again(pgid, since)}
     if not wanted:
         return 0
 
@@ -78,6 +88,19 @@ def end_groups(groups: Iterable[tuple[int, float | None]], grace_s: float) -> in
         return pids
 
     return _end(find, grace_s)
+
+
+def _taken_again(pgid: int, since: float | None) -> bool:
+    """Whether group `pgid` of an attempt that started at `since` has a leader that started
+    later than the attempt's tool can have (its id was given to another process)."""
+    if since is None:
+        return False
+    try:
+        leader = psutil.Process(pgid)
+        return (leader.create_time() > since + SPAWN_SLACK_S
+                and leader.status() != psutil.STATUS_ZOMBIE)
+    except psutil.Error:  # no leader: what is left in the group is the attempt's
+        return False
 
 
 def _end(find, grace_s: float) -> int:
