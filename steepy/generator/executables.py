@@ -8,6 +8,7 @@ per defaulted missing input (the new variable's id); then one id per runtime arg
 from __future__ import annotations
 
 import posixpath
+import re
 from dataclasses import replace
 from collections.abc import Callable
 from typing import Any
@@ -82,7 +83,7 @@ class ExecutableBuilder:
                 produced.update((a.variable.id, a.variable.value) for a in args)
             else:
                 continue
-            _check_cardinality(node, param, len(args))
+            _check_cardinality(node, param, args)
             arguments.extend(args)
         runtime_args = [
             Argument(self.next_id(), ArgumentVariable(r.id, "" if r.value is None else r.value),
@@ -143,12 +144,28 @@ def _either(own, fallback):
     return own if own is not None else fallback
 
 
-def _check_cardinality(node: ExecNode, param: ServiceParameter, count: int) -> None:
+def _check_cardinality(node: ExecNode, param: ServiceParameter, args: list[Argument]) -> None:
+    count = len(args)
     if not param.cardinality.allows(count):
+        # the variables that gave the input (in a for-each, the enumerator whose item had
+        # too few or too many values): the action's id may be one steepy made up
+        given = list(dict.fromkeys(_written(i.var) for i in node.inputs if i.param == param.id))
+        source = (f" from {'variable' if len(given) == 1 else 'variables'} "
+                  + ", ".join(given)) if param.type == INPUT and given else ""
         raise GeneratorError(
             f"Illegal number of arguments for {param.type} parameter `{param.id}' of service "
-            f"`{node.service}' in execute action `{node.id}': got {count}, but its "
+            f"`{node.service}' in execute action `{node.id}': got {count}{source}, but its "
             f"cardinality is {param.cardinality}")
+
+
+def _written(var: str) -> str:
+    """A variable as the workflow names it: a for-each's copies of the variables of its body
+    end in `$<iteration>' (one per loop around it)."""
+    base = _ITERATIONS.sub("", var)
+    return f"`{var}'" if base == var or not base else f"`{base}' (a for-each's item)"
+
+
+_ITERATIONS = re.compile(r"(\$\d+)+$")
 
 
 def flatten(value: Any) -> list[Any]:

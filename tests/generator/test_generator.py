@@ -111,6 +111,22 @@ def test_cardinality_error_names_action_and_parameter() -> None:
     assert "cardinality" in message and "`a'" in message and "`i'" in message
 
 
+def test_a_cardinality_error_names_the_variable_that_gave_too_few_values() -> None:
+    """A for-each whose item is an empty list: the action (its id made up by steepy, with
+    the iteration's suffix) is hard to find; the enumerator is the workflow's own name."""
+    gen = generator({"vars": [{"id": "lists", "value": [["a"], []]}],
+                     "actions": [{"type": "for", "id": "loop", "input": "lists",
+                                  "enumerator": "l", "actions": [execute("c", "l", "y")]}]})
+    with pytest.raises(GeneratorError) as info:
+        gen.generate()
+    assert "got 0 from variable `l' (a for-each's item), but its cardinality is 1..1" in str(
+        info.value)
+    plain = generator({"vars": [{"id": "x", "value": ["1", "2"]}],
+                       "actions": [execute("a", "x", "y")]})
+    with pytest.raises(GeneratorError, match=r"got 2 from variable `x', but"):
+        plain.generate()
+
+
 def test_missing_required_input_without_default_is_a_cardinality_error() -> None:
     gen = generator({"actions": [{"id": "a", "type": "execute", "service": "cp",
                                   "outputs": [{"id": "o", "var": "y"}]}]})
