@@ -19,6 +19,7 @@ attempt only copies a dict.
 
 from __future__ import annotations
 
+import html
 import os
 import sys
 from collections.abc import Iterable, Mapping
@@ -72,17 +73,20 @@ class Withheld:
         urls = [config.db.url, *hooks]
         names = {notifications.email.password_env}
         return cls(frozenset(n for n in names if n), frozenset(_secrets(secrets, urls)),
-                   frozenset(h.partition("://")[2].lower() for h in hooks))
+                   frozenset(u.partition("://")[2].lower()
+                             for h in hooks for u in {h, html.unescape(h)}))
 
 
 def _secrets(values: Iterable[str | None], urls: Iterable[str | None]) -> set[str]:
-    """The values, and of each URL with a secret: the URL and the secrets in it."""
+    """The values, and of each URL with a secret: the URL and the secrets in it; each also
+    as it was before a templated steepy.yaml HTML-escaped it (Pebble's default, kept:
+    `{{ env.TOKEN }}' of `a'b' is the secret `a&#39;b', and the variable holds `a'b')."""
     found = {v for v in values if v}
     for url in urls:
         inside = url_secrets(url) if url else set()
         if inside:
             found |= inside | {url}
-    return found
+    return found | {html.unescape(v) for v in found}
 
 # os.environ's bytes, its decoded text, and that without steepy's own configuration
 _cache: tuple[dict, dict[str, str], dict[str, str]] = ({}, {}, {})

@@ -119,6 +119,38 @@ def test_a_webhook_url_whose_secret_is_its_path_stays(monkeypatch, tmp_path) -> 
     assert {k: base.get(k) for k in kept} == {**kept, "PROJECT_DIR": None}
     assert "slackSECRETpath" not in repr(AgentConfig(withheld=withheld))
 
+ESCAPED = """\
+---
+template: true
+---
+services: services/
+http:
+  token: {{ env.MY_HTTP_TOKEN }}
+notifications:
+  webhooks:
+    - url: http://127.0.0.1:9/x
+      secret: {{ env.HOOK_SECRET }}
+    - url: http://127.0.0.1:9/services/{{ env.TEAMS_PATH }}
+"""
+
+
+def test_a_secret_the_template_html_escaped_stays_too(monkeypatch, tmp_path) -> None:
+    """Pebble's default (kept, as in Steep): the template writes `{{ env.HOOK_SECRET }}' of
+    `hook&secret' as `hook&amp;secret', the engine's secret. The variable holds the secret
+    unescaped, and a tool got it (one well-known step from the engine's)."""
+    secrets = {"MY_HTTP_TOKEN": "tok'en-AAAA1111", "HOOK_SECRET": "hook&secret-CCCC3333",
+               "TEAMS_PATH": "T1/B1/teams<SECRET>path"}
+    for name, value in secrets.items():
+        monkeypatch.setenv(name, value)
+    (tmp_path / "services").mkdir()
+    (tmp_path / "steepy.yaml").write_text(ESCAPED)
+    config = load_config(tmp_path)
+    assert config.http.token == "tok&#39;en-AAAA1111"  # what the template wrote
+    withheld = AgentConfig.from_config(config, builtin_set()).withheld
+    base = engine_environment({}, withheld)
+    assert not set(secrets) & set(base), sorted(set(secrets) & set(base))
+
+
 def test_the_password_of_a_database_given_by_command_line_stays_too(monkeypatch) -> None:
     monkeypatch.setattr(failures, "_opened", [])
     monkeypatch.setenv("ARCHIVE_DB_PASSWORD", "from-the-command-line-1")
