@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any, Callable, Coroutine
 
@@ -24,6 +23,7 @@ from steepy.model.submission import ProcessChainStatus as CS
 from steepy.model.timeouts import TimeoutKind
 from steepy.engine.offers import Offered
 from steepy.engine.groupcommit import GroupCommit
+from steepy.engine.reports import Reports
 from steepy.registry import ChainQueue, ChainRecord, ClaimFor, RunEnd
 from steepy.registry.interfaces import Claimed
 from steepy.registry.offload import call, persist
@@ -87,9 +87,8 @@ class Scheduler:
         self._agent_of: dict[str, Agent] = {}  # claimed chain id -> its agent
         self._fenced: set[str] = set()  # chains whose tools `fence` stopped
         self._fence_reason = ""  # why, said on the runs given back
-        self._pending_events: set[asyncio.Future] = set()
+        self._reports = Reports(self._stopping, clock)  # what agents report, in order
         self._progress_written: dict[str, float] = {}  # chain id -> when (monotonic)
-        self._event_writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="events")
         # `steepy run': claim the chains of these submissions only (its own, those it resumed)
         self.only_submissions: frozenset[str] | None = None
         self.on_crash: Callable[[BaseException], None] = _reraise  # a task of ours died
@@ -139,17 +138,8 @@ class Scheduler:
         self._write(functools.partial(self.queue.add_event, submission_id, event, chain_id))
 
     def _write(self, call_: Callable, *args) -> None:
-        """One writer thread keeps what agents report in the order they reported it."""
-        future = asyncio.get_running_loop().run_in_executor(
-            self._event_writer, functools.partial(self._quietly, call_, *args))
-        self._pending_events.add(future)
-        future.add_done_callback(self._pending_events.discard)
-
-    @staticmethod
-    def _quietly(call_: Callable, *args) -> None:
-        with database_failure_said(log, "an agent's report (%s) was not stored: %s",
-                                   getattr(call_, "args", "")):
-            call_(*args)
+        """What agents report is stored in the order they reported it (reports.py)."""
+        self._reports.add(functools.partial(call_, *args))
 
     async def store_attempt(self, chain_id: str, run_number: int, record: AttemptRecord,
                             durable: bool) -> None:
@@ -235,8 +225,7 @@ class Scheduler:
             await asyncio.gather(*self._running.values(), return_exceptions=True)
         if self._pending_ends:
             await asyncio.gather(*self._pending_ends, return_exceptions=True)
-        if self._pending_events:
-            await asyncio.gather(*self._pending_events, return_exceptions=True)
+        await self._reports.drain()
 
     def _claim_for(self, agent: Agent) -> ClaimFor:
         return ClaimFor(agent.id, frozenset(agent.capabilities), self.only_submissions)
@@ -304,8 +293,7 @@ class Scheduler:
         short = took < AHEAD_BELOW_S
         decision = after_run(record, run_number, outcome, self.clock.now())
         log_end(record, run_number, outcome, decision, took)
-        if self._pending_events:  # the run's attempt events go on the timeline before its end
-            await asyncio.gather(*list(self._pending_events), return_exceptions=True)
+        await self._reports.drain()  # the run's attempt events go on the timeline before its end
         try:
             fenced = chain.id in self._fenced
             self._fenced.discard(chain.id)

@@ -154,6 +154,54 @@ async def test_a_database_that_cannot_grow(tmp_path, monkeypatch, caplog) -> Non
     _ran_each_tool_once(engine, registry, sid, lines, caplog)
 
 
+@pytest.mark.process
+async def test_a_failed_attempt_is_on_the_timeline_also_when_the_disk_was_full(
+        tmp_path, monkeypatch, caplog) -> None:
+    """Every chain's first attempt fails (its retry policy runs it again) while the database
+    cannot grow: the attempts' `chain.attemptFailed' events, reported by the agents, waited
+    and were stored once there was room, as the attempts' rows and the runs' ends were (they
+    were dropped after one try: the retry that followed was on the timeline, the failure
+    that caused it not)."""
+    monkeypatch.chdir(ROOT)
+    caplog.set_level(logging.INFO)
+    services, lines = _marking(tmp_path)
+    script = tmp_path / "mark.sh"  # fails the first time for each name
+    script.write_text(script.read_text().replace(
+        "sleep 0.3\n", f'sleep 0.3\n[ $(grep -cx "$1" "{lines}") -ge 2 ] || exit 3\n'))
+    registry = open_registry(f"sqlite:///{tmp_path / 'steepy.db'}")
+    limit = [4294967294]
+
+    @event.listens_for(registry.engine, "checkout")
+    def _limit(dbapi_connection, _record, _proxy) -> None:
+        dbapi_connection.execute(f"PRAGMA max_page_count={limit[0]}")
+
+    sid = _submit(registry, WORKFLOW.replace(
+        "inputs: [{id: name, var: i}]}", "inputs: [{id: name, var: i}],\n"
+        "          retries: {maxAttempts: 2}}"))
+    engine = Engine(registry, services, MACROS, _settings(tmp_path))
+    task = asyncio.create_task(engine.run(until_submission=sid))
+    try:
+        await _until(lambda: len(_marks(lines)) >= 2, "tools started", engine, task)
+        limit[0] = 1
+        await _until(lambda: "database or disk is full" in caplog.text, "writes failed",
+                     engine, task)
+        await asyncio.sleep(2)  # attempts fail meanwhile
+        limit[0] = 4294967294
+        await asyncio.wait_for(asyncio.shield(task), 90)
+    finally:
+        engine.stop.set()
+        await asyncio.gather(task, return_exceptions=True)
+    assert engine.failure is None, engine.failure
+    assert registry.views.get_submission(sid).status == SS.SUCCESS
+    assert sorted(_marks(lines), key=int) == sorted([str(i) for i in range(TOOLS)] * 2, key=int)
+    events = registry.views.events(sid)
+    failed = [e for e in events if e["kind"] == "chain.attemptFailed"]
+    retried = [e for e in events if e["kind"] == "chain.retryScheduled"]
+    assert len(retried) == TOOLS and len(failed) == TOOLS, (len(retried), len(failed))
+    assert "not stored" not in caplog.text  # none given up
+    registry.close()
+
+
 # -- which errors are failures of the database ------------------------------------------------
 
 
