@@ -58,7 +58,23 @@ def configured(option: Paths, key: str, reader: Callable[..., dict], config: "Co
     spec = config.get(key)
     if not spec or (spec == DEFAULTS[key] and not Path(spec).exists()):
         return {}
-    return reader(spec, context)
+    try:
+        return reader(spec, context)
+    except InputError as e:
+        raise InputError([_at_key(config, key, spec, p) for p in e.problems]) from None
+
+
+def _at_key(config: "Config", key: str, spec: Any, problem: Problem) -> Problem:
+    """A file or folder named by `key' of the configuration that cannot be read: said at
+    the key in steepy.yaml (or the variable), where the user wrote the wrong name."""
+    entries = [spec] if isinstance(spec, str) else list(spec)
+    if problem.line is not None or problem.file is None:
+        return problem
+    for index, entry in enumerate(entries):
+        if Path(str(entry)) == Path(problem.file):
+            where = key if isinstance(spec, str) else f"{key}[{index}]"
+            return config.located(where, f"`{entry}': {problem.message}")
+    return problem
 
 
 class LocalSetup:

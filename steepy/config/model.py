@@ -216,6 +216,7 @@ class Config(Section):
     _warnings: list[Problem] = PrivateAttr(default_factory=list)
     _plugin_places: list[Problem] = PrivateAttr(default_factory=list)
     _runtime_sections: Any = PrivateAttr(None)  # steepy.config.reading.RuntimeSections
+    _origins: dict[str, Any] = PrivateAttr(default_factory=dict)  # key -> located.Origin
     # the keys as written (dotted: `steep.tmpPath'), as Steep's templates see them as `config'
     _written: dict[str, Any] = PrivateAttr(default_factory=dict)
 
@@ -231,6 +232,14 @@ class Config(Section):
     def warnings(self) -> list[Problem]:
         """Unknown keys and keys of Steep that steepy does not implement (all ignored)."""
         return self._warnings
+
+    def located(self, key: str, message: str) -> Problem:
+        """A problem of the value of `key' (maybe with a tail such as `[1]'), at its
+        file:line:column (or the variable that gave it)."""
+        origin = self._origins.get(key.split("[", 1)[0])
+        if origin is None:
+            return Problem(message, path=key, file=self._source or FILE_NAME)
+        return origin.problem(message, key)
 
     def plugin_place(self, index: int) -> Problem:
         """Where `plugins[index]' was declared (a Problem without message)."""

@@ -120,6 +120,7 @@ def _read_config(config: Config, path: Path | None, warnings: list[Problem],
     config._source = None if path is None else str(path)
     config._warnings = warnings
     config._runtime_sections = runtimes
+    config._origins = origins
     if plugin_places is not None and len(plugin_places) == len(config.plugins):
         config._plugin_places = plugin_places
     elif "plugins" in origins:

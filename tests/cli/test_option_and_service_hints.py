@@ -140,3 +140,20 @@ def test_a_service_or_macro_file_given_as_a_workflow_says_what_it_is(here, comma
         assert first.startswith(f"{given}:") and f"this file holds {what}, not a workflow" in first
         assert f"`{option}'" in first and len(result.stderr.splitlines()) == 2, result.stderr
     assert not (here / ".steepy").exists()
+
+
+def test_a_folder_steepy_yaml_names_that_cannot_be_read_is_said_at_its_key(here, monkeypatch):
+    """`services: nothere/' in steepy.yaml: the problem is the configuration's line, not a
+    file `nothere' the user never typed on the command line; from a variable, the variable."""
+    (here / "steepy.yaml").write_text("services: nothere/\nmacros: [m.yaml, gone/]\n")
+    result = _invoke("validate", "w.yaml")
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[:3] == [
+        "steepy.yaml:1:11: services: `nothere/': cannot read file: No such file or directory",
+        "steepy.yaml:2:10: macros[0]: `m.yaml': cannot read file: No such file or directory",
+        "steepy.yaml:2:18: macros[1]: `gone/': cannot read file: No such file or directory"]
+    monkeypatch.setenv("STEEPY_SERVICES", "elsewhere")
+    result = _invoke("services")
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[0] == (
+        "$STEEPY_SERVICES: services: `elsewhere': cannot read file: No such file or directory")
