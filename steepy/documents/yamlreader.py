@@ -87,6 +87,8 @@ def _at(event: yaml.Event, name: str, message: str) -> InputError:
 
 
 def _yaml_error(e: yaml.YAMLError, name: str, text: str | None = None) -> InputError:
+    if isinstance(e, yaml.reader.ReaderError):  # a character YAML does not allow (NUL)
+        return _reader_error(e, name, text)
     mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
     what = getattr(e, "problem", None) or str(e)
     context = getattr(e, "context", None)
@@ -94,6 +96,17 @@ def _yaml_error(e: yaml.YAMLError, name: str, text: str | None = None) -> InputE
     if mark is None:
         return InputError(Problem(message, file=name))
     line, column = _end_of_content(text, mark.index) or (mark.line + 1, mark.column + 1)
+    return InputError(Problem(message, file=name, line=line, column=column))
+
+
+def _reader_error(e: yaml.reader.ReaderError, name: str, text: str | None) -> InputError:
+    """The reader's error has a position in the text, not a line and column: both, from it."""
+    character = e.character if isinstance(e.character, int) else ord(str(e.character)[:1] or "?")
+    message = f"not valid YAML: {str(e.reason).rstrip('.')}: U+{character:04X}"
+    if text is None or not 0 <= e.position <= len(text):
+        return InputError(Problem(message, file=name))
+    before = text[:e.position]
+    line, column = before.count("\n") + 1, e.position - before.rfind("\n")
     return InputError(Problem(message, file=name, line=line, column=column))
 
 

@@ -149,3 +149,16 @@ def test_the_check_is_one_cheap_walk() -> None:
     assert time.process_time() - start < 0.5
     data["objects"][9_999]["value"] = float("inf")
     assert unusable_values(data) == [(("objects", 9_999, "value"), f"infinity {FINITE}")]
+
+
+@pytest.mark.parametrize("character", ["\x00", "\x01", "\x7f"])
+def test_a_raw_control_character_in_yaml_is_placed_at_its_line_and_column(here, character):
+    """YAML's reader refuses the character before parsing and says only its position in the
+    text (`in "<unicode string>", position 113' on a second line): its line and column."""
+    (here / "wf.yaml").write_text(WORKFLOW.replace("value: words\n",
+                                                   f'value: "wo{character}rds"\n'))
+    line, column = next((n + 1, text.index(character) + 1) for n, text in enumerate(
+        (here / "wf.yaml").read_text().splitlines()) if character in text)
+    assert _refused(here, "wf.yaml") == [
+        f"wf.yaml:{line}:{column}: not valid YAML: control characters are not allowed: "
+        f"U+{ord(character):04X}"]
