@@ -115,12 +115,15 @@ def _schema_message(error: Any) -> str:
 def _choice_message(error: Any) -> str | None:
     """A oneOf (anyOf) whose branches each require one key, e.g. an input's `var' or
     `value': none of them given, or more than one for a oneOf, in plain words (jsonschema
-    would name one key as required, or print the object and every branch)."""
+    would name one key as required, or print the object and every branch). None: nothing
+    of the kind; "": nothing to say (a value that is no object, its type error says so)."""
     branches, value = error.validator_value, error.instance
     keys = [b["required"][0] for b in branches if isinstance(b, dict)
             and set(b) <= {"required", "description"} and len(b.get("required", ())) == 1]
-    if len(keys) != len(branches) or len(keys) < 2 or not isinstance(value, dict):
+    if len(keys) != len(branches) or len(keys) < 2:
         return None
+    if not isinstance(value, dict):  # `required' holds for it: its type is the problem,
+        return ""  # which the type's own error says (nothing more to say here)
     given = [k for k in keys if k in value]
     named = ", ".join(f"`{k}'" for k in keys[:-1]) + f" or `{keys[-1]}'"
     if not given:
@@ -192,6 +195,8 @@ def schema_errors(data: Any, kind: str) -> list[SchemaError]:
             message = f"{_DOCUMENT_SHAPES[kind]}, not {_kind(data)}"
         else:
             message = _schema_message(error)
+            if not message:  # said by another error of the same place
+                continue
         missing = leaf.validator == "required"
         at_root = not parts or (len(parts) == 1 and isinstance(parts[0], int))
         if missing and at_root and kind != "workflow":

@@ -355,6 +355,17 @@ def test_an_input_needs_exactly_one_of_var_and_value_in_plain_words(given, messa
     assert [(p.path, p.message) for p in problems] == [("actions[0].inputs[0]", message)]
 
 
+@pytest.mark.parametrize("given", [[1], 5, "x"])
+def test_an_input_that_is_no_object_is_said_once(given):
+    """Every branch of the var-or-value choice holds for a value that is no object (they only
+    require keys): jsonschema's `valid under each of' beside the type error said nothing more."""
+    from steepy.documents.schemas import schema_problems
+
+    problems = schema_problems(_workflow(inputs=[given]), "workflow")
+    assert [p.path for p in problems] == ["actions[0].inputs[0]"]
+    assert problems[0].message.startswith("expected object, got ")
+
+
 def test_bad_cardinality():
     _assert_rejected("service", _service(cardinality="2..x"),
                      [0, "parameters", 0, "cardinality"], "does not match")
