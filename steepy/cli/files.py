@@ -62,6 +62,8 @@ def validate_file(path: Path, services: dict[str, Service], macros: dict[str, Ma
     from steepy.documents.checking import check_macros, check_workflow, document_kind
     from steepy.documents.loading import read_definitions
     from steepy.documents.policy_checks import policy_warnings
+    from steepy.documents.toolpaths import unfound_tools
+    from steepy.documents.validation_macros import services_reached
     from steepy.documents.validation_services import service_file_problems
 
     document = _read(path) if document is None else document
@@ -73,12 +75,17 @@ def validate_file(path: Path, services: dict[str, Service], macros: dict[str, Ma
         problems += service_file_problems(found, runtimes)
         if problems:
             raise InputError(problems)
+        if warnings is not None:
+            warnings += unfound_tools(found, found)
         return f"{len(found)} service(s): {', '.join(found)}", found
     if kind == "macro":
         built = check_macros(document, services, macros, runtimes)
         found, _ = read_definitions(str(path), "macro")
         return f"{len(built)} macro(s): {', '.join(m.id for m in built)}", found
-    return _summary(check_workflow(document, services, macros, runtimes), macros), None
+    workflow = check_workflow(document, services, macros, runtimes)
+    if warnings is not None:
+        warnings += unfound_tools(services, services_reached(workflow.actions, macros))
+    return _summary(workflow, macros), None
 
 
 @click.command()

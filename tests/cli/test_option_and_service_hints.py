@@ -157,3 +157,24 @@ def test_a_folder_steepy_yaml_names_that_cannot_be_read_is_said_at_its_key(here,
     assert result.exit_code == 2
     assert result.stderr.splitlines()[0] == (
         "$STEEPY_SERVICES: services: `elsewhere': cannot read file: No such file or directory")
+
+
+def test_validate_warns_of_a_tool_this_machine_does_not_have(here):
+    """A misspelt tool (`samtoolz') passed `validate' and failed only when it ran. A
+    warning, not an error (exit 0): a worker on another machine may have the tool; a tool
+    in a container, a Python environment or an environment module is not looked for."""
+    (here / "s.yaml").write_text("""\
+- {id: samtools, name: s, description: s, path: samtoolz, runtime: other, parameters: []}
+- {id: here, name: h, description: h, path: sh, runtime: other, parameters: []}
+- {id: boxed, name: b, description: b, path: samtoolz, runtime: docker, parameters: []}
+- {id: loaded, name: l, description: l, path: samtoolz, runtime: other, parameters: [],
+   modules: [samtools/1.19]}
+""")
+    (here / "w2.yaml").write_text("api: 4.7.0\nactions:\n  - {type: execute, service: samtools}"
+                                  "\n  - {type: execute, service: here}\n")
+    warning = ("s.yaml:1:49: warning: [0].path: the tool of service `samtools', `samtoolz', "
+               "is not on PATH here; only a machine that has it can run it")
+    for args in (["s.yaml"], ["w2.yaml", "-s", "s.yaml"]):
+        result = _invoke("validate", *args)
+        assert result.exit_code == 0, result.output
+        assert result.stderr.splitlines() == [warning], result.stderr
