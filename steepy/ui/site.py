@@ -14,12 +14,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from starlette.exceptions import HTTPException
+from starlette.requests import Request
 from starlette.responses import PlainTextResponse
 from starlette.routing import BaseRoute, Match, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from steepy.ui.negotiation import prefers_html
+from steepy.ui.render import not_found
 from steepy.ui.pages import (agents, chains, editor, graph, login, logs, overview, plugins,
                              schedules, search, services, timeline, workflows)
 
@@ -64,7 +66,25 @@ class UiSite:
                 await self.static(dict(scope, root_path=root + STATIC_PREFIX.rstrip("/")),
                                   receive, send)
                 return
+            if self._nowhere(scope):  # a mistyped address in a browser: the UI's 404 page
+                request = Request(scope, receive)
+                await not_found(request, f"There is no page at `{request.url.path}'.")(
+                    scope, receive, send)
+                return
         await self.app(scope, receive, send)
+
+    @staticmethod
+    def _nowhere(scope: Scope) -> bool:
+        """A browser's GET of a path neither the UI nor the API has (the API would answer
+        a bare `Not Found')."""
+        if scope["method"] not in ("GET", "HEAD"):
+            return False
+        accept = dict(scope["headers"]).get(b"accept", b"").decode("latin-1")
+        app = scope.get("app")
+        routes = getattr(getattr(app, "router", None), "routes", None)
+        if routes is None or not prefers_html(accept):
+            return False
+        return all(route.matches(scope)[0] is Match.NONE for route in routes)
 
     @staticmethod
     def _below(scope: Scope, prefix: str) -> bool:

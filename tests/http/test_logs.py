@@ -64,6 +64,10 @@ def test_a_silent_run_has_no_log_and_an_empty_log_is_200_with_and_without_a_rang
     for method in ("GET", "HEAD"):
         assert server.http.request(method, path).status_code == 404
     assert server.http.get(path, headers={"x-range": "bytes=-10"}).status_code == 404
+    # the UI's page says so, and offers no download of it (that was the 404 above)
+    page = server.http.get(path, headers={"accept": "text/html"})
+    assert page.status_code == 200 and "printed nothing" in page.text
+    assert 'data-testid="download"' not in page.text
     # a log file can still be empty (emptied by hand, written by an older steepy)
     chain_id = path.rsplit("/", 1)[1]
     (server.directory / "logs").mkdir(exist_ok=True)

@@ -25,6 +25,13 @@ def test_a_browser_gets_the_page_a_client_gets_json(ui) -> None:
     css = ui.http.get("/ui/static/steepy.css")
     assert css.status_code == 200 and "max-age" in css.headers["cache-control"]
     assert ui.http.get("/ui/static/../../pyproject.toml").status_code == 404
+    # a mistyped address: a browser gets the UI's page (with its menu), a client the API's
+    lost = ui.http.get("/workflowz", headers=HTML)
+    assert lost.status_code == 404 and lost.headers["content-type"].startswith("text/html")
+    assert "There is no page at `/workflowz&#39;." in lost.text and "<nav" in lost.text
+    plain = ui.http.get("/workflowz", headers={"accept": "application/json"})
+    assert plain.status_code == 404 and not plain.headers["content-type"].startswith("text/html")
+    assert ui.http.post("/workflowz", headers=HTML).status_code == 404
 
 
 def test_overview_shows_counts_and_links(ui, browser_page) -> None:
