@@ -109,7 +109,7 @@ def _failed(exe: Executable, failure: Failure) -> ExecOutcome:
     """How an executable ends whose last attempt (or the deadline) failed it."""
     record = failure.record
     if record is not None and record.delay_rule is None and exe.retries is not None:
-        record.delay_rule = f"no retry: all {exe.retries.max_attempts} attempts used"
+        record.delay_rule = f"no retry: {exe.retries.attempts_used()}"
     if failure.timeout_kind is None:
         return ExecOutcome("ERROR", failure.message)
     error = failure.timeout_kind.policy(exe).error_on_timeout

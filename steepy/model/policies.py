@@ -257,6 +257,12 @@ class RetryPolicy:
         """Is maxAttempts not yet reached after `performed` attempts?"""
         return self.max_attempts < 0 or performed < self.max_attempts
 
+    def attempts_used(self) -> str:
+        """Why no attempt follows when maxAttempts is reached, in words."""
+        if self.max_attempts == 1:
+            return "maxAttempts is 1: its only attempt was used"
+        return f"all {self.max_attempts} attempts used"
+
     def gives_up(self, performed: int, elapsed_ms: int) -> str | None:
         """Why no attempt follows `performed` attempts when the next one would begin
         `elapsed_ms` after the first began; None when it may follow.
@@ -266,7 +272,7 @@ class RetryPolicy:
         """
         limits = []
         if self.max_attempts >= 0:
-            limits.append((performed >= self.max_attempts, f"all {self.max_attempts} attempts used"))
+            limits.append((performed >= self.max_attempts, self.attempts_used()))
         if self.max_elapsed is not None:
             limits.append((elapsed_ms > self.max_elapsed, (
                 f"attempt {performed + 1} would begin {format_duration(max(elapsed_ms, 0))} after "

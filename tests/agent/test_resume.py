@@ -77,7 +77,7 @@ def test_a_failure_stored_without_what_followed_is_decided_again() -> None:
 
 
 @pytest.mark.parametrize(("policy", "why"), [
-    (RetryPolicy(max_attempts=1), "all 1 attempts used"),
+    (RetryPolicy(max_attempts=1), "maxAttempts is 1: its only attempt was used"),
     (RetryPolicy.from_json({"maxAttempts": 3, "retryOn": {"exitCodes": [75]}}),
      "no retry: retryOn did not match"),
 ])

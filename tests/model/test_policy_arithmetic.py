@@ -248,3 +248,10 @@ def test_max_delay_below_a_delay_that_does_not_grow_is_warned(data, warned):
         # and it does: every pause is the cap
         policy = RetryPolicy.from_json({"maxAttempts": 3, **data})
         assert [policy.retry_delay(n) for n in (1, 2)] == [500, 500]
+
+
+def test_one_attempt_is_said_as_one() -> None:
+    """`all 1 attempts used' read as a plural of one (the chain page, `steepy show')."""
+    policy = RetryPolicy(max_attempts=1)
+    assert policy.gives_up(1, 0) == "maxAttempts is 1: its only attempt was used"
+    assert RetryPolicy(max_attempts=2).attempts_used() == "all 2 attempts used"

@@ -34,3 +34,14 @@ def test_a_running_and_a_cut_attempt_say_so() -> None:
     assert attempt_outcome({"outcome": "AGENT_LOST"}) == \
         "cut: its engine was lost; it counts as an attempt spent"
     assert attempt_outcome({"outcome": "INTERRUPTED"}).startswith("cut: its engine stopped")
+
+
+def test_a_policy_of_one_attempt_is_said_without_a_delay_rule() -> None:
+    """`1 attempt; delay exponential 0ms*1^(n-1), jitter none' described a pause that never
+    comes (a review of the chain page)."""
+    from steepy.model.policies import RetryPolicy
+    from steepy.ui.pages.chains import describe_retries
+
+    assert describe_retries(RetryPolicy(max_attempts=1)) == "1 attempt, no retry"
+    assert describe_retries(RetryPolicy(max_attempts=0)) == "no attempt (maxAttempts is 0: skipped)"
+    assert describe_retries(RetryPolicy(max_attempts=3)).startswith("3 attempts; delay ")

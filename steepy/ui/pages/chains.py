@@ -84,8 +84,11 @@ def command_line(exe: Executable) -> str:
 
 
 def describe_retries(policy: RetryPolicy) -> str:
+    if policy.max_attempts in (0, 1):  # no retry: a delay rule would say nothing
+        return ("no attempt (maxAttempts is 0: skipped)" if policy.max_attempts == 0
+                else "1 attempt, no retry")
     attempts = ("unlimited attempts" if policy.max_attempts < 0
-                else f"{policy.max_attempts} attempt{'s' if policy.max_attempts != 1 else ''}")
+                else f"{policy.max_attempts} attempts")
     text = f"{attempts}; delay {policy.describe_delay_rule()}"
     if policy.retry_on is not None:
         text += f"; retry on {_condition(policy.retry_on.to_json())}"
