@@ -54,6 +54,7 @@ from steepy.model.service import Service
 from steepy.model.submission import Submission, SubmissionStatus
 from steepy.notifications.delivery import Notifier
 from steepy.registry import Registry
+from steepy.registry.identity import older_copy
 from steepy.registry.leases import RUN_OWNER
 from steepy.registry.offload import call, persist
 from steepy.registry.outage import Outage, database_failure_said
@@ -154,8 +155,11 @@ class Engine:
         """A task of this engine died of a bug: stop the whole engine, so that its leases
         end and other engines take its work over, instead of living on without it."""
         if self.failure is None:
-            self.failure = error
-            log.critical("steepy failed, stopping this engine: %s", error, exc_info=error)
+            self.failure = older_copy(self.registry.db, error) or error  # a backup put back
+            if self.failure is error:
+                log.critical("steepy failed, stopping this engine: %s", error, exc_info=error)
+            else:
+                log.error("%s", self.failure)  # (not a bug: no traceback)
         self.stop.set()
 
     def _agent_event(self, kind: EventKind, data: dict) -> None:

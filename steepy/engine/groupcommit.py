@@ -130,7 +130,11 @@ class GroupCommit:
                 await self.give_back(claimed)
 
     async def _write_lazy(self, attempts: list[AttemptWrite]) -> None:
-        with database_failure_said(log, "%d attempt(s) not stored as they happened (%s); their "
-                                   "run's end stores them", len(attempts)):
-            await persist("storing attempts", self.give_up, self.queue.record, [], [], attempts,
-                          clock=self.clock)
+        said = "%d attempt(s) not stored as they happened (%s); their run's end stores them"
+        try:
+            with database_failure_said(log, said, len(attempts)):
+                await persist("storing attempts", self.give_up, self.queue.record, [], [],
+                              attempts, clock=self.clock)
+        except Exception as e:  # refused (an older copy of the database put back, or a bug):
+            log.error(said, len(attempts), e)  # the run's end meets it again, and says so
+

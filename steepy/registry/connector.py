@@ -77,6 +77,7 @@ class Connector:
         # another database (registry/identity.py)
         self._database_id = read_identity(self.engine) if self.file and self._file_id else None
         self._foreign: Any = None
+        self.put_back = False  # SQLite: our file went away and was put back (identity.py)
 
     def _committed(self, conn: Connection) -> None:
         if not conn.get_execution_options().get("read_only"):
@@ -320,6 +321,7 @@ class Connector:
                 problem = self._file_problem = self._same_database(found)
                 if problem is None:
                     self._file_id = found  # ours: used from now on
+                    self.put_back = self.put_back or was is not None
                 else:
                     self._reopen()  # (nothing of it kept either)
             elif problem is not None and was is None:

@@ -103,6 +103,20 @@ def is_database_failure(error: BaseException) -> bool:
     return bool(_driver_failure(error))  # is held, waiting for a server that does not answer)
 
 
+def is_integrity_error(error: BaseException) -> bool:
+    """Whether the database refused a write that breaks its rules (a foreign key, a unique
+    value), whether SQLAlchemy wrapped the driver's error or not."""
+    import sqlite3
+
+    from sqlalchemy import exc
+
+    detail = getattr(error, "orig", None) or error
+    psycopg = sys.modules.get("psycopg")
+    kinds: tuple = (exc.IntegrityError, sqlite3.IntegrityError) + (
+        (psycopg.IntegrityError,) if psycopg is not None else ())
+    return isinstance(error, kinds) or isinstance(detail, kinds)
+
+
 def database_errors() -> list[type[BaseException]]:
     """The classes of the errors that may mean a failure of the database (SQLAlchemy's and
     those of the drivers loaded), for handlers that catch them by class."""

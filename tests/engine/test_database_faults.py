@@ -202,6 +202,48 @@ async def test_a_failed_attempt_is_on_the_timeline_also_when_the_disk_was_full(
     registry.close()
 
 
+@pytest.mark.process
+async def test_an_older_copy_put_back_stops_the_engine_saying_so(tmp_path, monkeypatch,
+                                                                  caplog) -> None:
+    """The database file deleted while a tool runs and a backup taken before its chain was
+    claimed put back: the copy lacks the run, and the run's end broke a foreign key: a
+    CRITICAL `steepy failed' with a traceback, exit code 5 (an operator's review). Now the
+    engine says what happened and stops as for a database it cannot use (exit code 4)."""
+    from steepy.registry import connector
+    from steepy.registry.failures import DatabaseUnavailable
+
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setattr(connector, "FILE_CHECK_S", 0.0)
+    started = tmp_path / "started"
+    script = tmp_path / "slow.sh"
+    script.write_text(f'#!/bin/sh\necho "$1" >> "{started}"\nsleep 3\n')
+    script.chmod(0o755)
+    services, _ = _marking(tmp_path)
+    services["mark"] = Service.from_json({**services["mark"].to_json(), "path": str(script)})
+    db = tmp_path / "steepy.db"
+    registry = open_registry(f"sqlite:///{db}")
+    sid = _submit(registry, WORKFLOW.replace(str(list(map(str, range(TOOLS)))), "['only']"))
+    with sqlite3.connect(db) as source, sqlite3.connect(tmp_path / "backup.db") as target:
+        source.backup(target)  # before the chain is claimed
+    engine = Engine(registry, services, MACROS, _settings(tmp_path))
+    task = asyncio.create_task(engine.run(until_submission=sid))
+    try:
+        await _until(started.exists, "the tool started", engine, task)
+        for name in ("steepy.db", "steepy.db-wal", "steepy.db-shm"):
+            (tmp_path / name).unlink(missing_ok=True)
+        await asyncio.sleep(0.5)
+        (tmp_path / "backup.db").replace(db)
+        await asyncio.wait_for(asyncio.shield(task), 60)
+    finally:
+        engine.stop.set()
+        await asyncio.gather(task, return_exceptions=True)
+    assert isinstance(engine.failure, DatabaseUnavailable), engine.failure
+    assert "the file put back is older than this process's own writes" in str(engine.failure)
+    assert "FOREIGN KEY constraint failed" in str(engine.failure)
+    assert not [r for r in caplog.records if r.levelno >= logging.CRITICAL or r.exc_info]
+    registry.close()
+
+
 # -- which errors are failures of the database ------------------------------------------------
 
 
