@@ -88,6 +88,9 @@ class _Steepy(click.Group):
             _failed(e)
 
 
+# the commands whose Ctrl-C is a clean stop (exit code 0), also while they start
+STOP_CLEANLY = ("worker", "serve")
+
 # click's own ways to end a command (usage errors, --help, Ctrl-C as Abort) and a reader
 # that went away (`steepy list | head`) end as they always have
 _PASSED_ON = (click.exceptions.ClickException, click.exceptions.Abort, click.exceptions.Exit,
@@ -121,4 +124,18 @@ def entry() -> None:
     """The `steepy` program (console script and `python -m steepy.cli`): `main`, then the end
     of the process (steepy/cli/ending.py). Tests that run `main` in their own process
     (click's CliRunner) never come here."""
+    if sys.argv[1:2] and sys.argv[1] in STOP_CLEANLY:
+        import signal
+
+        signal.signal(signal.SIGINT, _stopped_before_start)
     run_to_the_end(main)
+
+
+def _stopped_before_start(signum: int, frame: object) -> None:
+    """Ctrl-C while a worker or a server starts, before its own handler replaces this one:
+    nothing runs yet, so it is the clean stop its help promises (exit code 0), not click's
+    `Aborted!' and exit code 1. (Its executor, if started, ends with this process.)"""
+    import os
+
+    os.write(2, f"steepy {sys.argv[1]}: stopped before it started\n".encode())
+    os._exit(0)

@@ -24,7 +24,9 @@ def _http_options(config, host: str | None, port: int | None):
     from steepy.http.server import is_loopback
 
     host = host or str(config.get("http.host") or "127.0.0.1")
-    port = int(config.get("http.port") or 8080) if port is None else port
+    if port is None:  # (0 is a port too: any free one)
+        configured = config.get("http.port")
+        port = 8080 if configured in (None, "") else int(configured)
     token = config.get("http.token")
     token = None if token in (None, "") else str(token)
     if token is None and not is_loopback(host):

@@ -178,3 +178,15 @@ def test_validate_warns_of_a_tool_this_machine_does_not_have(here):
         result = _invoke("validate", *args)
         assert result.exit_code == 0, result.output
         assert result.stderr.splitlines() == [warning], result.stderr
+
+
+@pytest.mark.parametrize("configured, expected", [(None, 8080), (0, 0), (9001, 9001)])
+def test_serve_takes_http_port_0_from_the_configuration_as_any_free_port(configured,
+                                                                           expected) -> None:
+    """`http.port: 0' (or STEEPY_HTTP_PORT=0) served on 8080: `0 or 8080'."""
+    from steepy.cli.serve import _http_options
+    from steepy.config import Config
+
+    config = Config.model_validate({} if configured is None else {"http": {"port": configured}})
+    assert _http_options(config, None, None)[1] == expected
+    assert _http_options(config, None, 7000)[1] == 7000  # the option wins
