@@ -292,15 +292,20 @@ class Scheduler:
         took = self.clock.monotonic() - started
         short = took < AHEAD_BELOW_S
         decision = after_run(record, run_number, outcome, self.clock.now())
-        log_end(record, run_number, outcome, decision, took)
+        fenced = chain.id in self._fenced
+        back = outcome.status == CS.CANCELLED and (fenced or self.shutting_down)
+        if back:  # (stopped by its engine, not cancelled: another engine runs it again)
+            log.info("chain %s handed back after %.1fs, run %d: %s", chain.id, took,
+                     run_number, self._fence_reason if fenced else "this engine stops")
+        else:
+            log_end(record, run_number, outcome, decision, took)
         await self._reports.drain()  # the run's attempt events go on the timeline before its end
         try:
-            fenced = chain.id in self._fenced
             self._fenced.discard(chain.id)
-            if fenced and outcome.status == CS.CANCELLED:
+            if back and fenced:
                 await self._give_back(record, run_number, self._fence_reason, until_given=True)
                 return None, ahead
-            if self.shutting_down and outcome.status == CS.CANCELLED:
+            if back:
                 await self._give_back(record, run_number)
                 return None, ahead
             end = RunEnd(chain.id, run_number,

@@ -106,7 +106,9 @@ async def test_a_chain_claimed_ahead_and_cancelled_never_starts(registry, tmp_pa
     assert registry.views.attempts(last) == []  # its tool never ran
 
 
-async def test_an_engine_stopping_gives_back_what_it_claimed_ahead(registry, tmp_path) -> None:
+async def test_an_engine_stopping_gives_back_what_it_claimed_ahead(registry, tmp_path,
+                                                                   caplog) -> None:
+    caplog.set_level("INFO", logger="steepy.engine.scheduler")
     sid = _submit(registry, _naps(0, 30, 0))
     engine = Engine(registry, SERVICES, MACROS, _settings(tmp_path, agents=1))
     running = asyncio.create_task(engine.run())
@@ -127,3 +129,7 @@ async def test_an_engine_stopping_gives_back_what_it_claimed_ahead(registry, tmp
         assert record.status == CS.REGISTERED
         assert [r.status for r in registry.views.runs(record.chain.id)] == ["INTERRUPTED"]
     assert registry.views.attempts(by["0"][1].chain.id) == []
+    # its log says so: `ended CANCELLED' read as if the work had been cancelled
+    long = by["30"][0].chain.id
+    assert f"chain {long} handed back after " in caplog.text and "this engine stops" in caplog.text
+    assert f"chain {long} ended CANCELLED" not in caplog.text
