@@ -117,7 +117,7 @@ def _override(directory: Path, environ: Mapping[str, str], raw: dict, origins: d
     override: dict[str, Any] = {}
     places: dict[str, Origin] = {}
     _collect(document, document.data, (), override, places, problems, leaves)
-    environment(environ, override, places, leaves)
+    environment(environ, override, places, leaves, problems)
     for key, value in override.items():
         for other in [k for k in raw if k.startswith(key + ".") or key.startswith(k + ".")]:
             del raw[other]
@@ -136,6 +136,6 @@ def gather(directory: Path, environ: Mapping[str, str], leaves: Mapping[str, boo
     problems: list[Problem] = []
     if document is not None and document.data:
         _collect(document, document.data, (), raw, origins, problems, leaves)
-    environment(environ, raw, origins, leaves)
+    environment(environ, raw, origins, leaves, problems)
     _override(directory, environ, raw, origins, problems, leaves)
     return path, raw, origins, problems

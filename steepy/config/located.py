@@ -47,16 +47,26 @@ def base(key: str) -> str:
 
 
 def environment(environ: Mapping[str, str], raw: dict, origins: dict,
-                leaves: Mapping[str, bool]) -> None:
+                leaves: Mapping[str, bool], problems: list[Problem] | None = None) -> None:
     """STEEPY_<KEY> / STEEP_<KEY> values of the keys `leaves' (-> whether the value is
-    text), read as YAML, override the file's (also what the file has below that key)."""
+    text), read as YAML, override the file's (also what the file has below that key). A
+    value that is no YAML is taken as its text, unless it opens a list or an object (`[gpu,
+    x'): that is a problem of the variable (in `problems')."""
     for key, is_text in leaves.items():
         for prefix in ENV_PREFIXES:
             variable = prefix + key.upper().replace(".", "_")
             text = environ.get(variable)
             if text is None or not text.strip():
                 continue
-            value = text if is_text and _PLAIN.fullmatch(text) else _yaml_value(text)
+            if is_text and _PLAIN.fullmatch(text):
+                value = text
+            else:
+                value, error = _yaml_value(text)
+                if error is not None and problems is not None \
+                        and text.lstrip().startswith(("[", "{")):
+                    problems.append(Problem(f"not valid YAML: {error}", path=key,
+                                            file=f"${variable}"))
+                    break
             if is_text and not isinstance(value, str):
                 value = text  # a token `00123' stays a string, not the number 123
             for below in [k for k in raw if k.startswith(key + ".")]:
@@ -99,13 +109,16 @@ def misspelt_variables(environ: Mapping[str, str], leaves: Mapping[str, bool],
 _PLAIN = re.compile(r"[\w./~][\w./~:@+-]*")
 
 
-def _yaml_value(text: str) -> Any:
+def _yaml_value(text: str) -> tuple[Any, str | None]:
+    """The value `text' is as YAML, or the text itself and why it is no YAML."""
     import yaml
 
     try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError:
-        return text
+        return yaml.safe_load(text), None
+    except yaml.YAMLError as e:
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        context = getattr(e, "context", None)
+        return text, problem + (f" ({context})" if context else "")
 
 
 def nest(flat: Mapping[str, Any] | Mapping[tuple[str, ...], Any]) -> dict[str, Any]:

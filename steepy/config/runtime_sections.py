@@ -70,10 +70,10 @@ class RuntimeSections:
         prefix = f"{PREFIX}{name}."
         raw = dict(self._values.get(name, {}))
         origins = dict(self._origins)
-        environment(self._variables, raw, origins,
-                    {prefix + key: text for key, text in _leaves(model).items()})
-        known = [info.alias or field for field, info in model.model_fields.items()]
         problems: list[Problem] = []
+        environment(self._variables, raw, origins,
+                    {prefix + key: text for key, text in _leaves(model).items()}, problems)
+        known = [info.alias or field for field, info in model.model_fields.items()]
         placed: dict[tuple[str, ...], str] = {}  # where each value goes -> its key
         for key in raw:
             where = _along(model, _written(origins.get(key), key, prefix))

@@ -104,6 +104,11 @@ def test_a_runtime_setting_from_a_variable(tmp_path) -> None:
     (tmp_path / "steepy.yaml").write_text("runtimes.slurm.extraArgs: [--exclusive]\n")
     settings = load_plugins(_load(tmp_path, {"STEEP_RUNTIMES_SLURM_EXTRAARGS": "--qos=low"}))
     assert settings.runtime_settings("slurm")["extraArgs"] == ["--qos=low"]  # over the file's
+    # a list that is no YAML is the variable's problem, not the text `[--qos=low'
+    problems = _problems_of_plugins(tmp_path, {"STEEPY_RUNTIMES_SLURM_EXTRAARGS": "[--qos=low"})
+    assert [(p.file, p.path) for p in problems] == [
+        ("$STEEPY_RUNTIMES_SLURM_EXTRAARGS", "runtimes.slurm.extraArgs")]
+    assert problems[0].message.startswith("not valid YAML: ")
 
 
 def _problems_of_plugins(directory: Path, environ: dict) -> list:
@@ -133,6 +138,8 @@ def test_an_empty_file_means_the_defaults(tmp_path) -> None:
     ("STEEPY_AGENT_INSTANCES", "many", "agent.instances"),
     ("STEEP_SCHEDULER_LOOKUPINTERVAL", "2", "scheduler.lookupInterval"),
     ("STEEPY_AGENT_CAPABILITIES", "[gpu, {a: b}]", "agent.capabilities[1]"),
+    # a list (an object) that is no YAML was the text: an agent offering `[gpu' (a review)
+    ("STEEPY_AGENT_CAPABILITIES", "[gpu, x", "agent.capabilities"),
 ])
 def test_a_bad_variable_is_a_problem_named_by_the_variable(tmp_path, variable, value, path) -> None:
     problems = _problems(tmp_path, environ={variable: value})
