@@ -187,8 +187,8 @@ class Reuse:
             if k is not None and not k.uncomparable and k.chain in valid:
                 turn = given.get(k.chain, 0)
                 given[k.chain] = turn + 1
-                earlier = valid[k.chain]
-                found[chain_id] = earlier[turn % len(earlier)]
+                if turn < len(valid[k.chain]):  # one each; the ones more run
+                    found[chain_id] = valid[k.chain][turn]
         return found
 
     def unchanged(self, entries: list[Entry]) -> bool:

@@ -172,6 +172,14 @@ def test_chains_of_one_key_reuse_as_many_earlier_chains(here: Path) -> None:
     sources = [c["reused"]["processChainId"] for c in second["processChains"]]
     assert len(set(sources)) == 4
     assert Path(second["results"]["joined"][0]).read_text() == "X\nX\nY\n"
+    # more chains of the key than earlier ones: the one more runs (it took an earlier chain
+    # again, and the join read one file twice: a review)
+    (here / "wf.yaml").write_text(TWICE.replace("[x.txt, x.txt, y.txt]",
+                                                "[x.txt, x.txt, x.txt, y.txt]"))
+    code, third, ran = _run(here)
+    assert (code, ran) == (0, 1)
+    copies = [c["reused"]["processChainId"] for c in third["processChains"] if "reused" in c]
+    assert len(copies) == len(set(copies)) == 3  # x twice and y, each its own earlier chain
 
 
 def test_a_retry_with_a_fixed_tool_leaves_nothing_for_the_old_tool(here: Path) -> None:
