@@ -109,10 +109,13 @@ def collect_garbage(registry: Registry, settings: GcSettings, now: datetime | No
     while records is not None and (
             batch := registry.housekeeping.old_submissions(records, size, after)):
         after = batch[-1].seq
-        files.of_batch(batch, records, results)
         begun = time.monotonic()
+        # the records first, then the files: a run that reuses their work (its lookup found
+        # them) stores that in a transaction of its own that finds them gone and runs the
+        # chains instead, or commits first and is seen below (its files are kept)
         deleted = registry.housekeeping.delete_submissions([o.id for o in batch], dry_run)
         took = time.monotonic() - begun
+        files.of_batch(batch, records, results)
         report.longest_transaction_s = max(report.longest_transaction_s, took)
         # a slow database (or a busy machine) gets smaller batches: writers wait less
         size = max(10, min(settings.batch, int(size * settings.transaction_s / max(took, 1e-3))))
@@ -144,7 +147,7 @@ class _Files:
         self.tmp, self.out = Path(settings.tmp_path), Path(settings.out_path)
 
     def of_batch(self, batch: list, records: datetime, results: datetime | None) -> None:
-        """The files of a batch whose rows go next (finished before `records')."""
+        """The files of a batch whose rows were just deleted (finished before `records')."""
         ids = [old.id for old in batch]
         for old in batch:
             for chain_id, run_number in old.runs:

@@ -183,6 +183,25 @@ class SqlCache:
                       load(r.outputs)) for r in rows]
 
 
+def still_reusable(conn: Connection, write: CacheWrite | None) -> None:
+    """Keep in `write.reused' (in place: the controller feeds what it holds) only the reuse
+    of earlier chains whose records are still there. The garbage collector may have deleted
+    them since the lookup, and then their files; those chains run instead. On PostgreSQL
+    the records are locked (FOR SHARE) until this transaction ends: the collector deletes
+    them after it, and then sees this reuse, which keeps their files (housekeeping.py)."""
+    if write is None or not write.reused:
+        return
+    ids, found = sorted({r.from_chain_id for r in write.reused}), set()
+    for start in range(0, len(ids), _CHUNK):
+        found.update(conn.execute(select(_ce.chain_id).where(  # (no DISTINCT with FOR SHARE)
+            _ce.chain_id.in_(ids[start:start + _CHUNK])).with_for_update(read=True)).scalars())
+    if len(found) < len(ids):
+        write.reused[:] = [r for r in write.reused if r.from_chain_id in found]
+
+
+_CHUNK = 500  # ids in one IN (...)
+
+
 def reused_columns(write: CacheWrite | None) -> dict[str, dict[str, Any]]:
     """The columns of the new chains that reuse earlier work, by chain id: they are inserted
     SUCCESS with the earlier results, marked, and fed in `feed_round` (one statement with the

@@ -9,7 +9,8 @@ from sqlalchemy import Connection, func, select, update
 
 from steepy import events as ev
 from steepy.model.submission import ACTIVE_CHAIN, FINISHED_CHAIN, WAITING_CHAIN, SubmissionStatus
-from steepy.registry.cache import record_outputs, reused_columns, store_new_chains
+from steepy.registry.cache import (record_outputs, reused_columns, still_reusable,
+                                   store_new_chains)
 from steepy.registry.bulk import insert_rows
 from steepy.registry.connector import Connector
 from steepy.registry.records import (
@@ -150,6 +151,7 @@ def _store_round(conn: Connection, submission_id: str, write: RoundWrite) -> Non
         return
     now = utcnow()
     if write.chains:
+        still_reusable(conn, write.cache)  # (what the collector took since runs instead)
         reused = reused_columns(write.cache)
         plain = {"status": CS.REGISTERED, "results": None, "reused": None, "reused_from": None,
                  "fed_round": None}

@@ -186,3 +186,37 @@ def test_reuse_on_postgresql(here: Path, postgres_url: str) -> None:
     (here / "one.txt").write_text("1, changed\n")
     _run(here, "--resume", "--db", postgres_url)
     assert _ran(here) == ["a", "c"]
+
+
+def test_work_the_collector_takes_between_lookup_and_store_runs_again(here: Path,
+                                                                      monkeypatch) -> None:
+    """`steepy gc' while a `--resume' run reuses the submission it deletes: the run looked
+    the earlier chains up and found their files, then the collector deleted their records
+    and files, then the run stored its chains as reused: SUCCESS with results naming files
+    that were gone (a join read nothing: a review). The store finds the records gone and
+    runs those chains instead; the collector deletes records before files."""
+    import steepy
+    from steepy.engine import reuse as reuse_module
+    from steepy.registry import open_registry
+
+    first = _run(here, "--resume")
+    assert sorted(_ran(here)) == ["a", "b", "c"]
+    db = f"sqlite:///{here / '.steepy' / 'steepy.db'}"
+    looked_up = reuse_module.Reuse.round
+
+    def collected_meanwhile(self, write, finished, resume):
+        out = looked_up(self, write, finished, resume)
+        if out.cache is not None and out.cache.reused:  # the lookup found the earlier work
+            registry = open_registry(db)
+            registry.housekeeping.delete_submissions([first["id"]])
+            registry.close()
+        return out
+
+    monkeypatch.setattr(reuse_module.Reuse, "round", collected_meanwhile)
+    monkeypatch.chdir(here)
+    for name in [k for k in os.environ if k.startswith(("STEEPY_", "STEEP_"))]:
+        monkeypatch.delenv(name)
+    second = steepy.run("wf.yaml", services="services.yaml", db=db, resume=True)
+    assert second.status == "SUCCESS"
+    assert sorted(_ran(here)) == ["a", "b", "c"]  # run again, not taken for reused
+    assert Path(second.results["z"][0]).read_text() == "1\ndone\n2\ndone\ndone\n"
