@@ -3,9 +3,9 @@ attempts still running at the cut are closed (extensions 4: every attempt is a r
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, select, update
+from sqlalchemy import Connection, func, select, update
 
-from steepy.model.attempt import AGENT_LOST, INTERRUPTED, RUNNING, AttemptRecord
+from steepy.model.attempt import AGENT_LOST, CANCELLED, INTERRUPTED, RUNNING, AttemptRecord
 from steepy.model.common import utcnow
 from steepy.registry.tables import attempts, runs
 
@@ -35,9 +35,13 @@ def cut_history(conn: Connection, chain_id: str, last: int) -> list[AttemptRecor
 
 
 def close_cut_attempts(conn: Connection, chain_id: str, run_number: int, outcome: str,
-                       message: str) -> None:
-    """The attempts of this run that were still running when it was cut end as `outcome'."""
+                       message: str, stopped: bool = False) -> None:
+    """The attempts of this run that were still running when it was cut end as `outcome';
+    `stopped': also the one its stopping engine cancelled (the agent stored it CANCELLED
+    as it ended the tool: no user cancelled it)."""
+    cut = [RUNNING, CANCELLED] if stopped else [RUNNING]
     conn.execute(update(attempts).where(
         attempts.c.chain_id == chain_id, attempts.c.run_number == run_number,
-        attempts.c.outcome == RUNNING).values(outcome=outcome, end_time=utcnow(),
-                                              message=message))
+        attempts.c.outcome.in_(cut)).values(
+            outcome=outcome, end_time=func.coalesce(attempts.c.end_time, utcnow()),
+            message=message))

@@ -191,8 +191,8 @@ class SqlChainQueue:
                                     status="CANCELLED" if cancelled else INTERRUPTED,
                                     error_message=None if cancelled else reason)).rowcount != 1:
                 return  # closed already (another engine counted its agent lost): not ours
-            close_cut_attempts(conn, chain_id, run_number, INTERRUPTED,
-                               f"cut: {reason}")
+            close_cut_attempts(conn, chain_id, run_number, INTERRUPTED, f"cut: {reason}",
+                               stopped=not cancelled)
             conn.execute(update(process_chains).where(_pc.id == chain_id)
                          .values(status=CS.CANCELLED if cancelled else CS.REGISTERED))
             add_event(conn, row.submission_id, ev.ChainRequeued(

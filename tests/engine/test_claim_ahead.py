@@ -133,3 +133,27 @@ async def test_an_engine_stopping_gives_back_what_it_claimed_ahead(registry, tmp
     long = by["30"][0].chain.id
     assert f"chain {long} handed back after " in caplog.text and "this engine stops" in caplog.text
     assert f"chain {long} ended CANCELLED" not in caplog.text
+
+
+async def test_an_attempt_its_stopping_engine_cut_is_interrupted(registry, tmp_path) -> None:
+    """An engine that stops cuts its tools and gives their chains back: the attempt it cut
+    is INTERRUPTED, as the run is (the agent had stored it CANCELLED, as if a user had
+    cancelled it, and the retry that followed said `attempt 1 was cut (CANCELLED)')."""
+    sid = _submit(registry, _naps(30).replace("value: 30}]}", "value: 30}],\n"
+                                               "     retries: {maxAttempts: 2}}"))
+    engine = Engine(registry, SERVICES, MACROS, _settings(tmp_path, agents=1))
+    running = asyncio.create_task(engine.run())
+    try:
+        async with asyncio.timeout(30):
+            while True:
+                chains, _ = registry.views.list_chains(sid)
+                if chains and registry.views.attempts(chains[0].chain.id):
+                    break
+                await asyncio.sleep(0.02)
+    finally:
+        engine.stop.set()
+        await asyncio.wait_for(running, 60)
+    (record,) = registry.views.list_chains(sid)[0]
+    assert record.status == CS.REGISTERED
+    assert [r.status for r in registry.views.runs(record.chain.id)] == ["INTERRUPTED"]
+    assert [a["outcome"] for a in registry.views.attempts(record.chain.id)] == ["INTERRUPTED"]
