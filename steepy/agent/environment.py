@@ -9,8 +9,7 @@ any whose value is a secret the configuration holds, as when steepy.yaml's templ
 `passEnvironment' (names whose values are taken from the engine's environment, also ones the
 filter drops, so a user can pass one deliberately) and `environment' (a mapping of names to
 values). The agent adds the attempt's `STEEPY_*' variables (STEEPY_SUBMISSION_ID, ...,
-STEEPY_LAST_EXIT_CODE; steepy.agent.attempt), a fallback's STEEPY_FAILED_* ones and, where it
-marks a tool's processes so, STEEPY_TREE_TOKEN on top of that.
+STEEPY_LAST_EXIT_CODE; steepy.agent.attempt) and a fallback's STEEPY_FAILED_* ones on top.
 
 Reading `os.environ' decodes every variable each time: the decoded copy and its filtered part
 are kept until the environment changes (a C-level compare of CPython's bytes mapping), so an

@@ -46,13 +46,16 @@ class ReusePlan:
         shapes = [s for c in chains if c.id not in found and keys[c.id] is not None
                   for s in keys[c.id].shapes]  # type: ignore[union-attr]
         similar = self.reuse.cache.similar(shapes) if shapes else {}
+        taken: dict[str, int] = {}  # chain key -> earlier chains reused by chains of this step
+        for chain_key in (keys[chain_id].chain for chain_id in found):  # type: ignore[union-attr]
+            taken[chain_key] = taken.get(chain_key, 0) + 1
         verdicts: list[Verdict] = []
         for chain in chains:
             earlier = found.get(chain.id)
             if earlier is not None:
                 verdicts.append(Verdict(chain, reuse(chain, earlier)))
                 continue
-            reasons = self._reasons(chain, keys[chain.id], stale, similar)
+            reasons = self._reasons(chain, keys[chain.id], stale, similar, taken)
             self._written.update(a.variable.value for e in chain.executables
                                  for a in e.arguments if a.type == "output")
             verdicts.append(Verdict(chain, None, tuple(reasons)))
@@ -70,12 +73,17 @@ class ReusePlan:
         return results, executed
 
     def _reasons(self, chain: ProcessChain, key: ChainKeys | None,
-                 stale: dict[str, list[Entry]], similar: dict[str, Entry]) -> list[str]:
+                 stale: dict[str, list[Entry]], similar: dict[str, Entry],
+                 taken: dict[str, int]) -> list[str]:
         if key is None:
             return ["its action or service says `cache: false'"]
         if key.uncomparable:
             return [f"`{key.uncomparable}' cannot be compared (a folder of more than "
                     f"{TREE_FILES:,} files, or a file it cannot read): it always runs"]
+        if key.chain in taken:  # one earlier chain each: these are more than there were
+            n = taken[key.chain]
+            return [f"the same work ran {n} time{'s' if n != 1 else ''} before, and "
+                    f"{'each is' if n != 1 else 'that is'} reused by another chain of it"]
         if key.chain in stale:
             gone = self.reuse.changed_outputs(stale[key.chain])
             return [f"the outputs of its earlier run are gone or changed: {', '.join(gone)}"]

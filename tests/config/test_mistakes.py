@@ -83,7 +83,7 @@ def test_variables_that_are_no_keys_are_not_warned_of(tmp_path) -> None:
     # steepy's own (given to tools, read by the CLI), a runtime's section, Steep's keys that
     # steepy lacks, and a known key
     environ = {"STEEPY_ATTEMPT": "1", "STEEPY_PROCESS_CHAIN_ID": "x", "STEEPY_SERVER": "http://h",
-               "STEEPY_TREE_TOKEN": "t", "STEEPY_RUNTIMES_DOCKER_PULLL": "x",
+               "STEEPY_FAILED_ACTION": "t", "STEEPY_RUNTIMES_DOCKER_PULLL": "x",
                "STEEP_DB_USERNAME": "u", "STEEPY_AGENT_CAPABILITIES": "gpu", "OTHER_X": "1"}
     config = load_config(tmp_path, environ=environ)
     assert config.agent.capabilities == ["gpu"]
