@@ -60,7 +60,10 @@ def test_view_counts_the_chains_that_reused_earlier_work(tmp_path) -> None:
     from steepy.registry.cache import CacheWrite, Reused
     from steepy.registry.interfaces import RoundWrite
 
+    from tests.registry.earlier import earlier_work
+
     registry = open_registry(f"sqlite:///{tmp_path / 'db'}")
+    earlier_work(registry, "earlier", "a0")
     registry.requests.add_submission(Submission(id="s", workflow=Workflow()))
     registry.submissions.controller_round("s", RoundWrite(
         1, chains=[_chain("a", "sort"), _chain("b", "cat")], save_state=True, state={},

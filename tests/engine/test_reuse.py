@@ -188,6 +188,7 @@ def test_reuse_on_postgresql(here: Path, postgres_url: str) -> None:
     assert _ran(here) == ["a", "c"]
 
 
+@pytest.mark.process
 def test_work_the_collector_takes_between_lookup_and_store_runs_again(here: Path,
                                                                       monkeypatch) -> None:
     """`steepy gc' while a `--resume' run reuses the submission it deletes: the run looked

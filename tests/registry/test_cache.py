@@ -72,7 +72,9 @@ def test_reused_chains_fed_at_once_are_not_read_back_but_fed_again_after_a_crash
     carried); they are stored fed in the next round, so a controller that takes over after
     the state of round 1 feeds them again."""
     from steepy.engine.reuse import carried
+    from tests.registry.earlier import earlier_work
 
+    earlier_work(registry, "s1", "c1")
     write = RoundWrite(1, chains=[ProcessChain("c2")], save_state=True, state={},
                        cache=CacheWrite(reused=[Reused("c2", {"x": ["/a"]}, "s1", "c1")],
                                         feed_round=2))

@@ -20,6 +20,7 @@ from steepy.model.submission import ProcessChainStatus as CS
 from steepy.registry import open_registry
 from steepy.registry.cache import CacheWrite, Reused
 from steepy.registry.interfaces import RoundWrite
+from tests.registry.earlier import earlier_work
 from tests.ui.test_site import HTML
 
 
@@ -33,6 +34,7 @@ def app(tmp_path):
     ran and succeeded."""
     registry = open_registry(f"sqlite:///{tmp_path / 'steepy.db'}")
     actions = [ExecuteAction("old-e", "sort"), ExecuteAction("new-e", "cat")]
+    earlier_work(registry, "s0", "c0")
     registry.requests.add_submission(Submission(id="s", workflow=Workflow(actions=actions)))
     registry.submissions.controller_round("s", RoundWrite(
         1, chains=[_chain("old", "sort"), _chain("new", "cat")], save_state=True, state={},
