@@ -135,7 +135,8 @@ class LocalBackend:
         if before is not None:
             return Requested("submission", str(before), before in ACTIVE_SUBMISSION, len(running))
         before = self.registry.requests.cancel_chain(item_id)
-        return None if before is None else Requested("process chain", str(before), True)
+        return None if before is None else Requested("process chain", str(before),
+                                                     before in ACTIVE_CHAIN)
 
     def retry(self, submission_id: str) -> Requested | None:
         before = self.registry.requests.retry_submission(submission_id)

@@ -11,7 +11,7 @@ from steepy.api.backends import ChainState, Requested
 from steepy.errors import InputError, Problem
 from steepy.http.client import (ApiClient, ClientError, decoded, message,
                                 problems as server_problems, server_token)
-from steepy.model.submission import (ACTIVE_SUBMISSION, ProcessChainStatus as CS,
+from steepy.model.submission import (ACTIVE_CHAIN, ACTIVE_SUBMISSION, ProcessChainStatus as CS,
                                      SubmissionStatus as SS)
 
 if TYPE_CHECKING:
@@ -111,6 +111,8 @@ class RemoteBackend:
             chain = self.api.json("GET", f"/processchains/{item_id}", dict, CHAIN)
             if chain is None:
                 return None
+            if chain["status"] not in ACTIVE_CHAIN:
+                return Requested("process chain", chain["status"], False)
             self.api.request("PUT", f"/processchains/{item_id}", json={"status": CS.CANCELLED})
             return Requested("process chain", chain["status"], True)
         before = submission["status"]

@@ -277,7 +277,10 @@ def _print_log(backend: Backend, chain_id: str, number: int, follow: bool) -> No
 def cancel(backend: Backend, item_id: str) -> None:
     """Cancel a submission or a single process chain."""
     answer = found(backend.cancel(item_id), "submission or process chain", item_id)
-    if answer.kind != "submission":
+    if answer.kind != "submission" and not answer.done:
+        stop(f"Process chain `{item_id}' has already finished ({answer.before}); nothing to "
+             "cancel.")
+    elif answer.kind != "submission":
         click.echo(f"process chain {item_id}: cancel requested (was {answer.before})")
     elif not answer.done:
         stop(f"Submission `{item_id}' has already finished ({answer.before}); nothing to cancel.")

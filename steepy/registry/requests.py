@@ -3,7 +3,7 @@ with the status the submission or chain had, so callers can tell why nothing cha
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, insert, select, update
+from sqlalchemy import Connection, func, insert, select, update
 
 from steepy import events as ev
 from steepy.model.submission import (
@@ -63,12 +63,15 @@ class SqlRequests:
             status = conn.execute(select(_sc.status).where(_sc.id == submission_id)).scalar()
             if status not in RETRYABLE_SUBMISSION:
                 return status
+            # (a chain cancelled on its own keeps no request: it would be cancelled again)
             conn.execute(update(process_chains).where(
                 _pc.submission_id == submission_id, _pc.status.in_([CS.ERROR, CS.CANCELLED]))
-                .values(status=CS.REGISTERED, fed_round=None, next_run_at=None))
+                .values(status=CS.REGISTERED, fed_round=None, next_run_at=None,
+                        cancel_requested=False))
             conn.execute(update(submissions).where(_sc.id == submission_id).values(
                 status=SS.RUNNING, end_time=None, error_message=None, results=None,
-                cancel_requested=False, owner=None, lease_until=None))
+                cancel_requested=False, owner=None, lease_until=None,
+                start_time=func.coalesce(_sc.start_time, utcnow())))  # cancelled ACCEPTED
             add_event(conn, submission_id, ev.SubmissionRetried(previous=str(status)))
             add_event(conn, submission_id, ev.SubmissionStatusChanged(status=str(SS.RUNNING)))
             return status
@@ -81,6 +84,8 @@ class SqlRequests:
                                .where(_pc.id == chain_id)).first()
             if row is None:
                 return None
+            if row.status not in ACTIVE_CHAIN:  # finished: nothing to cancel, nothing said
+                return row.status
             if row.status in WAITING_CHAIN:
                 conn.execute(update(process_chains).where(_pc.id == chain_id)
                              .values(status=CS.CANCELLED, next_run_at=None, cancel_requested=True))

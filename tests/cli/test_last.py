@@ -40,6 +40,9 @@ def test_last_for_a_chain_and_for_a_change(known: str) -> None:  # noqa: F811
     assert newest == "w3"  # (the fixture's newest is RUNNING)
     said = steepy("cancel", "last", "--db", known).stdout
     assert said.startswith("submission w3: cancel requested (was RUNNING")
+    # a finished chain is no cancel: exit 2, as for a finished submission (it said exit 0)
+    refused = steepy("cancel", "c1", "--db", known, code=2).stderr
+    assert refused.startswith("Process chain `c1' has already finished (SUCCESS)")
 
 
 def test_no_submission_yet(tmp_path: Path, monkeypatch) -> None:

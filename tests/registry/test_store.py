@@ -397,3 +397,43 @@ def test_an_agent_that_came_alive_after_the_look_keeps_its_chain(registry: Regis
     registry.queue.claim_chain("newcomer")
     assert registry.leases.release_orphans(looked, 10) == ["x"]
     assert registry.views.get_chain("y").status == CS.RUNNING
+
+
+def test_a_retry_runs_a_chain_cancelled_on_its_own_and_a_finished_chain_is_no_cancel(
+        registry: Registry) -> None:
+    """`steepy cancel CHAIN' then `steepy retry' of its submission: the chain kept its cancel
+    request and was cancelled again at once, on every retry; a finished chain took a cancel
+    (exit 0, an event after the submission's end); a submission cancelled while ACCEPTED and
+    retried ran without a start time (a review of the management commands)."""
+    _submission(registry, "s")
+    store_chains(registry, "s", [_chain("c"), _chain("done")], None)
+    _, run = registry.queue.claim_chain("a", only="s")
+    running = registry.views.list_chains("s", status="RUNNING")[0][0].chain.id
+    other = ({"c", "done"} - {running}).pop()
+    assert registry.requests.cancel_chain(running) == CS.RUNNING
+    registry.queue.finish_run(running, run, "CANCELLED", CS.CANCELLED)
+    _, run2 = registry.queue.claim_chain("a", only="s")
+    registry.queue.finish_run(other, run2, "SUCCESS", CS.SUCCESS, results={})
+    events = len(registry.views.events("s"))
+    assert registry.requests.cancel_chain(other) == CS.SUCCESS  # finished: nothing changes
+    assert len(registry.views.events("s")) == events
+    assert registry.views.get_chain(other).status == CS.SUCCESS
+    with registry.db.write() as conn:  # (what the controller ends it with)
+        conn.exec_driver_sql("UPDATE submissions SET status = 'CANCELLED' WHERE id = 's'")
+    assert registry.requests.retry_submission("s") == SS.CANCELLED
+    again = registry.views.get_chain(running)
+    assert again.status == CS.REGISTERED
+    claimed = registry.queue.claim_chain("a", only="s")
+    assert claimed is not None and claimed[0].chain.id == running
+    with registry.db.read() as conn:  # no cancel waiting for it (its agent would obey)
+        assert not conn.exec_driver_sql(
+            f"SELECT cancel_requested FROM process_chains WHERE id = '{running}'").scalar()
+
+
+def test_a_submission_cancelled_while_accepted_gets_a_start_time_when_retried(
+        registry: Registry) -> None:
+    _submission(registry, "s")
+    registry.requests.cancel_submission("s")
+    assert registry.views.get_submission("s").start_time is None
+    assert registry.requests.retry_submission("s") == SS.CANCELLED
+    assert registry.views.get_submission("s").start_time is not None
