@@ -101,6 +101,14 @@ def found(answer: T | None, what: str, item_id: str) -> T:
     return answer
 
 
+def not_a_chain(item_id: str, document: dict | None) -> None:
+    """For a command that takes a submission: a process chain's id (its `document') given
+    instead is one line naming its submission, and exit code 2."""
+    if document is not None and "processChains" not in document:
+        stop(f"`{item_id}' is a process chain, not a submission; its submission is "
+             f"{document.get('submissionId')}.")
+
+
 @click.command()
 @click.argument("workflow_file", metavar="WORKFLOW", type=click.Path())
 @SERVICES_OPTION
@@ -139,8 +147,8 @@ def wait(backend: Backend, submission_ids: tuple[str, ...]) -> None:
 @click.option("--status",
               type=click.Choice([str(s) for s in SubmissionStatus], case_sensitive=False),
               help="Only submissions with this status.")
-@click.option("--size", default=20, show_default=True)
-@click.option("--offset", default=0)
+@click.option("--size", default=20, show_default=True, type=click.IntRange(min=1))
+@click.option("--offset", default=0, type=click.IntRange(min=0))
 @with_reading_backend
 def list_submissions(backend: Backend, status, size: int, offset: int) -> None:
     """List submissions, newest first."""
@@ -321,4 +329,7 @@ def priority(backend: Backend, item_id: str, priority: int) -> None:
 @with_reading_backend
 def show_events(backend: Backend, submission_id: str) -> None:
     """Print the timeline of a submission."""
-    print_events(found(backend.events(submission_id), "submission", submission_id))
+    events = backend.events(submission_id)
+    if events is None:
+        not_a_chain(submission_id, backend.document(submission_id))
+    print_events(found(events, "submission", submission_id))

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from steepy.api.backends import Backend
-from steepy.cli.manage import found, with_backend
+from steepy.cli.manage import found, not_a_chain, with_backend
 from steepy.cli.output import stop
 
 
@@ -41,9 +41,7 @@ def report(backend: Backend, submission_id: str, output: str | None,
     from steepy.ui.trace import trace_tsv
 
     document = found(backend.document(submission_id), "submission", submission_id)
-    if "processChains" not in document:
-        stop(f"`{submission_id}' is a process chain, not a submission; its submission is "
-             f"{document.get('submissionId')}.")
+    not_a_chain(submission_id, document)
     events = backend.events(submission_id) or []
     if trace:
         _write(trace, trace_tsv(attempt_rows(document)), "trace")

@@ -25,8 +25,10 @@ def hit_line(hit: dict) -> str:
 
 @click.command()
 @click.argument("query", nargs=-1, required=True)
-@click.option("--size", default=20, show_default=True, help="How many hits, best first.")
-@click.option("--offset", default=0, help="Hits to skip (the next page).")
+@click.option("--size", default=20, show_default=True, type=click.IntRange(min=1),
+              help="How many hits, best first.")
+@click.option("--offset", default=0, type=click.IntRange(min=0),
+              help="Hits to skip (the next page).")
 @click.option("--json", "as_json", is_flag=True,
               help="GET /search's answer: `counts' per type and the `results'.")
 @with_backend

@@ -120,3 +120,17 @@ def test_search_and_priority_through_a_server_print_the_same(known: str,
         assert server.http.get("/workflows/w3").json()["priority"] == 9
     finally:
         assert server.stop() == 0
+
+
+def test_a_page_of_no_hits_or_before_the_first_is_refused(known: str) -> None:
+    """`--size 0' said `no hits' where there were hits; negative sizes and offsets were taken
+    (a review of the management commands): each is an option problem, exit 2."""
+    for command in (["search", "filename"], ["list"]):
+        for option, value in (("--size", "0"), ("--size", "-1"), ("--offset", "-1")):
+            refused = steepy(*command, option, value, "--db", known, code=2)
+            assert f"Invalid value for '{option}'" in refused.stderr, refused.stderr
+
+
+def test_events_of_a_chain_names_its_submission(known: str) -> None:
+    said = steepy("events", "c1", "--db", known, code=2).stderr
+    assert said.startswith("`c1' is a process chain, not a submission; its submission is w1")
