@@ -110,10 +110,11 @@ def validate(files: tuple[str, ...], services: tuple[str, ...], macros: tuple[st
             documents[path] = _read(path)
         except InputError as e:
             problems += e.problems
+    kinds = {path: document_kind(d.data) for path, d in documents.items()}
     # service files first, then macro files: what they define is known to those after them
     rank = {"service": 0, "macro": 1}
     said: dict[Path, tuple[str, list[Problem]]] = {}
-    for path in sorted(documents, key=lambda p: rank.get(document_kind(documents[p].data), 2)):
+    for path in sorted(documents, key=lambda p: rank.get(kinds[p], 2)):
         try:
             warnings: list[Problem] = []
             summary, found = validate_file(path, service_map, macro_map, runtimes, warnings,
@@ -121,12 +122,11 @@ def validate(files: tuple[str, ...], services: tuple[str, ...], macros: tuple[st
             said[path] = (summary, warnings)
         except InputError as e:
             problems += e.problems
-            found, _ = _defined(path, documents[path])
-        if found:
-            if document_kind(documents[path].data) == "service":
-                service_map = _merged(service_map, found)
-            else:
-                macro_map = _merged(macro_map, found)
+            found = _defined(path, kinds[path])
+        if found and kinds[path] == "service":
+            service_map = _merged(service_map, found)
+        elif found:
+            macro_map = _merged(macro_map, found)
     for path in paths:  # in the order given
         if path in said:
             summary, warnings = said[path]
@@ -139,14 +139,13 @@ def validate(files: tuple[str, ...], services: tuple[str, ...], macros: tuple[st
         fail(_distinct(problems))
 
 
-def _defined(path: Path, document: Any) -> tuple[Any, list[Problem]]:
-    """What a service or macro file with problems still defines (a workflow: nothing): a
-    workflow given with it is checked against those, not told they are missing."""
-    from steepy.documents.checking import document_kind
+def _defined(path: Path, kind: str) -> Any:
+    """What a service or macro file (`kind') with problems still defines (a workflow:
+    nothing): a workflow given with it is checked against those, not told they are
+    missing."""
     from steepy.documents.loading import read_definitions
 
-    kind = document_kind(document.data)
-    return read_definitions(str(path), kind) if kind != "workflow" else (None, [])
+    return read_definitions(str(path), kind)[0] if kind != "workflow" else None
 
 
 def _merged(known: dict, found: Any) -> Any:

@@ -52,11 +52,10 @@ def not_a_workflow(data: Any) -> str | None:
     """What a file given as a workflow holds instead, in words, when it surely is service
     metadata or a macro file (a list of them, or an object with their `parameters' and no
     `api'); None otherwise (its problems are a workflow's)."""
-    kind = document_kind(data)
-    items = data if isinstance(data, list) else [data]
+    kind = document_kind(data)  # (a list of no object is a workflow's problem)
     surely = isinstance(data, list) or (isinstance(data, dict) and "parameters" in data
                                         and "api" not in data)
-    if kind == "workflow" or not surely or not items:
+    if kind == "workflow" or not surely:
         return None
     if kind == "service":
         return ("this file holds service metadata, not a workflow: services are given with "

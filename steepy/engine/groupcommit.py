@@ -24,7 +24,7 @@ from steepy.model.attempt import AttemptRecord
 from steepy.model.clock import SYSTEM, Clock
 from steepy.registry.interfaces import AttemptWrite, Claimed
 from steepy.registry.offload import persist
-from steepy.registry.outage import database_failure_said
+from steepy.registry.failures import describe, is_database_failure
 
 log = logging.getLogger(__name__)
 LAZY_S = 0.25  # how long an attempt's row may wait for a transaction to go with
@@ -130,11 +130,12 @@ class GroupCommit:
                 await self.give_back(claimed)
 
     async def _write_lazy(self, attempts: list[AttemptWrite]) -> None:
-        said = "%d attempt(s) not stored as they happened (%s); their run's end stores them"
+        # a database that fails until the engine stops, or a write it refuses (an older copy
+        # put back, a bug): said, and left to the run's end, which meets it again
         try:
-            with database_failure_said(log, said, len(attempts)):
-                await persist("storing attempts", self.give_up, self.queue.record, [], [],
-                              attempts, clock=self.clock)
-        except Exception as e:  # refused (an older copy of the database put back, or a bug):
-            log.error(said, len(attempts), e)  # the run's end meets it again, and says so
+            await persist("storing attempts", self.give_up, self.queue.record, [], [], attempts,
+                          clock=self.clock)
+        except Exception as e:
+            log.error("%d attempt(s) not stored as they happened (%s); their run's end stores "
+                      "them", len(attempts), describe(e) if is_database_failure(e) else e)
 

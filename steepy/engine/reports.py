@@ -30,14 +30,11 @@ class Reports:
         self._queue: deque[tuple[Callable[[], object], asyncio.Future]] = deque()
         self._task: asyncio.Task | None = None
 
-    def add(self, write: Callable[[], object]) -> asyncio.Future:
-        """Store what `write()` writes after every report before it; the future is done when
-        it is stored (or given up)."""
-        done = asyncio.get_running_loop().create_future()
-        self._queue.append((write, done))
+    def add(self, write: Callable[[], object]) -> None:
+        """Store what `write()` writes after every report before it (`drain' waits for it)."""
+        self._queue.append((write, asyncio.get_running_loop().create_future()))
         if self._task is None or self._task.done():
             self._task = asyncio.create_task(self._store(), name="agents' reports")
-        return done
 
     async def drain(self) -> None:
         """Wait until every report added so far is stored (or given up)."""

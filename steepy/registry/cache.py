@@ -192,14 +192,11 @@ def still_reusable(conn: Connection, write: CacheWrite | None) -> None:
     if write is None or not write.reused:
         return
     ids, found = sorted({r.from_chain_id for r in write.reused}), set()
-    for start in range(0, len(ids), _CHUNK):
+    for start in range(0, len(ids), CHUNK):
         found.update(conn.execute(select(_ce.chain_id).where(  # (no DISTINCT with FOR SHARE)
-            _ce.chain_id.in_(ids[start:start + _CHUNK])).with_for_update(read=True)).scalars())
+            _ce.chain_id.in_(ids[start:start + CHUNK])).with_for_update(read=True)).scalars())
     if len(found) < len(ids):
         write.reused[:] = [r for r in write.reused if r.from_chain_id in found]
-
-
-_CHUNK = 500  # ids in one IN (...)
 
 
 def reused_columns(write: CacheWrite | None) -> dict[str, dict[str, Any]]:

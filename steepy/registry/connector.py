@@ -17,7 +17,7 @@ from sqlalchemy import Connection, Engine, event
 
 from steepy.registry.dialect import BUSY_TIMEOUT_MS, Dialect
 from steepy.registry.failures import (DatabaseUnavailable, describe, disk_problem,
-                                     is_database_failure)
+                                     driver_words, is_database_failure)
 from steepy.registry.bulk import insert_rows
 from steepy.registry.identity import ANOTHER, file_state, read_identity
 from steepy.registry.records import ADD_EVENT_WITH_ID, PENDING_EVENTS
@@ -351,7 +351,7 @@ class Connector:
         code = getattr(detail, "sqlite_errorcode", None)
         if self.file is None or code is None or code & 0xFF not in _CORRUPT:
             return
-        words = (str(detail).strip().splitlines() or [type(detail).__name__])[0]
+        words = driver_words(error)
         with self._file_lock:
             if self._file_problem is None:
                 self._file_problem = f"{_CORRUPT[code & 0xFF]} ({words})"

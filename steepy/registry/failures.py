@@ -228,6 +228,13 @@ def masked(url: str) -> str:
     return url
 
 
+def driver_words(error: BaseException) -> str:
+    """The first line of what the driver said of `error' (SQLAlchemy's wrapper taken off),
+    or the error's class when it said nothing."""
+    detail = getattr(error, "orig", None) or error
+    return (str(detail).strip().splitlines() or [type(detail).__name__])[0]
+
+
 def describe(error: BaseException, url: str | None = None) -> str:
     """`database PATH: CAUSE (driver's words)` in one line, without a password."""
     url = url or (_opened[-1] if _opened else "")
@@ -235,7 +242,7 @@ def describe(error: BaseException, url: str | None = None) -> str:
     if isinstance(error, DatabaseUnavailable):
         return _hide_password(str(error), url)
     detail = getattr(error, "orig", None) or error
-    words = (str(detail).strip().splitlines() or [type(detail).__name__])[0]
+    words = driver_words(error)
     if isinstance(detail, OSError) and detail.strerror:
         words = detail.strerror
     cause = _disk_state(folder) if folder else None

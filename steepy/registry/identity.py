@@ -86,13 +86,11 @@ def older_copy(db: Any, error: BaseException) -> Any:
     file of `db' (a Connector) was put back: the copy is older than this process's own
     writes (a backup taken before them) and lacks the runs it claimed. A DatabaseUnavailable
     that says so, not a bug (None for any other error)."""
-    from steepy.registry.failures import DatabaseUnavailable, is_integrity_error
+    from steepy.registry.failures import DatabaseUnavailable, driver_words, is_integrity_error
 
     if not getattr(db, "put_back", False) or not is_integrity_error(error):
         return None
-    detail = getattr(error, "orig", None) or error
-    words = (str(detail).strip().splitlines() or [type(detail).__name__])[0]
     return DatabaseUnavailable(
         f"database {db.file}: the file put back is older than this process's own writes (a "
-        f"copy taken before them: {words}); this engine stops and ends its tools, and the "
-        "work goes on from the copy's state when an engine starts again")
+        f"copy taken before them: {driver_words(error)}); this engine stops and ends its "
+        "tools, and the work goes on from the copy's state when an engine starts again")
