@@ -7,7 +7,8 @@ JSON is read differ, and they are answered here.
 
 from __future__ import annotations
 
-from contextlib import nullcontext
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from sqlalchemy import Connection, Engine, Select, cast, func
@@ -104,4 +105,21 @@ class Dialect:
 def pipelined(driver_connection: Any, postgres: bool) -> Any:
     """psycopg's pipeline on a PostgreSQL driver connection (statements sent in it go
     together, answered at its end); on SQLite a context that changes nothing."""
-    return driver_connection.pipeline() if postgres else nullcontext()
+    return _pipeline(driver_connection) if postgres else nullcontext()
+
+
+@contextmanager
+def _pipeline(driver_connection: Any) -> Iterator[None]:
+    """A pipeline that the server's end (a stop, a restart) leaves unfinished leaves its
+    connection unusable: nothing can be sent, not even the ROLLBACK SQLAlchemy's pool sends
+    when it takes the connection back (which it then logged with a traceback). It is closed
+    at once: the error that follows is a lost connection, which SQLAlchemy discards."""
+    try:
+        with driver_connection.pipeline():
+            yield
+    except BaseException:
+        from psycopg import pq
+
+        if driver_connection.pgconn.pipeline_status != pq.PipelineStatus.OFF:
+            driver_connection.close()
+        raise
