@@ -22,7 +22,7 @@ from steepy import lazy_attributes
 _HOMES = {"Cancelled": "steepy.agent.cancel", "CancelToken": "steepy.agent.cancel",
           "AgentConfig": "steepy.agent.config", "AttemptRecord": "steepy.agent.config",
           "ChainOutcome": "steepy.agent.config", "Agent": "steepy.agent.interface",
-          "LocalAgent": "steepy.agent.local", "log_path": "steepy.agent.logs"}
+          "LocalAgent": "steepy.agent.local", "log_path": "steepy.agent.logsource"}
 
 __all__ = sorted(_HOMES)
 
@@ -33,4 +33,4 @@ if TYPE_CHECKING:  # what type checkers see
     from steepy.agent.config import AgentConfig, AttemptRecord, ChainOutcome  # noqa: F401
     from steepy.agent.interface import Agent  # noqa: F401
     from steepy.agent.local import LocalAgent  # noqa: F401
-    from steepy.agent.logs import log_path  # noqa: F401
+    from steepy.agent.logsource import log_path  # noqa: F401

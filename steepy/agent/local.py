@@ -15,7 +15,8 @@ from typing import Any, Awaitable, Callable, Sequence
 from steepy.agent.cancel import CancelToken
 from steepy.agent.config import AgentConfig, AttemptRecord, ChainOutcome
 from steepy.agent.environment import engine_environment, environment  # noqa: F401 (re-exported)
-from steepy.agent.logs import ChainLog, LogSink, log_path
+from steepy.agent.logs import ChainLog, LogSink
+from steepy.agent.logsource import log_path
 from steepy.agent.fallback import AdapterFailed, adapted, run_step, steps
 from steepy.events import EventKind
 from steepy.agent.context import ExecContext

@@ -14,15 +14,6 @@ from steepy.registry.outage import database_failure_said
 log = logging.getLogger(__name__)
 
 
-def log_path(log_dir: Path, chain_id: str, run_number: int = 1, group_by_prefix: int = 0) -> Path:
-    """`<dir>/[<prefix>/]<chain id>.log` for run 1, `<chain id>.<run>.log` after."""
-    directory = Path(log_dir)
-    if group_by_prefix > 0:
-        directory = directory / chain_id[:group_by_prefix]
-    name = f"{chain_id}.log" if run_number <= 1 else f"{chain_id}.{run_number}.log"
-    return directory / name
-
-
 class LogSink(Protocol):
     """Where a run's log goes besides its file, so it can be read on other machines."""
 

@@ -1,4 +1,4 @@
-"""Where a run's log is read from: its file, where the chain ran on this machine (or logs are
+"""Where a run's log is (`log_path`) and where it is read from: its file, where the chain ran on this machine (or logs are
 on a shared file system), else the copy in the database that agents keep when the database
 is shared (`logs.processChains.database`), so servers and commands anywhere can read it."""
 
@@ -9,12 +9,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
-from steepy.agent.logs import log_path
-
 if TYPE_CHECKING:  # (at run time: what `logs' imports stays small)
     from steepy.registry import LogStore
 
 CHUNK = 1024 * 1024
+
+
+def log_path(log_dir: Path, chain_id: str, run_number: int = 1, group_by_prefix: int = 0) -> Path:
+    """`<dir>/[<prefix>/]<chain id>.log` for run 1, `<chain id>.<run>.log` after."""
+    directory = Path(log_dir)
+    if group_by_prefix > 0:
+        directory = directory / chain_id[:group_by_prefix]
+    name = f"{chain_id}.log" if run_number <= 1 else f"{chain_id}.{run_number}.log"
+    return directory / name
 
 
 @dataclass

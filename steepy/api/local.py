@@ -46,7 +46,7 @@ class LocalBackend:
         and -shm files as the last one closes), without close()'s checkpoint: for a command
         that only read (a read-only database refuses a checkpoint)."""
         if "registry" in self.__dict__:
-            self.registry.engine.dispose()
+            self.registry.release()
 
     def submit(self, workflow_file: str, services: tuple[str, ...], macros: tuple[str, ...],
                given: "GivenVars | None" = None, resume: bool | None = None) -> str:
@@ -114,7 +114,7 @@ class LocalBackend:
         return self.setup.log_settings()  # where the agents write their logs
 
     def _log_path(self, chain_id: str, run_number: int) -> Path:
-        from steepy.agent.logs import log_path
+        from steepy.agent.logsource import log_path
 
         log_dir, group_by_prefix = self._logs
         return log_path(log_dir, chain_id, run_number, group_by_prefix)

@@ -91,7 +91,19 @@ class ReadingSetup(CliSetup):
     events, wait): of the configuration they read and check `db' and `logs' alone
     (steepy.config.storage_plain: plain values without pydantic; a problem there is exit
     code 2 as ever), not the other keys nor the plugins, and open the registry without
-    webhooks (they write no events)."""
+    webhooks (they write no events): an SQLite file through Python's own sqlite3 where it
+    can (steepy.registry.quick: no SQLAlchemy imported), else as ever."""
+
+    def open_registry(self, db: str | None, create: bool = True):
+        from steepy.registry import DEFAULT_URL
+        from steepy.registry.quick import quick_registry
+
+        try:
+            url = None if create else self.database_url(db) or DEFAULT_URL
+        except InputError:  # (said by the way below)
+            url = None
+        found = None if url is None else quick_registry(url)
+        return found if found is not None else super().open_registry(db, create=create)
 
     def section(self, name: str) -> Any:
         sections = self._sections

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from steepy.agent.logs import log_path
+from steepy.agent.logsource import log_path
 from steepy.model.common import strings_in, utcnow
 from steepy.model.durations import later
 from steepy.registry import Registry

@@ -15,12 +15,12 @@ import threading
 from typing import TYPE_CHECKING, Any, Sequence
 
 from steepy import lazy_attributes
-from steepy.model.clock import SYSTEM, Clock
-from steepy.registry.connector import Connector
-from steepy.registry.database import DEFAULT_URL, open_engine
+from steepy.registry.plainsqlite import DEFAULT_URL
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
+
+    from steepy.model.clock import Clock
 
     from steepy.events.webhooks import Subscriber
     from steepy.registry.interfaces import (Cache, ChainQueue, ClaimFor, Housekeeping, Leases,
@@ -51,9 +51,14 @@ class Registry:
     # with webhooks, the events they want are written with their deliveries
     outbox: Outbox
 
-    def __init__(self, engine: Engine, webhooks: Sequence[Subscriber] = (), clock: Clock = SYSTEM):
+    def __init__(self, engine: Engine, webhooks: Sequence[Subscriber] = (),
+                 clock: Clock | None = None):
+        from steepy.model.clock import SYSTEM
+        from steepy.registry.connector import Connector
+
         self.db = Connector(engine)
-        self._extra = {"leases": (clock,), "outbox": (webhooks,)}  # beside the connector
+        # beside the connector
+        self._extra = {"leases": (clock or SYSTEM,), "outbox": (webhooks,)}
         self._making = threading.Lock()
         if webhooks:  # the outbox's writer joins the connector: events get their deliveries
             self._part("outbox")
@@ -80,12 +85,20 @@ class Registry:
         """Close this process's connections to the database."""
         self.db.close()
 
+    def release(self) -> None:
+        """Close the connections as the interpreter's teardown would (SQLite removes its -wal
+        and -shm files as the last one closes), without close()'s checkpoint: for a command
+        that only read (a read-only database refuses a checkpoint)."""
+        self.engine.dispose()
+
 
 def open_registry(url: str | None = None, webhooks: Sequence[Subscriber] = (),
-                  clock: Clock = SYSTEM) -> Registry:
+                  clock: Clock | None = None) -> Registry:
     """The registry at `url` (default: SQLite .steepy/steepy.db), created or upgraded; with
     `webhooks`, the events they want get their deliveries in the outbox; leases run out on
-    `clock`."""
+    `clock` (default: the system's)."""
+    from steepy.registry.database import open_engine
+
     return Registry(open_engine(url), webhooks, clock)
 
 

@@ -23,12 +23,7 @@ from typing import Any, Callable, Sequence
 from sqlalchemy import Boolean, Connection, DateTime, Float, Integer, String, Table
 from sqlalchemy.types import TypeEngine
 
-SQLITE_TIME = "%Y-%m-%d %H:%M:%S.%f"  # how SQLAlchemy stores a time on SQLite
-
-
-def sqlite_time(value: datetime | None) -> str | None:
-    """A time as SQLAlchemy stores it on SQLite."""
-    return None if value is None else value.strftime(SQLITE_TIME)
+from steepy.registry.plainsqlite import SQLITE_TIME
 
 
 def insert_rows(conn: Connection, table: Table, rows: Sequence[dict[str, Any]]) -> None:

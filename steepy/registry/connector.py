@@ -13,14 +13,16 @@ import time
 from contextlib import contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, Iterator, Protocol
 
-from sqlalchemy import Connection, Engine, event
+from sqlalchemy import Connection, Engine, event, insert
 
-from steepy.registry.dialect import BUSY_TIMEOUT_MS, Dialect
+from steepy.registry.alchemyquery import AlchemyQuery
+from steepy.registry.dialect import Dialect
+from steepy.registry.plainsqlite import BUSY_TIMEOUT_MS
 from steepy.registry.failures import (DatabaseUnavailable, describe, disk_problem,
                                      driver_words, is_database_failure)
 from steepy.registry.bulk import insert_rows
 from steepy.registry.identity import ANOTHER, file_state, read_identity
-from steepy.registry.records import ADD_EVENT_WITH_ID, PENDING_EVENTS
+from steepy.registry.records import PENDING_EVENTS
 from steepy.registry.tables import events
 
 if TYPE_CHECKING:  # (imported where used: a command that only reads waits for no commit)
@@ -31,6 +33,8 @@ RESTART_WAIT_MS = 100  # how long such a checkpoint may hold writers back
 _AUTOCHECKPOINT = "steepy.wal_autocheckpoint"  # what a pooled connection was told (record.info)
 FILE_CHECK_S = 0.5  # SQLite: how often transactions look whether the file is still there
 log = logging.getLogger(__name__)
+# a timeline row added with its new id, in the order of the rows (when something needs them)
+ADD_EVENT_WITH_ID = insert(events).returning(events.c.id, sort_by_parameter_order=True)
 _CORRUPT = {11: "its file is corrupted", 26: "its file is not a SQLite database"}  # SQLite's codes
 
 
@@ -166,6 +170,12 @@ class Connector:
         except Exception as e:
             self._noticed(e)
             raise
+
+    @contextmanager
+    def reading(self) -> Iterator[AlchemyQuery]:
+        """read(), for SQL text (steepy/registry/reads.py)."""
+        with self.read() as conn:
+            yield AlchemyQuery(conn)
 
     def _still_connected(self, conn: Connection) -> None:
         """At the end of a transaction whose body caught the error of its lost connection:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import select
 import sqlite3
 import time
@@ -15,11 +14,10 @@ from sqlalchemy.exc import DisconnectionError
 
 from steepy.errors import SteepyError
 from steepy.registry.failures import masked
-from steepy.registry.dialect import BUSY_TIMEOUT_MS
+from steepy.registry.plainsqlite import BUSY_TIMEOUT_MS, DEFAULT_URL
+from steepy.registry.revisions import MIGRATIONS, head_revisions, known_revisions
 from steepy.registry.failures import DatabaseUnavailable, describe, opened
 
-DEFAULT_URL = "sqlite:///.steepy/steepy.db"
-MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 
 
 def _use_wal(cursor, patience_s: float = 30.0) -> None:
@@ -202,25 +200,6 @@ def open_engine(url: str | None = None) -> Engine:
                           "sqlite:///FILE or postgresql+psycopg://USER@HOST/DB")
     migrate(engine)
     return engine
-
-
-def known_revisions() -> tuple[set[str], set[str]]:
-    """Every migration this steepy has, and those another one builds on, read from the
-    files (importing alembic costs ~0.2 s a start)."""
-    revisions, parents = set(), set()
-    for path in (MIGRATIONS / "versions").glob("*.py"):
-        source = path.read_text()
-        for name, found in (("revision", revisions), ("down_revision", parents)):
-            match = re.search(rf"^{name}\b[^=]*=\s*[\"']([^\"']+)[\"']", source, re.M)
-            if match:
-                found.add(match.group(1))
-    return revisions, parents
-
-
-def head_revisions() -> set[str]:
-    """The newest migrations."""
-    revisions, parents = known_revisions()
-    return revisions - parents
 
 
 class NewerDatabase(DatabaseUnavailable):

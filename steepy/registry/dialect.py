@@ -1,8 +1,8 @@
 """What differs between SQLite and PostgreSQL, in one place.
 
 Everything else in the registry is written once, in SQLAlchemy Core, for both: only how rows
-are locked for a claim, how other processes learn of a commit and how a value inside stored
-JSON is read differ, and they are answered here.
+are locked for a claim and how other processes learn of a commit differ, and they are
+answered here (how a value inside stored JSON is read: reads.json_field, for SQL text).
 """
 
 from __future__ import annotations
@@ -11,10 +11,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Select, cast, func
-from sqlalchemy.types import JSON
+from sqlalchemy import Connection, Engine, Select
 
-BUSY_TIMEOUT_MS = 30_000  # how long an SQLite connection waits for a lock before it fails
 
 CHANNEL = "steepy_changes"  # PostgreSQL notification channel of every write
 FEED_LOCK = 0x57EE9F0ED  # advisory lock held from writing a transaction's events to its commit
@@ -71,12 +69,6 @@ class Dialect:
         """Tell every listening process on commit (PostgreSQL's NOTIFY is delivered then)."""
         if self.postgres:
             conn.exec_driver_sql(f"NOTIFY {CHANNEL}")
-
-    def json_field(self, column: Any, key: str) -> Any:
-        """The value at `key` of a JSON text column, read by the database."""
-        if self.postgres:
-            return cast(column, JSON)[key]
-        return func.json_extract(column, f"$.{key}")
 
     @property
     def watches_commits(self) -> bool:

@@ -20,7 +20,7 @@ from sqlalchemy import Connection
 from steepy.model.attempt import AGENT_LOST, INTERRUPTED
 from steepy.model.attempt import REQUEUED as REQUEUED_RUN
 from steepy.model.submission import ProcessChainStatus as CS
-from steepy.registry.bulk import sqlite_time
+from steepy.registry.plainsqlite import sqlite_time
 from steepy.registry.dialect import pipelined
 from steepy.registry.records import dump
 

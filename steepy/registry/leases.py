@@ -16,6 +16,7 @@ from steepy.model.common import as_utc, iso_time
 from steepy.registry.attempts import close_cut_attempts
 from steepy.model.submission import Submission
 from steepy.registry.connector import Connector
+from steepy.registry.reads import LeaseReads
 from steepy.registry.records import (
     CS,
     PENDING_EVENTS,
@@ -69,10 +70,10 @@ MAY_BE_ORPHANED = select(_sc.id).where(_sc.status == SS.RUNNING, _sc.lease_until
     _sc.lease_until < bindparam("b_now", type_=_sc.lease_until.type))).limit(1)
 
 
-class SqlLeases:
+class SqlLeases(LeaseReads):  # (`unowned': reads.py)
     def __init__(self, db: Connector, clock: Clock = SYSTEM):
-        self.db = db
-        self.clock = clock  # heartbeats, leases and their ends are times on it
+        super().__init__(db, clock)
+        self.db: Connector = db
 
     def heartbeat(self, owner: str, agent_rows: list[dict], lease_s: float) -> None:
         """This engine is alive: refresh its agents and extend its submissions' leases. On
@@ -250,23 +251,6 @@ class SqlLeases:
             found = conn.execute(select(submissions).where(_sc.id.in_(ids))
                                  .order_by(_sc.seq)).all() if ids else []
         return [submission_record(r) for r in found]
-
-    def unowned(self, submission_ids: Iterable[str]) -> dict[str, datetime | None]:
-        """Of these submissions, the RUNNING ones that no engine drives now (their lease ran
-        out and their engine's agents have not beaten since, or a retry made them RUNNING
-        again): id -> when the lease ran out (None: no engine has taken it since the
-        retry)."""
-        ids = list(submission_ids)
-        now = self.clock.now()
-        found: dict[str, datetime | None] = {}
-        with self.db.read() as conn:
-            for part in (ids[i:i + 500] for i in range(0, len(ids), 500)):
-                # (an engine whose agents beat since its lease ran out drives it: a heartbeat
-                # skipped that lease while another transaction held its row)
-                for row in conn.execute(select(_sc.id, _sc.lease_until).where(
-                        _sc.id.in_(part), _lease_over(now, _sc.lease_until))).all():
-                    found[row.id] = as_utc(row.lease_until)
-        return found
 
     def lost_runs(self, live_agents: Iterable[str]) -> list[dict]:
         """Open runs of RUNNING chains whose agent is not among `live_agents`, with the host

@@ -1,28 +1,27 @@
 """Stored rows as typed records, and the JSON text columns: what every audience's SQL
-implementation shares."""
+implementation shares (and the reads through Python's own sqlite3: no SQLAlchemy here)."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, insert
-
-from steepy.events import Event
 from steepy.model.attempt import AttemptRecord
 from steepy.model.common import as_utc, utcnow
 from steepy.model.jsontext import compact_encoder
 from steepy.model.processchain import ProcessChain
 from steepy.model.submission import ProcessChainStatus, Submission, SubmissionStatus
 from steepy.model.workflow import Workflow
-from steepy.registry.tables import events
+
+if TYPE_CHECKING:  # (a command that only reads imports this module, but neither of these)
+    from sqlalchemy import Connection
+
+    from steepy.events import Event
 
 CS = ProcessChainStatus
 SS = SubmissionStatus
-# a timeline row added with its new id, in the order of the rows (when something needs them)
-ADD_EVENT_WITH_ID = insert(events).returning(events.c.id, sort_by_parameter_order=True)
 PENDING_EVENTS = "steepy.events"  # a write transaction's events, in Connection.info
 
 

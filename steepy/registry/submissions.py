@@ -13,6 +13,7 @@ from steepy.registry.cache import (record_outputs, reused_columns, still_reusabl
                                    store_new_chains)
 from steepy.registry.bulk import insert_rows
 from steepy.registry.connector import Connector
+from steepy.registry.reads import count_chains
 from steepy.registry.records import (
     CS,
     ChainRecord,
@@ -28,22 +29,10 @@ from steepy.registry.tables import process_chains, submissions
 
 from steepy.registry.ownership import TakenOver, owned_by
 
-if TYPE_CHECKING:  # the reading commands import this module (count_chains), not these
+if TYPE_CHECKING:
     from steepy.registry.interfaces import RoundView, RoundWrite
 
 _pc = process_chains.c
-
-
-def count_chains(conn: Connection, submission_ids: list[str]) -> dict[str, dict[str, int]]:
-    """Chains of each submission by status (one query for a page of submissions)."""
-    counts: dict[str, dict[str, int]] = {i: {} for i in submission_ids}
-    if submission_ids:
-        rows = conn.execute(select(_pc.submission_id, _pc.status, func.count())
-                            .where(_pc.submission_id.in_(submission_ids))
-                            .group_by(_pc.submission_id, _pc.status))
-        for submission_id, status, count in rows:
-            counts[submission_id][status] = count
-    return counts
 
 
 def cancel_waiting_chains(conn: Connection, submission_id: str) -> list[str]:
@@ -95,8 +84,8 @@ class SqlSubmissionStore:
                              None if row is None else row.priority, active)
 
     def chain_counts(self, submission_id: str) -> dict[str, int]:
-        with self.db.read() as conn:
-            return count_chains(conn, [submission_id])[submission_id]
+        with self.db.reading() as q:
+            return count_chains(q, [submission_id])[submission_id]
 
     def cancel_requested(self, submission_id: str) -> bool:
         with self.db.read() as conn:

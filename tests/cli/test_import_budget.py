@@ -5,6 +5,7 @@ purpose: bench/startup.py measures the seconds, no test asserts a time."""
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
 from datetime import datetime, timezone
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from steepy.agent.logs import log_path
+from steepy.agent.logsource import log_path
 from steepy.cli.group import COMMANDS
 from steepy.model.attempt import AttemptRecord
 from steepy.model.processchain import ProcessChain
@@ -32,11 +33,12 @@ NEVER = {"fastapi", "starlette", "uvicorn", "jinja2", "httpx", "rich", "steepy.e
 # `--help' reads nothing: no database, no configuration, no YAML, no schemas
 HELP = NEVER | {"sqlalchemy", "pydantic", "jsonschema", "yaml", "asyncio", "steepy.registry",
                 "steepy.config", "steepy.documents"}
-# list, show, status and logs read the database (SQLAlchemy) and the configuration's `db' and
-# `logs' (without pydantic when their values are plain text, steepy.config.storage_plain), but
-# no plugins, no schemas and none of the workflow checks
+# list, show, status and logs read an SQLite database through Python's sqlite3 (not SQLAlchemy,
+# a fifth of a second: steepy/registry/quick.py) and the configuration's `db' and `logs'
+# (without pydantic when their values are plain text, steepy.config.storage_plain), but no
+# plugins, no schemas, none of the workflow checks, and no asyncio (they wait for nothing)
 READS = NEVER | {"jsonschema", "steepy.documents.checking", "steepy.documents.submissions",
-                 "steepy.plugins", "steepy.runtimes"}
+                 "steepy.plugins", "steepy.runtimes", "sqlalchemy", "asyncio"}
 PYDANTIC = {"pydantic", "pydantic_core", "steepy.config.section", "steepy.config.storage",
             "steepy.config.values", "steepy.config.problems"}
 # in one interpreter, what they load beside: of the configuration they check `db' and `logs'
@@ -150,7 +152,7 @@ def test_reading_the_database_loads_neither_the_engine_nor_the_plugins(
     names, done = imported(_steepy(*(arg.format(**stored) for arg in command)), tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     assert stored["submission"] in done.stdout or "hello from the tool" in done.stdout
-    assert "sqlalchemy" in names  # the database is read, not skipped
+    assert {"sqlite3", "steepy.registry.quick"} <= names  # the database is read, not skipped
     assert loaded(names, READS) == []
     # its connections were closed before the quick end: SQLite removed its -wal and -shm
     assert [p.name for p in (tmp_path / ".steepy").iterdir()] == ["steepy.db"]
@@ -170,7 +172,7 @@ def test_reading_checks_part_of_the_configuration_and_registry_and_skips_the_tea
     assert code == "0" and ("budget" in output or "hello from the tool" in output), output
     assert built == "absent"  # of the configuration's model, only DbSettings and LogsSettings
     assert quick == "True"  # no teardown: 0.05 s
-    assert {"steepy.registry.views", "steepy.config.storage_plain"} <= set(names)
+    assert {"steepy.registry.reads", "steepy.config.storage_plain"} <= set(names)
     assert loaded(set(names), LIGHT) == []
 
 
@@ -209,3 +211,24 @@ def test_a_piped_run_loads_no_terminal_view_and_no_web_server(tmp_path) -> None:
     assert done.returncode == 0 and "SUCCESS" in done.stdout, done.stderr[-2000:]
     assert "steepy.engine.engine" in names  # (it did run an engine)
     assert loaded(names, {"rich", "fastapi", "starlette", "uvicorn", "jinja2", "httpx"}) == []
+
+
+def test_a_database_the_quick_way_leaves_is_read_as_ever(tmp_path, stored) -> None:
+    """One that is not in WAL mode (steepy.registry.quick reads only what steepy wrote and
+    migrated): SQLAlchemy opens it, as every other command does, and the answer is the same."""
+    database = sqlite3.connect(tmp_path / ".steepy" / "steepy.db")
+    database.execute("PRAGMA journal_mode=DELETE")
+    database.close()
+    names, done = imported(_steepy("list"), tmp_path)
+    assert done.returncode == 0 and stored["submission"] in done.stdout, done.stderr[-2000:]
+    assert "sqlalchemy" in names and "steepy.registry.quick" in names
+
+
+def test_a_command_through_a_server_loads_the_client_not_the_server(tmp_path) -> None:
+    """`--server': the HTTP client only (steepy.http's package loads its server when first
+    asked for it: FastAPI and the routes were 1 s of every such command)."""
+    names, done = imported(_steepy("list", "--server", "http://127.0.0.1:9"), tmp_path)
+    assert done.returncode == 2 and "127.0.0.1:9" in done.stderr, done.stderr[-2000:]
+    assert "steepy.http.client" in names
+    assert loaded(names, {"fastapi", "starlette", "uvicorn", "steepy.http.app",
+                          "sqlalchemy"}) == []

@@ -29,8 +29,13 @@ STEEPY = Path(__file__).resolve().parents[2] / "steepy"
 
 
 def _public(cls: type) -> dict[str, inspect.Signature]:
-    return {name: inspect.signature(member) for name, member in vars(cls).items()
-            if callable(member) and not name.startswith("_")}
+    """Its public methods, also those it inherits (the reads' SQL text, reads.py)."""
+    found: dict[str, inspect.Signature] = {}
+    for klass in reversed(cls.__mro__):
+        if klass.__module__ not in ("builtins", "typing"):
+            found.update({name: inspect.signature(member) for name, member in vars(klass).items()
+                          if callable(member) and not name.startswith("_")})
+    return found
 
 
 @pytest.mark.parametrize(("protocol", "implementation"), PAIRS,

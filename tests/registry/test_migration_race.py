@@ -10,7 +10,8 @@ from pathlib import Path
 
 from sqlalchemy import text
 
-from steepy.registry.database import head_revisions, open_engine
+from steepy.registry.database import open_engine
+from steepy.registry.revisions import head_revisions
 import pytest
 
 pytestmark = [pytest.mark.process]

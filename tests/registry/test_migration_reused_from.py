@@ -8,7 +8,8 @@ from alembic.config import Config as AlembicConfig
 from sqlalchemy import create_engine, insert, text
 
 from steepy.model.common import utcnow
-from steepy.registry.database import MIGRATIONS, migrate
+from steepy.registry.database import migrate
+from steepy.registry.revisions import MIGRATIONS
 from steepy.registry.tables import process_chains, submissions
 
 
