@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from steepy.registry import open_registry
 from tests.conftest import ROOT
 from tests.engine.workflows import FAILS_ONCE, SLEEPY
 
@@ -51,8 +52,6 @@ def test_submit_worker_show_retry_events_logs(steepy, tmp_path) -> None:
     sid = steepy("submit", path).stdout.split()[-1]
     shown = json.loads(steepy("show", sid, "--json").stdout)
     assert shown["status"] == "ACCEPTED"
-    from steepy.registry import open_registry
-
     stored = open_registry(steepy.env["STEEPY_DB_URL"]).views.get_submission(sid)
     assert stored.source == Path(path).read_text()  # the text as submitted
     steepy("worker", "--exit-when-idle", "--agents", "1")
@@ -147,13 +146,13 @@ def test_cancel_from_another_process(steepy, tmp_path) -> None:
                               cwd=ROOT, env=steepy.env, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 30
-        while json.loads(steepy("show", sid, "--json").stdout)["runningProcessChains"] == 0:
-            assert time.monotonic() < deadline
-            time.sleep(0.1)
+        with _views(steepy) as views:
+            while not views.chain_counts(sid).get("RUNNING"):
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+        assert json.loads(steepy("show", sid, "--json").stdout)["runningProcessChains"] > 0
         assert "cancel requested (was RUNNING" in steepy("cancel", sid).stdout
-        while json.loads(steepy("show", sid, "--json").stdout)["status"] != "CANCELLED":
-            assert time.monotonic() < deadline
-            time.sleep(0.1)
+        _await_status(steepy, sid, "CANCELLED", deadline, "not cancelled")
         assert "already finished" in steepy("cancel", sid, check=2).stderr
     finally:
         worker.send_signal(signal.SIGTERM)
@@ -186,10 +185,26 @@ def _workers_without_sweeps(steepy):
             assert worker.wait(timeout=30) == 0
 
 
+@contextmanager
+def _views(steepy):
+    """The database's views, read in this process: a `steepy show' process per look cost
+    CPU that the workers under test then lacked."""
+    registry = open_registry(steepy.env["STEEPY_DB_URL"])
+    try:
+        yield registry.views
+    finally:
+        registry.close()
+
+
 def _await_status(steepy, sid: str, status: str, deadline: float, what: str) -> dict:
-    while (doc := json.loads(steepy("show", sid, "--json").stdout))["status"] != status:
-        assert time.monotonic() < deadline, f"{what} (still {doc['status']})"
-        time.sleep(0.1)
+    """Wait until the submission has `status' (read in this process); then what `steepy
+    show --json' says of it."""
+    with _views(steepy) as views:
+        while (now := views.submission_status(sid)) != status:
+            assert time.monotonic() < deadline, f"{what} (still {now})"
+            time.sleep(0.05)
+    doc = json.loads(steepy("show", sid, "--json").stdout)
+    assert doc["status"] == status, doc
     return doc
 
 

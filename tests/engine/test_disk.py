@@ -88,15 +88,28 @@ COMMANDS = {
 }
 
 
+@pytest.fixture(scope="module")
+def submitted(tmp_path_factory) -> tuple[Path, str]:
+    """A database holding one submission (`steepy submit`), made once for the module: each
+    test of the commands copies it onto its own small disk (the same file the submit would
+    have left there; it took a steepy process per test)."""
+    place = tmp_path_factory.mktemp("submitted")
+    db_file = place / "steepy.db"
+    first = _steepy("submit", "workflows/linear.yaml", "--services", "services",
+                    "--db", f"sqlite:///{db_file}", env=_env(place))
+    assert first.returncode == 0, first.stderr
+    assert not any(place.glob("steepy.db-*"))  # closed: the one file is the whole database
+    return db_file, first.stdout.split()[-1]
+
+
 @pytest.mark.parametrize("state", ["full", "read-only"])
 @pytest.mark.parametrize("command", list(COMMANDS))
-def test_commands_say_what_is_wrong(disk, tmp_path, command: str, state: str) -> None:
+def test_commands_say_what_is_wrong(disk, tmp_path, submitted, command: str, state: str) -> None:
     db_file = disk / "steepy.db"
     db = f"sqlite:///{db_file}"
     env = _env(tmp_path)
-    first = _steepy("submit", "workflows/linear.yaml", "--services", "services", "--db", db, env=env)
-    assert first.returncode == 0, first.stderr
-    sid = first.stdout.split()[-1]
+    db_file.write_bytes(submitted[0].read_bytes())
+    sid = submitted[1]
     before = db_file.read_bytes()
     if state == "full":
         _fill(disk)
