@@ -29,16 +29,17 @@ SERVER_OPTION = click.option("--server", envvar="STEEPY_SERVER", metavar="URL",
 
 
 @contextmanager
-def open_backend(db: str | None, server: str | None,
-                 reads_only: bool = False) -> Iterator[Backend]:
+def open_backend(db: str | None, server: str | None, reads_only: bool = False,
+                 lasting: bool = False) -> Iterator[Backend]:
     """The remote backend when `server' is given, else the local database's (`reads_only':
-    with the light setup of steepy.cli.setup.ReadingSetup). A server that cannot be reached
-    or refuses a request is one line and exit code 2."""
+    with the light setup of steepy.cli.setup.ReadingSetup; `lasting': for a command that
+    reads on, which must notice the database's file deleted or replaced). A server that
+    cannot be reached or refuses a request is one line and exit code 2."""
     if not server:
         from steepy.api.local import LocalBackend
         from steepy.cli.setup import CliSetup, ReadingSetup
 
-        backend = LocalBackend(db, ReadingSetup() if reads_only else CliSetup())
+        backend = LocalBackend(db, ReadingSetup(quick=not lasting) if reads_only else CliSetup())
         yield backend
         if reads_only:  # read and printed: the process ends without the interpreter's
             backend.release()  # teardown (0.05 s of freeing SQLAlchemy's and steepy's modules)
@@ -59,12 +60,14 @@ LATEST = "last"  # where a command takes an id: the newest submission's
 _ID_ARGUMENTS = ("item_id", "submission_id", "chain_id")
 
 
-def with_backend(command: Callable[..., None], reads_only: bool = False) -> Callable[..., None]:
+def with_backend(command: Callable[..., None], reads_only: bool = False,
+                 lasting: Callable[[dict], bool] = lambda _: False) -> Callable[..., None]:
     """The `--db' and `--server' options; the command gets the open backend instead, and
-    `last' for an id is the newest submission's."""
+    `last' for an id is the newest submission's (`lasting': whether the command, with these
+    options, reads on until something happens)."""
     @functools.wraps(command)
     def run(db: str | None, server: str | None, **options: Any) -> None:
-        with open_backend(db, server, reads_only) as backend:
+        with open_backend(db, server, reads_only, lasting(options)) as backend:
             command(backend, **_latest_named(backend, options))
 
     return DB_OPTION(SERVER_OPTION(run))
@@ -87,11 +90,19 @@ def _latest_named(backend: Backend, options: dict[str, Any]) -> dict[str, Any]:
     return named
 
 
-def with_reading_backend(command: Callable[..., None]) -> Callable[..., None]:
+def with_reading_backend(command: Callable[..., None],
+                         lasting: Callable[[dict], bool] = lambda _: False
+                         ) -> Callable[..., None]:
     """with_backend for a command that only reads: of the configuration, `db' and `logs'
     alone are read and checked, and the process ends without its teardown (issue 31: such
-    a command starts and ends quickly)."""
-    return with_backend(command, reads_only=True)
+    a command starts and ends quickly). One that reads on (`lasting') opens the database as
+    the engines do, which notice its file deleted or put back (steepy.registry.identity);
+    the others read an SQLite file once, through steepy.registry.quick."""
+    return with_backend(command, reads_only=True, lasting=lasting)
+
+
+def _reading_on(command: Callable[..., None]) -> Callable[..., None]:
+    return with_reading_backend(command, lasting=lambda _: True)
 
 
 def found(answer: T | None, what: str, item_id: str) -> T:
@@ -136,7 +147,7 @@ def submit(backend: Backend, workflow_file: str, services, macros, var_options, 
 
 @click.command()
 @click.argument("submission_ids", metavar="ID...", nargs=-1, required=True)
-@with_reading_backend
+@_reading_on
 def wait(backend: Backend, submission_ids: tuple[str, ...]) -> None:
     """Wait until submissions have finished (a worker or server runs them); exit as `steepy
     run' does, with the highest code of them when several."""
@@ -202,7 +213,7 @@ def _not_a_chain(backend: Backend, item_id: str, shown: int = 10) -> NoReturn:
 @click.argument("chain_id")
 @click.option("--run", "run_number", type=int, help="Run number (default: the latest).")
 @click.option("--follow", "-f", is_flag=True, help="Keep printing new lines while the chain runs.")
-@with_reading_backend
+@functools.partial(with_reading_backend, lasting=lambda options: options["follow"])
 def logs(backend: Backend, chain_id: str, run_number: int | None, follow: bool) -> None:
     """Print the output of a process chain's run (of a chain that reused earlier work: the
     output of the run it reused)."""

@@ -92,14 +92,19 @@ class ReadingSetup(CliSetup):
     (steepy.config.storage_plain: plain values without pydantic; a problem there is exit
     code 2 as ever), not the other keys nor the plugins, and open the registry without
     webhooks (they write no events): an SQLite file through Python's own sqlite3 where it
-    can (steepy.registry.quick: no SQLAlchemy imported), else as ever."""
+    can (steepy.registry.quick: no SQLAlchemy imported; not `quick': for a command that
+    reads on, as `wait' does), else as ever."""
+
+    def __init__(self, quick: bool = True):
+        super().__init__()
+        self.quick = quick
 
     def open_registry(self, db: str | None, create: bool = True):
         from steepy.registry import DEFAULT_URL
         from steepy.registry.quick import quick_registry
 
         try:
-            url = None if create else self.database_url(db) or DEFAULT_URL
+            url = None if create or not self.quick else self.database_url(db) or DEFAULT_URL
         except InputError:  # (said by the way below)
             url = None
         found = None if url is None else quick_registry(url)
