@@ -188,9 +188,10 @@ async def test_the_deadline_counts_in_virtual_time(tmp_path) -> None:
     outcome = await agent.execute(ProcessChain("c", [exe]))
     assert outcome.status == ProcessChainStatus.ERROR
     assert "timed out after 5400000 ms (deadline)" in outcome.error_message
-    assert clock.sleeps == [3600] and counter.read_text().strip() == "2"
+    tried = [a.to_json() for a in outcome.attempts]  # (said when one is not as it should be)
+    assert clock.sleeps == [3600] and counter.read_text().strip() == "2", tried
     assert outcome.attempts[-1].delay_rule == (
-        "no retry: the deadline passes before attempt 3 could start after 3600000 ms")
+        "no retry: the deadline passes before attempt 3 could start after 3600000 ms"), tried
 
 
 @pytest.mark.process

@@ -11,6 +11,7 @@ import os
 import signal
 import socket
 import subprocess
+import uuid
 
 import pytest
 
@@ -21,9 +22,15 @@ from steepy.model.attempt import RUNNING
 pytestmark = pytest.mark.process
 
 
+# the run's chain: recovery ends every process of this machine whose environment names the
+# chain and run (steepy.agent.leftovers.end_run_leftovers), so a chain id other tests use
+# (`c', run 1) ended another test's tool as it ran (a full run failed once on it)
+CHAIN = f"lost-{uuid.uuid4().hex}"
+
+
 def _run(pid: int, started: float, pgid: int | None = None, since: float | None = None) -> dict:
     host = socket.gethostname()
-    return {"chainId": "c", "runNumber": 1, "host": host, "enginePid": os.getpid(),
+    return {"chainId": CHAIN, "runNumber": 1, "host": host, "enginePid": os.getpid(),
             "attempts": [{"host": host, "executorPid": pid, "executorStarted": started,
                           "pgid": pgid, "startTime": since, "outcome": RUNNING}]}
 
