@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -29,8 +28,9 @@ def test_wait_says_the_database_file_is_gone(tmp_path) -> None:
     waiting = subprocess.Popen(_steepy("wait", "last"), cwd=tmp_path,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        time.sleep(1.5)  # (it has read the submission and waits: no worker is there)
-        assert waiting.poll() is None, waiting.communicate()
+        # it has read the submission and waits (no worker runs it), and says so
+        assert "no steepy worker or server is running" in waiting.stderr.readline()
+        assert waiting.poll() is None
         for path in (tmp_path / ".steepy").glob("steepy.db*"):
             path.unlink()
         out, err = waiting.communicate(timeout=30)
