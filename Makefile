@@ -27,10 +27,10 @@ demo: $(STAMP)
 # four workers on two cores: many tests wait on real processes and timers, not the CPU
 # (2,505 tests: 7:43 with three, 8:47 with two, 2026-11-27; 3,000 tests: 9:35 with three,
 # 8:09 with four, 2026-11-28); each test file runs whole on one worker, so its servers and
-# browser are started once; the longest files first, in the order collected (tests/order.py)
+# browser are started once
 WORKERS ?= 4
 test: $(STAMP) bytecode
-	@$(BIN)/python -m pytest -n $(WORKERS) --dist loadfile --no-loadscope-reorder
+	@$(BIN)/python -m pytest -n $(WORKERS) --dist loadfile
 
 # the inner loop, in seconds: every test but those that start processes (the CLI, servers,
 # tools, executors) or need PostgreSQL, SLURM, dockerd, Lmod or a browser, or are slow; a test of

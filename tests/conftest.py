@@ -11,7 +11,6 @@ import yaml
 
 from tests.floor import (pytest_collection_modifyitems, pytest_configure,  # noqa: F401 - hooks
                          pytest_runtest_call, pytest_runtest_setup, pytest_runtest_teardown)
-from tests.order import LongestFirst
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -72,8 +71,6 @@ def conformance_params(name: str, *keys: str, id=None) -> list:
 
 
 def pytest_sessionstart(session) -> None:
-    # the longest test files first (what `make test`'s workers take: tests/order.py)
-    session.config.pluginmanager.register(LongestFirst(ROOT), "steepy-longest-first")
     missing = corpus_missing_line()
     if missing is not None and corpus_required():
         why = "CI=true" if "STEEP_CONFORMANCE_DIR" not in os.environ else "STEEP_CONFORMANCE_DIR is set"
