@@ -1,7 +1,7 @@
 """Start-up time of the commands that do not run an engine: `steepy --help`, a command's
-`--help`, `list`, `show`, `status`, `logs` and `validate`, each the whole process a user
-starts (interpreter start included), median of --repeats runs, against the target of issue 31
-(0.25 s). The database is a fresh SQLite file with a few finished submissions, made by
+`--help`, `list`, `show`, `status`, `logs`, `events` and `validate`, each the whole process a
+user starts (interpreter start included), median of --repeats runs, against the target of
+issue 31 (0.25 s). The database is a fresh SQLite file with a few finished submissions, made by
 `steepy run` before the timing starts. Beside each wall time: the command's CPU time (user +
 system, less disturbed by other work on a busy machine), and which heavy libraries it
 imported (`-X importtime`); above the table, the machine's load, a bare `python -c pass` and
@@ -110,6 +110,7 @@ def commands(ids: dict[str, str]) -> list[tuple[str, list[str]]]:
             ("show SUBMISSION", ["show", ids["submission"]]),
             ("status CHAIN", ["status", ids["chain"]]),
             ("logs CHAIN", ["logs", ids["chain"]]),
+            ("events SUBMISSION", ["events", ids["submission"]]),
             ("validate hello.yaml", ["validate", "hello.yaml"])]
 
 
