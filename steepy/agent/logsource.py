@@ -1,6 +1,7 @@
-"""Where a run's log is (`log_path`) and where it is read from: its file, where the chain ran on this machine (or logs are
-on a shared file system), else the copy in the database that agents keep when the database
-is shared (`logs.processChains.database`), so servers and commands anywhere can read it."""
+"""Where a run's log is (`log_path`) and where it is read from: its file, where the chain ran
+on this machine (or logs are on a shared file system), else the copy in the database that
+agents keep when the database is shared (`logs.processChains.database`), so servers and
+commands anywhere can read it."""
 
 from __future__ import annotations
 

@@ -101,10 +101,6 @@ def with_reading_backend(command: Callable[..., None],
     return with_backend(command, reads_only=True, lasting=lasting)
 
 
-def _reading_on(command: Callable[..., None]) -> Callable[..., None]:
-    return with_reading_backend(command, lasting=lambda _: True)
-
-
 def found(answer: T | None, what: str, item_id: str) -> T:
     """The backend's answer; None (no such item) is one line and exit code 2."""
     if answer is None:
@@ -147,7 +143,7 @@ def submit(backend: Backend, workflow_file: str, services, macros, var_options, 
 
 @click.command()
 @click.argument("submission_ids", metavar="ID...", nargs=-1, required=True)
-@_reading_on
+@functools.partial(with_reading_backend, lasting=lambda _: True)
 def wait(backend: Backend, submission_ids: tuple[str, ...]) -> None:
     """Wait until submissions have finished (a worker or server runs them); exit as `steepy
     run' does, with the highest code of them when several."""

@@ -11,6 +11,7 @@ shape (steepy.model.cachekeys), or because nothing like it ran before.
 from __future__ import annotations
 
 import posixpath
+from collections import Counter
 from dataclasses import dataclass
 
 from steepy.engine.fingerprints import TREE_FILES
@@ -46,9 +47,8 @@ class ReusePlan:
         shapes = [s for c in chains if c.id not in found and keys[c.id] is not None
                   for s in keys[c.id].shapes]  # type: ignore[union-attr]
         similar = self.reuse.cache.similar(shapes) if shapes else {}
-        taken: dict[str, int] = {}  # chain key -> earlier chains reused by chains of this step
-        for chain_key in (keys[chain_id].chain for chain_id in found):  # type: ignore[union-attr]
-            taken[chain_key] = taken.get(chain_key, 0) + 1
+        # chain key -> earlier chains reused by chains of this step
+        taken = Counter(keys[chain_id].chain for chain_id in found)  # type: ignore[union-attr]
         verdicts: list[Verdict] = []
         for chain in chains:
             earlier = found.get(chain.id)
@@ -74,7 +74,7 @@ class ReusePlan:
 
     def _reasons(self, chain: ProcessChain, key: ChainKeys | None,
                  stale: dict[str, list[Entry]], similar: dict[str, Entry],
-                 taken: dict[str, int]) -> list[str]:
+                 taken: Counter[str]) -> list[str]:
         if key is None:
             return ["its action or service says `cache: false'"]
         if key.uncomparable:

@@ -13,11 +13,9 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DisconnectionError
 
 from steepy.errors import SteepyError
-from steepy.registry.failures import masked
+from steepy.registry.failures import DatabaseUnavailable, describe, masked, opened
 from steepy.registry.plainsqlite import BUSY_TIMEOUT_MS, DEFAULT_URL
 from steepy.registry.revisions import MIGRATIONS, head_revisions, known_revisions
-from steepy.registry.failures import DatabaseUnavailable, describe, opened
-
 
 
 def _use_wal(cursor, patience_s: float = 30.0) -> None:

@@ -71,9 +71,10 @@ MAY_BE_ORPHANED = select(_sc.id).where(_sc.status == SS.RUNNING, _sc.lease_until
 
 
 class SqlLeases(LeaseReads):  # (`unowned': reads.py)
+    db: Connector
+
     def __init__(self, db: Connector, clock: Clock = SYSTEM):
         super().__init__(db, clock)
-        self.db: Connector = db
 
     def heartbeat(self, owner: str, agent_rows: list[dict], lease_s: float) -> None:
         """This engine is alive: refresh its agents and extend its submissions' leases. On

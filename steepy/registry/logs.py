@@ -16,9 +16,7 @@ _lc = log_chunks.c
 
 
 class SqlLogStore(LogReads):  # (its reads: reads.py)
-    def __init__(self, db: Connector):
-        super().__init__(db)
-        self.db: Connector = db
+    db: Connector
 
     def append(self, chain_id: str, run_number: int, offset: int, data: bytes) -> None:
         """Bytes `offset` to `offset + len(data)` of a run's log."""

@@ -1,6 +1,7 @@
-"""The registry of a command that only reads an SQLite file (`list', `show', `status',
-`logs', `events', `wait'), over Python's own sqlite3: issue 31, such a command starts in a
-tenth of a second, where importing SQLAlchemy alone takes a fifth. `quick_registry' opens one
+"""The registry of a command that reads an SQLite file once (`list', `show', `status',
+`logs', `events'), over Python's own sqlite3: issue 31, such a command starts in a tenth of a
+second, where importing SQLAlchemy alone takes a fifth. (`wait' and `logs -f' read on: they
+open the registry as the engines do, which notice the file deleted or put back.) `quick_registry' opens one
 when it can, or says None: the caller then opens the registry as ever (a missing, new or
 older database, a URL read here as no plain file, a file SQLite refuses), so every problem
 is reported as before."""

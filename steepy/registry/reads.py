@@ -42,8 +42,10 @@ class Reader(Protocol):
         """A read transaction: one snapshot, without the write lock."""
 
 
-SUBMISSION = ("id, name, priority, status, required_capabilities, start_time, end_time, "
-              "error_message, results, vars, resume, workflow, source")
+# a submission's columns without its workflow, then with it
+SUBMISSION_HEAD = ("id, name, priority, status, required_capabilities, start_time, end_time, "
+                   "error_message, results, vars, resume")
+SUBMISSION = SUBMISSION_HEAD + ", workflow, source"
 SUBMISSION_TIMES = ("start_time", "end_time")
 CHAIN = ("seq, id, submission_id, status, priority, required_capabilities, chain, results, "
          "next_run_at, waiting, progress, reused")
@@ -93,8 +95,8 @@ def count_chains(q: Query, submission_ids: Sequence[str]) -> dict[str, dict[str,
     return counts
 
 
-def _chain_filter(submission_id: str | None, status: str | None,
-                  params: dict[str, Any]) -> str:
+def _where(submission_id: str | None, status: str | None, params: dict[str, Any]) -> str:
+    """The WHERE of a listing: of one submission (chains), with one status."""
     where = []
     if submission_id is not None:
         where.append("submission_id = :submission_id")
@@ -129,6 +131,18 @@ class TextReads:
                           {"id": submission_id}, SUBMISSION_TIMES, ("resume",))
         return submission_record(rows[0]) if rows else None
 
+    def list_submissions(self, status: str | None = None, size: int = 10,
+                         offset: int = 0) -> tuple[list[Submission], int]:
+        """Newest first, with the total count (for paging)."""
+        params: dict[str, Any] = {}
+        where = _where(None, status, params)
+        with self.db.reading() as q:
+            total = q.rows(f"SELECT count(*) AS n FROM submissions{where}", params)[0].n
+            rows = q.rows(f"SELECT {SUBMISSION} FROM submissions{where} ORDER BY seq DESC"
+                          + paged(q, size, offset, params), params, SUBMISSION_TIMES,
+                          ("resume",))
+        return [submission_record(r) for r in rows], int(total or 0)
+
     def submission_status(self, submission_id: str) -> str | None:
         with self.db.reading() as q:
             rows = q.rows("SELECT status FROM submissions WHERE id = :id", {"id": submission_id})
@@ -139,9 +153,7 @@ class TextReads:
         """A page of submissions, newest first, with chain counters; and the total number
         (for paging headers)."""
         params: dict[str, Any] = {}
-        where = ""
-        if status is not None:
-            where, params["status"] = " WHERE status = :status", str(status)
+        where = _where(None, status, params)
         with self.db.reading() as q:
             total = q.rows(f"SELECT count(*) AS n FROM submissions{where}", params)[0].n
             rows = q.rows("SELECT id, name, priority, status, required_capabilities, start_time, "
@@ -151,7 +163,7 @@ class TextReads:
         return [documents.submission(r, counts[r.id], full=False) for r in rows], int(total or 0)
 
     def submission(self, submission_id: str, with_workflow: bool = True) -> dict | None:
-        columns = SUBMISSION if with_workflow else SUBMISSION.replace(", workflow, source", "")
+        columns = SUBMISSION if with_workflow else SUBMISSION_HEAD
         with self.db.reading() as q:
             rows = q.rows(f"SELECT {columns} FROM submissions WHERE id = :id",
                           {"id": submission_id}, SUBMISSION_TIMES, ("resume",))
@@ -181,7 +193,7 @@ class TextReads:
                     size: int | None = None, offset: int = 0,
                     oldest_first: bool = False) -> tuple[list[ChainRecord], int]:
         params: dict[str, Any] = {}
-        where = _chain_filter(submission_id, status, params)
+        where = _where(submission_id, status, params)
         order = "ASC" if oldest_first else "DESC"
         with self.db.reading() as q:
             total = q.rows(f"SELECT count(*) AS n FROM process_chains{where}", params)[0].n
@@ -204,7 +216,7 @@ class TextReads:
                         size: int = 10, offset: int = 0) -> tuple[list[dict], int]:
         """A page of process chains, newest first, without executables and results."""
         params: dict[str, Any] = {}
-        where = _chain_filter(submission_id, status, params)
+        where = _where(submission_id, status, params)
         with self.db.reading() as q:
             total = q.rows(f"SELECT count(*) AS n FROM process_chains{where}", params)[0].n
             # (a chain's `retries' read by the database: a listing never parses executables)

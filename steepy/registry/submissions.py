@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable
 
-from sqlalchemy import Connection, func, select, update
+from sqlalchemy import Connection, select, update
 
 from steepy import events as ev
 from steepy.model.submission import ACTIVE_CHAIN, FINISHED_CHAIN, WAITING_CHAIN, SubmissionStatus

@@ -6,7 +6,6 @@ others are here."""
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -14,11 +13,11 @@ from sqlalchemy import Connection, func, select
 
 from steepy.events import EventKind
 from steepy.model.common import as_utc
-from steepy.model.submission import Submission, SubmissionStatus
+from steepy.model.submission import SubmissionStatus
 from steepy.registry import documents
 from steepy.registry.connector import Connector
 from steepy.registry.reads import TextReads
-from steepy.registry.records import CS, submission_record, utcnow
+from steepy.registry.records import CS, utcnow
 from steepy.registry.tables import (
     agents,
     attempts,
@@ -35,25 +34,8 @@ EVENT_COLUMNS = (events.c.id, events.c.submission_id, events.c.chain_id, events.
                  events.c.kind, events.c.data)
 
 
-def _page(query: Any, size: int | None, offset: int) -> Any:
-    query = query.offset(max(0, offset))
-    return query if size is None or size < 0 else query.limit(size)
-
-
 class SqlReadViews(TextReads):
-    def __init__(self, db: Connector):
-        super().__init__(db)
-        self.db: Connector = db
-
-    def list_submissions(self, status: str | None = None, size: int = 10,
-                         offset: int = 0) -> tuple[list[Submission], int]:
-        """Newest first, with the total count (for paging)."""
-        where = [] if status is None else [_sc.status == status]
-        with self.db.read() as conn:
-            total = conn.execute(select(func.count()).select_from(submissions).where(*where)).scalar()
-            rows = conn.execute(_page(select(submissions).where(*where)
-                                      .order_by(_sc.seq.desc()), size, offset)).all()
-        return [submission_record(r) for r in rows], int(total or 0)
+    db: Connector  # (the reads of TextReads take it as their Reader)
 
     def submission_ids(self, status: SubmissionStatus) -> list[str]:
         with self.db.read() as conn:

@@ -65,7 +65,8 @@ def _filled(url: str) -> tuple[Registry, dict[str, str]]:
 def _reads(ids: dict[str, str]) -> list[tuple[str, str, tuple]]:
     sid, lost = ids["submission"], ids["lost"]
     return [("views", "get_submission", (sid,)), ("views", "get_submission", ("nope",)),
-            ("views", "submission_status", (sid,)),
+            ("views", "submission_status", (sid,)), ("views", "list_submissions", ()),
+            ("views", "list_submissions", ("RUNNING", 1, 0)),
             ("views", "submission_summaries", (None, 10, 0)),
             ("views", "submission_summaries", ("RUNNING", 1, 0)),
             ("views", "submission_summaries", (None, 1, 1)),
@@ -167,7 +168,9 @@ def test_the_quick_way_is_not_taken_where_the_registry_must_say_or_do_more(
     if change is not None:
         change(path)
     assert quick_registry(url.format(path=path, dir=tmp_path)) is None
-    assert quick_registry(f"sqlite:///{tmp_path / 'text.db'}") is None  # (no such file)
+
+
+def test_a_file_that_is_no_database_is_left_to_the_registry(tmp_path) -> None:
     (tmp_path / "text.db").write_text("not a database")
     assert quick_registry(f"sqlite:///{tmp_path / 'text.db'}") is None
 
