@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 import os
 import threading
-import time
 from contextlib import contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, Iterator, Protocol
 
@@ -18,10 +17,10 @@ from sqlalchemy import Connection, Engine, event, insert
 from steepy.registry.alchemyquery import AlchemyQuery
 from steepy.registry.dialect import Dialect
 from steepy.registry.plainsqlite import BUSY_TIMEOUT_MS
+from steepy.registry.dbfile import DatabaseFile
 from steepy.registry.failures import (DatabaseUnavailable, describe, disk_problem,
-                                     driver_words, is_database_failure)
+                                     is_database_failure)
 from steepy.registry.bulk import insert_rows
-from steepy.registry.identity import ANOTHER, file_state, read_identity
 from steepy.registry.records import PENDING_EVENTS
 from steepy.registry.tables import events
 
@@ -31,11 +30,9 @@ if TYPE_CHECKING:  # (imported where used: a command that only reads waits for n
 WAL_RESTART_FRAMES = 16384  # SQLite: a WAL larger than this (64 MB of 4-KB pages) starts over
 RESTART_WAIT_MS = 100  # how long such a checkpoint may hold writers back
 _AUTOCHECKPOINT = "steepy.wal_autocheckpoint"  # what a pooled connection was told (record.info)
-FILE_CHECK_S = 0.5  # SQLite: how often transactions look whether the file is still there
 log = logging.getLogger(__name__)
 # a timeline row added with its new id, in the order of the rows (when something needs them)
 ADD_EVENT_WITH_ID = insert(events).returning(events.c.id, sort_by_parameter_order=True)
-_CORRUPT = {11: "its file is corrupted", 26: "its file is not a SQLite database"}  # SQLite's codes
 
 
 class EventWatcher(Protocol):
@@ -71,17 +68,8 @@ class Connector:
         if database in (None, "", ":memory:") or engine.url.query.get("uri"):
             database = None  # in memory, or a URI (`file:...'): nothing to look at
         self.file = os.path.abspath(database) if database else None
-        self._file_id = file_state(self.file)[1] if self.file else None
-        self._file_problem: str | None = None
-        self._file_checked = time.monotonic()
-        self._file_lock = threading.Lock()
         self._watch_stale = False  # the watching connection uses a file no longer there
-        self._broken: tuple[str, Any] | None = None  # a corrupted file: why, and its state
-        # SQLite: the id of the database opened, and a file found at its path since that holds
-        # another database (registry/identity.py)
-        self._database_id = read_identity(self.engine) if self.file and self._file_id else None
-        self._foreign: Any = None
-        self.put_back = False  # SQLite: our file went away and was put back (identity.py)
+        self._file = DatabaseFile(self.file, engine, self._reopen) if self.file else None
 
     def _committed(self, conn: Connection) -> None:
         if not conn.get_execution_options().get("read_only"):
@@ -283,7 +271,8 @@ class Connector:
         if directory is not None:
             directory.close()
         try:
-            if self.dialect.name == "sqlite" and self._file_problem is None:
+            if self.dialect.name == "sqlite" and (self._file is None
+                                                  or self._file.problem is None):
                 self.checkpoint(last=True)
         finally:
             self.engine.dispose()
@@ -297,91 +286,26 @@ class Connector:
             except Exception:  # noqa: BLE001 - it is broken already
                 pass
 
-    # -- the file (SQLite) -----------------------------------------------------------------------
+    # -- the file (SQLite: dbfile.py) -----------------------------------------------------------
+
+    @property
+    def put_back(self) -> bool:
+        """SQLite: our file went away and was put back (identity.py)."""
+        return self._file is not None and self._file.put_back
 
     def check_file(self, now: bool = False) -> None:
         """SQLite: raise DatabaseUnavailable when the database file this process opened is
-        gone (deleted, moved away), empty, or was found corrupted and has not changed since.
-        SQLite would not notice the first: its open connections go on using the deleted
-        file, and what they write is lost. Looked at every FILE_CHECK_S at most (`now': at
-        once), and at every call while something is wrong.
-
-        This process's connections are closed when something is found wrong (so they keep
-        nothing of the broken file: no pages in their caches, no WAL index) and again when the
-        file is back (restored from a backup: maybe another file at the path), so that the
-        next ones open it afresh."""
-        if self.file is None:
-            return
-        if not now and self._file_problem is None \
-                and time.monotonic() - self._file_checked < FILE_CHECK_S:
-            return
-        with self._file_lock:
-            problem, found, state = file_state(self.file)
-            if problem is None and found == self._foreign:
-                problem = ANOTHER  # (the file that replaced ours is still there)
-            if problem is None and self._broken is not None:
-                if state == self._broken[1]:
-                    problem = self._broken[0]  # as it was found broken: nobody restored it
-                else:
-                    self._broken = None  # changed since: look at it afresh
-            was, self._file_problem = self._file_problem, problem
-            self._file_checked = time.monotonic()
-            if problem is None and (found != self._file_id or was is not None):
-                self._reopen()  # the file is back (or another one): nothing of the old kept
-                problem = self._file_problem = self._same_database(found)
-                if problem is None:
-                    self._file_id = found  # ours: used from now on
-                    self.put_back = self.put_back or was is not None
-                else:
-                    self._reopen()  # (nothing of it kept either)
-            elif problem is not None and was is None:
-                self._broke(problem)
-        if problem is not None:
-            raise DatabaseUnavailable(f"database {self.file}: {problem}")
-
-    def _same_database(self, found: Any) -> str | None:
-        """None when the file now at the path holds the database this process opened (or
-        one that cannot say: made before migration 0018); else why it is not used."""
-        known = self._database_id
-        if known is None:
-            return None
-        try:
-            now = read_identity(self.engine)
-        except Exception as e:  # (being copied into place, locked: looked at again)
-            return f"its file cannot be read yet ({str(e).strip().splitlines()[0]})"
-        if now is not None and now != known:
-            self._foreign = found
-            return ANOTHER
-        return None
+        gone, empty, corrupted or holds another database (DatabaseFile.check)."""
+        if self._file is not None:
+            self._file.check(now)
 
     def _noticed(self, error: BaseException) -> None:
-        """SQLite found the file corrupted, or not a database: it stays so until the file
-        changes (is restored), whatever reads of pages still whole may find."""
-        detail = getattr(error, "orig", None) or error
-        code = getattr(detail, "sqlite_errorcode", None)
-        if self.file is None or code is None or code & 0xFF not in _CORRUPT:
-            return
-        words = driver_words(error)
-        with self._file_lock:
-            if self._file_problem is None:
-                self._file_problem = f"{_CORRUPT[code & 0xFF]} ({words})"
-                self._broke(self._file_problem)
-
-    def _broke(self, problem: str) -> None:
-        """Hold nothing of the broken file (no cache, no WAL index); what our connections'
-        closing writes into it (SQLite's checkpoint at the last close) does not make it whole:
-        it counts as broken until its state differs from now."""
-        self._reopen()
-        if not problem.startswith("its file is gone"):
-            self._broken = (problem, file_state(self.file)[2])
+        if self._file is not None:
+            self._file.noticed(error)
 
     def file_problem(self) -> str | None:
         """What is wrong with the SQLite file now (see `check_file`), or None."""
-        try:
-            self.check_file(now=True)
-        except DatabaseUnavailable:
-            return self._file_problem
-        return None
+        return None if self._file is None else self._file.problem_now()
 
     def problem(self) -> str | None:
         """Why the database cannot be used now, in one line without a password, or None:

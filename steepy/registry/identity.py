@@ -67,7 +67,7 @@ def file_state(path: str) -> tuple[str | None, tuple[int, int] | None, Any]:
     every POSIX lock SQLite holds on it in this process (they belong to the process, and any
     close of the file drops them), and another process could then take the WAL away from
     under our connections. Whether the bytes are a database, SQLite says as it reads them
-    (`Connector._noticed`)."""
+    (`DatabaseFile.noticed`, dbfile.py)."""
     try:
         stat = os.stat(path)
     except FileNotFoundError:

@@ -209,11 +209,11 @@ async def test_an_older_copy_put_back_stops_the_engine_saying_so(tmp_path, monke
     claimed put back: the copy lacks the run, and the run's end broke a foreign key: a
     CRITICAL `steepy failed' with a traceback, exit code 5 (an operator's review). Now the
     engine says what happened and stops as for a database it cannot use (exit code 4)."""
-    from steepy.registry import connector
+    from steepy.registry import dbfile
     from steepy.registry.failures import DatabaseUnavailable
 
     monkeypatch.chdir(ROOT)
-    monkeypatch.setattr(connector, "FILE_CHECK_S", 0.0)
+    monkeypatch.setattr(dbfile, "FILE_CHECK_S", 0.0)
     started = tmp_path / "started"
     script = tmp_path / "slow.sh"
     script.write_text(f'#!/bin/sh\necho "$1" >> "{started}"\nsleep 3\n')

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from steepy.registry import connector, open_registry
+from steepy.registry import dbfile, open_registry
 from steepy.registry.failures import DatabaseUnavailable, is_database_failure
 
 
 @pytest.fixture
 def registry(tmp_path, monkeypatch):
-    monkeypatch.setattr(connector, "FILE_CHECK_S", 0.0, raising=False)  # look every time
+    monkeypatch.setattr(dbfile, "FILE_CHECK_S", 0.0)  # look every time
     opened = open_registry(f"sqlite:///{tmp_path / 'steepy.db'}")
     yield opened
     opened.db.engine.dispose()
