@@ -1,7 +1,9 @@
 """The one way into the database: transactions, the write lock, and noticing commits.
 
 Like procrastinate's connector, this is the only object of the registry that holds the
-engine; the audiences' SQL implementations ask it for a transaction and never touch a driver.
+engine (with the SQLite file it watches, dbfile.py, which reads the database's identity
+through it); the audiences' SQL implementations ask it for a transaction and never touch a
+driver.
 """
 
 from __future__ import annotations
