@@ -86,3 +86,16 @@ def agents_number(agents: Any) -> int | None:
         raise InputError(Problem(f"{agents} is not a number of agents: give 1 or more "
                                  f"({_DEFAULT_AGENTS})", file="agents"))
     return agents
+
+
+def timeout_seconds(timeout: Any) -> float | None:
+    """`wait(timeout)`: None (no limit) or a number of seconds, 0 or more."""
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout != timeout:
+        raise InputError(Problem(f"{timeout!r} is not a number of seconds: give a number, e.g. "
+                                 "30, or None to wait without a limit", file="timeout"))
+    if timeout < 0:
+        raise InputError(Problem(f"{timeout} is not a number of seconds: give 0 or more",
+                                 file="timeout"))
+    return float(timeout)

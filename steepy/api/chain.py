@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from steepy.api.backends import Backend
-from steepy.api.errors import NotFound
+from steepy.api.errors import NotFound, Refused
 from steepy.api.values import results_of, time_of
 from steepy.model.submission import ProcessChainStatus
 
@@ -101,7 +101,10 @@ class Chain:
         also while it runs; empty when they printed nothing (or when the run's log is on
         another machine, without a shared log store). NotFound for a run it did not have."""
         backend = self._need()
-        number = run or (self.runs[-1].number if self.runs else None)
+        if run is not None and (isinstance(run, bool) or not isinstance(run, int) or run < 1):
+            raise NotFound(f"Process chain `{self.id}' has no run {run!r}: runs are numbered "
+                           "from 1.")
+        number = run if run is not None else (self.runs[-1].number if self.runs else None)
         if number is None:
             raise NotFound(f"Process chain `{self.id}' has not run yet ({self.status}).")
         found = backend.log(self.id, number, 0)
@@ -115,10 +118,17 @@ class Chain:
         raise NotFound(f"Process chain `{self.id}' has no run {number}: it has run "
                        f"{now.latest_run or 0} time(s).")
 
-    def cancel(self) -> None:
-        """Cancel this chain (its submission goes on with the others)."""
-        if self._need().cancel(self.id) is None:
+    def cancel(self) -> ProcessChainStatus:
+        """Cancel this chain (its submission goes on with the others); the status it had.
+        Refused when it has finished already."""
+        answer = self._need().cancel(self.id)
+        if answer is None or answer.kind == "submission":
             raise NotFound(f"No process chain with the id `{self.id}'.")
+        if not answer.done:
+            raise Refused(f"Process chain `{self.id}' has already finished ({answer.before}); "
+                          "nothing to cancel.", answer.before)
+        self.refresh()
+        return ProcessChainStatus(answer.before)
 
     def _need(self) -> Backend:
         if self._backend is None:

@@ -4,7 +4,8 @@ the main thread nor a free event loop (a notebook has one running). Ctrl-C
 (KeyboardInterrupt) in the caller cancels the submission (in a database outage, once the
 database is back), waits until it has ended and is raised again (a second Ctrl-C stops the
 engine at once); in the main thread, a SIGINT handler of its own counts them while the
-engine runs (`_Interrupts`), Python's is back afterwards."""
+engine runs (`_Interrupts`; also in place of an `asyncio.run`'s), the one before is back
+afterwards."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import asyncio
 import os
 import signal
 import threading
-from collections.abc import Mapping
+import weakref
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from steepy.api.arguments import agents_number, given_vars
@@ -40,7 +42,7 @@ def run(workflow: Workflow, *, services: Paths = None, macros: Paths = None,
     default: steepy.yaml's `db.url`, else .steepy/steepy.db) and run it to its end here, with
     `agents` chains at once (None or 0: `agent.instances`, else one per core). Returns the
     finished submission, whatever its status; it keeps the database open to read it again
-    (Python closes it at exit). InputError (nothing stored) for bad input, or a database in
+    while it (or a chain of it) is referenced. InputError (nothing stored) for bad input, or a database in
     memory; DatabaseUnavailable for a database that cannot be used before the engine
     starts; EngineFailed when the engine stopped by itself. Whatever is raised while it
     runs, the engine is stopped (and waited for) first. `resume` reuses the work of earlier
@@ -57,10 +59,28 @@ def run(workflow: Workflow, *, services: Paths = None, macros: Paths = None,
         backend.store(submission, resume)
         with database_failures(url):  # nothing of the database's raw, whatever happens
             drive(backend.registry, service_map, macro_map, settings, submission.id)
-        return Client(backend).submission(submission.id)
+        finished = Client(backend).submission(submission.id)
+        # open while the submission or a chain of it is referenced, no longer (a notebook's
+        # loop of runs kept every database's files open, about ten a run, until it ended)
+        weakref.finalize(backend, _closing(backend.registry))
+        return finished
     except BaseException:
         backend.close()
         raise
+
+
+def _closing(registry: "Registry") -> Callable[[], None]:
+    """What closes `registry` once nothing reads it any more, quietly: a database gone by
+    then has nothing left to tell anybody."""
+    def close() -> None:
+        from steepy.registry.failures import is_database_failure
+
+        try:
+            registry.close()
+        except Exception as e:
+            if not is_database_failure(e):
+                raise
+    return close
 
 
 def _not_in_memory(url: str | None, setup: LocalSetup) -> None:
@@ -152,29 +172,39 @@ class _Driver:
 
 
 class _Interrupts:
-    """Ctrl-C while the engine runs, counted. In the main thread with Python's own SIGINT
-    handler, a handler of ours counts them (and restores Python's afterwards): a
-    KeyboardInterrupt raised anywhere in the waiting loop, between two statements, would
-    escape it without cancelling. Elsewhere (another handler, another thread) the loop
+    """Ctrl-C while the engine runs, counted. In the main thread, while SIGINT goes to
+    Python's own handler or to that of an `asyncio.run` the call is made in, a handler of ours
+    counts them, and the one found is back afterwards: a KeyboardInterrupt raised anywhere in
+    the waiting loop, between two statements, would escape it without cancelling, and
+    asyncio's handler only cancels its main task, which waits here until the run has ended
+    (the tools ran on to their end). Elsewhere (another handler, another thread) the loop
     counts the KeyboardInterrupts it catches."""
 
     def __init__(self) -> None:
         self.count = 0
-        self._installed = False
+        self._found: Any = None
 
     def __enter__(self) -> "_Interrupts":
-        if (threading.current_thread() is threading.main_thread()
-                and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
-            signal.signal(signal.SIGINT, self._count)
-            self._installed = True
+        if threading.current_thread() is threading.main_thread():
+            found = signal.getsignal(signal.SIGINT)
+            if found is signal.default_int_handler or _asyncio_runners(found):
+                signal.signal(signal.SIGINT, self._count)
+                self._found = found
         return self
 
     def _count(self, signum: int, frame: Any) -> None:
         self.count += 1
 
     def __exit__(self, *exc: Any) -> None:
-        if self._installed:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
+        if self._found is not None:
+            signal.signal(signal.SIGINT, self._found)
+
+
+def _asyncio_runners(handler: Any) -> bool:
+    """Whether `handler` is the SIGINT handler of an `asyncio.run` (asyncio.Runner's, given
+    its main task with functools.partial)."""
+    method = getattr(handler, "func", handler)
+    return isinstance(getattr(method, "__self__", None), asyncio.Runner)
 
 
 def drive(registry: "Registry", services: dict, macros: dict, settings: "EngineSettings",

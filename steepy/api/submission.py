@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Iterator
 
+from steepy.api.arguments import timeout_seconds
 from steepy.api.backends import Backend
 from steepy.api.chain import Chain
 from steepy.api.errors import NotFound, Refused, WaitTimeout
@@ -63,6 +64,7 @@ class Submission:
         """Wait until the submission has finished (something must run it: `steepy.run`, a
         `steepy worker` or a server); its final status. WaitTimeout after `timeout`
         seconds."""
+        timeout = timeout_seconds(timeout)
         deadline = None if timeout is None else time.monotonic() + timeout
         wait_s = POLL_S[0]
         before = self.status

@@ -21,6 +21,9 @@ def workflow_document(workflow: Workflow) -> Document:
     itself. Bad input: InputError, located."""
     if isinstance(workflow, Mapping):
         return parse_text(json.dumps(workflow, indent=2, default=str), NAME)
+    if isinstance(workflow, str) and not workflow.strip():  # (read as a path: the folder)
+        raise InputError(Problem("the workflow is empty: give its file's path, its YAML or "
+                                 "JSON text, or a dict", file="workflow"))
     if isinstance(workflow, os.PathLike) or (
             isinstance(workflow, str) and "\n" not in workflow
             and not workflow.lstrip().startswith("{")):

@@ -62,7 +62,9 @@ Crash = Callable[[BaseException], None]
 class ChangeWatcher:
     def __init__(self, db: Watched, interval_s: float = 0.02, blind_every_s: float = 1.0,
                  clock: Clock = SYSTEM, safety_s: float = 5.0):
-        self.db = db
+        # (weakly: `watcher_of' keeps the watcher while the database is referenced elsewhere;
+        # held here, it kept every database a process had opened, and their files, for ever)
+        self._db = weakref.ref(db)
         self.clock = clock  # its looks and its waits while the database fails
         self.interval_s = interval_s  # how often the marker is looked at, at most
         # with a wake source (steepy.registry.wakeups), the marker is looked at when it says
@@ -77,6 +79,13 @@ class ChangeWatcher:
         self._looked = -math.inf  # when (on `clock.monotonic') it was last read
         self._again: list[float] = []  # it looked at once on a wake: the looks to follow
         self._own = 0  # this process's commits when it was read
+
+    @property
+    def db(self) -> Watched:
+        db = self._db()
+        if db is None:  # (its last user let go of it: nothing watches it any more)
+            raise RuntimeError("the watched database is gone")
+        return db
 
     @property
     def running(self) -> bool:

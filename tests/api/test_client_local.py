@@ -152,3 +152,4 @@ def test_polling_has_one_pace() -> None:
              if isinstance(node, ast.Assign)
              and any(getattr(t, "id", None) == "POLL_S" for t in node.targets)]
     assert homes == ["submission.py"]
+

@@ -4,6 +4,8 @@ from a script, a thread, and a running event loop as in a notebook."""
 from __future__ import annotations
 
 import asyncio
+import gc
+import os
 import signal
 import subprocess
 import sys
@@ -88,6 +90,21 @@ except KeyboardInterrupt:
         print("interrupted", client.submissions()[0].status)
 """
 
+# the same from a notebook's cell: inside `asyncio.run', whose SIGINT handler only cancels
+# its main task (which waits in steepy.run until the run has ended)
+IN_A_LOOP = """
+import asyncio, steepy
+
+async def cell():
+    steepy.run("greet.yaml", services="services.yaml", vars={"script": "echo go; sleep 30"})
+
+try:
+    asyncio.run(cell())
+except KeyboardInterrupt:
+    with steepy.connect(".steepy/steepy.db") as client:
+        print("interrupted", client.submissions()[0].status)
+"""
+
 
 def _ctrl_c_as_at_a_terminal() -> None:
     """A script started in the background by a shell without job control (`nohup make test
@@ -95,8 +112,9 @@ def _ctrl_c_as_at_a_terminal() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def test_ctrl_c_cancels_the_submission_and_is_raised_again(scratch) -> None:
-    proc = subprocess.Popen([sys.executable, "-c", SCRIPT], cwd=scratch, text=True,
+@pytest.mark.parametrize("script", [SCRIPT, IN_A_LOOP], ids=["script", "asyncio.run"])
+def test_ctrl_c_cancels_the_submission_and_is_raised_again(scratch, script: str) -> None:
+    proc = subprocess.Popen([sys.executable, "-c", script], cwd=scratch, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             preexec_fn=_ctrl_c_as_at_a_terminal)
     end = time.monotonic() + 30
@@ -223,3 +241,47 @@ def test_the_log_of_a_run_that_printed_nothing_is_empty(scratch) -> None:
     with pytest.raises(steepy.NotFound, match=f"^Process chain `{chain.id}' has no run 2: it "
                                               r"has run 1 time\(s\)\.$"):
         chain.logs(run=2)
+
+
+def _open_files(name: str) -> list[str]:
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            found.append(os.readlink(f"/proc/self/fd/{fd}"))
+        except OSError:
+            pass
+    return [f for f in found if os.path.basename(f).startswith(name)]
+
+
+def test_a_submission_let_go_closes_its_database(scratch) -> None:
+    """A notebook runs many workflows: each returned submission keeps its database open while
+    it is referenced, no longer. The engine's pool held its connector (by the connector's own
+    listeners) and a connection the connector held kept the pool, so every run left about ten
+    files open until the process ended."""
+    for who in ("a", "b", "c"):
+        submission = steepy.run("greet.yaml", services="services.yaml", vars={"who": who},
+                                db="loop.db")
+        assert submission.status == "SUCCESS" and _open_files("loop.db")
+        del submission
+        gc.collect()
+        assert _open_files("loop.db") == [], who
+
+
+def test_a_finished_chain_is_not_cancelled_and_runs_are_numbered_from_1(scratch) -> None:
+    """A chain's cancel is refused as a submission's is (it did nothing and said nothing),
+    `logs(run=0)` is no run (it read as None: the latest), and wrong arguments are named."""
+    submission = steepy.run("greet.yaml", services="services.yaml", db="run.db")
+    [chain] = submission.chains()
+    with pytest.raises(steepy.Refused) as refused:
+        chain.cancel()
+    assert refused.value.status == "SUCCESS" and chain.refresh().status == "SUCCESS"
+    assert str(refused.value) == (f"Process chain `{chain.id}' has already finished "
+                                  "(SUCCESS); nothing to cancel.")
+    assert chain.logs(run=1) == "hello world\n"
+    for run in (0, -1, True, "1"):
+        with pytest.raises(steepy.NotFound, match="runs are numbered from 1"):
+            chain.logs(run=run)
+    with pytest.raises(steepy.InputError, match="^timeout: '5' is not a number of seconds"):
+        submission.wait(timeout="5")
+    with pytest.raises(steepy.InputError, match="^workflow: the workflow is empty"):
+        steepy.run("", services="services.yaml", db="run.db")
