@@ -16,10 +16,21 @@ from steepy.events.templates import TemplateProblem, compiled
 def webhook_url(value: str) -> str:
     from urllib.parse import urlsplit
 
-    parts = urlsplit(value)
+    try:
+        parts = urlsplit(value)
+        parts.port  # (a port that is no number, or out of range, raises here)
+    except ValueError as e:
+        raise ValueError(f"`{shown_url(value)}' is no URL: {e}") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"`{value}' is not an http:// or https:// URL")
+        raise ValueError(f"`{shown_url(value)}' is not an http:// or https:// URL")
     return value
+
+
+def shown_url(url: str) -> str:
+    """A URL as an error shows it: its password and secret values masked."""
+    from steepy.registry.failures import masked  # (the registry's: only for an error)
+
+    return masked(url)
 
 
 def _template(value: str | None) -> str | None:

@@ -83,8 +83,8 @@ class NotificationsSettings(Section):
         urls = [w.url for w in value]
         twice = sorted({u for u in urls if urls.count(u) > 1})
         if twice:  # a delivery names its webhook by URL
-            raise ValueError(f"`{twice[0]}' is given twice; give each webhook once, with "
-                             "all the events it wants")
+            raise ValueError(f"`{_notify.shown_url(twice[0])}' is given twice; give each "
+                             "webhook once, with all the events it wants")
         return value
 
     def subscribers(self) -> tuple[Subscriber, ...]:

@@ -2,12 +2,14 @@
 
 Any engine with webhooks (or e-mail) configured delivers every due delivery to them,
 whichever engine wrote it. It claims deliveries under a lease (so no other engine sends them
-meanwhile), POSTs each with httpx (or hands it to the SMTP server, smtplib in a thread) under
-a time limit of its own (a receiver that hangs holds up nothing else), and records the
+meanwhile), POSTs each with httpx (or hands it to the SMTP server: smtplib in threads of
+its own, never the event loop's, which the engine's database calls use) under a time limit
+of its own (a receiver that hangs holds up nothing else), and records the
 outcome: a 2xx (or a message the server took) is DELIVERED; anything else is tried again
 after an exponential delay with jitter, up to `maxAttempts` tries, then FAILED (kept for
 `steepy notifications --failed`). A template that cannot render a delivery makes it FAILED
-at once (another try would render it the same). An engine that dies mid-send leaves its
+at once (another try would render it the same). Whatever else a try raises is a failed try
+too, said with the delivery's key and receiver. An engine that dies mid-send leaves its
 deliveries PENDING; when their lease has run out another engine (or the same, restarted)
 sends them again: at least once, with the same Idempotency-Key each time.
 
@@ -21,6 +23,7 @@ import asyncio
 import contextlib
 import logging
 import random
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -64,8 +67,11 @@ class DeliverySettings:
         return EqualJitter().apply(capped, self.rng) if capped > 0 else 0
 
 
-def _error(e: Exception, timeout_s: float) -> str:
+def _error(e: BaseException, timeout_s: float) -> str:
     import httpx
+
+    while isinstance(e, BaseExceptionGroup) and e.exceptions:  # (anyio's task groups)
+        e = e.exceptions[0]
 
     if isinstance(e, (httpx.TimeoutException, TimeoutError)):
         return f"no answer within {timeout_s:g} s ({type(e).__name__})"
@@ -88,6 +94,7 @@ class Notifier:
         self.lease_s = settings.timeout_s + LEASE_MARGIN_S
         self._wake = asyncio.Event()
         self._sending: set[asyncio.Task] = set()
+        self._mailers: ThreadPoolExecutor | None = None  # smtplib's threads (`_mail')
 
     def wake(self) -> None:
         """Something was committed: a delivery may be due."""
@@ -98,19 +105,31 @@ class Notifier:
         requests under way."""
         if not self.subscribers:
             return
-        async with self._client() as client:
-            await in_rounds("notifications", lambda: self._round(client), self._wake, stop, log,
-                            self.clock)
-            await self._finish_sending()
+        try:
+            async with self._client() as client:
+                await in_rounds("notifications", lambda: self._round(client), self._wake, stop,
+                                log, self.clock)
+                await self._finish_sending()
+        finally:
+            self._let_mailers_go()
 
     async def flush(self) -> None:
         """Send what is due now and wait for the answers (`steepy run` before it exits)."""
         if not self.subscribers:
             return
-        async with self._client() as client:
-            with database_failure_said(log, "notifications: %s; a worker delivers them"):
-                await self._round(client)
-            await self._finish_sending()
+        try:
+            async with self._client() as client:
+                with database_failure_said(log, "notifications: %s; a worker delivers them"):
+                    await self._round(client)
+                await self._finish_sending()
+        finally:
+            self._let_mailers_go()
+
+    def _let_mailers_go(self) -> None:
+        """The SMTP threads end once their sends do (each bounded by the time limit)."""
+        mailers, self._mailers = self._mailers, None
+        if mailers is not None:
+            mailers.shutdown(wait=False)
 
     def _client(self) -> contextlib.AbstractAsyncContextManager[httpx.AsyncClient | None]:
         """An HTTP client when there are webhooks (httpx takes a while to import)."""
@@ -160,6 +179,8 @@ class Notifier:
                 error = await self._post(client, subscriber, delivery)
         except TemplateProblem as e:
             error, final = str(e), True
+        except Exception as e:  # noqa: BLE001 - a try that failed otherwise: counted, said
+            error = _error(e, self.settings.timeout_s)
         # a failure to record: its lease runs out and it is sent again (at least once)
         with database_failure_said(log, "notification %s: cannot record the outcome: %s",
                                    delivery.key):
@@ -195,9 +216,12 @@ class Notifier:
         from steepy.notifications.smtp import SmtpRefused, send
 
         message = email.message(delivery.body, delivery.key)
+        if self._mailers is None:  # (a hung server holds these, not the engine's threads)
+            self._mailers = ThreadPoolExecutor(self.settings.in_flight, "steepy smtp")
         try:
             async with asyncio.timeout(self.settings.timeout_s):
-                await asyncio.to_thread(send, email, message, self.settings.timeout_s)
+                await asyncio.get_running_loop().run_in_executor(
+                    self._mailers, send, email, message, self.settings.timeout_s)
         except TimeoutError:
             return f"no answer within {self.settings.timeout_s:g} s (TimeoutError)", False
         except SmtpRefused as e:

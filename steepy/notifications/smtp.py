@@ -51,7 +51,7 @@ def send(email: Email, message: EmailMessage, timeout_s: float,
             if email.username is not None and password is not None:
                 client.login(email.username, password)
             refused = client.send_message(message)
-    except (smtplib.SMTPException, OSError) as e:
+    except (smtplib.SMTPException, OSError, ValueError) as e:  # (a password no ASCII)
         text = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
         if password:
             text = text.replace(password, "***")

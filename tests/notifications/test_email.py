@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -136,9 +139,58 @@ async def test_a_server_down_then_up_gets_the_message_once(tmp_path: Path) -> No
 async def test_a_template_that_cannot_render_fails_the_delivery_at_once(
         tmp_path: Path) -> None:
     port = free_port()
-    email = _email(port, subject="{{ submision.name }}")  # a typo
+    email = _email(port, subject="{{ submission.nmae }}")  # a typo (of a name given)
     with SmtpReceiver(port) as receiver:
         [delivery] = await _send_all(tmp_path, email, max_attempts=5)
         assert receiver.messages == []
     assert (delivery["status"], delivery["attempts"]) == ("FAILED", 1)
-    assert delivery["lastError"] == ("the template: UndefinedError: 'submision' is undefined")
+    assert delivery["lastError"] == (
+        "the template: UndefinedError: 'dict object' has no attribute 'nmae'")
+
+
+async def test_a_server_that_never_answers_holds_up_none_of_the_engines_threads(
+        tmp_path: Path) -> None:
+    """smtplib blocks its thread until its time limit; in the event loop's own pool (which
+    every database call of the engine uses: six threads on two cores) hung sends held the
+    engine's reads and writes back for the whole time limit, again and again (twelve quick
+    chains took 200 s). They have threads of their own."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    accepted: list[socket.socket] = []
+    stop = threading.Event()
+
+    def take() -> None:  # connections taken, never answered (no greeting)
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                accepted.append(listener.accept()[0])
+            except OSError:
+                pass
+
+    taker = threading.Thread(target=take, daemon=True)
+    taker.start()
+    email = _email(port)
+    registry = open_registry(f"sqlite:///{tmp_path / 'steepy.db'}", [email])
+    try:
+        await call(_pending, registry, 16)
+        settings = DeliverySettings(subscribers=(email,), timeout_s=5.0)
+        sending = asyncio.create_task(Notifier(registry.outbox, "engine-1", settings).flush())
+        end = time.monotonic() + 4  # (before the first send's time limit)
+        while len(accepted) < 8 and time.monotonic() < end:  # more than the loop's pool has
+            await asyncio.sleep(0.02)
+        assert len(accepted) >= 8
+        began = time.monotonic()
+        await asyncio.wait_for(asyncio.to_thread(time.sleep, 0), timeout=4)
+        waited = time.monotonic() - began
+        await sending
+        deliveries = (await call(registry.outbox.deliveries, size=100))[0]
+    finally:
+        stop.set()
+        taker.join(5)
+        listener.close()
+        for connection in accepted:
+            connection.close()
+        registry.engine.dispose()
+    assert waited < 2.0  # (not behind the hung sends, which end after 5 s)
+    assert len(deliveries) == 16 and {(d["status"], d["lastError"]) for d in deliveries} == {
+        ("PENDING", "no answer within 5 s (TimeoutError)")}

@@ -6,6 +6,7 @@ The sweep is made far longer than the test: only waking for the earliest due ret
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 
 from steepy.notifications.delivery import DeliverySettings, Notifier
@@ -79,3 +80,23 @@ async def test_a_refused_delivery_is_tried_again_when_due_not_at_the_sweep(
 
 async def test_two_engines_try_refused_deliveries_again_when_due(database_url: str) -> None:
     await _refused_then_delivered(database_url, engines=2, count=6)
+
+
+async def test_a_try_that_fails_outside_http_counts_and_gives_up(tmp_path) -> None:
+    """A try that raised what is not an HTTP error (a URL httpx cannot use) escaped the
+    delivery's error handling: never recorded, tried again at each lease for ever, and the
+    log said neither the delivery nor its receiver."""
+    hook = Webhook(url="http://127.0.0.1:99999/x")  # (the configuration refuses this port)
+    registry = open_registry(f"sqlite:///{tmp_path / 'steepy.db'}", [hook])
+    try:
+        await call(_pending, registry, 1)
+        for _ in range(2):
+            settings = DeliverySettings(subscribers=(hook,), max_attempts=2, delay_ms=0)
+            await Notifier(registry.outbox, "engine-1", settings).flush()
+        [delivery] = (await call(registry.outbox.deliveries, size=10))[0]
+    finally:
+        registry.engine.dispose()
+    assert (delivery["status"], delivery["attempts"]) == ("FAILED", 2)
+    # (getaddrinfo or connect says it, as the resolver goes)
+    assert re.fullmatch(r"OverflowError: (\w+\(\): )?port must be 0-65535\.",
+                        delivery["lastError"])

@@ -68,6 +68,37 @@ def test_template_problems_are_located_when_the_configuration_is_read(
         "`templateFile', not both"]
 
 
+def test_names_not_given_and_other_templates_are_refused_with_the_configuration(
+        tmp_path: Path, monkeypatch) -> None:
+    """A misspelt name passed every check and failed each delivery (its only notification a
+    FAILED one); a webhook URL in an error shows no secret, and a port that is no number is
+    refused (every try raised outside the delivery's error handling, retried for ever)."""
+    assert _problems(tmp_path, (
+        "notifications:\n"
+        "  webhooks:\n"
+        "    - url: http://127.0.0.1:9/a\n"
+        "      template: '{\"text\": {{ submision.name | tojson }}}'\n"
+        "    - url: http://127.0.0.1:9/b\n"
+        "      template: '{% set n = 1 %}{% include \"x\" %}'\n"
+        "    - url: 'htps://hook:SECRET_PW@127.0.0.1:9/c?token=SECRET_TOK'\n"
+        "    - url: 'http://hook:SECRET_PW@127.0.0.1:abc/d?token=SECRET_TOK'\n"
+        "  email: {host: localhost, from: a@b.org, to: [c@d.org], subject: '{{ sumbission }}'}\n"
+    ), monkeypatch) == [
+        "steepy.yaml:4:17: notifications.webhooks[0].template: line 1 of the template: "
+        "`submision' is undefined (did you mean `submission'? a template is given `event', "
+        "`submission' and `steepy')",
+        "steepy.yaml:6:17: notifications.webhooks[1].template: line 1 of the template: it "
+        "reads another template, and a notification's template is one text",
+        "steepy.yaml:7:12: notifications.webhooks[2].url: `htps://hook:***@127.0.0.1:9/c?"
+        "token=***' is not an http:// or https:// URL",
+        "steepy.yaml:8:12: notifications.webhooks[3].url: `http://hook:***@127.0.0.1:abc/d?"
+        "token=***' is no URL: Port could not be cast to integer value as 'abc'",
+        "steepy.yaml:9:67: notifications.email.subject: line 1 of the template: `sumbission' "
+        "is undefined (did you mean `submission'? a template is given `event', `submission' "
+        "and `steepy')"]
+    assert render("{% set n = 2 %}{{ n }} {{ range(2) | list }}", _document()) == "2 [0, 1]"
+
+
 def test_email_problems_are_located(tmp_path: Path, monkeypatch) -> None:
     assert _problems(tmp_path, (
         "notifications:\n"
@@ -107,8 +138,10 @@ def test_a_template_file_is_read_beside_the_configuration(tmp_path: Path) -> Non
 
 
 def test_the_sandbox_and_strict_names() -> None:
-    with pytest.raises(TemplateProblem, match="'submision' is undefined"):
+    with pytest.raises(TemplateProblem, match="`submision' is undefined"):
         render("{{ submision.name }}", _document())
+    with pytest.raises(TemplateProblem, match="'dict object' has no attribute 'nmae'"):
+        render("{{ submission.nmae }}", _document())
     with pytest.raises(TemplateProblem, match="SecurityError"):  # no Python internals
         render("{{ event.__class__.__mro__ }}", _document())
     with pytest.raises(TemplateProblem, match="ZeroDivisionError"):
