@@ -128,7 +128,11 @@ def show(backend: Backend, schedule_id: str, as_json: bool) -> None:
             extra = f" ({firing['count']} due times coalesced)" if firing["count"] > 1 else ""
             click.echo(f"  {due}  fired {firing['submissionId']}{extra}")
         else:
-            click.echo(f"  {due}  skipped {firing['count']} due time(s) up to "
+            from steepy.model.triggers import SKIPS_COUNTED
+
+            count = firing["count"]
+            counted = f"{count:,} or more" if count >= SKIPS_COUNTED else str(count)
+            click.echo(f"  {due}  skipped {counted} due time(s) up to "
                        f"{_when(firing.get('lastDueTime'), zone)} (older than the grace period)")
 
 

@@ -92,10 +92,12 @@ def _new_schedule(body: Any, services: dict, macros: dict, runtimes: Runtimes) -
         problems.append(Problem("must be true or false", path="paused", file=NAME))
     workflow = _workflow(body, problems)
     trigger = None
-    try:
-        trigger = parse_trigger(cron, every, timezone, utcnow(), NAME)
-    except InputError as e:
-        problems += e.problems
+    said = {p.path for p in problems}
+    if not said & {"cron", "every", "timezone"}:  # (a field said wrong is not also missing)
+        try:
+            trigger = parse_trigger(cron, every, timezone, utcnow(), NAME)
+        except InputError as e:
+            problems += e.problems
     given = body.get("vars")
     if given is not None and not isinstance(given, dict):
         problems.append(Problem("must be an object of variable ids and values", path="vars",

@@ -51,10 +51,16 @@ class Crontab:
         return None
 
 
+def _digits(text: str) -> bool:
+    """Whether `text' is a number as cron reads one: ASCII digits (Python's isdigit() takes
+    `٣' and `²' too)."""
+    return text.isascii() and text.isdigit()
+
+
 def _number(text: str, name: str, low: int, high: int, names: dict[str, int]) -> int:
     value = names.get(text.lower()) if names else None
     if value is None:
-        if not text.isdigit():
+        if not _digits(text):
             hint = f" or a name such as `{next(iter(names))}'" if names else ""
             raise ValueError(f"{name}: `{text}' is not a number{hint}")
         value = int(text)
@@ -71,7 +77,7 @@ def _field(text: str, name: str, low: int, high: int, names: dict[str, int]) -> 
         spread, _, step_text = item.partition("/")
         step = 1
         if step_text:
-            if not step_text.isdigit() or int(step_text) == 0:
+            if not _digits(step_text) or int(step_text) == 0:
                 raise ValueError(f"{name}: the step `{step_text}' is not a number above 0")
             step = int(step_text)
         if spread == "*":

@@ -174,12 +174,19 @@ class Missed:
     next_time: datetime | None  # the first fire time after now
 
 
+ON_TIME = timedelta(seconds=1)  # a due time seen this soon is on time, whatever the grace
+SKIPS_COUNTED = 10_000  # a cron line's skipped times counted one by one, at most
+
+
 def fire_times(trigger: BaseTrigger, due: datetime, now: datetime, grace: timedelta,
-               cap: int = 100_000) -> Missed:
+               cap: int = SKIPS_COUNTED) -> Missed:
     """Split the fire times from `due' (the stored next fire time) to `now': those older than
-    `grace' are skipped (counted up to `cap'), the rest fire once, coalesced. `due' is a
-    fire time of `trigger' (see `settled_next_fire_time')."""
-    window = now - grace
+    `grace' are skipped (counted up to `cap', the last of them found however many there
+    were), the rest fire once, coalesced. A time seen within `ON_TIME' of it is no missed
+    one: with a grace period of 0 (no catching up) every firing was skipped, as the worker
+    looks a moment after each. `due' is a fire time of `trigger' (see
+    `settled_next_fire_time')."""
+    window = now - max(grace, ON_TIME)
     skipped, first_skipped, last_skipped = 0, None, None
     cursor: datetime | None = due
     if due < window:
@@ -195,11 +202,30 @@ def fire_times(trigger: BaseTrigger, due: datetime, now: datetime, grace: timede
             while t is not None and t < window and skipped < cap:
                 skipped, last_skipped = skipped + 1, t
                 t = next_after(trigger, t)
+            if t is not None and t < window:  # more than counted: which was the last
+                last_skipped = _last_before(trigger, window, t)
     fire_at, coalesced = None, 0
     while cursor is not None and cursor <= now:
         fire_at, coalesced = cursor, coalesced + 1
         cursor = next_after(trigger, cursor)
     return Missed(skipped, first_skipped, last_skipped, fire_at, coalesced, cursor)
+
+
+def _last_before(trigger: BaseTrigger, end: datetime, known: datetime) -> datetime:
+    """The last fire time of `trigger' before `end', `known' being one: looked for in ever
+    longer spans before `end' (an hour, two, four, ...), so a year of a line that fires each
+    minute costs a few dozen steps, not half a million."""
+    span = timedelta(hours=1)
+    while True:
+        start = max(known, end - span)
+        t: datetime | None = first_at_or_after(trigger, start)
+        if t is not None and t < end:
+            while (following := next_after(trigger, t)) is not None and following < end:
+                t = following
+            return t
+        if start == known:
+            return known
+        span *= 2
 
 
 # ---------------------------------------------------------------- Quartz (Steep's GC cron)

@@ -114,3 +114,14 @@ def _vars_through_the_server(environment: dict, tmp_path: Path) -> None:
     out = cli(environment, *add, "--var", "pause=0.1")
     shown = cli(environment, "schedule", "show", out.split()[0])
     assert "  var pause: 0.1\n" in shown, shown
+
+
+def test_a_field_of_the_wrong_type_is_not_also_said_missing() -> None:
+    """`"every": 5' was said wrong and then, as if neither `cron' nor `every' were given,
+    missing."""
+    from steepy.errors import InputError
+    from steepy.http.schedules import _new_schedule
+
+    with pytest.raises(InputError) as wrong:
+        _new_schedule({"workflow": "api: 4.7.0\nactions: []\n", "every": 5}, {}, {}, None)
+    assert [(p.path, p.message) for p in wrong.value.problems] == [("every", "must be a string")]

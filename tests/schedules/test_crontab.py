@@ -90,6 +90,9 @@ def test_macros_and_names(cron: str, first: datetime) -> None:
     ("0 3 * 5/2 *", "a step follows `*' or a range"),
     ("0 3 last * *", "day of month: `last' is not a number"),
     ("0 3 * * friday", "`friday' is not a number or a name such as `sun'"),
+    ("0 \u0663 * * *", "hour: `\u0663' is not a number"),  # an Arabic-Indic 3: cron refuses it
+    ("0 \u00b2 * * *", "hour: `\u00b2' is not a number"),  # (int() said 'invalid literal')
+    ("0 3 * * */\u00b2", "the step `\u00b2' is not a number above 0"),
     ("0 3 * *", "expected 5 fields, got 4"),
     ("@reboot", "`@reboot' is not one of @yearly"),
 ])

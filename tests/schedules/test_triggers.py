@@ -57,3 +57,27 @@ def test_an_interval_beyond_the_longest_duration_is_refused_and_never_overflows(
     assert parse_trigger(None, "3650d", None, now).anchor == now + timedelta(days=3650)
     stored = TriggerSpec("every", "3000000d", "UTC", 3_000_000 * 86_400_000, now)
     assert stored.build().interval == timedelta(days=3650)
+
+
+def test_a_grace_period_of_0_fires_what_is_seen_on_time() -> None:
+    """A worker looks a moment after each due time: with `gracePeriod: 0s' every firing was
+    skipped as older than the grace period, so the schedule never ran."""
+    trigger = parse_trigger("0 3 * * *", None, "UTC", MONDAY).build()
+    due = datetime(2026, 11, 24, 3, 0, tzinfo=timezone.utc)
+    seen = fire_times(trigger, due, due + timedelta(milliseconds=2), timedelta(0))
+    assert (seen.skipped, seen.fire_at) == (0, due)
+    late = fire_times(trigger, due, due + timedelta(hours=1), timedelta(0))  # a downtime
+    assert (late.skipped, late.fire_at) == (1, None)
+
+
+def test_a_long_downtime_counts_a_bounded_number_and_finds_the_last_skipped() -> None:
+    """A minutely line down for 100 days: 144,000 times. Each was counted (in the write
+    transaction that records them: seconds), up to 100,000, and the last one recorded was
+    the 100,000th, a month before the end of the downtime."""
+    trigger = parse_trigger("* * * * *", None, "UTC", MONDAY).build()
+    due = datetime(2026, 8, 20, 19, 52, tzinfo=timezone.utc)
+    now = datetime(2026, 11, 28, 20, 0, 30, tzinfo=timezone.utc)
+    missed = fire_times(trigger, due, now, timedelta(minutes=1), cap=1000)
+    assert missed.skipped == 1000 and missed.first_skipped == due
+    assert missed.last_skipped == datetime(2026, 11, 28, 19, 59, tzinfo=timezone.utc)
+    assert missed.fire_at == datetime(2026, 11, 28, 20, 0, tzinfo=timezone.utc)
