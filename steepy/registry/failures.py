@@ -179,17 +179,29 @@ _PAIR = re.compile(r"[?&;#](?P<key>[^=&;#?\s]*)=(?P<secret>[^&;#\s]*)")
 # query keys whose values are secrets: `token', `api_key', `password', `sig', `code', ...
 _SECRET_KEY = re.compile(r"token|key|secret|pass|pwd|sig|code|auth|credential|session",
                          re.IGNORECASE)
+# an http(s) URL's path segments this long or longer are its secret: a chat tool's incoming
+# webhook is its URL (Slack's `/services/T0/B0/<24 characters>', Discord's, Teams'), while
+# a word of a path (`services', `hooks') is shorter
+_PATH_SECRET = 16
+_WEB_PATH = re.compile(r"^https?://[^/?#\s]*(?P<path>/[^?#\s]*)", re.IGNORECASE)
 
 
 def _secret_spans(url: str) -> list[tuple[int, int]]:
-    """Where the secrets of a URL are: its password and the values of query keys that look
-    secret (any URL: a database's, a webhook's, Steep's `jdbc:' form)."""
+    """Where the secrets of a URL are: its password, the values of query keys that look
+    secret (any URL: a database's, a webhook's, Steep's `jdbc:' form) and, of an http(s)
+    URL, the long segments of its path."""
     from urllib.parse import unquote
 
     spans = []
     found = _USERINFO.search(url)
     if found and found.group("secret"):
         spans.append(found.span("secret"))
+    web = _WEB_PATH.match(url)
+    if web:
+        start = web.start("path")
+        for segment in re.finditer(r"[^/]+", web.group("path")):
+            if len(segment.group()) >= _PATH_SECRET:
+                spans.append((start + segment.start(), start + segment.end()))
     for pair in _PAIR.finditer(url):
         if pair.group("secret") and _SECRET_KEY.search(unquote(pair.group("key"))):
             spans.append(pair.span("secret"))
@@ -219,9 +231,10 @@ def holds_password(url: str) -> bool:
 
 
 def masked(url: str) -> str:
-    """A URL (a database's or a webhook's) with its password and the values of its secret
-    query keys replaced by `***', fit for a log, an error, a page or an answer:
-    `http://hook:***@host/x?token=***&channel=ops'. Every URL steepy shows goes through
+    """A URL (a database's or a webhook's) with its password, the values of its secret
+    query keys and (http, https) its path's long segments replaced by `***', fit for a log,
+    an error, a page or an answer: `http://hook:***@host/x?token=***&channel=ops',
+    `https://hooks.slack.com/services/T0/B0/***'. Every URL steepy shows goes through
     this; what it connects to is the real one."""
     for start, end in reversed(_secret_spans(url)):
         url = f"{url[:start]}***{url[end:]}"

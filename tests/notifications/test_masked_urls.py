@@ -36,8 +36,18 @@ def test_a_url_is_shown_without_its_password_and_secret_query_values() -> None:
         == "postgresql+psycopg://u@127.0.0.1:1/db?password=***&sslmode=require"
     assert masked("postgresql://u:p@ss/word@h:5432/db") == "postgresql://u:***@h:5432/db"
     for shown in ("http://127.0.0.1:9/x", "http://user@h/x?a=1", "mailto:a@b.org",
-                  "sqlite:///x.db", "http://h:8080/x?token="):
+                  "sqlite:///x.db", "http://h:8080/x?token=",
+                  "sqlite:////home/me/a-folder-with-a-long-name/steepy.db"):
         assert masked(shown) == shown
+
+
+def test_a_chat_tools_webhook_whose_secret_is_its_path_is_shown_without_it() -> None:
+    """Slack's, Discord's and Teams' incoming webhooks are their URLs: `steepy notifications',
+    the API and the UI showed the whole path to anyone who could read them."""
+    assert masked("https://hooks.slack.com/services/T0ABCDEFG/B0ABCDEFG/XyZxyzXyZxyzXyZxyzXyZxyz"
+                  ) == "https://hooks.slack.com/services/T0ABCDEFG/B0ABCDEFG/***"
+    assert masked("https://discord.com/api/webhooks/123456789012345678/aBcDeFgHiJkLmNoPqRsT") \
+        == "https://discord.com/api/webhooks/***/***"
 
 
 async def _deliver(registry, hooks: list[Webhook]) -> None:
