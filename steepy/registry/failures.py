@@ -186,17 +186,18 @@ _PATH_SECRET = 16
 _WEB_PATH = re.compile(r"^https?://[^/?#\s]*(?P<path>/[^?#\s]*)", re.IGNORECASE)
 
 
-def _secret_spans(url: str) -> list[tuple[int, int]]:
+def _secret_spans(url: str, paths: bool = False) -> list[tuple[int, int]]:
     """Where the secrets of a URL are: its password, the values of query keys that look
-    secret (any URL: a database's, a webhook's, Steep's `jdbc:' form) and, of an http(s)
-    URL, the long segments of its path."""
+    secret (any URL: a database's, a webhook's, Steep's `jdbc:' form) and, with `paths', of
+    an http(s) URL the long segments of its path (to show: a tool's environment keeps them
+    apart, steepy.agent.environment.Withheld.within, as a folder's name may be one)."""
     from urllib.parse import unquote
 
     spans = []
     found = _USERINFO.search(url)
     if found and found.group("secret"):
         spans.append(found.span("secret"))
-    web = _WEB_PATH.match(url)
+    web = _WEB_PATH.match(url) if paths else None
     if web:
         start = web.start("path")
         for segment in re.finditer(r"[^/]+", web.group("path")):
@@ -236,7 +237,7 @@ def masked(url: str) -> str:
     an error, a page or an answer: `http://hook:***@host/x?token=***&channel=ops',
     `https://hooks.slack.com/services/T0/B0/***'. Every URL steepy shows goes through
     this; what it connects to is the real one."""
-    for start, end in reversed(_secret_spans(url)):
+    for start, end in reversed(_secret_spans(url, paths=True)):
         url = f"{url[:start]}***{url[end:]}"
     return url
 
