@@ -25,6 +25,7 @@ from steepy.agent.lastfailure import last_failure_env
 from steepy.agent.messages import failure_message, last_output, timeout_message
 from steepy.agent.outputs import clear_outputs, missing_output_settled
 from steepy.agent.process import Limits, RunResult, run_process
+from steepy.agent.secrets import engine_secrets, redacted
 from steepy.agent.signals import (MAX_REQUEUES, SIGNAL_FILE, SIGNAL_REASON, PrunedByTool, Signal,
                                   SignalError, read_signal, remove_signal, signal_path)
 from steepy.agent.software import SoftwareMissing, provide
@@ -224,6 +225,8 @@ class Attempt:
         shared, record = self.shared, self.record
         record.end_time = shared.ctx.clock.now()
         record.exit_code, record.signal = result.exit_code, result.signal
+        secrets = engine_secrets(shared.ctx.config.withheld)  # (none in what is said of it)
+        result.last_lines = [redacted(line, secrets) for line in result.last_lines]
         record.last_lines = result.last_lines
         told = await self._told(result)
         missing = None
@@ -239,7 +242,7 @@ class Attempt:
             record.outcome, record.message = CANCELLED, "cancelled"
             raise Cancelled()
         if isinstance(told, Signal):
-            raise self._signalled(told, result)
+            raise self._signalled(told, result, secrets)
         if result.timeout_kind is not None:
             kind = result.timeout_kind
             record.outcome, record.timeout_kind = TIMEOUT, kind.words
@@ -252,7 +255,7 @@ class Attempt:
             record.outcome = FAILED
             message = failure_message(shared.exe, launch.argv, result,
                                       await _explain(launch, shared.runtime_name))
-        record.message = message
+        record.message = message = redacted(message, secrets)
         shared.last_exit, shared.last_failure = result.exit_code, record
         raise self._failure(result, message)
 
@@ -267,12 +270,12 @@ class Attempt:
         except SignalError as e:
             return e
 
-    def _signalled(self, signal: Signal, result: RunResult) -> Exception:
+    def _signalled(self, signal: Signal, result: RunResult, secrets: list[str]) -> Exception:
         """What the tool's `prune' or `requeue' makes of the attempt."""
         shared, record = self.shared, self.record
         if signal.kind == "prune":
-            record.outcome, record.message = PRUNED, signal.describe()
-            return PrunedByTool(signal.reason, record)
+            record.outcome, record.message = PRUNED, redacted(signal.describe(), secrets)
+            return PrunedByTool(redacted(signal.reason, secrets), record)
         if shared.signal_requeues >= MAX_REQUEUES:
             record.outcome = FAILED
             record.message = (f"Execution of service `{shared.exe.service_id}' failed: its tool "
@@ -280,7 +283,7 @@ class Attempt:
             shared.last_exit, shared.last_failure = result.exit_code, record
             return self._failure(result, record.message)
         shared.signal_requeues += 1
-        record.outcome, record.message = REQUEUED, signal.describe()
+        record.outcome, record.message = REQUEUED, redacted(signal.describe(), secrets)
         record.requeued_by = BY_TOOL
         return Requeued(record.message, SIGNAL_REASON, result, record, signal.delay_ms,
                         f"requeue after {format_duration(signal.delay_ms)}")

@@ -101,12 +101,18 @@ def _filtered(env: Mapping[str, str]) -> dict[str, str]:
             if not k.startswith(ENV_PREFIXES) and k not in LIBPQ_SECRETS}
 
 
+def kept_secrets(withheld: Withheld) -> frozenset[str]:
+    """The secrets of `withheld', of the variables it names (and PGPASSWORD) and of the
+    databases this process opened (`--db URL')."""
+    full = _current()[0]
+    return frozenset(set(withheld.secrets) | _secrets(
+        (full.get(n) for n in (*withheld.names, "PGPASSWORD")), opened_urls()))
+
+
 def _without(env: dict[str, str], withheld: Withheld) -> dict[str, str]:
     """`env' without the variables `withheld' names, nor those holding a secret of it, of
-    a database this process opened (`--db URL') or of a named variable."""
-    full = _current()[0]
-    secrets = set(withheld.secrets) | _secrets(
-        (full.get(n) for n in (*withheld.names, "PGPASSWORD")), opened_urls())
+    a database this process opened or of a named variable (`kept_secrets')."""
+    secrets = kept_secrets(withheld)
     if not secrets and not withheld.names and not withheld.within:
         return env
     inside = [s for s in secrets if len(s) >= _FOUND_INSIDE]
@@ -140,6 +146,12 @@ def _current() -> tuple[dict[str, str], dict[str, str]]:
 def environment() -> dict[str, str]:
     """A copy of this process's whole environment (steepy's settings included)."""
     return dict(_current()[0])
+
+
+def variables() -> Mapping[str, str]:
+    """This process's whole environment, shared (read only; the same object while it does
+    not change)."""
+    return _current()[0]
 
 
 def engine_environment(extra: Mapping[str, str] | None = None,

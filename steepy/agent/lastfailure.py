@@ -11,18 +11,16 @@ the same as the run that saw the failure. Both messages are made by `told': they
 command line (a runtime's command may carry settings such as `-e NAME=value'), they are one
 line of at most `MAX_CHARS' characters without control characters (a NUL byte in a tool's
 output would make the next environment impossible), and where they would hold the value of a
-secret the engine keeps to itself (a `STEEPY_*' or `STEEP_*' variable named like a token,
-password, secret, key or URL, e.g. `STEEPY_HTTP_TOKEN', or the password in `STEEPY_DB_URL')
-that value is replaced by `***'.
+secret the engine keeps to itself (steepy.agent.secrets: `STEEPY_HTTP_TOKEN', the password in
+`STEEPY_DB_URL', ...) that value is replaced by `***'.
 """
 
 from __future__ import annotations
 
 import re
 from datetime import timezone
-from urllib.parse import urlsplit
 
-from steepy.agent.environment import environment, is_engine_setting
+from steepy.agent.secrets import engine_secrets, redacted
 from steepy.model.attempt import AttemptRecord
 from steepy.model.processchain import Executable
 
@@ -37,8 +35,6 @@ FAILED_SERVICE = "STEEPY_FAILED_SERVICE"
 FAILED_EXIT_CODE = "STEEPY_FAILED_EXIT_CODE"
 FAILED_MESSAGE = "STEEPY_FAILED_MESSAGE"
 MAX_CHARS = 1000
-_MIN_SECRET = 4  # shorter values are no secrets and would spoil every message
-_SECRET_NAME = re.compile(r"TOKEN|PASSWORD|PASSWD|SECRET|KEY|URL|CREDENTIAL")
 
 # failure_message's "`COMMAND' exited with code 3": the command goes (greedy: the last quote)
 _COMMAND = re.compile(r"( failed: )`.*' ((?:exited with code|was killed by signal) )")
@@ -82,29 +78,7 @@ def told(message: str, last_lines: list[str]) -> str:
     last = next((line for line in reversed(last_lines) if _CONTROL.sub(" ", line).strip()), None)
     if last is not None:
         head += f"; last output: {last}"
-    return _cut(_redacted(" ".join(_CONTROL.sub(" ", head).split())))
-
-
-def _redacted(text: str) -> str:
-    for value in _secrets():
-        text = text.replace(value, "***")
-    return text
-
-
-def _secrets() -> list[str]:
-    """The values to hide, longest first (a URL before the password inside it)."""
-    found: set[str] = set()
-    for name, value in environment().items():
-        if not (is_engine_setting(name) and _SECRET_NAME.search(name.upper())):
-            continue
-        found.add(value)
-        try:
-            password = urlsplit(value).password
-        except ValueError:
-            password = None
-        if password:
-            found.add(password)
-    return sorted((v for v in found if len(v) >= _MIN_SECRET), key=len, reverse=True)
+    return _cut(redacted(" ".join(_CONTROL.sub(" ", head).split()), engine_secrets()))
 
 
 def _cut(text: str) -> str:

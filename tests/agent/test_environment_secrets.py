@@ -245,3 +245,53 @@ def test_the_executor_gets_what_its_interpreter_needs_and_no_secret(monkeypatch)
     kept = kept_from_tools()
     assert kept["LANG"] == "C.UTF-8" and kept["LD_LIBRARY_PATH"] == "/opt/python/lib"
     assert "HOOK_SECRET" not in kept and "PATH" not in kept
+
+
+LEAKS = """\
+- id: leaks
+  name: Prints what it was given
+  description: prints the secrets its service passes it, then fails
+  path: sh
+  runtime: other
+  parameters:
+    - {id: script, name: script, description: the script, type: input, label: -c,
+       cardinality: 1..1, dataType: string}
+  passEnvironment: [HOOK_SECRET, SMTP_PASS]
+"""
+LEAKING = """\
+api: 4.7.0
+actions:
+  - type: execute
+    service: leaks
+    inputs:
+      - id: script
+        value: 'echo "hook=$HOOK_SECRET smtp=$SMTP_PASS"; exit 3'
+"""
+
+
+@pytest.mark.process
+def test_what_steepy_says_of_a_tools_output_shows_no_secret_of_the_engines(tmp_path) -> None:
+    """A tool given the webhook's secret and the SMTP password on purpose printed them: its
+    failure's message and last lines carried them into the timeline, `steepy show', the API
+    and every webhook and e-mail about it. They say `***'; the log is the tool's own."""
+    import sqlite3
+
+    directory = _config_dir(tmp_path)
+    (directory / "services" / "s.yaml").write_text(LEAKS)
+    (directory / "w.yaml").write_text(LEAKING)
+    env = dict(os.environ, **SECRETS, PYTHONPATH=str(ROOT),
+               STEEPY_LOGS_PROCESSCHAINS_PATH=str(tmp_path / "logs"))
+    database = tmp_path / "steepy.db"
+    ran = subprocess.run([sys.executable, "-m", "steepy.cli", "run", "w.yaml", "--db",
+                          f"sqlite:///{database}"], cwd=directory, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 1, ran.stdout + ran.stderr  # (ERROR)
+    with sqlite3.connect(database) as db:
+        said = [str(v) for row in db.execute(
+            "SELECT message, last_lines FROM attempts UNION ALL SELECT error_message, NULL "
+            "FROM runs UNION ALL SELECT data, NULL FROM events") for v in row]
+    everything = "\n".join(said) + ran.stdout + ran.stderr
+    assert "hook=*** smtp=***" in everything
+    assert [v for v in (SECRETS["HOOK_SECRET"], SECRETS["SMTP_PASS"]) if v in everything] == []
+    log = "\n".join(p.read_text() for p in (tmp_path / "logs").rglob("*") if p.is_file())
+    assert f"hook={SECRETS['HOOK_SECRET']} smtp={SECRETS['SMTP_PASS']}" in log
