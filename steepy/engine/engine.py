@@ -34,7 +34,6 @@ import asyncio
 import logging
 import math
 import os
-import time
 from pathlib import Path
 from typing import Callable, Literal
 
@@ -44,14 +43,15 @@ from steepy.model.attempt import AttemptRecord
 from steepy.engine.changes import Change, watcher_of
 from steepy.engine.checkpoints import checkpoint_until
 from steepy.engine.controller import Controller
-from steepy.engine.looks import Looker, PartsLook, Taken, take_submissions
+from steepy.engine.intake import Intake
+from steepy.engine.looks import Looker, PartsLook
 from steepy.engine.liveness import Liveness
 from steepy.engine.reuse import Reuse
 from steepy.engine.settings import EngineSettings
 from steepy.model.ids import unique_id
 from steepy.model.macro import Macro
 from steepy.model.service import Service
-from steepy.model.submission import Submission, SubmissionStatus
+from steepy.model.submission import SubmissionStatus
 from steepy.notifications.delivery import Notifier
 from steepy.registry import Registry
 from steepy.registry.identity import older_copy
@@ -109,17 +109,17 @@ class Engine:
         self._woken = 0.0  # when commits last woke the parts (the loop's time)
         self._wake_later: asyncio.TimerHandle | None = None
         self.failure: BaseException | None = None  # why the engine stopped by itself
-        self._until: str | None = None  # `steepy run`: its submission
-        self._resume_abandoned = False  # `steepy run`: also those that dead engines left
-        self.resumed: list[str] = []
         self.on_resumed: Callable[[str], None] = lambda submission_id: None
         self.finish_resumed = True
         self._liveness = Liveness(registry, self.owner, settings, self._agents, self._scheduler)
+        self._intake = Intake(registry.leases, self.owner, settings.lease_s, self._controller,
+                              self._scheduler, self._liveness,
+                              lambda submission_id: self.on_resumed(submission_id))
+        self.resumed = self._intake.resumed  # (the same list: what it took over)
         # commits wake every part through one look (looks.py), in one thread call
         self._looker = Looker(lambda: PartsLook.reader(
             registry, self._scheduler, self._timekeeper if self._timekeeping else None,
-            self._take_submissions), self._looked, lambda: self.changed("anything"), self.crash)
-        self._taken: list[Taken] = []  # by a look
+            self._intake.take), self._looked, lambda: self.changed("anything"), self.crash)
         self._timekeeping = False  # the timekeeper runs (workers and servers)
         self._scheduler.on_crash = self._controller.on_crash = self.crash
 
@@ -219,51 +219,13 @@ class Engine:
     def _looked(self, look: PartsLook) -> None:
         look.offer(self._scheduler, self._timekeeper if self._timekeeping else None)
         if look.taken[0] is not None or look.taken[1]:
-            self._taken.append(look.taken)
+            self._intake.taken.append(look.taken)
             self._submitted.set()
 
     async def recover(self, beat: bool = False) -> None:
-        """Release chains of dead agents (their submissions are adopted by `_accept'); with
+        """Release chains of dead agents (their submissions are adopted by the intake); with
         `beat` (SQLite), the heartbeat first (liveness.py)."""
         await self._liveness.recover(beat)
-
-    async def _accept(self) -> None:
-        """Start new submissions, and take over RUNNING ones without a controller: its
-        lease ran out (it died), or a retry made the submission RUNNING again. An engine of
-        `steepy run` only starts its own, and takes over its own and, with
-        `resume_abandoned`, those that dead engines left."""
-        taken, self._taken = self._taken, []
-        taken = taken or [await call(self._take_submissions)]
-        # every submission taken (leased to this engine now) starts before anything else is
-        # asked of the database: a failure there must not leave one without a controller,
-        # its lease renewed by this engine's heartbeats for ever
-        for submission, adopted in taken:
-            self._start_taken(submission, adopted)
-        if any(submission is not None for submission, _ in taken):  # there may be more
-            while (submission := await call(
-                    self.registry.leases.fetch_next_submission, self.owner,
-                    self.settings.lease_s, self._until)) is not None:
-                self._controller.start(submission)
-
-    def _start_taken(self, submission: Submission | None, adopted: list[Submission]) -> None:
-        until = self._until
-        if submission is not None:
-            self._controller.start(submission)
-        for submission in adopted:
-            log.warning("resuming submission %s", submission.id)
-            if until is not None and submission.id not in (until, *self.resumed):
-                self.resumed.append(submission.id)
-                self._scheduler.only_submissions = frozenset({until, *self.resumed})
-                self._scheduler.wake()  # its chains may wait already: a look may not know
-                self.on_resumed(submission.id)
-            self._controller.start(submission)
-
-    def _take_submissions(self) -> Taken:
-        """(In a thread.) The next new submission this engine starts, and those it takes
-        over (`looks.take_submissions`)."""
-        return take_submissions(self.registry.leases, self.owner, self.settings.lease_s,
-                                self._until, self._resume_abandoned,
-                                self._liveness.judging(time.monotonic()))
 
     async def run(self, until_submission: str | None = None,
                   resume_abandoned: bool = False) -> None:
@@ -271,7 +233,7 @@ class Engine:
         only, until it has finished: other submissions are left to workers. With
         `resume_abandoned` as well, RUNNING submissions whose engine died (its lease ran out)
         are taken over too, and run until they have finished as well."""
-        self._until, self._resume_abandoned = until_submission, resume_abandoned
+        self._intake.until, self._intake.resume_abandoned = until_submission, resume_abandoned
         self._scheduler.only_submissions = (None if until_submission is None
                                             else frozenset({until_submission}))
         hide_this_process()  # before anything runs beside it (a tool, a software setup)
@@ -299,7 +261,7 @@ class Engine:
                     last_beat = await self._beat(last_beat)
                     if self._submitted.is_set():  # (a look found some, or one was stored)
                         self._submitted.clear()
-                        await self._accept()
+                        await self._intake.accept()
                     if until_submission is not None and await self._all_finished():
                         await self._notifier.flush()  # its notification, if it can go now
                         break
@@ -400,7 +362,7 @@ class Engine:
 
     async def _all_finished(self) -> bool:
         """`steepy run`'s submission has finished, and those it resumed (`finish_resumed`)."""
-        waited_for = [self._until, *(self.resumed if self.finish_resumed else [])]
+        waited_for = [self._intake.until, *(self.resumed if self.finish_resumed else [])]
         return all([await self._finished(str(sid)) for sid in waited_for])
 
     async def _finished(self, submission_id: str) -> bool:
