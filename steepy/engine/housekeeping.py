@@ -4,9 +4,11 @@ files and their temporary outputs under tmpPath; their results under outPath onl
 `garbageCollector.retention.results` is set and they finished before now - that.
 
 It works in batches (up to `batch` submissions per transaction, fewer when a transaction
-takes longer than `transaction_s`): files first, then the batch's
-rows, so a crash in between leaves rows whose files are gone (deleted by the next run), never
-files nobody knows of. Results deleted before their submission's records take the reuse
+takes longer than `transaction_s`): the batch's rows first, each submission read again as it
+is deleted (one retried since it was listed stays, and so do its files), then their files,
+so that no reuse of their work is stored after its files went (a crash in between leaves
+those files behind). Where tmpPath is outPath, a submission's temporary directory holds its
+results: it goes only as results do. Results deleted before their submission's records take the reuse
 records (extensions 15) that name their files along, dropped before the files go: a crash in
 between leaves files that no reuse record names (deleted by the next run). `steepy gc` runs
 it once; engines run it on `garbageCollector.cron`."""
@@ -113,9 +115,11 @@ def collect_garbage(registry: Registry, settings: GcSettings, now: datetime | No
         # the records first, then the files: a run that reuses their work (its lookup found
         # them) stores that in a transaction of its own that finds them gone and runs the
         # chains instead, or commits first and is seen below (its files are kept)
-        deleted = registry.housekeeping.delete_submissions([o.id for o in batch], dry_run)
+        # (read again as they are deleted: one retried since it was listed stays)
+        deleted, gone = registry.housekeeping.delete_submissions([o.id for o in batch],
+                                                                 dry_run, records)
         took = time.monotonic() - begun
-        files.of_batch(batch, records, results)
+        files.of_batch([old for old in batch if old.id in set(gone)], records, results)
         report.longest_transaction_s = max(report.longest_transaction_s, took)
         # a slow database (or a busy machine) gets smaller batches: writers wait less
         size = max(10, min(settings.batch, int(size * settings.transaction_s / max(took, 1e-3))))
@@ -145,6 +149,8 @@ class _Files:
         self.housekeeping, self.cache = registry.housekeeping, registry.cache
         self.settings, self.counts, self.dry_run = settings, counts, dry_run
         self.tmp, self.out = Path(settings.tmp_path), Path(settings.out_path)
+        # tmpPath is outPath: a submission's temporary directory holds its results too
+        self.one_folder = os.path.realpath(self.tmp) == os.path.realpath(self.out)
 
     def of_batch(self, batch: list, records: datetime, results: datetime | None) -> None:
         """The files of a batch whose rows were just deleted (finished before `records')."""
@@ -157,9 +163,10 @@ class _Files:
         # those whose records went before and that only this batch still reused
         earlier = set().union(*(old.reused_from for old in batch)) - set(ids)
         gone = sorted(earlier - self.housekeeping.recorded(earlier)) if earlier else []
-        self._directories(ids + gone, self.tmp, records, "tmpDirs")
+        expired = [] if results is None else [old.id for old in batch if old.end_time < results]
+        if not self.one_folder:  # (else it holds results, which go only as results do)
+            self._directories(ids + gone, self.tmp, records, "tmpDirs")
         if results is not None:
-            expired = [old.id for old in batch if old.end_time < results]
             self._directories(expired + gone, self.out, results, "resultDirs")
 
     def results_of(self, batch: list, results: datetime) -> None:
@@ -168,7 +175,8 @@ class _Files:
         are in such a directory: those are dropped first, so that no lookup finds them once
         the files go; then which directories go is decided again (a submission may have
         reused one meanwhile), and those go."""
-        ids = [old.id for old in batch]
+        # (read again: one retried since it was listed runs again, its results with it)
+        ids = sorted(self.housekeeping.finished_before([old.id for old in batch], results))
         kept = self.housekeeping.reused_by_kept(ids, results)
         for submission_id in ids:
             if submission_id not in kept:

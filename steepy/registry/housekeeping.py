@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Iterable
 
-from sqlalchemy import delete, func, or_, select
+from sqlalchemy import Connection, delete, func, or_, select
 
 from steepy.model.common import as_utc
 from steepy.model.submission import FINISHED_SUBMISSION
@@ -85,12 +85,16 @@ class SqlHousekeeping:
                     _sc.id.in_(ids[start:start + CHUNK]))).scalars())
         return found
 
-    def delete_submissions(self, submission_ids: list[str],
-                           dry_run: bool = False) -> dict[str, int]:
+    def delete_submissions(self, submission_ids: list[str], dry_run: bool = False,
+                           before: datetime | None = None) -> tuple[dict[str, int], list[str]]:
         """Delete submissions and everything stored of them, in one transaction; the number
-        of rows per kind. With `dry_run', only count them."""
+        of rows per kind, and the submissions deleted. With `before', only those that, read
+        again in this transaction, still finished before it (one retried since they were
+        listed is RUNNING: it stays). With `dry_run', only count them."""
         counts: dict[str, int] = {}
         with (self.db.read() if dry_run else self.db.write()) as conn:
+            if before is not None:
+                submission_ids = _finished_before(conn, submission_ids, before, not dry_run)
             chain_ids = list(conn.execute(select(_pc.id).where(
                 _pc.submission_id.in_(submission_ids))).scalars())
             parts: list[tuple[str, Any, Any, list[str]]] = [
@@ -108,4 +112,23 @@ class SqlHousekeeping:
                     counts[name] += (conn.execute(select(func.count()).select_from(table)
                                                   .where(where)).scalar() or 0 if dry_run
                                      else conn.execute(delete(table).where(where)).rowcount)
-        return counts
+        return counts, submission_ids
+
+    def finished_before(self, submission_ids: Iterable[str], before: datetime) -> set[str]:
+        """Those of these submissions that finished before `before', read now (one retried
+        meanwhile has not)."""
+        with self.db.read() as conn:
+            return set(_finished_before(conn, sorted(set(submission_ids)), before, False))
+
+
+def _finished_before(conn: Connection, ids: list[str], before: datetime,
+                     lock: bool) -> list[str]:
+    """Those of `ids' that finished before `before', in their order; with `lock', their rows
+    held until the transaction ends (PostgreSQL: a retry waits for the deletion)."""
+    found: set[str] = set()
+    for start in range(0, len(ids), CHUNK):
+        query = select(_sc.id).where(_sc.id.in_(ids[start:start + CHUNK]),
+                                     _sc.status.in_(sorted(FINISHED_SUBMISSION)),
+                                     _sc.end_time < before)
+        found.update(conn.execute(query.with_for_update() if lock else query).scalars())
+    return [i for i in ids if i in found]

@@ -61,7 +61,8 @@ def test_forgotten_entries_and_a_deleted_submission_leave_no_record(registry: Re
     assert [c[0].chain_id for c in registry.cache.lookup(["K"])["K"]] == ["c2", "c1"]
     assert registry.cache.forget(["c2"]) == 1
     assert [c[0].chain_id for c in registry.cache.lookup(["K"])["K"]] == ["c1"]
-    counts = registry.housekeeping.delete_submissions(["s1"])
+    counts, deleted = registry.housekeeping.delete_submissions(["s1"])
+    assert deleted == ["s1"]
     assert counts["cacheEntries"] == 1
     assert registry.cache.lookup(["K"]) == {} and registry.cache.entries("s1") == []
 

@@ -206,3 +206,59 @@ def test_an_engine_collects_on_its_cron_and_steepy_gc_once(tmp_path) -> None:
     assert registry.views.get_submission(old) is None
     assert registry.views.get_submission(new) is not None
     assert registry.schedules.timer_due("garbageCollector") is not None
+
+
+@pytest.mark.parametrize("retention", ["submissions", "results"])
+def test_a_submission_retried_after_it_was_listed_stays_with_its_files(
+        tmp_path, retention: str) -> None:
+    """`steepy retry' between the collector's read of old submissions and its deletion: the
+    submission, RUNNING again, was deleted with its chains, events and directories (and its
+    results, where only they were old enough)."""
+    registry = open_registry(f"sqlite:///{tmp_path / 'steepy.db'}")
+    sid = _run(registry, tmp_path)
+    _age(registry, sid, 10)
+    listed = registry.housekeeping.old_submissions
+
+    def retried_meanwhile(*args, **kwargs):
+        found = listed(*args, **kwargs)
+        if found:  # what a retry writes (this one succeeded: `steepy retry' refuses it)
+            with registry.db.write() as conn:
+                conn.execute(update(submissions).where(submissions.c.id == sid)
+                             .values(status="RUNNING", end_time=None))
+        return found
+
+    registry.housekeeping.old_submissions = retried_meanwhile  # type: ignore[method-assign]
+    ms = int(timedelta(days=1).total_seconds() * 1000)
+    report = collect_garbage(registry, _gc(tmp_path, retention_results_ms=ms, **(
+        {"retention_submissions_ms": 2 * ms} if retention == "submissions" else {})))
+    assert report.counts["submissions"] == 0 and report.counts["resultDirs"] == 0
+    assert registry.views.get_submission(sid).status == "RUNNING"
+    assert _files(tmp_path, registry, sid) == {"tmp": True, "out": True, "logs": True}
+
+
+def test_where_tmp_path_is_out_path_results_go_only_as_results_do(tmp_path) -> None:
+    """tmpPath and outPath one folder: the submission's temporary directory is its results'
+    one, which the collector deleted with its records though retention.results was unset."""
+    registry = open_registry(f"sqlite:///{tmp_path / 'steepy.db'}")
+    settings = _settings(tmp_path)
+    settings.out_path = settings.tmp_path
+
+    def run_aged() -> str:
+        sid = _submit(registry)
+        engine = Engine(registry, SERVICES, {}, settings)
+        asyncio.run(asyncio.wait_for(engine.run(until_submission=sid), 60))
+        assert registry.views.get_submission(sid).status == "SUCCESS"
+        _age(registry, sid, 10)
+        return sid
+
+    one = dict(tmp_path=str(tmp_path / "tmp"), out_path=str(tmp_path / "tmp"),
+               log_dir=str(tmp_path / "logs"))
+    day = int(timedelta(days=1).total_seconds() * 1000)
+    sid = run_aged()
+    [stored] = registry.views.get_submission(sid).results["kept"]
+    report = collect_garbage(registry, GcSettings(retention_submissions_ms=day, **one))
+    assert report.counts["submissions"] == 1 and Path(stored).is_file()
+    sid = run_aged()  # (another; its results may go)
+    report = collect_garbage(registry, GcSettings(retention_submissions_ms=day,
+                                                  retention_results_ms=day, **one))
+    assert report.counts["resultDirs"] == 1 and not (tmp_path / "tmp" / sid).exists()
