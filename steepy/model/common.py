@@ -10,6 +10,8 @@ the values of retry and timeout policies (durations, ranges; `steepy.model.polic
 from __future__ import annotations
 
 import json
+import math
+from decimal import Decimal
 from collections.abc import Iterator, Mapping
 from datetime import datetime, timezone
 from typing import Any
@@ -19,8 +21,10 @@ from steepy.model.timeouts import TimeoutKind
 
 
 def scalar_text(value: Any) -> str:
-    """A value as Steep writes it into a string field: booleans lower-case, numbers as text,
-    null as `null' (Python's `None' is no word of a workflow's)."""
+    """A value as Steep writes it into a string field: booleans lower-case, numbers as text
+    (a fraction as Java's Double.toString: Steep's `toString()' of what Jackson read),
+    objects and lists as compact JSON, null as `null' (Python's `None' is no word of a
+    workflow's)."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -29,7 +33,27 @@ def scalar_text(value: Any) -> str:
         return value
     if isinstance(value, (dict, list)):
         return json.dumps(value, separators=(",", ":"))
+    if isinstance(value, float):
+        return java_double(value)
     return str(value)
+
+
+def java_double(value: float) -> str:
+    """`value' as Java's Double.toString writes it: `1.0', `0.001', `1.0E-4', `2.0E7' (its
+    shortest digits, as Python's repr has them; plain from 10^-3 up to 10^7, else with an
+    exponent), `NaN', `Infinity'."""
+    if value != value:
+        return "NaN"
+    if value in (math.inf, -math.inf):
+        return "Infinity" if value > 0 else "-Infinity"
+    sign = "-" if math.copysign(1.0, value) < 0 else ""
+    size = abs(value)
+    if size == 0 or 1e-3 <= size < 1e7:
+        return sign + repr(size)  # (plain there: repr uses an exponent below 1e-4, from 1e16)
+    shown = Decimal(repr(size)).as_tuple()
+    digits = "".join(map(str, shown.digits)).rstrip("0") or "0"
+    exponent = len(shown.digits) + int(shown.exponent) - 1
+    return f"{sign}{digits[0]}.{digits[1:] or '0'}E{exponent}"
 
 
 def as_list(value: Any) -> list:

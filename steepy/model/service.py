@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,9 +87,7 @@ class RuntimeArgument:
     @classmethod
     def from_json(cls, data: dict) -> "RuntimeArgument":
         value = data.get("value")
-        if isinstance(value, (dict, list)):
-            value = json.dumps(value)  # objects are kept as JSON text, as Steep does
-        elif value is not None:
+        if value is not None:  # (an object or a list as compact JSON text, as Steep keeps it)
             value = scalar_text(value)
         return cls(id=data["id"], name=str(data.get("name") or ""),
                    description=str(data.get("description") or ""),

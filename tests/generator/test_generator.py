@@ -459,3 +459,20 @@ def test_values_earlier_chains_reported_are_marked_and_given_ones_are_not() -> N
     assert len(last) == 3 and all(a.reported for a in last)
     assert [a.variable.value for a in direct] == ["x", "y"] and not any(a.reported
                                                                         for a in direct)
+
+
+def test_numbers_become_arguments_as_steep_writes_them() -> None:
+    """Steep passes a value's toString() of what Jackson read: a fraction is a Java Double
+    (`1.0E-4', `2.0E7'), an object of a runtime argument compact JSON; Python's text of them
+    (`0.0001', `20000000.0', `{"a": 1}') made other arguments than Steep's."""
+    tool = service("tool", param("x", "input", "1..n"), param("d", "input", default=1e-5),
+                   runtimeArgs=[{"id": "env", "name": "env", "description": "e",
+                                 "value": [{"name": "A", "value": "1"}]}])
+    workflow = {"api": "4.7.0", "vars": [{"id": "x", "value": [0.0001, 2e7, 1.0, 0.5, 3]}],
+                "actions": [{"id": "t", "type": "execute", "service": "tool",
+                             "inputs": [{"id": "x", "var": "x"}]}]}
+    [chain] = generator(workflow, {"tool": tool}).generate()
+    [exe] = chain.executables
+    assert [a.variable.value for a in exe.arguments] == ["1.0E-4", "2.0E7", "1.0", "0.5", "3",
+                                                         "1.0E-5"]
+    assert [a.variable.value for a in exe.runtime_args] == ['[{"name":"A","value":"1"}]']
