@@ -6,8 +6,9 @@ files and their temporary outputs under tmpPath; their results under outPath onl
 It works in batches (up to `batch` submissions per transaction, fewer when a transaction
 takes longer than `transaction_s`): the batch's rows first, each submission read again as it
 is deleted (one retried since it was listed stays, and so do its files), then their files,
-so that no reuse of their work is stored after its files went (a crash in between leaves
-those files behind). Where tmpPath is outPath, a submission's temporary directory holds its
+so that no reuse of their work is stored after its files went. What files a batch leaves is
+written with its deletion (the registry's leftovers) and dropped once they are gone: a
+collector killed in between leaves them to the next, which deletes them first. Where tmpPath is outPath, a submission's temporary directory holds its
 results: it goes only as results do. Results deleted before their submission's records take the reuse
 records (extensions 15) that name their files along, dropped before the files go: a crash in
 between leaves files that no reuse record names (deleted by the next run). `steepy gc` runs
@@ -107,6 +108,11 @@ def collect_garbage(registry: Registry, settings: GcSettings, now: datetime | No
                                    settings.retention_results_ms))
     report.cutoff, report.results_cutoff = records, results
     files = _Files(registry, settings, report.counts, dry_run)
+    if records is not None and not dry_run:  # what a collector killed mid-batch left
+        left = registry.housekeeping.leftovers()
+        if left:
+            files.of_batch(left, records, results)
+            registry.housekeeping.forget_leftovers(old.id for old in left)
     after, size = 0, settings.batch
     while records is not None and (
             batch := registry.housekeeping.old_submissions(records, size, after)):
@@ -117,9 +123,11 @@ def collect_garbage(registry: Registry, settings: GcSettings, now: datetime | No
         # chains instead, or commits first and is seen below (its files are kept)
         # (read again as they are deleted: one retried since it was listed stays)
         deleted, gone = registry.housekeeping.delete_submissions([o.id for o in batch],
-                                                                 dry_run, records)
+                                                                 dry_run, records, batch)
         took = time.monotonic() - begun
         files.of_batch([old for old in batch if old.id in set(gone)], records, results)
+        if gone and not dry_run:
+            registry.housekeeping.forget_leftovers(gone)
         report.longest_transaction_s = max(report.longest_transaction_s, took)
         # a slow database (or a busy machine) gets smaller batches: writers wait less
         size = max(10, min(settings.batch, int(size * settings.transaction_s / max(took, 1e-3))))

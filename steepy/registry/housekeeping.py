@@ -5,17 +5,18 @@ transaction (`delete_submissions`), so engines that write meanwhile wait at most
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Iterable
 
-from sqlalchemy import Connection, delete, func, or_, select
+from sqlalchemy import Connection, delete, func, insert, or_, select
 
 from steepy.model.common import as_utc
 from steepy.model.submission import FINISHED_SUBMISSION
 from steepy.registry.connector import Connector
-from steepy.registry.tables import (attempts, cache_entries, events, log_chunks, process_chains, runs,
-                                    submissions)
+from steepy.registry.tables import (attempts, cache_entries, events, gc_leftovers, log_chunks,
+                                    process_chains, runs, submissions)
 
 _sc = submissions.c
 _pc = process_chains.c
@@ -86,15 +87,23 @@ class SqlHousekeeping:
         return found
 
     def delete_submissions(self, submission_ids: list[str], dry_run: bool = False,
-                           before: datetime | None = None) -> tuple[dict[str, int], list[str]]:
+                           before: datetime | None = None,
+                           leaving: Iterable[OldSubmission] = ()
+                           ) -> tuple[dict[str, int], list[str]]:
         """Delete submissions and everything stored of them, in one transaction; the number
         of rows per kind, and the submissions deleted. With `before', only those that, read
         again in this transaction, still finished before it (one retried since they were
-        listed is RUNNING: it stays). With `dry_run', only count them."""
+        listed is RUNNING: it stays). Those of `leaving' deleted are recorded as leftovers
+        (`leftovers'), whose files the caller deletes next. With `dry_run', only count them."""
         counts: dict[str, int] = {}
         with (self.db.read() if dry_run else self.db.write()) as conn:
             if before is not None:
                 submission_ids = _finished_before(conn, submission_ids, before, not dry_run)
+            deleted = set(submission_ids)
+            left = [{"submission_id": old.id, "files": _files_text(old)} for old in leaving
+                    if old.id in deleted]
+            if left and not dry_run:
+                conn.execute(insert(gc_leftovers), left)
             chain_ids = list(conn.execute(select(_pc.id).where(
                 _pc.submission_id.in_(submission_ids))).scalars())
             parts: list[tuple[str, Any, Any, list[str]]] = [
@@ -114,6 +123,21 @@ class SqlHousekeeping:
                                      else conn.execute(delete(table).where(where)).rowcount)
         return counts, submission_ids
 
+    def leftovers(self) -> list[OldSubmission]:
+        """Deleted submissions whose files may be left (`delete_submissions')."""
+        with self.db.read() as conn:
+            rows = conn.execute(select(gc_leftovers).order_by(
+                gc_leftovers.c.submission_id)).all()
+        return [_files_of(r.submission_id, r.files) for r in rows]
+
+    def forget_leftovers(self, submission_ids: Iterable[str]) -> None:
+        """Their files are gone (or kept, as the collector decided)."""
+        ids = sorted(set(submission_ids))
+        with self.db.write() as conn:
+            for start in range(0, len(ids), CHUNK):
+                conn.execute(delete(gc_leftovers).where(
+                    gc_leftovers.c.submission_id.in_(ids[start:start + CHUNK])))
+
     def finished_before(self, submission_ids: Iterable[str], before: datetime) -> set[str]:
         """Those of these submissions that finished before `before', read now (one retried
         meanwhile has not)."""
@@ -132,3 +156,14 @@ def _finished_before(conn: Connection, ids: list[str], before: datetime,
                                      _sc.end_time < before)
         found.update(conn.execute(query.with_for_update() if lock else query).scalars())
     return [i for i in ids if i in found]
+
+
+def _files_text(old: OldSubmission) -> str:
+    return json.dumps({"runs": old.runs, "reusedFrom": sorted(old.reused_from),
+                       "endTime": old.end_time.isoformat()})
+
+
+def _files_of(submission_id: str, text: str) -> OldSubmission:
+    files = json.loads(text)
+    return OldSubmission(submission_id, 0, as_utc(datetime.fromisoformat(files["endTime"])),
+                         [(c, int(n)) for c, n in files["runs"]], set(files["reusedFrom"]))

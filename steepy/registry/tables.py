@@ -269,5 +269,15 @@ database_identity = Table(
     Column("id", String(32), primary_key=True),
 )
 
+# what the garbage collector deleted the records of and has still to delete the files of
+# (migration 0019): written with the deletion, dropped once the files are gone, so a
+# collector killed in between leaves them to the next (`files': JSON, the submission's runs
+# for its log files, the submissions it reused and its end time)
+gc_leftovers = Table(
+    "gc_leftovers", metadata,
+    Column("submission_id", String(64), primary_key=True),
+    Column("files", Text, nullable=False),
+)
+
 # rows the migrations put in (0008): an empty database made from these tables gets them too
 SEEDED_ROWS = [(timers, [{"name": "garbageCollector"}])]

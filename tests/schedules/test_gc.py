@@ -262,3 +262,34 @@ def test_where_tmp_path_is_out_path_results_go_only_as_results_do(tmp_path) -> N
     report = collect_garbage(registry, GcSettings(retention_submissions_ms=day,
                                                   retention_results_ms=day, **one))
     assert report.counts["resultDirs"] == 1 and not (tmp_path / "tmp" / sid).exists()
+
+
+def test_what_a_collector_killed_between_records_and_files_left_goes_with_the_next(
+        tmp_path, monkeypatch) -> None:
+    """The records go first, then the files: a collector killed in between (here: its file
+    deletion fails as a kill would cut it) left the batch's directories and log files on disk
+    for ever, since no record named them any more."""
+    from steepy.engine import housekeeping
+
+    registry = open_registry(f"sqlite:///{tmp_path / 'steepy.db'}")
+    sid = _run(registry, tmp_path)
+    _age(registry, sid, 10)
+    chains = [c.chain.id for c in registry.views.list_chains(sid)[0]]
+    day = int(timedelta(days=1).total_seconds() * 1000)
+    settings = _gc(tmp_path, retention_submissions_ms=day, retention_results_ms=day)
+
+    def killed(self, *args) -> None:
+        raise KeyboardInterrupt  # (as the process ends there)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(housekeeping._Files, "of_batch", killed)
+        with pytest.raises(KeyboardInterrupt):
+            collect_garbage(registry, settings)
+    assert registry.views.get_submission(sid) is None
+    assert (tmp_path / "tmp" / sid).exists() and (tmp_path / "out" / sid).exists()
+    assert [o.id for o in registry.housekeeping.leftovers()] == [sid]
+    report = collect_garbage(registry, settings)
+    assert (report.counts["tmpDirs"], report.counts["resultDirs"]) == (1, 1)
+    assert report.counts["logFiles"] == len(chains) > 0
+    assert not (tmp_path / "tmp" / sid).exists() and not (tmp_path / "out" / sid).exists()
+    assert registry.housekeeping.leftovers() == []
