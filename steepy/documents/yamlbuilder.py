@@ -284,10 +284,7 @@ class Builder:
             self._problem(event, path, "a key must be a plain value, not a list or object")
             return None
         key = self._scalar(event)
-        if isinstance(key, str):
-            return key
-        # (`null: x' is `null', JSON's; a fraction keeps Python's text, as keys always had it)
-        return str(key) if isinstance(key, float) else scalar_text(key)
+        return key if isinstance(key, str) else scalar_text(key)  # (`null: x' is `null', JSON's)
 
     def _tag(self, event: yaml.Event) -> str:
         """The tag of the value `event' starts, resolved as a composer resolves it."""

@@ -20,7 +20,7 @@ from steepy.model.submission import Submission
 from steepy.registry.interfaces import Leases
 from steepy.registry.offload import call
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("steepy.engine.engine")  # (said as the engine's, as before)
 
 
 class Intake:

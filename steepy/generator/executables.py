@@ -15,7 +15,7 @@ from typing import Any
 
 from steepy.generator.nodes import ExecNode, GeneratorError
 from steepy.model import Argument, ArgumentVariable, Executable, Service, ServiceParameter
-from steepy.model.common import scalar_text
+from steepy.model.common import argument_text
 from steepy.model.inheritance import executable_policy
 from steepy.model.policies import RetryPolicy
 from steepy.model.processchain import DATA_TYPE_DIRECTORY
@@ -111,12 +111,12 @@ class ExecutableBuilder:
             if param.data_type == DATA_TYPE_DIRECTORY and from_results:
                 value = common_directory(flatten(value))
             for item in flatten(value):
-                args.append(Argument(param.id, ArgumentVariable(inp.var, scalar_text(item)),
+                args.append(Argument(param.id, ArgumentVariable(inp.var, argument_text(item)),
                                      INPUT, param.label, param.data_type, from_results))
         card = param.cardinality
         if not args and param.default is not None and card.min == 1 and card.max == 1:
             # not given, or given an empty list: the default, as in Steep
-            var = ArgumentVariable(self.next_id(), scalar_text(param.default))
+            var = ArgumentVariable(self.next_id(), argument_text(param.default))
             return [Argument(param.id, var, INPUT, param.label, param.data_type)]
         return args
 

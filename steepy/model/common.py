@@ -21,8 +21,7 @@ from steepy.model.timeouts import TimeoutKind
 
 
 def scalar_text(value: Any) -> str:
-    """A value as Steep writes it into a string field: booleans lower-case, numbers as text
-    (a fraction as Java's Double.toString: Steep's `toString()' of what Jackson read),
+    """A value as Steep writes it into a string field: booleans lower-case, numbers as text,
     objects and lists as compact JSON, null as `null' (Python's `None' is no word of a
     workflow's)."""
     if value is None:
@@ -33,9 +32,13 @@ def scalar_text(value: Any) -> str:
         return value
     if isinstance(value, (dict, list)):
         return json.dumps(value, separators=(",", ":"))
-    if isinstance(value, float):
-        return java_double(value)
     return str(value)
+
+
+def argument_text(value: Any) -> str:
+    """A workflow's value as a tool's argument: Steep's `toString()' of what Jackson read,
+    so a fraction as Java's Double.toString writes it (`scalar_text' else)."""
+    return java_double(value) if isinstance(value, float) else scalar_text(value)
 
 
 def java_double(value: float) -> str:

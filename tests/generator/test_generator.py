@@ -467,7 +467,10 @@ def test_numbers_become_arguments_as_steep_writes_them() -> None:
     (`0.0001', `20000000.0', `{"a": 1}') made other arguments than Steep's."""
     tool = service("tool", param("x", "input", "1..n"), param("d", "input", default=1e-5),
                    runtimeArgs=[{"id": "env", "name": "env", "description": "e",
-                                 "value": [{"name": "A", "value": "1"}]}])
+                                 "value": [{"name": "A", "value": "1"}]},
+                                {"id": "cpus", "name": "cpus", "description": "c",
+                                 "value": 0.0001}],
+                   environment={"RATE": 0.0001})
     workflow = {"api": "4.7.0", "vars": [{"id": "x", "value": [0.0001, 2e7, 1.0, 0.5, 3]}],
                 "actions": [{"id": "t", "type": "execute", "service": "tool",
                              "inputs": [{"id": "x", "var": "x"}]}]}
@@ -475,4 +478,7 @@ def test_numbers_become_arguments_as_steep_writes_them() -> None:
     [exe] = chain.executables
     assert [a.variable.value for a in exe.arguments] == ["1.0E-4", "2.0E7", "1.0", "0.5", "3",
                                                          "1.0E-5"]
-    assert [a.variable.value for a in exe.runtime_args] == ['[{"name":"A","value":"1"}]']
+    # a runtime argument and the environment are strings in Steep: their text as written
+    assert [a.variable.value for a in exe.runtime_args] == ['[{"name":"A","value":"1"}]',
+                                                            "0.0001"]
+    assert exe.environment == {"RATE": "0.0001"}

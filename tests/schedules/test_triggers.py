@@ -81,3 +81,19 @@ def test_a_long_downtime_counts_a_bounded_number_and_finds_the_last_skipped() ->
     assert missed.skipped == 1000 and missed.first_skipped == due
     assert missed.last_skipped == datetime(2026, 11, 28, 19, 59, tzinfo=timezone.utc)
     assert missed.fire_at == datetime(2026, 11, 28, 20, 0, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize("line,last", [
+    ("* * * 1-6 *", datetime(2025, 6, 30, 23, 59, tzinfo=timezone.utc)),  # half a year
+    ("* * * 1 *", datetime(2025, 1, 31, 23, 59, tzinfo=timezone.utc)),
+    ("*/7 2-4 * * *", datetime(2025, 12, 19, 4, 56, tzinfo=timezone.utc)),
+])
+def test_the_last_skipped_time_is_found_without_a_walk(line: str, last: datetime) -> None:
+    """The last skipped time of a line that fires only part of the year was found by walking
+    minute by minute from the first span that held one: months of them."""
+    start = datetime(2024, 1, 1, tzinfo=timezone.utc)
+    trigger = parse_trigger(line, None, "UTC", start).build()
+    due = trigger.get_next_fire_time(None, start)
+    now = datetime(2025, 12, 20, tzinfo=timezone.utc)
+    missed = fire_times(trigger, due, now, timedelta(minutes=1), cap=100)
+    assert (missed.skipped, missed.last_skipped) == (100, last)
