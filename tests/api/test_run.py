@@ -244,13 +244,10 @@ def test_the_log_of_a_run_that_printed_nothing_is_empty(scratch) -> None:
 
 
 def _open_files(name: str) -> list[str]:
-    found = []
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            found.append(os.readlink(f"/proc/self/fd/{fd}"))
-        except OSError:
-            pass
-    return [f for f in found if os.path.basename(f).startswith(name)]
+    import psutil
+
+    return [f.path for f in psutil.Process().open_files()
+            if os.path.basename(f.path).startswith(name)]
 
 
 def test_a_submission_let_go_closes_its_database(scratch) -> None:
