@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from steepy.model.processchain import Executable
 
 __all__ = ["Withheld", "attempt_environment", "engine_environment", "environment",
-           "is_engine_setting"]
+           "is_engine_setting", "kept_secrets", "variables"]
 
 # the variables that configure steepy (steepy.config.located.ENV_PREFIXES, not imported here:
 # that module needs pydantic and builds the defaults, which an agent need not load)
