@@ -76,6 +76,17 @@ def paged(q: Query, size: int | None, offset: int, params: dict[str, Any]) -> st
     return " LIMIT -1 OFFSET :offset" if q.dialect == "sqlite" else " OFFSET :offset"
 
 
+def page(q: Query, table: str, columns: str, where: str, params: dict[str, Any],
+         size: int | None, offset: int, order: str = "DESC", times: Sequence[str] = (),
+         flags: Sequence[str] = ()) -> tuple[list[Any], int]:
+    """A page of `table''s rows (`columns') that `where' takes, in insertion order (`seq',
+    newest first unless `order' is ASC), and how many it takes (for paging headers)."""
+    total = q.rows(f"SELECT count(*) AS n FROM {table}{where}", params)[0].n
+    rows = q.rows(f"SELECT {columns} FROM {table}{where} ORDER BY seq {order}"
+                  + paged(q, size, offset, params), params, times, flags)
+    return rows, int(total or 0)
+
+
 def json_field(q: Query, column: str, key: str) -> str:
     """The value at `key' of a JSON text column, read by the database."""
     if q.dialect == "postgresql":
@@ -137,11 +148,9 @@ class TextReads:
         params: dict[str, Any] = {}
         where = _where(None, status, params)
         with self.db.reading() as q:
-            total = q.rows(f"SELECT count(*) AS n FROM submissions{where}", params)[0].n
-            rows = q.rows(f"SELECT {SUBMISSION} FROM submissions{where} ORDER BY seq DESC"
-                          + paged(q, size, offset, params), params, SUBMISSION_TIMES,
-                          ("resume",))
-        return [submission_record(r) for r in rows], int(total or 0)
+            rows, total = page(q, "submissions", SUBMISSION, where, params, size, offset,
+                               times=SUBMISSION_TIMES, flags=("resume",))
+        return [submission_record(r) for r in rows], total
 
     def submission_status(self, submission_id: str) -> str | None:
         with self.db.reading() as q:
@@ -155,12 +164,11 @@ class TextReads:
         params: dict[str, Any] = {}
         where = _where(None, status, params)
         with self.db.reading() as q:
-            total = q.rows(f"SELECT count(*) AS n FROM submissions{where}", params)[0].n
-            rows = q.rows("SELECT id, name, priority, status, required_capabilities, start_time, "
-                          f"end_time FROM submissions{where} ORDER BY seq DESC"
-                          + paged(q, size, offset, params), params, SUBMISSION_TIMES)
+            rows, total = page(q, "submissions", "id, name, priority, status, "
+                               "required_capabilities, start_time, end_time", where, params,
+                               size, offset, times=SUBMISSION_TIMES)
             counts = count_chains(q, [r.id for r in rows])
-        return [documents.submission(r, counts[r.id], full=False) for r in rows], int(total or 0)
+        return [documents.submission(r, counts[r.id], full=False) for r in rows], total
 
     def submission(self, submission_id: str, with_workflow: bool = True) -> dict | None:
         columns = SUBMISSION if with_workflow else SUBMISSION_HEAD
@@ -194,12 +202,10 @@ class TextReads:
                     oldest_first: bool = False) -> tuple[list[ChainRecord], int]:
         params: dict[str, Any] = {}
         where = _where(submission_id, status, params)
-        order = "ASC" if oldest_first else "DESC"
         with self.db.reading() as q:
-            total = q.rows(f"SELECT count(*) AS n FROM process_chains{where}", params)[0].n
-            rows = q.rows(f"SELECT {CHAIN} FROM process_chains{where} ORDER BY seq {order}"
-                          + paged(q, size, offset, params), params, ("next_run_at",))
-        return [chain_record(r) for r in rows], int(total or 0)
+            rows, total = page(q, "process_chains", CHAIN, where, params, size, offset,
+                               "ASC" if oldest_first else "DESC", ("next_run_at",))
+        return [chain_record(r) for r in rows], total
 
     def chains_after(self, submission_id: str, after_seq: int, size: int) -> list[ChainRecord]:
         """The submission's next `size` chains after `after_seq`, oldest first: a keyset
@@ -218,14 +224,13 @@ class TextReads:
         params: dict[str, Any] = {}
         where = _where(submission_id, status, params)
         with self.db.reading() as q:
-            total = q.rows(f"SELECT count(*) AS n FROM process_chains{where}", params)[0].n
             # (a chain's `retries' read by the database: a listing never parses executables)
-            rows = q.rows("SELECT id, submission_id, status, priority, required_capabilities, "
-                          f"waiting, progress, {json_field(q, 'chain', 'retries')} AS retries "
-                          f"FROM process_chains{where} ORDER BY seq DESC"
-                          + paged(q, size, offset, params), params)
+            rows, total = page(q, "process_chains", "id, submission_id, status, priority, "
+                               "required_capabilities, waiting, progress, "
+                               f"{json_field(q, 'chain', 'retries')} AS retries", where,
+                               params, size, offset)
             latest = latest_runs(q, [r.id for r in rows])
-        return [documents.chain_summary(r, latest.get(r.id)) for r in rows], int(total or 0)
+        return [documents.chain_summary(r, latest.get(r.id)) for r in rows], total
 
     def runs(self, chain_id: str) -> list[RunRecord]:
         return self._runs("chain_id = :id", {"id": chain_id})
