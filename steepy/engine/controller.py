@@ -24,7 +24,7 @@ from steepy.model.stopping import stopped_at, without_marker
 from steepy.model.submission import (ProcessChainStatus as CS, Submission,
                                      SubmissionStatus as SS)
 from steepy.registry import ChainRecord, SubmissionStore, TakenOver
-from steepy.registry.interfaces import RoundView, RoundWrite
+from steepy.registry.writes import RoundView, RoundWrite
 from steepy.registry.offload import call
 from steepy.registry.outage import outlasting
 from steepy.model.clock import SYSTEM, Clock

@@ -22,7 +22,7 @@ from typing import Awaitable, Callable
 from steepy.registry import ChainQueue, ClaimFor, RunEnd
 from steepy.model.attempt import AttemptRecord
 from steepy.model.clock import SYSTEM, Clock
-from steepy.registry.interfaces import AttemptWrite, Claimed
+from steepy.registry.writes import AttemptWrite, Claimed
 from steepy.registry.offload import persist
 from steepy.registry.failures import describe, is_database_failure
 

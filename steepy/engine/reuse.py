@@ -23,7 +23,8 @@ from steepy.model.service import Service
 from steepy.model.stopping import stopped_at
 from steepy.model.submission import ProcessChainStatus as CS
 from steepy.registry.cache import CacheWrite, Entry, Pending, Reused
-from steepy.registry.interfaces import Cache, RoundView, RoundWrite
+from steepy.registry.interfaces import Cache
+from steepy.registry.writes import RoundView, RoundWrite
 from steepy.registry.records import ChainRecord
 
 

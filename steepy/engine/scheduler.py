@@ -25,7 +25,7 @@ from steepy.engine.offers import Offered
 from steepy.engine.groupcommit import GroupCommit
 from steepy.engine.reports import Reports
 from steepy.registry import ChainQueue, ChainRecord, ClaimFor, RunEnd
-from steepy.registry.interfaces import Claimed
+from steepy.registry.writes import Claimed
 from steepy.registry.offload import call, persist
 from steepy.registry.outage import database_failure_said, in_rounds
 

@@ -23,9 +23,10 @@ if TYPE_CHECKING:
     from steepy.model.clock import Clock
 
     from steepy.events.webhooks import Subscriber
-    from steepy.registry.interfaces import (Cache, ChainQueue, ClaimFor, Housekeeping, Leases,
-                                            LogStore, Outbox, ReadViews, Requests, RunEnd,
-                                            Schedules, Search, SubmissionStore)
+    from steepy.registry.interfaces import (Cache, ChainQueue, Housekeeping, Leases, LogStore,
+                                            Outbox, ReadViews, Requests, Schedules, Search,
+                                            SubmissionStore)
+    from steepy.registry.writes import ClaimFor, RunEnd
     from steepy.registry.records import ChainRecord, RunRecord
 
 # a part of the registry -> the module and class that implement it

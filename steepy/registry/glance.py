@@ -25,7 +25,7 @@ from steepy.registry.together import read_together
 
 if TYPE_CHECKING:
     from steepy.registry import Registry
-    from steepy.registry.interfaces import ClaimFor
+    from steepy.registry.writes import ClaimFor
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""What each user of the registry may ask of it: one small interface per audience.
+"""What each user of the registry may ask of it: one small interface per audience (what
+crosses them besides records is in writes.py).
 
 - `ChainQueue`: the scheduler takes chains to run and hands back their outcome.
 - `SubmissionStore`: a submission's controller stores the chains it generates and ends the
@@ -22,7 +23,6 @@ methods block: asynchronous code calls them through `steepy.registry.offload`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Iterable, Protocol, Sequence
 
@@ -30,92 +30,14 @@ from apscheduler.triggers.base import BaseTrigger
 
 from steepy.events import Event
 from steepy.model.attempt import AttemptRecord
-from steepy.model.processchain import ProcessChain
 from steepy.model.schedule import Schedule
 from steepy.model.submission import ProcessChainStatus, Submission, SubmissionStatus
-from steepy.registry.cache import CacheWrite, Entry
+from steepy.registry.cache import Entry
 from steepy.registry.housekeeping import OldSubmission
 from steepy.registry.records import ChainRecord, Delivery, RunRecord
+from steepy.registry.writes import (AttemptWrite, Claimed, ClaimFor, RoundView, RoundWrite,
+                                   RunEnd)
 from steepy.search import Query, SearchResult, Type
-
-Claimed = tuple[ChainRecord, int]  # a chain now RUNNING, and the number of its new run
-
-
-@dataclass
-class RunEnd:
-    """How a run ended, to be recorded: the run's status, the chain's next status (and when a
-    PAUSED chain is due again), its results, the attempts. `requeued' says why a chain-level
-    re-queue took the run back (extensions 11); `submission_id', the chain's, when known."""
-
-    chain_id: str
-    run_number: int
-    run_status: str
-    chain_status: ProcessChainStatus
-    results: dict | None = None
-    error_message: str | None = None
-    attempts: Sequence[AttemptRecord] = field(default_factory=list)
-    auto_resume_after: datetime | None = None
-    requeued: str | None = None
-    submission_id: str | None = None
-
-
-@dataclass(frozen=True)
-class AttemptWrite:
-    """An attempt's row as it is now, to be stored (new or again): the chain, the run and
-    `AttemptRecord.to_row()` taken when the write was asked for."""
-
-    chain_id: str
-    run_number: int
-    row: dict
-
-    @classmethod
-    def of(cls, chain_id: str, run_number: int, record: AttemptRecord) -> "AttemptWrite":
-        return cls(chain_id, run_number, record.to_row())
-
-
-@dataclass(frozen=True)
-class RoundWrite:
-    """What a controller's round learnt, to be stored: the finished chains it fed to the
-    generator in round `round_number`, the new chains that produced, and (when `save_state`,
-    always with new chains) the generator state after the round. With `owner`, it is stored
-    only while the submission is that engine's (else `TakenOver`)."""
-
-    round_number: int
-    fed: Sequence[str] = ()
-    chains: Sequence[ProcessChain] = ()
-    save_state: bool = False
-    state: dict | None = None
-    skipped: Sequence[tuple[str, str]] = ()  # (action id, why): events, stored with the state
-    cache: CacheWrite | None = None  # reusable work (extensions 15), stored with the chains
-    owner: str | None = None  # the engine that drives the submission
-
-
-@dataclass(frozen=True)
-class RoundView:
-    """What a controller's round reads: the finished chains whose outcome it has not fed yet
-    (oldest first), whether a cancel was requested, the submission's priority, and whether a
-    chain of it is still to run or running."""
-
-    finished: list[ChainRecord]
-    cancel_requested: bool
-    priority: int | None
-    active: bool
-
-    @property
-    def settled(self) -> bool:
-        """Nothing is left to run nor to feed: the submission can end."""
-        return not self.active and not self.finished
-
-
-@dataclass(frozen=True)
-class ClaimFor:
-    """An agent that wants a chain: it offers these capabilities; with `only', it takes
-    chains of those submissions only (`steepy run': its own and those it resumed)."""
-
-    agent_id: str
-    capabilities: frozenset[str] = frozenset()
-    only: frozenset[str] | None = None
-
 
 class ChainQueue(Protocol):
     def record(self, ends: Sequence[RunEnd], claims: Sequence[ClaimFor],

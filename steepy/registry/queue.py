@@ -17,7 +17,7 @@ from steepy.model.processchain import ProcessChain
 from steepy.model.submission import ProcessChainStatus
 from steepy.registry.connector import Connector
 from steepy.registry.hotpath import CLAIM_WINDOW, HotPath
-from steepy.registry.interfaces import AttemptWrite, Claimed, ClaimFor, RunEnd
+from steepy.registry.writes import AttemptWrite, Claimed, ClaimFor, RunEnd
 from steepy.registry.records import (CS, ChainRecord, add_event, add_events, event_row, load,
                                      utcnow)
 from steepy.registry.attempts import close_cut_attempts, cut_history

@@ -30,7 +30,7 @@ from steepy.registry.tables import process_chains, submissions
 from steepy.registry.ownership import TakenOver, owned_by
 
 if TYPE_CHECKING:
-    from steepy.registry.interfaces import RoundView, RoundWrite
+    from steepy.registry.writes import RoundView, RoundWrite
 
 _pc = process_chains.c
 
@@ -65,7 +65,7 @@ class SqlSubmissionStore:
                          after_round: int | None = None) -> RoundView:
         """Store what a controller's last round learnt, then read what its next one needs,
         in one transaction (a read-only one when there is nothing to store)."""
-        from steepy.registry.interfaces import RoundView
+        from steepy.registry.writes import RoundView
 
         storing = write is not None and bool(write.fed or write.chains or write.save_state)
         with (self.db.write() if storing else self.db.read()) as conn:

@@ -14,7 +14,7 @@ from steepy.engine.engine import Engine
 from steepy.model import ProcessChain, Submission, Workflow
 from steepy.model.submission import ProcessChainStatus as CS
 from steepy.registry import Registry, open_registry
-from steepy.registry.interfaces import RoundWrite
+from steepy.registry.writes import RoundWrite
 from tests.engine.test_engine import MACROS, SERVICES, _example, _settings, _submit
 
 

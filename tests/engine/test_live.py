@@ -58,7 +58,7 @@ def test_view_shows_counts_running_chains_and_pending_retries(tmp_path) -> None:
 
 def test_view_counts_the_chains_that_reused_earlier_work(tmp_path) -> None:
     from steepy.registry.cache import CacheWrite, Reused
-    from steepy.registry.interfaces import RoundWrite
+    from steepy.registry.writes import RoundWrite
 
     from tests.registry.earlier import earlier_work
 

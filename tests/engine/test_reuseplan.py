@@ -15,7 +15,7 @@ from steepy.model.processchain import Argument, ArgumentVariable, Executable, Pr
 from steepy.model.service import Service
 from steepy.registry import Registry, open_registry
 from steepy.registry.cache import CacheWrite
-from steepy.registry.interfaces import RoundWrite
+from steepy.registry.writes import RoundWrite
 
 SERVICE = Service.from_json({"id": "cp", "name": "Copy", "description": "copies", "path": "cp",
                              "runtime": "other", "parameters": []})

@@ -13,7 +13,7 @@ from steepy.model import Submission
 from steepy.model.stopping import stop_marker
 from steepy.model.submission import ProcessChainStatus as CS
 from steepy.registry import Registry, open_registry
-from steepy.registry.interfaces import RoundWrite
+from steepy.registry.writes import RoundWrite
 from tests.engine.test_stopping import SH
 
 WORKFLOW = """

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from steepy.model.processchain import ProcessChain
 from steepy.registry import Registry
-from steepy.registry.interfaces import RoundWrite
+from steepy.registry.writes import RoundWrite
 
 
 def store_chains(registry: Registry, submission_id: str, chains: Iterable[ProcessChain],

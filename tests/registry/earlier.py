@@ -8,7 +8,7 @@ from steepy.model import ProcessChain, Submission, Workflow
 from steepy.model.submission import ProcessChainStatus as CS
 from steepy.registry import Registry
 from steepy.registry.cache import CacheWrite, Pending
-from steepy.registry.interfaces import RoundWrite
+from steepy.registry.writes import RoundWrite
 
 
 def earlier_work(registry: Registry, submission_id: str, chain_id: str) -> None:

@@ -11,7 +11,7 @@ from steepy.model import ProcessChain, Submission, Workflow
 from steepy.model.submission import ProcessChainStatus as CS
 from steepy.registry import Registry, open_registry
 from steepy.registry.cache import CacheWrite, Pending, Reused
-from steepy.registry.interfaces import RoundWrite
+from steepy.registry.writes import RoundWrite
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ import steepy.registry.submissions as store
 from steepy.model import ProcessChain, Submission, Workflow
 from steepy.model.submission import ProcessChainStatus as CS
 from steepy.registry import open_registry
-from steepy.registry.interfaces import RoundWrite
+from steepy.registry.writes import RoundWrite
 
 
 @pytest.mark.parametrize("between", ["_has_active", "_unfed"])

@@ -15,7 +15,7 @@ from steepy.model import ProcessChain, Submission, Workflow
 from steepy.model.submission import ProcessChainStatus as CS
 from steepy.model.submission import SubmissionStatus as SS
 from steepy.registry import Registry, TakenOver, open_registry
-from steepy.registry.interfaces import RoundWrite, RunEnd
+from steepy.registry.writes import RoundWrite, RunEnd
 from tests.registry.chains import store_chains
 
 

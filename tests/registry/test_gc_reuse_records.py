@@ -21,7 +21,7 @@ from steepy.model import ProcessChain, Submission, Workflow
 from steepy.model.common import utcnow
 from steepy.registry import Registry, open_registry
 from steepy.registry.cache import CacheWrite, Pending, Reused
-from steepy.registry.interfaces import RoundWrite
+from steepy.registry.writes import RoundWrite
 from steepy.registry.tables import cache_entries, submissions
 
 DAY_MS = 86400_000

@@ -12,7 +12,7 @@ from steepy.generator import ProcessChainGenerator
 from steepy.model import Submission
 from steepy.model.attempt import RUNNING, AttemptRecord
 from steepy.registry import Registry, open_registry
-from steepy.registry.interfaces import RoundWrite
+from steepy.registry.writes import RoundWrite
 from steepy.registry.recoveries import Recoveries
 from tests.engine.test_stopping import SH
 

@@ -14,7 +14,7 @@ from steepy.model.attempt import AttemptRecord
 from steepy.model import ProcessChain, Submission, Workflow
 from steepy.model.submission import ProcessChainStatus as CS, SubmissionStatus as SS
 from steepy.registry import ClaimFor, Registry, RunEnd, open_registry
-from steepy.registry.interfaces import RoundWrite
+from steepy.registry.writes import RoundWrite
 from steepy.registry.records import utcnow
 from tests.conftest import conformance_params
 from tests.registry.chains import store_chains
@@ -228,7 +228,7 @@ def test_a_failing_end_and_claim_store_nothing_and_leave_no_cursor_open(
     the database refuses (its chain is gone) rolls all of it back, and the cursors the
     transaction opened are closed (also the one that reads which runs are open)."""
     from steepy.registry.hotpath import HotPath
-    from steepy.registry.interfaces import AttemptWrite
+    from steepy.registry.writes import AttemptWrite
 
     _submission(registry, "s")
     store_chains(registry, "s", [_chain("a"), _chain("c")], None)

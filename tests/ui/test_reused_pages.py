@@ -19,7 +19,7 @@ from steepy.model.processchain import Executable
 from steepy.model.submission import ProcessChainStatus as CS
 from steepy.registry import open_registry
 from steepy.registry.cache import CacheWrite, Reused
-from steepy.registry.interfaces import RoundWrite
+from steepy.registry.writes import RoundWrite
 from tests.registry.earlier import earlier_work
 from tests.ui.test_site import HTML
 
