@@ -61,6 +61,19 @@ def test_events_are_live_and_cancel_stops_the_work(client) -> None:
     assert chain.status == "CANCELLED" and chain.logs() == "start world\n"
 
 
+def test_a_running_chain_is_cancelled_alone_and_a_finished_one_refused(client) -> None:
+    submission = client.submit(WORKFLOW, vars={"script": SLEEPY})
+    for event in submission.events():
+        if event.kind == "chain.started":
+            break
+    [chain] = submission.chains()
+    assert chain.cancel() == "RUNNING"  # the status it had
+    assert submission.wait(timeout=30) == "CANCELLED"
+    assert chain.refresh().status == "CANCELLED"
+    with pytest.raises(steepy.Refused, match="has already finished"):
+        chain.cancel()
+
+
 def test_a_failure_and_a_retry(client) -> None:
     failed = client.submit("greet.yaml", vars={"script": "echo no; exit 2"})
     assert failed.wait(timeout=30) == "ERROR"
