@@ -25,25 +25,27 @@ __all__ = ["engine_secrets", "redacted"]
 _SECRET_NAME = re.compile(r"TOKEN|PASSWORD|PASSWD|SECRET|KEY|URL|CREDENTIAL")
 _MIN_SECRET = 4  # shorter values are no secrets and would spoil every message
 
-# (the environment's decoded copy, the withheld, the opened URLs) -> the secrets, longest first
-_memo: tuple[object, Withheld, frozenset[str], list[str]] | None = None
+# withheld -> (the environment's decoded copy, the secrets it names, the secrets, longest
+# first): an agent's and the engine's own (`Withheld()', lastfailure.py) are asked in turns
+_memo: dict[Withheld, tuple[object, frozenset[str], list[str]]] = {}
 
 
 def engine_secrets(withheld: Withheld = Withheld()) -> list[str]:
     """The secret values the engine knows (those of `withheld', the agent's
     `config.withheld', and the others above), longest first: a URL before the password in
     it. Kept while the environment, `withheld' and the databases opened stay the same."""
-    global _memo
     full, opened = variables(), kept_secrets(withheld)
-    memo = _memo
-    if memo is not None and memo[0] is full and memo[1] == withheld and memo[2] == opened:
-        return memo[3]
+    memo = _memo.get(withheld)
+    if memo is not None and memo[0] is full and memo[1] == opened:
+        return memo[2]
     found = set(opened)
     for name, value in full.items():
         if is_engine_setting(name) and _SECRET_NAME.search(name.upper()):
             found |= {value, *url_secrets(value)}
     secrets = sorted((v for v in found if len(v) >= _MIN_SECRET), key=len, reverse=True)
-    _memo = (full, withheld, opened, secrets)
+    if len(_memo) >= 8:  # (a process has one or two)
+        _memo.clear()
+    _memo[withheld] = (full, opened, secrets)
     return secrets
 
 
