@@ -38,15 +38,16 @@ def run(workflow: Workflow, *, services: Paths = None, macros: Paths = None,
         vars: Mapping[str, Any] | None = None, db: str | os.PathLike | None = None,
         agents: int | None = None, resume: bool | None = None) -> Submission:
     """Check `workflow` (a path, YAML or JSON text, or a dict; `vars` sets the values of its
-    variables that have a default value, by id), store it in the database `db` (a URL or an SQLite file's path;
-    default: steepy.yaml's `db.url`, else .steepy/steepy.db) and run it to its end here, with
-    `agents` chains at once (None or 0: `agent.instances`, else one per core). Returns the
-    finished submission, whatever its status; it keeps the database open to read it again
-    while it (or a chain of it) is referenced. InputError (nothing stored) for bad input, or a database in
-    memory; DatabaseUnavailable for a database that cannot be used before the engine
-    starts; EngineFailed when the engine stopped by itself. Whatever is raised while it
-    runs, the engine is stopped (and waited for) first. `resume` reuses the work of earlier
-    submissions (default: the configuration's `cache.enabled`)."""
+    variables that have a default value, by id), store it in the database `db` (a URL or an
+    SQLite file's path; default: steepy.yaml's `db.url`, else .steepy/steepy.db) and run it
+    to its end here, with `agents` chains at once (None or 0: `agent.instances`, else one
+    per core). Returns the finished submission, whatever its status; it keeps the database
+    open to read it again while it (or a chain of it) is referenced. InputError (nothing
+    stored) for bad input, or a database in memory; DatabaseUnavailable for a database that
+    cannot be used before the engine starts; EngineFailed when the engine stopped by itself.
+    Whatever is raised while it runs, the engine is stopped (and waited for) first. `resume`
+    reuses the work of earlier submissions (default: the configuration's
+    `cache.enabled`)."""
     setup = LocalSetup(services, macros)
     settings = setup.engine_settings(agents_number(agents))  # the configuration first
     document = workflow_document(workflow)

@@ -8,11 +8,12 @@ takes longer than `transaction_s`): the batch's rows first, each submission read
 is deleted (one retried since it was listed stays, and so do its files), then their files,
 so that no reuse of their work is stored after its files went. What files a batch leaves is
 written with its deletion (the registry's leftovers) and dropped once they are gone: a
-collector killed in between leaves them to the next, which deletes them first. Where tmpPath is outPath, a submission's temporary directory holds its
-results: it goes only as results do. Results deleted before their submission's records take the reuse
-records (extensions 15) that name their files along, dropped before the files go: a crash in
-between leaves files that no reuse record names (deleted by the next run). `steepy gc` runs
-it once; engines run it on `garbageCollector.cron`."""
+collector killed in between leaves them to the next, which deletes them first. Where tmpPath
+is outPath, a submission's temporary directory holds its results: it goes only as results
+do. Results deleted before their submission's records take the reuse records (extensions 15)
+that name their files along, dropped before the files go: a crash in between leaves files
+that no reuse record names (deleted by the next run). `steepy gc` runs it once; engines run
+it on `garbageCollector.cron`."""
 
 from __future__ import annotations
 

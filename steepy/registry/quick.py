@@ -1,10 +1,10 @@
-"""The registry of a command that reads an SQLite file once (`list', `show', `status',
-`logs', `events'), over Python's own sqlite3: issue 31, such a command starts in a tenth of a
+"""The registry of a command that reads an SQLite file once (`list', `show', `status', `logs',
+`events'), over Python's own sqlite3: issue 31, such a command starts in a tenth of a
 second, where importing SQLAlchemy alone takes a fifth. (`wait' and `logs -f' read on: they
-open the registry as the engines do, which notice the file deleted or put back.) `quick_registry' opens one
-when it can, or says None: the caller then opens the registry as ever (a missing, new or
-older database, a URL read here as no plain file, a file SQLite refuses), so every problem
-is reported as before."""
+open the registry as the engines do, which notice the file deleted or put back.)
+`quick_registry' opens one when it can, or says None: the caller then opens the registry as
+ever (a missing, new or older database, a URL read here as no plain file, a file SQLite
+refuses), so every problem is reported as before."""
 
 from __future__ import annotations
 

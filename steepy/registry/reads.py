@@ -17,7 +17,8 @@ from steepy.model.attempt import AttemptRecord
 from steepy.model.common import as_utc, utcnow
 from steepy.model.submission import FINISHED_SUBMISSION, Submission
 from steepy.registry import documents
-from steepy.registry.records import ChainRecord, RunRecord, chain_record, run_record, submission_record
+from steepy.registry.records import (ChainRecord, RunRecord, chain_record, run_record,
+                                     submission_record)
 
 if TYPE_CHECKING:  # (asyncio, which the clock's module imports, costs 0.02 s a start)
     from steepy.model.clock import Clock
