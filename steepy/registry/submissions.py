@@ -104,9 +104,10 @@ class SqlSubmissionStore:
         where = [_pc.submission_id == submission_id, _pc.status == CS.SUCCESS]
         if mentioning:  # as it is written in the stored JSON
             where.append(_pc.results.contains(dump(mentioning)[1:-1], autoescape=True))
-        with self.db.read() as conn:
-            rows = conn.execute(select(_pc.results).where(*where).order_by(_pc.seq)).all()
-        return [load(r.results) or {} for r in rows]
+        with self.db.read() as conn:  # (sorted here: ORDER BY would lead SQLite to walk
+            # the successful chains of every submission ever kept, ix_chains_status_seq)
+            rows = conn.execute(select(_pc.seq, _pc.results).where(*where)).all()
+        return [load(r.results) or {} for r in sorted(rows, key=lambda r: r.seq)]
 
     def finish_submission(self, submission_id: str, status: SubmissionStatus,
                           error_message: str | None = None, results: dict | None = None,

@@ -123,3 +123,36 @@ def test_successful_results_mentioning_a_path_reads_only_those_chains(
     assert everything == list(results.values())
     assert registry.submissions.successful_results(sid, '/out/100%_"') == [results["b"]]
     assert registry.submissions.successful_results(sid, "/out/1000") == []
+
+
+def test_the_results_at_a_submissions_end_read_only_its_own_chains(registry: Registry) -> None:
+    """The end of a submission reads its successful chains through its own index, not the
+    successful chains of every submission kept (ORDER BY seq led SQLite to the status index:
+    0.19 s at the end of a 10,000-chain rerun with ten earlier ones kept, and growing)."""
+    from datetime import datetime, timezone
+
+    from sqlalchemy import event
+
+    from steepy.registry.tables import process_chains
+
+    sid = _submission(registry)
+    registry.requests.add_submission(Submission(id="old", workflow=Workflow(name="old")))
+    with registry.db.engine.begin() as conn:  # its 2,000 successful chains
+        conn.execute(process_chains.insert(), [
+            {"id": f"old-{i}", "submission_id": "old", "status": "SUCCESS", "priority": 0,
+             "chain": "{}", "results": "{}", "created_time": datetime.now(timezone.utc)}
+            for i in range(2000)])
+    seen: list[tuple[str, object]] = []
+    event.listen(registry.db.engine, "before_cursor_execute",
+                 lambda conn, cursor, statement, params, context, many:
+                 seen.append((statement, params)))
+    assert registry.submissions.successful_results(sid, "/out") == []
+    [(statement, params)] = [(s, p) for s, p in seen if "results" in s]
+    postgres = registry.db.engine.dialect.name == "postgresql"
+    with registry.db.engine.connect() as conn:
+        raw = conn.connection.driver_connection
+        plan = " ".join(str(row[-1]) for row in raw.execute(
+            ("EXPLAIN " if postgres else "EXPLAIN QUERY PLAN ") + statement, params))
+    assert "ix_chains_status_seq" not in plan, plan
+    if not postgres:  # (PostgreSQL's planner goes by its statistics: any index may serve)
+        assert "ix_chains_submission" in plan, plan
