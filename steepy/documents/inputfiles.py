@@ -13,6 +13,7 @@ at the place of its value (`file:line:column`), and so is an empty one. A number
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +56,9 @@ class _Resolver:
         self.places: list[tuple[Variable, tuple]] = []  # where each is read, document order
         self.loops: list[ForEachAction] = []  # in document order: outer before inner
         self.problems: list[Problem] = []
+        # what pathlib puts before a plain relative path (`quick`): the base's text and a
+        # slash, none for `.' (as it makes it: so the text is the same either way)
+        self.prefix = str(base.directory / "x")[:-1]
 
     def actions(self, actions: list, data: list, path: tuple) -> None:
         for i, (action, raw) in enumerate(zip(actions, data)):
@@ -117,6 +121,9 @@ class _Resolver:
             return value
         if "://" in text:
             return value
+        quick = self.quick(text)
+        if quick is not None:
+            return quick
         path = Path(text)
         if path.is_absolute() and not self.base.check_absolute:
             return value
@@ -132,6 +139,26 @@ class _Resolver:
             message = f"input {kind} `{text}' {missing}{said}"
             self.problem(message + self.taken_as(value, var_id, item), where, var_id, item)
         return str(resolved)
+
+    def quick(self, text: str) -> str | None:
+        """The resolved path of `text` when it is plain (no `.', `//' or trailing slash
+        for pathlib to take out, so its text is pathlib's) and exists, without pathlib: a
+        for-each over 10,000 files spent a tenth of a second there. None otherwise: `value`
+        then resolves it as before, and says why it is not there."""
+        if ("//" in text or "/./" in text or text.startswith("./") or text == "."
+                or text.endswith(("/", "/."))):
+            return None
+        if text.startswith("/"):
+            if not self.base.check_absolute:
+                return None
+            resolved = text
+        else:
+            resolved = self.prefix + text
+        try:
+            os.stat(resolved)  # (what Path.exists asks)
+        except (OSError, ValueError):
+            return None
+        return resolved
 
     def problem(self, message: str, where: tuple, var_id: str, item: tuple) -> None:
         """`message` where the value was given, else at `where` in the workflow."""
