@@ -181,3 +181,21 @@ def test_a_list_given_for_a_for_each_is_checked_where_it_was_given(tmp_path: Pat
     assert [str(p) for p in missing.value.problems] == [
         f"--var files: files[1]: input file `x.txt' does not exist (a relative path is resolved "
         f"against there, {tmp_path})"]
+
+
+def test_paths_of_every_spelling_resolve_as_pathlib_makes_them(tmp_path: Path) -> None:
+    """A plain path is resolved without pathlib (10,000 inputs: a tenth of a second); every
+    spelling, plain or not, comes out as pathlib writes it."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "a.txt").write_text("x")
+    (tmp_path / "a b.txt").write_text("x")
+    spellings = ["sub/a.txt", "./sub/a.txt", "sub//a.txt", "sub/./a.txt", "sub/../a b.txt",
+                 "sub/", "sub/.", "sub", "a b.txt", str(tmp_path / "sub" / "a.txt"),
+                 str(tmp_path) + "//sub/a.txt", str(tmp_path / "sub") + "/"]
+    text = WORKFLOW.replace("[here.txt, s3://bucket/key]", "[" + ", ".join(
+        f"'{s}'" for s in spellings) + "]").replace("/no/such/file", str(tmp_path / "sub"))
+    text = text.replace("value: folder", "value: sub").replace("gone.txt", "sub/a.txt")
+    submission = submission_from(parse_text(text, "wf.yaml"), {"tool": SERVICE}, {}, None,
+                                 None, InputBase(tmp_path, "there"))
+    first = submission.workflow.actions[0]
+    assert first.inputs[0].var.value == [str(tmp_path / Path(s)) for s in spellings]
