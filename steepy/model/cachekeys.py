@@ -58,7 +58,7 @@ def digest(value: Any) -> str:
     return hashlib.sha256(_CANONICAL(value).encode()).hexdigest()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ChainKeys:
     """A chain's executables' keys, in order, and the chain's own key; each executable's
     shape and input files (path -> fingerprint), in the same order."""
@@ -71,7 +71,7 @@ class ChainKeys:
     uncomparable: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ExecutableKey:
     key: str
     shape: str  # the hash of all but the fingerprints of the input files

@@ -25,7 +25,7 @@ _ce = cache_entries.c
 CHUNK = 500  # keys per statement
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Entry:
     """One executable's record of an earlier chain: its outputs, per output argument in
     order, each `{"path", "results", "fingerprint"}`."""
