@@ -16,8 +16,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 from steepy.engine.fingerprints import Fingerprints, taken_deep
-from steepy.model.cachekeys import (CACHE_STANDARD, UNCOMPARABLE, ChainKeys, KeyMemo,
-                                    chain_keys)
+from steepy.model.cachekeys import (CACHE_DEEP, CACHE_STANDARD, UNCOMPARABLE, ChainKeys,
+                                    KeyMemo, chain_keys, executable_mode)
 from steepy.model.processchain import ArgumentVariable, Executable, ProcessChain
 from steepy.model.service import Service
 from steepy.model.stopping import stopped_at
@@ -116,7 +116,7 @@ class Reuse:
                 continue
             outputs = [[{
                 "path": a.variable.value, "results": (r.results or {}).get(a.variable.id),
-                "fingerprint": self.fingerprint.anew_for(a.variable.value, False)}
+                "fingerprint": self.fingerprint.anew_for(a.variable.value, self._deep(e))}
                 for a in e.arguments if a.type == "output"] for e in r.chain.executables]
             if any(o["fingerprint"] == UNCOMPARABLE for each in outputs for o in each):
                 stale.append(r.chain.id)  # (an output folder too large to compare)
@@ -125,6 +125,13 @@ class Reuse:
         if stale:
             self.cache.forget(stale)
         return out
+
+    def _deep(self, exe: Executable) -> bool:
+        """Whether the files of `exe` are compared by content (`cache: deep'): its outputs
+        too, recorded by their content hash, so that an output edited later with its size
+        and modification time kept is seen changed."""
+        return executable_mode(exe, self.services.get(exe.service_id),
+                               self.settings.mode) == CACHE_DEEP
 
     def _read(self, exe: Executable, files: dict[str, Any]) -> dict[str, Any] | None:
         """What a record keeps of what its executable reads, to be looked at again when its
@@ -201,7 +208,7 @@ class Reuse:
         changed: list[str] = []
         for e in entries:
             for o in e.outputs:
-                now = self.fingerprint(o["path"], False)
+                now = self.fingerprint(o["path"], taken_deep(o["fingerprint"]))
                 if now == UNCOMPARABLE or now != o["fingerprint"]:
                     changed.append(o["path"])
                     if first:

@@ -203,3 +203,21 @@ def test_a_retry_with_a_fixed_tool_leaves_nothing_for_the_old_tool(here: Path) -
     tool.write_text(broken)  # back to the tool the chain's key was taken with
     code, again, ran = _run(here)
     assert (code, again["status"], ran) == (1, "ERROR", 1)  # run, not the fixed tool's work
+
+
+def test_in_deep_mode_an_output_edited_with_its_size_and_time_kept_runs_again(
+        here: Path) -> None:
+    """`cache: deep' compares outputs by content too: an output overwritten with other text
+    of its size and given its old modification time is not reused (standard mode would)."""
+    (here / "wf.yaml").write_text(WORKFLOW)  # (the action says `cache: deep')
+    (here / "x.txt").write_text("fine\n")
+    code, first, ran = _run(here)
+    assert (code, ran) == (0, 1)
+    (output,) = (Path(p) for p in first["results"]["loud"])
+    assert _run(here)[2] == 0  # unchanged: reused
+    kept = output.stat()
+    output.write_text("XXXX\n")  # other content, the same size
+    os.utime(output, ns=(kept.st_atime_ns, kept.st_mtime_ns))
+    code, again, ran = _run(here)
+    assert (code, ran) == (0, 1)  # run again, not the edited file handed on
+    assert Path(again["results"]["loud"][0]).read_text() == "FINE\n"
