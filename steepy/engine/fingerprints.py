@@ -6,7 +6,8 @@ engine's side of steepy.model.cachekeys, which reads the file system only throug
   the file it names), or, in `deep` mode, the sha256 of its content (`{"sha256"}`). What is not a regular file (a socket, a
   FIFO in a folder) is never opened: its size and time stand for it in both modes.
 - A folder, whatever the input's data type (a `.` given as text is a folder a tool may
-  read): every file and folder below it, through links to folders too (each folder once),
+  read): every file and folder below it, through links to folders too (each folder once;
+  a link, the folder given included, by the folder it names too),
   as the sha256 of their paths and fingerprints with their number (`{"files", "tree"}`,
   and `"deep": true` in deep mode). A record holds that, not the listing of 100,000 files.
 - What cannot be compared, `UNCOMPARABLE` (cachekeys): a folder of more than `TREE_FILES`
@@ -87,14 +88,18 @@ class Fingerprints:
             return UNCOMPARABLE
         listing = []
         for f in files:
-            if f.endswith("/"):  # a folder: by its name (what is in it is listed too)
-                listing.append([os.path.relpath(f, path) + "/", None])
+            if f.endswith("/"):  # a folder: by its name (what is in it is listed too), and
+                # a link by the folder it names (another of the same files is other data)
+                linked_to = os.path.realpath(f) if os.path.islink(f[:-1]) else None
+                listing.append([os.path.relpath(f, path) + "/", linked_to])
                 continue
             look = self._file(f, deep)
             if look == UNCOMPARABLE:
                 return UNCOMPARABLE
             listing.append([os.path.relpath(f, path), look])
-        tree = {"files": len(listing), "tree": digest(listing)}
+        tree: dict[str, Any] = {"files": len(listing), "tree": digest(listing)}
+        if linked:  # a link to a folder: by the folder it names, too
+            tree["target"] = os.path.realpath(path)
         return {**tree, "deep": True} if deep else tree
 
     def _file(self, path: str, deep: bool, st: os.stat_result | None = None,

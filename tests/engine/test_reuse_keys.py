@@ -424,3 +424,32 @@ def test_a_link_counts_by_the_file_it_names(tmp_path: Path) -> None:
     assert _key(_chain(str(link), "/o/a"), deep=True) != deep  # (its content differs)
     second.write_text("thr\n")
     assert _key(_chain(str(link), "/o/a"), deep=True) == deep
+
+
+def test_a_link_to_a_folder_counts_by_the_folder_it_names(tmp_path: Path) -> None:
+    """A folder input that is a link (`data -> v1'), or a link to a folder inside one, pointed
+    at another folder of the same files with the same sizes and times, is other work."""
+    one, two = tmp_path / "v1", tmp_path / "v2"
+    for folder, text in ((one, "aaa\n"), (two, "bbb\n")):
+        folder.mkdir()
+        (folder / "f").write_text(text)
+    os.utime(two / "f", ns=(one.stat().st_atime_ns, (one / "f").stat().st_mtime_ns))
+    data, outer = tmp_path / "data", tmp_path / "outer"
+    data.symlink_to(one)
+    outer.mkdir()
+    (outer / "inner").symlink_to(one)
+
+    def key(folder: Path) -> str:
+        found = chain_keys(_folder_chain(folder, "directory"), {"cp": _service()},
+                           Fingerprints(), "standard")
+        assert found is not None
+        return found.chain
+
+    before, inner = key(data), key(outer)
+    for link in (data, outer / "inner"):
+        link.unlink()
+        link.symlink_to(two)
+    assert key(data) != before
+    assert key(outer) != inner
+    # (a folder that is no link is looked at as before: the keys it had stay)
+    assert set(Fingerprints()(str(one), False)) == {"files", "tree"}
