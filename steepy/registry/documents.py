@@ -243,11 +243,15 @@ def write_submission_document(views: "ReadViews", submission_id: str,
 
 
 def _submission_head(views: "ReadViews", submission_id: str) -> dict:
-    out = views.get_submission(submission_id).to_json(with_workflow=False)
+    """The submission as GET /workflows/ID has it without its workflow (its counters, and
+    `reusedProcessChains' once it ended), and the actions it skipped."""
+    out = views.submission(submission_id, with_workflow=False)
+    if out is None:
+        raise LookupError(f"no submission {submission_id}")
     skipped = views.skipped_actions(submission_id)  # extensions 10, 11
     if skipped:
         out["skippedActions"] = skipped
-    return _counters(out, views.chain_counts(submission_id))
+    return out
 
 
 def _chain_documents(views: "ReadViews", submission_id: str, chains: list[ChainRecord],

@@ -107,6 +107,10 @@ def test_a_second_run_reuses_everything_and_a_changed_input_reruns_what_depends_
     shown = subprocess.run([sys.executable, "-m", "steepy", "show", second["id"]], cwd=here,
                            capture_output=True, text=True, timeout=60)
     assert "  3 chains, 3 reused\n" in shown.stdout and "SUCCESS (reused)" in shown.stdout
+    as_json = subprocess.run([sys.executable, "-m", "steepy", "show", second["id"], "--json"],
+                             cwd=here, capture_output=True, text=True, timeout=60)
+    assert (second["reusedProcessChains"], json.loads(as_json.stdout)["reusedProcessChains"],
+            "reusedProcessChains" in first) == (3, 3, False)
 
     assert _plan(here).endswith("3 chains: 0 to run, 3 reused\n")
 
