@@ -102,6 +102,9 @@ class ReusePlan:
             return f"input `{upstream[0].id}' is written by a chain that runs"
         earlier = similar.get(shape)
         if earlier is None:
+            if "/" in exe.path:  # (a tool edited in place is new work too: name it)
+                return (f"no earlier run with this service, these arguments, this environment "
+                        f"and this content of its tool {exe.path}")
             return "no earlier run with this service, these arguments and this environment"
         before = earlier.inputs or {}
         changed = [a for a in inputs if a.variable.value in files

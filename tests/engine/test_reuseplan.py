@@ -88,3 +88,14 @@ def test_outputs_gone_since_the_earlier_run_are_named(earlier) -> None:
     assert verdict.reasons == (
         f"the outputs of its earlier run are gone or changed: {here / 'out1.txt'}",)
     assert [e.chain_id for e in registry.cache.entries("s1")] == ["c1"]  # not forgotten
+
+
+def test_a_tool_given_by_its_path_is_named_among_what_may_have_changed(earlier) -> None:
+    registry, here = earlier
+    tool = here / "tool.sh"
+    tool.write_text("#!/bin/sh\n")
+    chain = _chain("c8", here / "in.txt", here / "out8.txt")
+    chain.executables[0].path = str(tool)  # (edited since: nothing ran with this content)
+    (verdict,) = _verdicts(registry, chain)
+    assert verdict.reasons == ("cp: no earlier run with this service, these arguments, this "
+                               f"environment and this content of its tool {tool}",)
