@@ -47,12 +47,16 @@ class RemoteBackend:
     def submit_document(self, document: "Document", services: tuple[str, ...],
                         macros: tuple[str, ...], given: "GivenVars | None" = None,
                         resume: bool | None = None) -> str:
-        """The server checks the workflow against its own services and macros; its problems
+        """The server checks the workflow against its own services and macros, resolving
+        relative input paths against this process's working directory; its problems
         are placed in the document by their JSON paths (those of the values `given`, sent as
         the query parameter `vars`, where they were given)."""
         import json
+        import os
 
         params = {"vars": json.dumps(given.values)} if given else {}
+        # relative input paths are the submitter's, as on a database (issue 30)
+        params["base"] = os.getcwd()
         if resume is not None:  # extensions 15
             params["resume"] = "true" if resume else "false"
         response = self.api.request("POST", "/workflows", ok=(202, 400), params=params,

@@ -40,9 +40,14 @@ class InputBase:
         return cls(Path.cwd(), "the directory it was submitted from")
 
     @classmethod
-    def server(cls) -> "InputBase":
-        """For a workflow POSTed to the HTTP API. An absolute path is Steep's: passed on to
-        the agents unchecked, as they may see files the server does not."""
+    def server(cls, submitted_from: str | None = None) -> "InputBase":
+        """For a workflow POSTed to the HTTP API: relative paths against the directory the
+        client says it submitted from (`?base=`, an absolute path: `steepy submit --server`
+        sends its own), else the server's working directory. An absolute path is Steep's:
+        passed on to the agents unchecked, as they may see files the server does not."""
+        if submitted_from is not None:
+            return cls(Path(submitted_from), "the directory it was submitted from",
+                       check_absolute=False)
         return cls(Path.cwd(), "the server's working directory", check_absolute=False)
 
 

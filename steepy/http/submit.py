@@ -10,7 +10,8 @@ be is a problem too, and `vars` given twice is refused rather than one of them s
 (`query_value`). A value no tool can take (a NUL character, a lone surrogate such as
 `"\\ud800"`, a number too large to be finite) is refused with the workflow's problems
 (steepy.documents.variables.apply_vars). Relative input paths are resolved against the
-server's working directory and must exist there; absolute ones are passed on unchecked, as
+directory the query parameter `base` names (the client's: `steepy submit --server` sends
+its working directory), else the server's working directory, and must exist there; absolute ones are passed on unchecked, as
 Steep does: its agents may see files the server does not (`InputBase.server`,
 steepy.documents.inputfiles)."""
 
@@ -80,12 +81,24 @@ def given_resume(text: str | None) -> bool | None:
     return text.lower() == "true"
 
 
+def given_base(text: str | None) -> str | None:
+    """The query parameter `base`: the absolute directory the client submitted from, that
+    relative input paths are resolved against; InputError otherwise."""
+    if text is None:
+        return None
+    if not text.startswith("/") or "\x00" in text:
+        raise InputError(Problem(f"the query parameter `base' must be an absolute directory, "
+                                 f"not `{text}'", file=NAME))
+    return text
+
+
 def build_submission(raw: bytes, services: dict, macros: dict, runtimes: Runtimes,
-                     vars_text: str | None = None, given: GivenVars | None = None
-                     ) -> Submission:
+                     vars_text: str | None = None, given: GivenVars | None = None,
+                     base: str | None = None) -> Submission:
     """The submission for a request body (and the query parameter `vars`, `vars_text`, or
-    values read already, `given`); InputError with every problem otherwise. Its services'
-    runtimes are checked against `runtimes' (`ApiContext.runtimes()`)."""
+    values read already, `given`; relative input paths against `base`, else the server's
+    working directory); InputError with every problem otherwise. Its services' runtimes
+    are checked against `runtimes' (`ApiContext.runtimes()`)."""
     given = given_vars(vars_text) if vars_text is not None else given
     try:
         text = raw.decode("utf-8-sig")
@@ -94,4 +107,4 @@ def build_submission(raw: bytes, services: dict, macros: dict, runtimes: Runtime
     if "\x00" in text:
         raise InputError(Problem("the body contains a NUL character", file=NAME))
     return submission_from(parse_text(text, NAME), services, macros, runtimes, given,
-                           InputBase.server())
+                           InputBase.server(base))

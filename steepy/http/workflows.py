@@ -12,7 +12,7 @@ from steepy.errors import InputError
 from steepy.http.errors import ApiError
 from steepy.http.responses import OFFSET, SIZE, context, json_response, page_response
 from steepy.http.stream import event_stream, resume_after
-from steepy.http.submit import build_submission, given_resume, query_value
+from steepy.http.submit import build_submission, given_base, given_resume, query_value
 from steepy.http.updates import apply_update, parse_update, require_json, update_body
 from steepy.model.submission import (ACTIVE_SUBMISSION, FINISHED_SUBMISSION, RETRYABLE_SUBMISSION,
                                      SubmissionStatus)
@@ -70,13 +70,17 @@ async def post_workflow(request: Request) -> Response:
     """The body is YAML, or JSON when it starts with `{`. It is validated like
     `steepy submit` does and stored as ACCEPTED. steepy's query parameter `vars`, a JSON
     object, sets variables that have a default value: `?vars={"size":3}` (URL-encoded).
-    `?resume=true` reuses the work of earlier submissions (extensions 15)."""
+    `?resume=true` reuses the work of earlier submissions (extensions 15). `?base=/dir`
+    resolves relative input paths against that directory (the client's), not the
+    server's working directory."""
     ctx = context(request)
     raw = await request.body()
     try:
         resume = given_resume(request.query_params.get("resume"))
-        submission = await asyncio.to_thread(build_submission, raw, ctx.services, ctx.macros,
-                                              ctx.runtimes(), query_value(request.query_params, "vars"))
+        base = given_base(query_value(request.query_params, "base"))
+        submission = await asyncio.to_thread(
+            build_submission, raw, ctx.services, ctx.macros, ctx.runtimes(),
+            query_value(request.query_params, "vars"), None, base)
     except InputError as e:
         raise ApiError(400, "Invalid workflow:", e.problems) from None
     submission.resume = resume
