@@ -44,7 +44,8 @@ def wait_for(backend: Backend, submission_ids: list[str]) -> int:
         found = backend.submission(sid)
         if found is None:
             stop(f"No submission with the id `{sid}'.")
-        waiting.append(Submission.from_json(found, backend))
+        if all(w.id != found["id"] for w in waiting):  # (one given twice is waited for once)
+            waiting.append(Submission.from_json(found, backend))
     statuses: list[SubmissionStatus] = []
     try:
         for submission in waiting:

@@ -89,6 +89,7 @@ def test_run_and_wait_end_with_the_same_lines(here: Path) -> None:
     end = f"submission {_id(again)}: SUCCESS\n1 chain, 1 reused\n"
     assert again.stdout.endswith(end)
     assert steepy("wait", _id(again)).stdout == end
+    assert steepy("wait", _id(again), _id(again)).stdout == end  # (given twice: one line)
 
     failed = _run("fails.yaml", code=1)
     summary = _summary(failed.stderr)
