@@ -44,6 +44,8 @@ class GivenVars:
     places: dict[str, tuple[str, int | None, int | None]] = field(default_factory=dict)
     # the document each value was read from, and the JSON path (parts) of the value in it
     sources: dict[str, tuple[Document, tuple]] = field(default_factory=dict)
+    # where each name itself was written (a vars file's key), when not at `places'
+    names: dict[str, tuple[str, int | None, int | None]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, values: Mapping[str, Any] | None, file: str = GIVEN) -> "GivenVars":
@@ -58,8 +60,10 @@ class GivenVars:
         self.values.update(other.values)
         self.places.update(other.places)
         for name in other.values:
+            self.names.pop(name, None)
             self.sources.pop(name, None)
         self.sources.update(other.sources)
+        self.names.update(other.names)
         return self
 
     def only(self, names: Iterable[str]) -> "GivenVars":
@@ -67,7 +71,16 @@ class GivenVars:
         kept = [name for name in names if name in self.values]
         return GivenVars({n: self.values[n] for n in kept},
                          {n: self.places[n] for n in kept if n in self.places},
-                         {n: self.sources[n] for n in kept if n in self.sources})
+                         {n: self.sources[n] for n in kept if n in self.sources},
+                         {n: self.names[n] for n in kept if n in self.names})
+
+    def name_problem(self, name: str, message: str) -> Problem:
+        """`message` about the name itself (one the workflow does not have), where the name
+        was written (a vars file's key), else where its value was given."""
+        if name in self.names:
+            file, line, column = self.names[name]
+            return Problem(message, file=file, line=line, column=column)
+        return self.problem(name, message)
 
     def problem(self, name: str, message: str, item: tuple = ()) -> Problem:
         """`message` at the place `name` was given; `item`: at that part of its value (the
@@ -187,12 +200,14 @@ def from_file(path: str) -> GivenVars:
     if not isinstance(document.data, dict):
         raise InputError(Problem("a vars file holds `name: value' pairs (an object)",
                                  file=path, line=1, column=1))
-    places, sources = {}, {}
+    places, sources, names = {}, {}, {}
     for name in document.data:
         line, column = document.positions.get(str(name), (None, None))
         places[str(name)] = (path, line, column)
         sources[str(name)] = (document, (str(name),))
-    return GivenVars({str(k): v for k, v in document.data.items()}, places, sources)
+        if str(name) in document.keys:
+            names[str(name)] = (path, *document.keys[str(name)])
+    return GivenVars({str(k): v for k, v in document.data.items()}, places, sources, names)
 
 
 def with_vars(document: Document, given: GivenVars) -> Document:
@@ -220,9 +235,9 @@ def apply_vars(document: Document, given: GivenVars) -> tuple[Document, GivenVar
         if wrong is not None:
             problems.append(wrong)
         elif entry is None:
-            problems.append(given.problem(name, _unknown(name, settable)))
+            problems.append(given.name_problem(name, _unknown(name, settable)))
         elif "value" not in entry:
-            problems.append(given.problem(name, f"variable `{name}' has no default value in "
+            problems.append(given.name_problem(name, f"variable `{name}' has no default value in "
                                                 "the workflow: an action writes it, so it "
                                                 "cannot be set"))
         else:

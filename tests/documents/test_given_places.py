@@ -46,11 +46,12 @@ def _problems(base: Path, given: GivenVars) -> list[str]:
 
 
 def test_every_problem_of_a_vars_file_at_once_and_an_item_at_its_place(tmp_path: Path) -> None:
+    """A name the workflow does not have is placed at the name (its key), a value at itself."""
     (tmp_path / "a.txt").write_text("x")
     (tmp_path / "vars.yaml").write_text("prefix: a\nprefx: b\nfiles: [a.txt, q.txt]\n")
     given = read_given([str(tmp_path / "vars.yaml")], [])
     assert _problems(tmp_path, given) == [
-        "vars.yaml:2:8: the workflow has no variable `prefx' that can be set; did you mean "
+        "vars.yaml:2:1: the workflow has no variable `prefx' that can be set; did you mean "
         "`prefix'?",
         f"vars.yaml:3:16: files[1]: {NOT_THERE}{tmp_path})"]
 
@@ -106,7 +107,7 @@ def test_plan_prints_every_problem_of_the_values_given(tmp_path: Path, monkeypat
     result = CliRunner().invoke(main, ["plan", "wf.yaml", "-s", "s.yaml", "--vars", "vars.yaml"])
     assert result.exit_code == 2
     assert result.stderr.splitlines()[:2] == [
-        "vars.yaml:1:8: the workflow has no variable `prefx' that can be set; did you mean "
+        "vars.yaml:1:1: the workflow has no variable `prefx' that can be set; did you mean "
         "`prefix'?",
         f"vars.yaml:2:16: files[1]: input file `q.txt' does not exist (a relative path is "
         f"resolved against the directory it was submitted from, {tmp_path})"]
