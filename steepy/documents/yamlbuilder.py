@@ -160,7 +160,7 @@ class Builder:
         self.positions.setdefault(path, (mark.line + 1, mark.column + 1))
         kind = type(event)
         if kind is ScalarEvent:
-            return self._scalar(event)
+            return self._scalar(event, path)
         if len(frames) >= MAX_DEPTH:
             raise InputError(Problem("the document is nested too deeply", file=self.name))
         frames.append(Sequence(path) if kind is SequenceStartEvent else Mapping(path))
@@ -297,7 +297,7 @@ class Builder:
             return self.constructor.resolve(yaml.SequenceNode, None, event.implicit)
         return self.constructor.resolve(yaml.MappingNode, None, event.implicit)
 
-    def _scalar(self, event: ScalarEvent) -> Any:
+    def _scalar(self, event: ScalarEvent, path: str | None = None) -> Any:
         tag = self._tag(event)
         if tag == _STR_TAG:
             return event.value  # what the constructor gives for a string
@@ -306,6 +306,11 @@ class Builder:
         try:
             value = constructor.construct_object(node)
         except (yaml.YAMLError, ValueError, TypeError, OverflowError):
+            if path is not None and event.tag not in (None, "!"):  # (a tag written: refused,
+                # as Steep's reader refuses it, not taken for the text after it)
+                written = event.tag.replace("tag:yaml.org,2002:", "!!", 1)
+                self._problem(event, path, f"the tag `{written}' cannot make a value of "
+                                           f"`{event.value}'")
             return event.value
         finally:  # the constructor remembers every node: forget this one
             constructor.constructed_objects.clear()

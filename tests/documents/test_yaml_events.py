@@ -35,8 +35,9 @@ _MERGE_TAG = yamlbuilder.MERGE_TAG
 class _OldBuilder:
     """Turns a composed YAML node tree into plain data, recording positions."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, text: str = ""):
         self.name = name
+        self.text = text
         self.positions: dict[str, tuple[int, int]] = {}
         self.problems: list[Problem] = []
         self._said: set[tuple[int, int, str]] = set()
@@ -53,7 +54,7 @@ class _OldBuilder:
             return self._mapping(node, path)
         if isinstance(node, yaml.SequenceNode):
             return [self.build(child, f"{path}[{i}]") for i, child in enumerate(node.value)]
-        return self._scalar(node)
+        return self._scalar(node, path)
 
     def _mapping(self, node: yaml.MappingNode, path: str) -> dict:
         """The object of `node`. Merge keys (`<<: *a`, `<<: [*a, *b]`) are resolved as YAML
@@ -140,10 +141,18 @@ class _OldBuilder:
             return key
         return json.dumps(key) if isinstance(key, bool) or key is None else str(key)
 
-    def _scalar(self, node: yaml.ScalarNode) -> Any:
+    def _tagged(self, node: yaml.ScalarNode) -> bool:
+        """Whether the node's tag was written (`!!int x', `&a !foo 3'), not resolved."""
+        return re.match(r"(&\S+\s+)?!", self.text[node.start_mark.index:]) is not None
+
+    def _scalar(self, node: yaml.ScalarNode, path: str | None = None) -> Any:
         try:
             value = self.constructor.construct_object(node)
         except (yaml.YAMLError, ValueError, TypeError, OverflowError):
+            if path is not None and self._tagged(node):  # (a tag written: refused)
+                written = node.tag.replace("tag:yaml.org,2002:", "!!", 1)
+                self._problem(node, path, f"the tag `{written}' cannot make a value of "
+                                          f"`{node.value}'")
             return node.value
         if isinstance(value, (date, bytes, set)):  # keep timestamps etc. as the text written
             return node.value
@@ -169,7 +178,7 @@ def old_parse_yaml_all(text: str, name: str) -> list[tuple[Any, dict[str, tuple[
         raise InputError(Problem("the document is nested too deeply", file=name)) from None
     documents = []
     for node in nodes:
-        builder = _OldBuilder(name)
+        builder = _OldBuilder(name, text)
         try:
             data = None if node is None else builder.build(node, "")
         except RecursionError:
@@ -370,3 +379,16 @@ def test_a_key_that_is_no_string_is_its_json_text(text: str, key: str) -> None:
     `unknown property `None'' and a variable's value stored with a key `None')."""
     [(data, *_)] = parse_yaml_all(text + "\n", "k.yaml")
     assert data == {key: "x"}
+
+
+def test_a_tag_written_that_cannot_make_its_value_is_refused_where_it_is() -> None:
+    """`!!float x' or `!!python/object:os.system x' is refused at its place (Steep's reader
+    refuses it too), not taken for the text after the tag; a tag that makes its value is
+    read, and a key's tag stays lenient."""
+    with pytest.raises(InputError) as refused:
+        parse_yaml_all("a: !!float x\nb: [!!python/object:os.system y]\n", "t.yaml")
+    assert [str(p) for p in refused.value.problems] == [
+        "t.yaml:1:4: a: the tag `!!float' cannot make a value of `x'",
+        "t.yaml:2:5: b[0]: the tag `!!python/object:os.system' cannot make a value of `y'"]
+    ((data, *_),) = parse_yaml_all("a: !!float 1\nb: !!str 3\n!!int k: 1\n", "t.yaml")
+    assert data == {"a": 1.0, "b": "3", "k": 1}
