@@ -16,10 +16,9 @@ from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 from steepy.engine.fingerprints import Fingerprints, taken_deep
-from steepy.engine.storedcopies import place_stored
 from steepy.model.cachekeys import (CACHE_DEEP, CACHE_STANDARD, UNCOMPARABLE, ChainKeys,
                                     KeyMemo, chain_keys, executable_mode)
-from steepy.model.processchain import Argument, ArgumentVariable, Executable, ProcessChain
+from steepy.model.processchain import ArgumentVariable, Executable, ProcessChain
 from steepy.model.service import Service
 from steepy.model.stopping import stopped_at
 from steepy.model.submission import ProcessChainStatus as CS
@@ -85,7 +84,7 @@ class Reuse:
             if key is None or key.uncomparable:
                 continue
             earlier = found.get(chain.id)
-            if earlier is not None and place_stored(stored_outputs(chain, earlier)):
+            if earlier is not None:
                 out.reused.append(reuse(chain, earlier))
             elif self.settings.record:
                 out.pending.extend(
@@ -232,28 +231,15 @@ def carried(submission_id: str, write: RoundWrite | None, view: RoundView) -> Ro
     return replace(view, finished=records + list(view.finished))
 
 
-def stored_outputs(chain: ProcessChain, earlier: list[Entry]) -> list[tuple[str, str]]:
-    """(earlier path, new path) of each output of `chain` that its action stores (`store:
-    true`): the new submission keeps those results in its own output folder
-    (steepy.engine.storedcopies)."""
-    return [(recorded["path"], arg.variable.value)
-            for exe, entry in zip(chain.executables, earlier)
-            for arg, recorded in zip(_outputs(exe), entry.outputs) if _stored(arg)]
-
-
 def reuse(chain: ProcessChain, earlier: list[Entry]) -> Reused:
     """`chain` as the reuse of the earlier chain of `earlier`: its output paths (and the
-    inputs that read them) become the earlier ones, but for the outputs it stores, which
-    keep their new paths (`stored_outputs` are placed there); its results are the earlier
-    results, by output position (those of stored outputs at their new paths)."""
+    inputs that read them) become the earlier ones; its results are the earlier results,
+    by output position."""
     moved: dict[str, str] = {}
     results: dict[str, list] = {}
     for exe, entry in zip(chain.executables, earlier):
-        for arg, recorded in zip(_outputs(exe), entry.outputs):
-            if _stored(arg):
-                results[arg.variable.id] = _renamed(recorded["results"], recorded["path"],
-                                                    arg.variable.value)
-                continue
+        outputs = [a for a in exe.arguments if a.type == "output"]
+        for arg, recorded in zip(outputs, entry.outputs):
             moved[arg.variable.value] = recorded["path"]
             results[arg.variable.id] = recorded["results"]
     for exe in chain.executables:
@@ -263,26 +249,6 @@ def reuse(chain: ProcessChain, earlier: list[Entry]) -> Reused:
                 arg.variable = ArgumentVariable(arg.variable.id, new)
     first = earlier[0]
     return Reused(chain.id, results, first.submission_id, first.chain_id)
-
-
-def _outputs(exe: Executable) -> list[Argument]:
-    return [a for a in exe.arguments if a.type == "output"]
-
-
-def _stored(arg: Argument) -> bool:
-    """Whether an output is one its action stores (`store: true`, its place `out:...`)."""
-    return arg.place is not None and arg.place.startswith("out:")
-
-
-def _renamed(results: Any, old: str, new: str) -> Any:
-    """Recorded results (paths, lists of them) with the earlier output path `old`, and the
-    paths below it, at `new`."""
-    if isinstance(results, list):
-        return [_renamed(r, old, new) for r in results]
-    if isinstance(results, str):
-        found = _moved(results, {old: new})
-        return results if found is None else found
-    return results
 
 
 def _moved(value: str, moved: dict[str, str]) -> str | None:
