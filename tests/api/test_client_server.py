@@ -3,6 +3,8 @@ over a database, with the server's engine running the work."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 import steepy
@@ -51,6 +53,7 @@ def test_events_are_live_and_cancel_stops_the_work(client) -> None:
     for event in events:
         if event.kind == "chain.started":
             break
+    _wait_for_output(submission)
     assert submission.cancel() == "RUNNING"
     rest = [(e.kind, e.status) for e in events]  # goes on where it was, and ends
     assert rest[-1] == ("submission.status", "CANCELLED")
@@ -59,6 +62,16 @@ def test_events_are_live_and_cancel_stops_the_work(client) -> None:
         submission.cancel()
     [chain] = submission.chains()
     assert chain.status == "CANCELLED" and chain.logs() == "start world\n"
+
+
+def _wait_for_output(submission, timeout_s: float = 30) -> None:
+    """Until the tool has written its first line: `chain.started' comes when its process
+    was started, which may be before the tool's `echo' ran (a cancel then finds no output)."""
+    end = time.monotonic() + timeout_s
+    [chain] = submission.chains()
+    while chain.logs() != "start world\n":
+        assert time.monotonic() < end, "the tool wrote nothing in 30 s"
+        time.sleep(0.05)
 
 
 def test_a_running_chain_is_cancelled_alone_and_a_finished_one_refused(client) -> None:
