@@ -305,7 +305,8 @@ class Builder:
         node = yaml.ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
         try:
             value = constructor.construct_object(node)
-        except (yaml.YAMLError, ValueError, TypeError, OverflowError):
+        except Exception:  # (PyYAML's constructors raise KeyError for `!!bool maybe',
+            # AttributeError for `!!timestamp nope', besides its own errors)
             if path is not None and event.tag not in (None, "!"):  # (a tag written: refused,
                 # as Steep's reader refuses it, not taken for the text after it)
                 written = event.tag.replace("tag:yaml.org,2002:", "!!", 1)

@@ -148,7 +148,7 @@ class _OldBuilder:
     def _scalar(self, node: yaml.ScalarNode, path: str | None = None) -> Any:
         try:
             value = self.constructor.construct_object(node)
-        except (yaml.YAMLError, ValueError, TypeError, OverflowError):
+        except Exception:
             if path is not None and self._tagged(node):  # (a tag written: refused)
                 written = node.tag.replace("tag:yaml.org,2002:", "!!", 1)
                 self._problem(node, path, f"the tag `{written}' cannot make a value of "
@@ -386,9 +386,12 @@ def test_a_tag_written_that_cannot_make_its_value_is_refused_where_it_is() -> No
     refuses it too), not taken for the text after the tag; a tag that makes its value is
     read, and a key's tag stays lenient."""
     with pytest.raises(InputError) as refused:
-        parse_yaml_all("a: !!float x\nb: [!!python/object:os.system y]\n", "t.yaml")
+        parse_yaml_all("a: !!float x\nb: [!!python/object:os.system y]\nc: !!bool maybe\n"
+                       "d: !!timestamp nope\n", "t.yaml")
     assert [str(p) for p in refused.value.problems] == [
         "t.yaml:1:4: a: the tag `!!float' cannot make a value of `x'",
-        "t.yaml:2:5: b[0]: the tag `!!python/object:os.system' cannot make a value of `y'"]
+        "t.yaml:2:5: b[0]: the tag `!!python/object:os.system' cannot make a value of `y'",
+        "t.yaml:3:4: c: the tag `!!bool' cannot make a value of `maybe'",
+        "t.yaml:4:4: d: the tag `!!timestamp' cannot make a value of `nope'"]
     ((data, *_),) = parse_yaml_all("a: !!float 1\nb: !!str 3\n!!int k: 1\n", "t.yaml")
     assert data == {"a": 1.0, "b": "3", "k": 1}
