@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from steepy.engine.reuse import Reuse, carried
+from steepy.engine.storedresults import placed_results
 from steepy.errors import SteepyError
 from steepy.generator import CHAIN_WINDOW, ProcessChainGenerator, Stop
 from steepy.plugins.generation import PluginGenerator
@@ -140,7 +141,10 @@ class Controller:
             if status in (SS.SUCCESS, SS.PARTIAL_SUCCESS):
                 chain_results = await call(self.store.successful_results, submission.id,
                                            self.out_path)
-                results = submission_results(chain_results, self.out_path)
+                results = await call(  # (what it reused and stores: in its own folder)
+                    placed_results, submission_results(chain_results, self.out_path),
+                    self.out_path, submission.id,
+                    lambda: self.store.reused_from(submission.id))
         except TakenOver:
             raise  # (nothing of it is this engine's to end)
         except SteepyError as e:

@@ -5,7 +5,8 @@ takes the key of each new chain (steepy.model.cachekeys) and, when the submissio
 looks for an earlier chain with the same key whose output files are still as they were.
 Such a chain is stored SUCCESS with the earlier results: its consumers read the earlier
 files. The others get their keys recorded, and their outputs once they succeed. Whole
-chains only: the paths inside a chain are fixed when it is made.
+chains only: the paths inside a chain are fixed when it is made. What the submission stores
+of reused work is placed in its own folder at its end (steepy.engine.storedresults).
 """
 
 from __future__ import annotations

@@ -100,6 +100,9 @@ class SubmissionStore(Protocol):
     def successful_results(self, submission_id: str, mentioning: str | None = None
                            ) -> list[dict]: ...
 
+    def reused_from(self, submission_id: str) -> list[str]:
+        """The submissions whose chains this one reused (extensions 15)."""
+
     def finish_submission(self, submission_id: str, status: SubmissionStatus,
                           error_message: str | None = None, results: dict | None = None,
                           owner: str | None = None) -> None:

@@ -111,6 +111,12 @@ class SqlSubmissionStore:
             rows = conn.execute(select(_pc.seq, _pc.results).where(*where)).all()
         return [load(r.results) or {} for r in sorted(rows, key=lambda r: r.seq)]
 
+    def reused_from(self, submission_id: str) -> list[str]:
+        with self.db.read() as conn:
+            return sorted(conn.execute(select(_pc.reused_from).where(
+                _pc.submission_id == submission_id, _pc.reused_from.is_not(None))
+                .distinct()).scalars())
+
     def finish_submission(self, submission_id: str, status: SubmissionStatus,
                           error_message: str | None = None, results: dict | None = None,
                           owner: str | None = None) -> None:

@@ -148,11 +148,10 @@ def test_the_results_at_a_submissions_end_read_only_its_own_chains(registry: Reg
                  seen.append((statement, params)))
     assert registry.submissions.successful_results(sid, "/out") == []
     [(statement, params)] = [(s, p) for s, p in seen if "results" in s]
-    postgres = registry.db.engine.dialect.name == "postgresql"
+    if registry.db.engine.dialect.name == "postgresql":
+        return  # (its planner goes by statistics, which a test's few rows leave unsettled)
     with registry.db.engine.connect() as conn:
         raw = conn.connection.driver_connection
         plan = " ".join(str(row[-1]) for row in raw.execute(
-            ("EXPLAIN " if postgres else "EXPLAIN QUERY PLAN ") + statement, params))
-    assert "ix_chains_status_seq" not in plan, plan
-    if not postgres:  # (PostgreSQL's planner goes by its statistics: any index may serve)
-        assert "ix_chains_submission" in plan, plan
+            "EXPLAIN QUERY PLAN " + statement, params))
+    assert "ix_chains_status_seq" not in plan and "ix_chains_submission" in plan, plan

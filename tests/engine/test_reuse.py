@@ -81,6 +81,17 @@ def _ran(here: Path) -> list[str]:
     return sorted(lines)
 
 
+def _stored_again(first: dict, second: dict) -> None:
+    """The stored result of the reusing submission is its own, in its output folder, and
+    the earlier file itself (a hard link: no copy of the data); its chains name the earlier
+    files."""
+    (earlier,), (now,) = first["results"]["z"], second["results"]["z"]
+    assert f"/out/{second['id']}/" in now and f"/out/{first['id']}/" in earlier
+    assert os.path.samefile(earlier, now)
+    assert [c["results"] for c in second["processChains"] if "z" in (c["results"] or {})] == [
+        {"z": [earlier]}]
+
+
 def _final(document: dict) -> str:
     (path,) = document["results"]["z"]
     return Path(path).read_text()
@@ -98,7 +109,7 @@ def test_a_second_run_reuses_everything_and_a_changed_input_reruns_what_depends_
     second = _run(here, "--resume")
     assert _ran(here) == []  # nothing executed
     assert second["status"] == "SUCCESS"
-    assert second["results"] == first["results"]  # the earlier files
+    _stored_again(first, second)
     assert _final(second) == "1\ndone\n2\ndone\ndone\n"
     earlier = {c["id"] for c in first["processChains"]}
     assert all(c["reused"]["submissionId"] == first["id"]
@@ -186,7 +197,8 @@ def test_reuse_on_postgresql(here: Path, postgres_url: str) -> None:
     first = _run(here, "--resume", "--db", postgres_url)
     assert _ran(here) == ["a", "b", "c"]
     second = _run(here, "--resume", "--db", postgres_url)
-    assert _ran(here) == [] and second["results"] == first["results"]
+    assert _ran(here) == []
+    _stored_again(first, second)
     (here / "one.txt").write_text("1, changed\n")
     _run(here, "--resume", "--db", postgres_url)
     assert _ran(here) == ["a", "c"]
@@ -225,3 +237,20 @@ def test_work_the_collector_takes_between_lookup_and_store_runs_again(here: Path
     assert second.status == "SUCCESS"
     assert sorted(_ran(here)) == ["a", "b", "c"]  # run again, not taken for reused
     assert Path(second.results["z"][0]).read_text() == "1\ndone\n2\ndone\ndone\n"
+
+
+@pytest.mark.process
+def test_a_chain_after_a_stored_output_is_reused_too(here: Path) -> None:
+    """A chain that reads what a reused chain stores reads the earlier file, so its key is
+    the earlier one's and it is reused as well (review: keeping the stored output's new path
+    made it run every time)."""
+    (here / "wf.yaml").write_text(WORKFLOW.replace("outputs: [{id: out, var: x}]",
+                                                   "outputs: [{id: out, var: x, store: true}]"))
+    first = _run(here, "--resume")
+    assert _ran(here) == ["a", "b", "c"]
+    second = _run(here, "--resume")
+    assert _ran(here) == []
+    assert second["status"] == "SUCCESS" and second["reusedProcessChains"] == 3
+    assert all(f"/out/{second['id']}/" in path for values in second["results"].values()
+               for path in values)
+    assert sorted(len(v) for v in first["results"].values()) == [1, 1]

@@ -181,10 +181,11 @@ def test_a_rerun_after_the_results_went_runs_again_and_records_anew(
             _ended(registry, sid, 10)
 
         report = collect_garbage(registry, _settings(tmp_path))
-        assert report.counts["resultDirs"] == 1  # first's: second's has none of its own
+        assert report.counts["resultDirs"] == 2  # first's, and second's links to its files
         assert report.counts["cacheEntries"] >= 2  # both executables of the chain
         assert _recorded(registry) == {}
         assert not (tmp_path / "out" / first).exists()
+        assert not (tmp_path / "out" / second).exists()
 
         third = run()
         assert not any(c.reused for c in registry.views.list_chains(third)[0])

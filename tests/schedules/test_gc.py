@@ -144,16 +144,20 @@ def test_only_old_submissions_go_with_everything_of_theirs(database_url, tmp_pat
 
 def test_the_files_of_reused_work_stay_while_a_submission_that_reused_them_does(
         database_url, tmp_path) -> None:
-    """A submission that reused an older one's work names that one's files as its results
-    (extensions 15): the collector deletes the older record but keeps its directories, and
-    removes them with the last submission that reused them."""
+    """A submission that reused an older one's work reads that one's files, and keeps its
+    stored results as links to them in its own folder (extensions 15): the collector deletes
+    the older record but keeps its directories, and removes them with the last submission
+    that reused them."""
     registry = open_registry(database_url)
     first = _run(registry, tmp_path, resume=True)
     second = _run(registry, tmp_path, resume=True)
     chains = registry.views.list_chains(second)[0]
     assert chains and all(c.reused and c.reused["submissionId"] == first for c in chains)
     named = [Path(p) for p in registry.views.get_submission(second).results["kept"]]
-    assert named and all(p.is_relative_to(tmp_path / "out" / first) for p in named)
+    assert named and all(p.is_relative_to(tmp_path / "out" / second) for p in named)
+    earlier = [Path(p) for p in registry.views.get_submission(first).results["kept"]]
+    assert [p.name for p in named] == [p.name for p in earlier]
+    assert all(a.samefile(b) for a, b in zip(named, earlier))
     _age(registry, first, 40)
     settings = _gc(tmp_path, retention_submissions_ms=30 * 86400_000,
                    retention_results_ms=30 * 86400_000)

@@ -1,0 +1,55 @@
+"""At a submission's end, the stored results of work it reused are placed in its own output
+folder: hard links to the earlier files (a folder made anew with its files linked); placing
+again (after a crash) keeps what is there; what cannot be placed keeps its earlier path; and
+only results below the folders of submissions it reused from move."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from steepy.engine.storedresults import placed_results
+
+
+def _tree(out: Path) -> None:
+    (out / "s1" / "folder").mkdir(parents=True)
+    (out / "s1" / "a.txt").write_text("a")
+    (out / "s1" / "folder" / "part-1").write_text("1")
+    (out / "shared").mkdir()
+    (out / "shared" / "x").write_text("x")
+
+
+def test_results_of_reused_work_are_linked_into_the_submissions_folder(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    _tree(out)
+    asked: list[int] = []
+
+    def reused_from() -> list[str]:
+        asked.append(1)
+        return ["s1"]
+
+    results = {"a": [str(out / "s1" / "a.txt")], "f": [str(out / "s1" / "folder")],
+               "own": [str(out / "s2" / "b.txt")], "other": [str(out / "shared" / "x")],
+               "elsewhere": ["/data/y"]}
+    placed = placed_results(results, str(out), "s2", reused_from)
+    assert placed == {"a": [str(out / "s2" / "a.txt")], "f": [str(out / "s2" / "folder")],
+                      "own": results["own"], "other": results["other"],
+                      "elsewhere": ["/data/y"]}
+    assert os.path.samefile(out / "s1" / "a.txt", out / "s2" / "a.txt")
+    assert os.path.samefile(out / "s1" / "folder" / "part-1", out / "s2" / "folder" / "part-1")
+    assert asked == [1]  # (asked once, and only because a path may have been reused)
+    assert placed_results(results, str(out), "s2", reused_from) == placed  # placed again
+    assert placed_results({"own": results["own"]}, str(out), "s2", reused_from) == {
+        "own": results["own"]} and asked == [1, 1]
+
+
+def test_a_result_that_cannot_be_placed_keeps_its_earlier_path(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    _tree(out)
+    (out / "s2").write_text("a file where the submission's folder would be")
+    results = {"a": [str(out / "s1" / "a.txt")]}
+    assert placed_results(results, str(out), "s2", lambda: ["s1"]) == results
+    (out / "s2").unlink()
+    (out / "s2").mkdir()
+    (out / "s2" / "a.txt").write_text("another file already there: not taken for it")
+    assert placed_results(results, str(out), "s2", lambda: ["s1"]) == results
