@@ -58,9 +58,9 @@ def given_vars(text: str | None) -> GivenVars | None:
     deep = Problem("the query parameter `vars' is nested too deeply", file=GIVEN)
     try:
         values = json.loads(text, parse_constant=_not_json)
-    except json.JSONDecodeError as e:
+    except json.JSONDecodeError as e:  # (where, as in a file: `vars' may be long)
         raise InputError(Problem(f"the query parameter `vars' is not JSON: {e.msg}",
-                                 file=GIVEN)) from None
+                                 file=GIVEN, line=e.lineno, column=e.colno)) from None
     except RecursionError:  # too deep for the reader (and for what would store and run it)
         raise InputError(deep) from None
     if unusable_values(values, values=False):  # deeper than a document may be

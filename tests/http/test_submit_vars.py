@@ -45,7 +45,8 @@ def test_values_in_the_query_and_paths_against_the_servers_folder(tmp_path: Path
         f"resolved against the server's working directory, {tmp_path})"]
     assert _problems("[1]") == ["<vars>: the query parameter `vars' must be a JSON object of "
                                 "variable ids and values"]
-    assert _problems("{x")[0].startswith("<vars>: the query parameter `vars' is not JSON: ")
+    assert _problems("{x")[0].startswith("<vars>:1:2: the query parameter `vars' is not JSON: ")
+    assert _problems('{"a": 1,\n "b": [')[0].startswith("<vars>:2:8: ")  # (where it broke)
     (tmp_path / "other.txt").write_text("x")
     submission = build_submission(WORKFLOW, {"tool": SERVICE}, {}, None, '{"text": "other.txt"}')
     assert submission.vars == {"text": "other.txt"}
