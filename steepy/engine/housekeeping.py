@@ -150,8 +150,8 @@ def collect_garbage(registry: Registry, settings: GcSettings, now: datetime | No
 class _Files:
     """What deleted submissions leave on disk: log files, the temporary directory, the result
     directory. A submission's directories stay while a submission that is kept reused its
-    work (extensions 15: its results name those files; `reusedElsewhere` counts them), and
-    go with the last such submission."""
+    work (extensions 15: its chains name those files, and its stored results are links
+    to them; `reusedElsewhere` counts them), and go with the last such submission."""
 
     def __init__(self, registry: Registry, settings: GcSettings, counts: dict[str, int],
                  dry_run: bool):

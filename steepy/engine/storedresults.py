@@ -7,9 +7,10 @@ Only the submission's results move. Its reused chains keep the earlier paths, an
 chains after them, which read the earlier files: their keys, which count input files by
 path, stay those of the earlier run, and they are reused as well. Each file is a hard link
 to the earlier one where the file system allows (no copy of the data, however large), else a
-copy; a folder is made anew with its files linked. A result that cannot be placed (a full
-disk) keeps its earlier path: the file is there, only not in the submission's own folder.
-Placing again after a crash finds the link it made and keeps it.
+copy, made beside it and renamed once whole. A result that cannot be placed (a full disk),
+or that names a folder (a plugin's; a directory output's results are its files), keeps its
+earlier path: the file is there, only not in the submission's own folder. Placing again
+(after a crash, `steepy retry', an engine taking over) finds what was placed and keeps it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import stat
 from typing import Any, Callable, Collection
 
 log = logging.getLogger(__name__)
@@ -50,45 +52,47 @@ def placed_results(results: dict[str, list], out_path: str, submission_id: str,
 
 
 def _placed(old: str, new: str) -> bool:
-    """Whether `new` is (now) the earlier file or folder `old`, linked or copied."""
-    if os.path.lexists(new):  # (placed before a crash, or another result's folder)
+    """Whether `new` is (now) the earlier file `old`, linked or copied. A folder is left
+    where it is (a directory output's results are its files, each placed on its own)."""
+    if os.path.isdir(old):
+        return False
+    if os.path.lexists(new):  # (placed before a crash, or by the engine that took over)
         return _same(old, new)
     try:
         os.makedirs(os.path.dirname(new), exist_ok=True)
-        if os.path.isdir(old):
-            shutil.copytree(old, new, symlinks=True, copy_function=_link_or_copy)
-        else:
-            _link_or_copy(old, new)
+        try:
+            os.link(old, new)
+        except FileExistsError:  # (placed meanwhile by another engine)
+            return _same(old, new)
+        except OSError:  # (another file system, or links refused: the data itself)
+            _copy(old, new)
     except OSError as e:
         log.warning("a reused result could not be placed at %s (%s): the submission names "
                     "the earlier one, %s", new, e, old)
-        _remove(new)
         return False
     return True
 
 
-def _same(old: str, new: str) -> bool:
+def _copy(old: str, new: str) -> None:
+    """A copy of `old` at `new`, whole or not at all: written beside it, then renamed (a
+    crash leaves the part, never a part at `new`)."""
+    part = f"{new}.part-{os.getpid()}"
     try:
-        if os.path.isdir(old):
-            return os.path.isdir(new)  # (its files were linked one by one)
-        return os.path.samefile(old, new)
+        shutil.copy2(old, part)
+        os.replace(part, new)
+    finally:
+        if os.path.lexists(part):
+            os.unlink(part)
+
+
+def _same(old: str, new: str) -> bool:
+    """Whether `new` is `old`: a link to it, or a whole copy of it (`_copy` keeps its size
+    and modification time, and a copy is at `new` only once whole)."""
+    try:
+        was, now = os.stat(old), os.stat(new)
     except OSError:
         return False
-
-
-def _link_or_copy(old: str, new: str) -> None:
-    try:
-        os.link(old, new)
-    except OSError:  # (another file system, or links refused: the data itself)
-        shutil.copy2(old, new)
-
-
-def _remove(path: str) -> None:
-    """What a failed placing left at `path`."""
-    try:
-        if os.path.isdir(path) and not os.path.islink(path):
-            shutil.rmtree(path)
-        elif os.path.lexists(path):
-            os.unlink(path)
-    except OSError as e:
-        log.warning("a partly placed result could not be removed: %s (%s)", path, e)
+    if (was.st_dev, was.st_ino) == (now.st_dev, now.st_ino):
+        return True
+    return (stat.S_ISREG(now.st_mode) and now.st_size == was.st_size
+            and now.st_mtime_ns == was.st_mtime_ns)

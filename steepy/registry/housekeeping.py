@@ -34,7 +34,7 @@ class OldSubmission:
     seq: int
     end_time: datetime
     runs: list[tuple[str, int]] = field(default_factory=list)  # (chain id, run number)
-    # the submissions whose work its chains reused: their files are its results, too
+    # the submissions whose work its chains reused: its chains read their files
     reused_from: set[str] = field(default_factory=set)
 
 
@@ -65,7 +65,7 @@ class SqlHousekeeping:
 
     def reused_by_kept(self, submission_ids: Iterable[str], before: datetime) -> set[str]:
         """Those of these submissions whose work a chain of a submission that did not finish
-        before `before' reused (extensions 15): its results name their files."""
+        before `before' reused (extensions 15): its chains name their files."""
         ids, found = sorted(set(submission_ids)), set()
         kept = or_(_sc.status.not_in(sorted(FINISHED_SUBMISSION)), _sc.end_time.is_(None),
                    _sc.end_time >= before)

@@ -1,13 +1,15 @@
 """At a submission's end, the stored results of work it reused are placed in its own output
-folder: hard links to the earlier files (a folder made anew with its files linked); placing
-again (after a crash) keeps what is there; what cannot be placed keeps its earlier path; and
-only results below the folders of submissions it reused from move."""
+folder: hard links to the earlier files, or whole copies where links are refused; placing
+again (after a crash, a retry, an engine taking over) keeps what is there; what cannot be
+placed, and a result that names a folder, keeps its earlier path; and only results below
+the folders of submissions it reused from move."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
+from steepy.engine import storedresults
 from steepy.engine.storedresults import placed_results
 
 
@@ -28,19 +30,38 @@ def test_results_of_reused_work_are_linked_into_the_submissions_folder(tmp_path:
         asked.append(1)
         return ["s1"]
 
-    results = {"a": [str(out / "s1" / "a.txt")], "f": [str(out / "s1" / "folder")],
-               "own": [str(out / "s2" / "b.txt")], "other": [str(out / "shared" / "x")],
-               "elsewhere": ["/data/y"]}
+    results = {"a": [str(out / "s1" / "a.txt")], "parts": [str(out / "s1" / "folder" / "part-1")],
+               "folder": [str(out / "s1" / "folder")], "own": [str(out / "s2" / "b.txt")],
+               "other": [str(out / "shared" / "x")], "elsewhere": ["/data/y"]}
     placed = placed_results(results, str(out), "s2", reused_from)
-    assert placed == {"a": [str(out / "s2" / "a.txt")], "f": [str(out / "s2" / "folder")],
-                      "own": results["own"], "other": results["other"],
-                      "elsewhere": ["/data/y"]}
+    assert placed == {"a": [str(out / "s2" / "a.txt")],
+                      "parts": [str(out / "s2" / "folder" / "part-1")],
+                      "folder": results["folder"], "own": results["own"],
+                      "other": results["other"], "elsewhere": ["/data/y"]}
     assert os.path.samefile(out / "s1" / "a.txt", out / "s2" / "a.txt")
     assert os.path.samefile(out / "s1" / "folder" / "part-1", out / "s2" / "folder" / "part-1")
     assert asked == [1]  # (asked once, and only because a path may have been reused)
     assert placed_results(results, str(out), "s2", reused_from) == placed  # placed again
     assert placed_results({"own": results["own"]}, str(out), "s2", reused_from) == {
         "own": results["own"]} and asked == [1, 1]
+
+
+def test_where_links_are_refused_a_whole_copy_serves_and_serves_again(
+        tmp_path: Path, monkeypatch) -> None:
+    out = tmp_path / "out"
+    _tree(out)
+
+    def refused(old, new):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", refused)
+    results = {"a": [str(out / "s1" / "a.txt")]}
+    placed = placed_results(results, str(out), "s2", lambda: ["s1"])
+    assert placed == {"a": [str(out / "s2" / "a.txt")]}
+    assert (out / "s2" / "a.txt").read_text() == "a"
+    assert not os.path.samefile(out / "s1" / "a.txt", out / "s2" / "a.txt")
+    assert placed_results(results, str(out), "s2", lambda: ["s1"]) == placed  # (the copy)
+    assert sorted(p.name for p in (out / "s2").iterdir()) == ["a.txt"]  # (no part left)
 
 
 def test_a_result_that_cannot_be_placed_keeps_its_earlier_path(tmp_path: Path) -> None:
@@ -53,3 +74,21 @@ def test_a_result_that_cannot_be_placed_keeps_its_earlier_path(tmp_path: Path) -
     (out / "s2").mkdir()
     (out / "s2" / "a.txt").write_text("another file already there: not taken for it")
     assert placed_results(results, str(out), "s2", lambda: ["s1"]) == results
+
+
+def test_a_link_another_engine_made_meanwhile_is_kept(tmp_path: Path, monkeypatch) -> None:
+    """Two engines place at once (one lost its lease): the link the other made is taken as
+    placed, never removed or copied over."""
+    out = tmp_path / "out"
+    _tree(out)
+    real_link = os.link
+
+    def raced(old, new):
+        real_link(old, new)  # the other engine's, just before this one's
+        real_link(old, new)
+
+    monkeypatch.setattr(storedresults.os, "link", raced)
+    results = {"a": [str(out / "s1" / "a.txt")]}
+    assert placed_results(results, str(out), "s2", lambda: ["s1"]) == {
+        "a": [str(out / "s2" / "a.txt")]}
+    assert os.path.samefile(out / "s1" / "a.txt", out / "s2" / "a.txt")
