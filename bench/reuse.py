@@ -11,7 +11,8 @@ copying N input files, one chain each, and one chain joining the N copies) run w
 Each run is the whole `steepy run` process (interpreter start included): its wall time and
 its CPU time (user and system, the tools' included; less disturbed by other work on a busy
 machine). Each begins once the file system has written what the run before left in memory
-(the first run's 10,000 outputs and database pages), as a rerun the next morning would. Executions are counted by the tool itself (a line per execution in a file).
+(the first run's 10,000 outputs and database pages), as a rerun the next morning would.
+Executions are counted by the tool itself (a line per execution in a file).
 
 Usage: .venv/bin/python bench/reuse.py [N ...] [--markdown]
 Default sizes: 1000 10000. Nothing here is asserted: it prints.

@@ -18,7 +18,7 @@ from typing import Any, Sequence
 
 from steepy.engine.fingerprints import Fingerprints, taken_deep
 from steepy.model.cachekeys import (CACHE_DEEP, CACHE_STANDARD, UNCOMPARABLE, ChainKeys,
-                                    KeyMemo, chain_keys, executable_mode)
+                                    KeyMemo, chain_keys, executable_mode, tool_file)
 from steepy.model.processchain import ArgumentVariable, Executable, ProcessChain
 from steepy.model.service import Service
 from steepy.model.stopping import stopped_at
@@ -138,7 +138,7 @@ class Reuse:
         """What a record keeps of what its executable reads, to be looked at again when its
         chain has run (`_inputs_kept`): its input files and its tool (when its path names
         one: a tool fixed before `steepy retry' is not the tool of the key)."""
-        tool = self.fingerprint(exe.path, True) if "/" in exe.path else None
+        tool = self.fingerprint(exe.path, True) if tool_file(exe.path) else None
         read = {**files, exe.path: tool} if tool is not None else files
         return read or None
 

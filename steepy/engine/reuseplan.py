@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from steepy.engine.fingerprints import TREE_FILES
 from steepy.engine.reuse import Reuse, reuse
 from steepy.generator.simulate import simulated_results
-from steepy.model.cachekeys import ChainKeys
+from steepy.model.cachekeys import ChainKeys, tool_file
 from steepy.model.processchain import Executable, ProcessChain
 from steepy.registry.cache import Entry, Reused
 
@@ -102,7 +102,7 @@ class ReusePlan:
             return f"input `{upstream[0].id}' is written by a chain that runs"
         earlier = similar.get(shape)
         if earlier is None:
-            if "/" in exe.path:  # (a tool edited in place is new work too: name it)
+            if tool_file(exe.path):  # (a tool edited in place is new work too: name it)
                 return (f"no earlier run with this service, these arguments, this environment "
                         f"and this content of its tool {exe.path}")
             return "no earlier run with this service, these arguments and this environment"

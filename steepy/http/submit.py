@@ -11,9 +11,9 @@ be is a problem too, and `vars` given twice is refused rather than one of them s
 `"\\ud800"`, a number too large to be finite) is refused with the workflow's problems
 (steepy.documents.variables.apply_vars). Relative input paths are resolved against the
 directory the query parameter `base` names (the client's: `steepy submit --server` sends
-its working directory), else the server's working directory, and must exist there; absolute ones are passed on unchecked, as
-Steep does: its agents may see files the server does not (`InputBase.server`,
-steepy.documents.inputfiles)."""
+its working directory), else the server's working directory, and must exist there;
+absolute ones are passed on unchecked, as Steep does: its agents may see files the server
+does not (`InputBase.server`, steepy.documents.inputfiles)."""
 
 from __future__ import annotations
 

@@ -79,6 +79,12 @@ class ExecutableKey:
     uncomparable: str | None = None  # a path that cannot be compared (ChainKeys)
 
 
+def tool_file(path: str) -> bool:
+    """Whether an executable's path names a file whose content counts in its key (`./run.sh',
+    `/opt/tools/x'), not a command found on PATH, which counts by its name alone."""
+    return "/" in path
+
+
 def service_mode(service: Service | None, default: str) -> str:
     """How the work of an executable of `service` is reused: `false', `deep' or `standard'."""
     own = None if service is None else service.cache
@@ -172,7 +178,7 @@ def executable_key(exe: Executable, service: str | None, position: int,
                 files[value] = normal.pop("fingerprint")
         arguments.append([arg.id, arg.label, arg.type, arg.data_type, normal])
     arguments = _unordered(arguments, exe.arguments)
-    tool = fingerprint(exe.path, True) if "/" in exe.path else None  # not one on PATH
+    tool = fingerprint(exe.path, True) if tool_file(exe.path) else None
     rest = (memo or KeyMemo()).rest(exe, service, tool, deep)
     # the canonical text of the whole material (`digest'), its first member written here
     shape = hashlib.sha256(('{"arguments":' + _CANONICAL(arguments) + rest).encode()).hexdigest()
