@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -19,6 +20,13 @@ ROOT = Path(__file__).resolve().parent.parent
 # test` worker rewrote every module again otherwise, 11 of its 20 s of collecting. Only this
 # process: the processes the tests start keep the setting they are given.
 sys.dont_write_bytecode = False
+
+# A shell starts a background job (`make test &', a CI step's `cmd &') with Ctrl-C ignored,
+# and every process it starts inherits that: the tools, CLIs and servers the tests send
+# SIGINT to would not see it (a `steepy wait' waits on, `steepy list' is not interrupted).
+# This process takes Python's own handler, so that what it starts gets the default again.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 CORPUS_HINT = ("set STEEP_CONFORMANCE_DIR to the folder of Steep's conformance corpus "
