@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+PROBLEMS_HEADER = "X-Steepy-Problems"
+"""The header of an HTTP error answer that lists its located problems (`Problem.to_json`) as
+JSON (steepy only): the server writes it, the client reads it."""
+
 
 class SteepyError(Exception):
     """Base class of every error steepy raises on purpose."""

@@ -125,6 +125,23 @@ def test_the_http_package_imports_nothing_from_the_cli() -> None:
     assert out == "[]\n"
 
 
+@pytest.mark.process  # a fresh interpreter shows what importing a module imports
+@pytest.mark.parametrize("module, absent", [
+    # the server: the HTTP client only in the commands that talk to a server (httpx brings
+    # its own command line, rich and pygments, 70 ms of each `steepy serve` start)
+    ("steepy.http.app", ["httpx", "rich", "pygments"]),
+    # the registry's interfaces name the scheduler's triggers and the query language in
+    # annotations only: an engine that neither schedules nor searches loads neither for them
+    ("steepy.registry.interfaces", ["apscheduler", "steepy.search", "steepy.model.schedule"]),
+])
+def test_what_a_process_does_not_use_it_does_not_import(module: str, absent: list[str]) -> None:
+    code = (f"import importlib, sys\nimportlib.import_module({module!r})\n"
+            f"print([m for m in {absent!r} if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                         text=True, check=True).stdout
+    assert out == "[]\n"
+
+
 def test_the_checks_find_what_they_look_for(tmp_path) -> None:
     """A cycle hidden in a function, a `from . import' and TYPE_CHECKING imports."""
     package = tmp_path / "pkg"

@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from steepy.errors import SteepyError
+from steepy.errors import PROBLEMS_HEADER, SteepyError
 from steepy.model.common import type_name
 
 
@@ -87,10 +87,6 @@ def json_of(text: str | bytes, kind: str, where: str, shape: type = object,
         raise ClientError(f"{where} with JSON {what}, not steepy's answer: is it a steepy "
                           "server?")
     return found
-
-
-PROBLEMS_HEADER = "X-Steepy-Problems"
-"""The header of an error answer that lists its located problems as JSON (steepy only)."""
 
 
 def problems(response: httpx.Response) -> list[dict]:

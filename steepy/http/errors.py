@@ -14,8 +14,7 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
-from steepy.errors import Problem, SteepyError
-from steepy.http.client import PROBLEMS_HEADER
+from steepy.errors import PROBLEMS_HEADER, Problem, SteepyError
 from steepy.registry.failures import database_errors, describe, is_database_failure
 
 log = logging.getLogger(__name__)

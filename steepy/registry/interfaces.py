@@ -24,20 +24,24 @@ methods block: asynchronous code calls them through `steepy.registry.offload`.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Iterable, Protocol, Sequence
-
-from apscheduler.triggers.base import BaseTrigger
+from typing import TYPE_CHECKING, Any, Iterable, Protocol, Sequence
 
 from steepy.events import Event
 from steepy.model.attempt import AttemptRecord
-from steepy.model.schedule import Schedule
 from steepy.model.submission import ProcessChainStatus, Submission, SubmissionStatus
 from steepy.registry.cache import Entry
 from steepy.registry.housekeeping import OldSubmission
 from steepy.registry.records import ChainRecord, Delivery, RunRecord
 from steepy.registry.writes import (AttemptWrite, Claimed, ClaimFor, RoundView, RoundWrite,
                                    RunEnd)
-from steepy.search import Query, SearchResult, Type
+
+if TYPE_CHECKING:  # (in annotations only: a process that neither schedules nor searches
+    # imports neither APScheduler nor the query language)
+    from apscheduler.triggers.base import BaseTrigger
+
+    from steepy.model.schedule import Schedule
+    from steepy.search import Query, SearchResult, Type
+
 
 class ChainQueue(Protocol):
     def record(self, ends: Sequence[RunEnd], claims: Sequence[ClaimFor],
