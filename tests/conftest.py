@@ -173,7 +173,7 @@ def memory_registry():
 @pytest.fixture(autouse=True)
 def _collector_as_it_was():
     """`steepy run|worker|serve` run in-process (click's CliRunner) tune the cycle collector
-    for the whole process (steepy.engine.collector): give the next test Python's own."""
+    for the whole process (steepy.cli.collector): give the next test Python's own."""
     import gc
 
     thresholds = gc.get_threshold()

@@ -78,7 +78,7 @@ def run(workflow_file: str, services, macros, db, agents, var_options, vars_file
     import asyncio
     import signal
 
-    from steepy.engine.collector import collect_less
+    from steepy.cli.collector import collect_less
     from steepy.engine.engine import Engine
 
     collect_less()
@@ -196,7 +196,7 @@ def worker(services, macros, db, agents, exit_when_idle: bool) -> None:
     import asyncio
     import signal
 
-    from steepy.engine.collector import collect_less
+    from steepy.cli.collector import collect_less
     from steepy.engine.engine import Engine
     from steepy.registry.offload import call
     from steepy.registry.outage import in_rounds

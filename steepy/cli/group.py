@@ -124,7 +124,7 @@ def entry() -> None:
     """The `steepy` program (console script and `python -m steepy.cli`): `main`, then the end
     of the process (steepy/cli/ending.py). Tests that run `main` in their own process
     (click's CliRunner) never come here."""
-    from steepy.engine.collector import collect_less_from_the_start
+    from steepy.cli.collector import collect_less_from_the_start
 
     collect_less_from_the_start()  # (before the imports of its command)
     if sys.argv[1:2] and sys.argv[1] in STOP_CLEANLY:

@@ -83,7 +83,7 @@ def serve(host: str | None, port: int | None, db, agents, no_agents: bool, servi
         click.echo(f"Cannot listen on {host}:{port}: {e.strerror or e}", err=True)
         sys.exit(EXIT_INVALID)
 
-    from steepy.engine.collector import collect_less
+    from steepy.cli.collector import collect_less
     from steepy.engine.engine import Engine
 
     collect_less()

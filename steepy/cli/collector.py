@@ -1,4 +1,5 @@
-"""How often Python's cycle collector runs in a process that runs an engine.
+"""How often Python's cycle collector runs in a `steepy` process, above all in one that runs an
+engine.
 
 The collector's default (a collection after 700 new container objects, a full one after
 every 100 of those) suits small scripts. An engine holds tens of thousands of live objects
@@ -8,9 +9,10 @@ spent about a fifth of its CPU time there (2.9 s CPU by default, 2.3 s with the
 thresholds below; `bench/reuse.py`). The engine makes few reference cycles, so collecting
 less often keeps about the same memory (160-170 MB in both runs).
 
-Called by the commands that run an engine (`run`, `worker`, `serve`), not by the engine
-itself: a program that embeds an engine through the Python API keeps its own settings. Every
-`steepy` command collects as seldom from its start (`collect_less_from_the_start`).
+Called by the command line: every command from its start (`collect_less_from_the_start`),
+and those that run an engine (`run`, `worker`, `serve`) once it is imported (`collect_less`);
+not by the engine itself: a program that embeds an engine through the Python API keeps its
+own settings.
 """
 
 from __future__ import annotations

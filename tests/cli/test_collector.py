@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from steepy.engine.collector import THRESHOLDS, collect_less
+from steepy.cli.collector import THRESHOLDS, collect_less
 
 
 def test_collect_less_raises_the_thresholds_and_freezes_what_exists() -> None:
