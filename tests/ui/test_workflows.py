@@ -254,6 +254,29 @@ def test_timeline_lines_fold_registrations_and_keep_unknown_kinds() -> None:
     assert timeline(events, limit=1) == (lines[-1:], 2)
 
 
+def test_timeline_lines_fold_chains_that_reused_one_submissions_work_together() -> None:
+    """A rerun of 10,000 chains reads as two lines, not 20,000: those registered, then those
+    that reused the work of one submission, in one second (another submission, or a later
+    second, is a line of its own)."""
+    from steepy.ui.pages.workflows_events import timeline
+
+    at = "2026-01-01T10:00:0%d.%06dZ"
+    events = [{"id": n, "time": at % (0, n), "kind": "chain.registered", "chainId": f"c{n}",
+               "executables": 1} for n in range(1, 4)]
+    events += [{"id": 3 + n, "time": at % (0, n), "kind": "chain.reused", "chainId": f"c{n}",
+                "fromSubmissionId": "s1", "fromChainId": f"e{n}"} for n in range(1, 3)]
+    events += [{"id": 6, "time": at % (0, 6), "kind": "chain.reused", "chainId": "c3",
+                "fromSubmissionId": "s2", "fromChainId": "e3"},
+               {"id": 7, "time": at % (1, 7), "kind": "chain.reused", "chainId": "c4",
+                "fromSubmissionId": "s2", "fromChainId": "e4"}]
+    lines, _ = timeline(events)
+    assert [(line.text, line.count, line.chain, line.tone) for line in lines] == [
+        ("3 process chains registered", 3, None, ""),
+        ("2 process chains reused the work of submission s1", 2, None, "status-reused"),
+        ("Reused the work of process chain e3 of submission s2", 1, "c3", "status-reused"),
+        ("Reused the work of process chain e4 of submission s2", 1, "c4", "status-reused")]
+
+
 def test_search_problems_are_located() -> None:
     from steepy.search import parse_query
     from steepy.ui.pages.workflows_search import problem

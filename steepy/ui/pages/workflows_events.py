@@ -30,7 +30,7 @@ class Line:
     detail: str | None = None  # a message of several lines, shown as preformatted text
     due: str | None = None  # ISO time of what comes next, shown relative ("in 3 s")
     due_label: str = ""
-    count: int = 1  # events folded into this line (chains registered together)
+    count: int = 1  # events folded into this line (chains registered or reused together)
 
 
 def _status_tone(status: Any) -> str:
@@ -171,19 +171,41 @@ def describe(e: dict) -> Line:
 
 
 def timeline(events: list[dict], limit: int = LIMIT) -> tuple[list[Line], int]:
-    """The lines of a timeline, oldest first: chains registered in one go fold into one line;
-    at most `limit` lines (the newest). Also the number of lines left out."""
+    """The lines of a timeline, oldest first: chains registered in one go fold into one line,
+    and so do chains that reused the work of one submission in one go (a rerun of 10,000
+    chains is two lines, not 20,000); at most `limit` lines (the newest). Also the number of
+    lines left out."""
     lines: list[Line] = []
+    folds: list[tuple | None] = []  # what each line folds
     for e in events:
         if e.get("kind") in HIDDEN:
             continue
+        fold = _fold(e)
         last = lines[-1] if lines else None
-        if (e.get("kind") == K.CHAIN_REGISTERED and last is not None
-                and last.kind == K.CHAIN_REGISTERED and last.time[:19] == str(e.get("time"))[:19]):
+        if (fold is not None and last is not None and folds[-1] == fold
+                and last.time[:19] == str(e.get("time"))[:19]):
             last.count += 1
             last.chain = None
-            last.text = f"{last.count} process chains registered"
+            last.text = FOLDED[fold[0]](last.count, e)
             continue
         lines.append(describe(e))
+        folds.append(fold)
     left_out = max(0, len(lines) - limit)
     return lines[left_out:], left_out
+
+
+# the line of events folded together, by kind
+FOLDED: dict[str, Callable[[int, dict], str]] = {
+    K.CHAIN_REGISTERED: lambda n, e: f"{n} process chains registered",
+    K.CHAIN_REUSED: lambda n, e: (
+        f"{n} process chains reused the work of submission {e.get('fromSubmissionId')}"),
+}
+
+
+def _fold(e: dict) -> tuple | None:
+    """What events must share to fold into one line (with their second), None for one that
+    never folds."""
+    kind = e.get("kind")
+    if kind == K.CHAIN_REUSED:
+        return (kind, e.get("fromSubmissionId"))
+    return (kind,) if kind in FOLDED else None
