@@ -10,7 +10,8 @@ to the earlier one where the file system allows (no copy of the data, however la
 copy, made beside it and renamed once whole. A result that cannot be placed (a full disk),
 or that names a folder (a plugin's; a directory output's results are its files), keeps its
 earlier path: the file is there, only not in the submission's own folder. Placing again
-(after a crash, `steepy retry', an engine taking over) finds what was placed and keeps it.
+(after a crash, `steepy retry', an engine taking over) finds what was placed and keeps it,
+also when the earlier file is gone or replaced since.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-import stat
 from typing import Any, Callable, Collection
 
 log = logging.getLogger(__name__)
@@ -56,14 +56,14 @@ def _placed(old: str, new: str) -> bool:
     where it is (a directory output's results are its files, each placed on its own)."""
     if os.path.isdir(old):
         return False
-    if os.path.lexists(new):  # (placed before a crash, or by the engine that took over)
-        return _same(old, new)
+    if _kept(new):  # placed before: a crash, `steepy retry', the engine that took over
+        return True
     try:
         os.makedirs(os.path.dirname(new), exist_ok=True)
         try:
             os.link(old, new)
         except FileExistsError:  # (placed meanwhile by another engine)
-            return _same(old, new)
+            return _kept(new)
         except OSError:  # (another file system, or links refused: the data itself)
             _copy(old, new)
     except OSError as e:
@@ -85,14 +85,9 @@ def _copy(old: str, new: str) -> None:
             os.unlink(part)
 
 
-def _same(old: str, new: str) -> bool:
-    """Whether `new` is `old`: a link to it, or a whole copy of it (`_copy` keeps its size
-    and modification time, and a copy is at `new` only once whole)."""
-    try:
-        was, now = os.stat(old), os.stat(new)
-    except OSError:
-        return False
-    if (was.st_dev, was.st_ino) == (now.st_dev, now.st_ino):
-        return True
-    return (stat.S_ISREG(now.st_mode) and now.st_size == was.st_size
-            and now.st_mtime_ns == was.st_mtime_ns)
+def _kept(new: str) -> bool:
+    """Whether a file was placed at `new`: only placing writes there (the paths below a
+    submission's folder are made of unique ids), as a link or as a copy that is renamed
+    there once whole. It is the submission's, whatever became of the earlier file since:
+    removed with its submission, or replaced (a retry then names the data it reused)."""
+    return os.path.isfile(new)

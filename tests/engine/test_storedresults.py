@@ -70,10 +70,24 @@ def test_a_result_that_cannot_be_placed_keeps_its_earlier_path(tmp_path: Path) -
     (out / "s2").write_text("a file where the submission's folder would be")
     results = {"a": [str(out / "s1" / "a.txt")]}
     assert placed_results(results, str(out), "s2", lambda: ["s1"]) == results
-    (out / "s2").unlink()
-    (out / "s2").mkdir()
-    (out / "s2" / "a.txt").write_text("another file already there: not taken for it")
-    assert placed_results(results, str(out), "s2", lambda: ["s1"]) == results
+
+
+def test_placing_again_keeps_what_was_placed_when_the_earlier_file_is_gone_or_replaced(
+        tmp_path: Path) -> None:
+    """`steepy retry` of the submission places again (its results were cleared): the earlier
+    submission's file may have been collected meanwhile, or replaced; the file placed holds
+    the data the submission reused, and its result names that, not the earlier path."""
+    out = tmp_path / "out"
+    _tree(out)
+    results = {"a": [str(out / "s1" / "a.txt")]}
+    placed = {"a": [str(out / "s2" / "a.txt")]}
+    assert placed_results(results, str(out), "s2", lambda: ["s1"]) == placed
+    (out / "s1" / "a.txt").unlink()
+    (out / "s1" / "a.txt").write_text("replaced")
+    assert placed_results(results, str(out), "s2", lambda: ["s1"]) == placed
+    (out / "s1" / "a.txt").unlink()
+    assert placed_results(results, str(out), "s2", lambda: ["s1"]) == placed
+    assert (out / "s2" / "a.txt").read_text() == "a"
 
 
 def test_a_link_another_engine_made_meanwhile_is_kept(tmp_path: Path, monkeypatch) -> None:
