@@ -26,8 +26,8 @@ def plan_resumed(workflow_file: str, workflow: Workflow, services: dict[str, Ser
     config = checked_config()
     tmp, out = (str(Path(config[k]).absolute() / "PLAN") for k in ("tmpPath", "outPath"))
     registry = _registry(db)
-    planned = ReusePlan(Reuse(registry.cache, services,
-                              CacheSettings(mode=config.cache.mode)))
+    planned = ReusePlan(Reuse(registry.cache, services, CacheSettings(mode=config.cache.mode),
+                              config["outPath"]))
     finished = None
     try:
         if whole:

@@ -98,7 +98,8 @@ class Engine:
                                       settings.out_path, self._scheduler.wake,
                                       self._scheduler.stop_chains, settings.sweep_s,
                                       settings.agent.plugins, clock,
-                                      Reuse(registry.cache, services, settings.cache),
+                                      Reuse(registry.cache, services, settings.cache,
+                                            settings.out_path),
                                       self.owner)
         self._timekeeper = Timekeeper(registry, self.owner, settings.schedule_grace_s,
                                       math.inf, self._submitted_here, settings.gc, clock)

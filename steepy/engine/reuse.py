@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from copy import copy
+from pathlib import Path
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
@@ -41,10 +42,12 @@ class CacheSettings:
 
 class Reuse:
     def __init__(self, cache: Cache, services: dict[str, Service],
-                 settings: CacheSettings = CacheSettings()):
+                 settings: CacheSettings = CacheSettings(), out_path: str | None = None):
         self.cache = cache
         self.services = services
         self.settings = settings
+        # where stored outputs go now (`stored_elsewhere`), as the controller names it
+        self.out_path = None if out_path is None else str(Path(out_path).absolute())
         self.fingerprint = Fingerprints()  # (outside a submission's rounds: `steepy plan')
         self._memo = KeyMemo()  # what the keys of its executables share
         self._looks: dict[str, Fingerprints] = {}  # each submission's own, by its id
@@ -85,7 +88,7 @@ class Reuse:
             if key is None or key.uncomparable:
                 continue
             earlier = found.get(chain.id)
-            if earlier is not None:
+            if earlier is not None and not self.stored_elsewhere(chain, earlier):
                 out.reused.append(reuse(chain, earlier))
             elif self.settings.record:
                 out.pending.extend(
@@ -156,6 +159,25 @@ class Reuse:
                 if looked[path, deep] != seen:
                     return False
         return True
+
+    def stored_elsewhere(self, chain: ProcessChain, earlier: list[Entry]) -> list[str]:
+        """The outputs `chain` stores (`store: true`) that its earlier run stored outside
+        today's output folder (`outPath` changed since): reused, they would be no result of
+        the submission (its results are what lies below the output folder), so the chain
+        runs again and stores them there. An output stored at an absolute prefix is where
+        it was."""
+        if self.out_path is None:
+            return []
+        root = self.out_path.rstrip("/") + "/"
+        elsewhere = []
+        for exe, entry in zip(chain.executables, earlier):
+            outputs = [a for a in exe.arguments if a.type == "output"]
+            for arg, recorded in zip(outputs, entry.outputs):
+                place = arg.place or ""
+                if (place.startswith("out:") and not place.startswith("out:/")
+                        and not recorded["path"].startswith(root)):
+                    elsewhere.append(recorded["path"])
+        return elsewhere
 
     def keys(self, chain: ProcessChain) -> ChainKeys | None:
         """The keys of `chain` (None: `cache: false')."""

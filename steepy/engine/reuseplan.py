@@ -52,10 +52,13 @@ class ReusePlan:
         verdicts: list[Verdict] = []
         for chain in chains:
             earlier = found.get(chain.id)
-            if earlier is not None:
+            elsewhere = [] if earlier is None else self.reuse.stored_elsewhere(chain, earlier)
+            if earlier is not None and not elsewhere:
                 verdicts.append(Verdict(chain, reuse(chain, earlier)))
                 continue
-            reasons = self._reasons(chain, keys[chain.id], stale, similar, taken)
+            reasons = ([f"its earlier run stored its results in another output folder "
+                        f"(outPath changed since): {', '.join(elsewhere)}"] if elsewhere else
+                       self._reasons(chain, keys[chain.id], stale, similar, taken))
             self._written.update(a.variable.value for e in chain.executables
                                  for a in e.arguments if a.type == "output")
             verdicts.append(Verdict(chain, None, tuple(reasons)))

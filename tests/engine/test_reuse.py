@@ -254,3 +254,24 @@ def test_a_chain_after_a_stored_output_is_reused_too(here: Path) -> None:
     assert all(f"/out/{second['id']}/" in path for values in second["results"].values()
                for path in values)
     assert sorted(len(v) for v in first["results"].values()) == [1, 1]
+
+
+@pytest.mark.process
+def test_a_chain_whose_results_went_to_another_output_folder_runs_again(here: Path) -> None:
+    """After `outPath` changed, the chain that stores a result runs again and stores it
+    there (reused, its result would lie in the old folder: no result of the submission);
+    the chains before it are reused, and `steepy plan --resume` says why it runs."""
+    first = _run(here, "--resume")
+    assert _ran(here) == ["a", "b", "c"]
+    (here / "steepy.yaml").write_text("outPath: elsewhere\n")
+    planned = _plan(here)
+    assert ("its earlier run stored its results in another output folder (outPath changed "
+            f"since): {first['results']['z'][0]}") in planned
+    assert planned.endswith("3 chains: 1 to run, 2 reused\n")
+    second = _run(here, "--resume")
+    assert _ran(here) == ["c"]
+    (result,) = second["results"]["z"]
+    assert result.startswith(f"{here / 'elsewhere'}/{second['id']}/")
+    assert Path(result).read_text() == _final(first)
+    third = _run(here, "--resume")
+    assert (third["reusedProcessChains"], _ran(here)) == (3, [])
