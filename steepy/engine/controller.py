@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from steepy.engine.reuse import Reuse, carried
-from steepy.engine.storedresults import placed_results
+from steepy.engine.storedresults import placing
 from steepy.errors import SteepyError
 from steepy.generator import CHAIN_WINDOW, ProcessChainGenerator, Stop
 from steepy.plugins.generation import PluginGenerator
@@ -141,8 +141,8 @@ class Controller:
             if status in (SS.SUCCESS, SS.PARTIAL_SUCCESS):
                 chain_results = await call(self.store.successful_results, submission.id,
                                            self.out_path)
-                results = await call(  # (what it reused and stores: in its own folder)
-                    placed_results, submission_results(chain_results, self.out_path),
+                results = await placing(  # (what it reused and stores: in its own folder)
+                    submission_results(chain_results, self.out_path),
                     self.out_path, submission.id,
                     lambda: self.store.reused_from(submission.id))
         except TakenOver:

@@ -16,12 +16,25 @@ also when the earlier file is gone or replaced since.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Collection
 
 log = logging.getLogger(__name__)
+_PLACER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="steepy-placing")
+
+
+async def placing(results: dict[str, list], out_path: str, submission_id: str,
+                  reused_from: Callable[[], Collection[str]]) -> dict[str, list]:
+    """`placed_results` on a thread of its own. Where links are refused a copy may take
+    minutes: on the threads of the registry's calls, submissions ending together would hold
+    them all, and hold up the engine's heartbeat (on SQLite it beats there) until its lease
+    ran out."""
+    return await asyncio.get_running_loop().run_in_executor(
+        _PLACER, placed_results, results, out_path, submission_id, reused_from)
 
 
 def placed_results(results: dict[str, list], out_path: str, submission_id: str,

@@ -106,3 +106,34 @@ def test_a_link_another_engine_made_meanwhile_is_kept(tmp_path: Path, monkeypatc
     assert placed_results(results, str(out), "s2", lambda: ["s1"]) == {
         "a": [str(out / "s2" / "a.txt")]}
     assert os.path.samefile(out / "s1" / "a.txt", out / "s2" / "a.txt")
+
+
+async def test_copies_that_take_long_hold_up_none_of_the_registrys_threads(
+        tmp_path: Path, monkeypatch) -> None:
+    """Submissions ending together whose results are copied (links refused), each copy
+    slow: they take turns on a thread of their own, and the registry's calls (the heartbeat
+    on SQLite) go on meanwhile, however many there are."""
+    import asyncio
+    import threading
+
+    from steepy.registry.offload import call
+
+    out = tmp_path / "out"
+    _tree(out)
+    done = threading.Event()
+
+    def slow_copy(old: str, new: str) -> None:
+        done.wait(30)
+        Path(new).write_text(Path(old).read_text())
+
+    monkeypatch.setattr(storedresults, "_copy", slow_copy)
+    monkeypatch.setattr(os, "link", lambda old, new: (_ for _ in ()).throw(
+        PermissionError(1, "Operation not permitted")))
+    ends = [asyncio.create_task(storedresults.placing(
+        {"a": [str(out / "s1" / "a.txt")]}, str(out), f"s{n}", lambda: ["s1"]))
+        for n in range(2, 42)]  # (more than the default pool has threads)
+    await asyncio.sleep(0.1)
+    assert await asyncio.wait_for(call(lambda: "a registry call"), 10) == "a registry call"
+    done.set()
+    placed = await asyncio.gather(*ends)
+    assert placed[0] == {"a": [str(out / "s2" / "a.txt")]} and len(placed) == 40
