@@ -20,6 +20,7 @@ import asyncio
 import logging
 import os
 import shutil
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Collection
 
@@ -87,9 +88,12 @@ def _placed(old: str, new: str) -> bool:
 
 
 def _copy(old: str, new: str) -> None:
-    """A copy of `old` at `new`, whole or not at all: written beside it, then renamed (a
-    crash leaves the part, never a part at `new`)."""
-    part = f"{new}.part-{os.getpid()}"
+    """A copy of `old` at `new`, whole or not at all: written beside it under a name of its
+    own (two engines placing at once, pid 1 in two containers, never write one part), then
+    renamed (a crash leaves the part, never a part at `new`)."""
+    handle, part = tempfile.mkstemp(prefix=os.path.basename(new) + ".part-",
+                                    dir=os.path.dirname(new))
+    os.close(handle)
     try:
         shutil.copy2(old, part)
         os.replace(part, new)

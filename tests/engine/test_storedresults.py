@@ -137,3 +137,30 @@ async def test_copies_that_take_long_hold_up_none_of_the_registrys_threads(
     done.set()
     placed = await asyncio.gather(*ends)
     assert placed[0] == {"a": [str(out / "s2" / "a.txt")]} and len(placed) == 40
+
+
+def test_a_copy_is_written_under_a_name_no_other_engine_writes(tmp_path: Path,
+                                                               monkeypatch) -> None:
+    """Two engines with one pid (pid 1 in two containers) placing at once each write a part
+    of their own."""
+    import shutil
+
+    out = tmp_path / "out"
+    _tree(out)
+    monkeypatch.setattr(os, "link", lambda old, new: (_ for _ in ()).throw(
+        PermissionError(1, "Operation not permitted")))
+    monkeypatch.setattr(os, "getpid", lambda: 1)
+    parts: list[str] = []
+    real_copy = shutil.copy2
+
+    def copy(old: str, part: str) -> None:
+        parts.append(part)
+        real_copy(old, part)
+
+    monkeypatch.setattr(shutil, "copy2", copy)
+    for n in (2, 2):
+        (out / f"s{n}" / "a.txt").unlink(missing_ok=True)
+        assert placed_results({"a": [str(out / "s1" / "a.txt")]}, str(out), f"s{n}",
+                              lambda: ["s1"]) == {"a": [str(out / f"s{n}" / "a.txt")]}
+    assert len(set(parts)) == 2 and all(p.startswith(str(out / "s2" / "a.txt.part-"))
+                                        for p in parts)
