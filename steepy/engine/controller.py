@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from pathlib import Path
 from typing import Any, Callable
 
 from steepy.engine.reuse import Reuse, carried
 from steepy.engine.storedresults import placing
 from steepy.errors import SteepyError
-from steepy.generator import CHAIN_WINDOW, ProcessChainGenerator, Stop
+from steepy.generator import CHAIN_WINDOW, ProcessChainGenerator, Stop, absolute_folder
 from steepy.plugins.generation import PluginGenerator
 from steepy.plugins.pluginset import PluginSet, builtin_set
 from steepy.model.macro import Macro
@@ -82,8 +81,8 @@ class Controller:
         self.clock = clock
         self.services = services
         self.macros = macros
-        self.tmp_path = str(Path(tmp_path).absolute())
-        self.out_path = str(Path(out_path).absolute())
+        self.tmp_path = absolute_folder(tmp_path)
+        self.out_path = absolute_folder(out_path)
         self.wake_scheduler = wake_scheduler
         self.stop_chains = stop_chains
         self.sweep_s = sweep_s

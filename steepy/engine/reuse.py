@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import time
 from copy import copy
-from pathlib import Path
 from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 from steepy.engine.fingerprints import Fingerprints, taken_deep
+from steepy.generator.executables import absolute_folder
 from steepy.model.cachekeys import (CACHE_DEEP, CACHE_STANDARD, UNCOMPARABLE, ChainKeys,
                                     KeyMemo, chain_keys, executable_mode, tool_file)
 from steepy.model.processchain import ArgumentVariable, Executable, ProcessChain
@@ -47,7 +47,7 @@ class Reuse:
         self.services = services
         self.settings = settings
         # where stored outputs go now (`stored_elsewhere`), as the controller names it
-        self.out_path = None if out_path is None else str(Path(out_path).absolute())
+        self.out_path = None if out_path is None else absolute_folder(out_path)
         self.fingerprint = Fingerprints()  # (outside a submission's rounds: `steepy plan')
         self._memo = KeyMemo()  # what the keys of its executables share
         self._looks: dict[str, Fingerprints] = {}  # each submission's own, by its id
@@ -82,13 +82,13 @@ class Reuse:
         out = CacheWrite(completed=self._completed(finished))
         chains = list(write.chains)
         keys = {c.id: self.keys(c) for c in chains}
-        found = self.find(keys) if resume else {}
+        found = self.find(keys, chains=chains) if resume else {}
         for chain in chains:
             key = keys[chain.id]
             if key is None or key.uncomparable:
                 continue
             earlier = found.get(chain.id)
-            if earlier is not None and not self.stored_elsewhere(chain, earlier):
+            if earlier is not None:
                 out.reused.append(reuse(chain, earlier))
             elif self.settings.record:
                 out.pending.extend(
@@ -161,10 +161,12 @@ class Reuse:
         return True
 
     def stored_elsewhere(self, chain: ProcessChain, earlier: list[Entry]) -> list[str]:
-        """The outputs `chain` stores (`store: true`) that its earlier run stored outside
-        today's output folder (`outPath` changed since): reused, they would be no result of
-        the submission (its results are what lies below the output folder), so the chain
-        runs again and stores them there. An output stored at an absolute prefix is where
+        """The results `chain` would store below the output folder whose earlier run
+        stored them where placing cannot take them from (steepy.engine.storedresults): not
+        in the folder of its own submission below today's output folder (`outPath` changed
+        since). Reused, they would be no result of the submission, or stay in a folder the
+        collector deletes with the earlier submission; so that earlier run is passed over.
+        An output stored outside the output folder (an absolute or a `../` prefix) is where
         it was."""
         if self.out_path is None:
             return []
@@ -172,10 +174,12 @@ class Reuse:
         elsewhere = []
         for exe, entry in zip(chain.executables, earlier):
             outputs = [a for a in exe.arguments if a.type == "output"]
+            own = f"{root}{entry.submission_id}/"
             for arg, recorded in zip(outputs, entry.outputs):
-                place = arg.place or ""
+                place = arg.place or ""  # (`out:PREFIX' for one it stores)
                 if (place.startswith("out:") and not place.startswith("out:/")
-                        and not recorded["path"].startswith(root)):
+                        and arg.variable.value.startswith(root)
+                        and not recorded["path"].startswith(own)):
                     elsewhere.append(recorded["path"])
         return elsewhere
 
@@ -185,12 +189,16 @@ class Reuse:
                           self._memo)
 
     def find(self, keys: dict[str, ChainKeys | None], forget: bool = True,
-             stale_out: dict[str, list[Entry]] | None = None) -> dict[str, list[Entry]]:
+             stale_out: dict[str, list[Entry]] | None = None,
+             chains: Sequence[ProcessChain] = (),
+             elsewhere_out: dict[str, list[str]] | None = None) -> dict[str, list[Entry]]:
         """For each new chain (by id), an earlier chain with its key whose outputs are still
         there, unchanged: the newest, and for new chains of one key (a for-each over the same
         file twice) the next newest in turn, while there are (a join then gets as many
         files as before, not one twice). The entries of those whose outputs are not are
-        dropped (`forget`) and put in `stale_out` by chain key (the newest of each)."""
+        dropped (`forget`) and put in `stale_out` by chain key (the newest of each). With
+        the new `chains`, an earlier chain whose stored results are elsewhere is passed over
+        (`stored_elsewhere`; kept, and its paths put in `elsewhere_out` by chain key)."""
         wanted: dict[str, int] = {}
         for k in keys.values():
             if k is not None and not k.uncomparable:
@@ -200,10 +208,17 @@ class Reuse:
         candidates = self.cache.lookup(sorted(wanted))
         valid: dict[str, list[list[Entry]]] = {}
         stale: list[str] = []
-        for chain_key, chains in candidates.items():
-            for entries in chains:
+        shown = {k.chain: c for c in chains if (k := keys.get(c.id)) is not None}
+        for chain_key, earlier in candidates.items():
+            for entries in earlier:
                 if len(valid.get(chain_key, ())) >= wanted[chain_key]:
                     break
+                elsewhere = (self.stored_elsewhere(shown[chain_key], entries)
+                             if chain_key in shown else [])
+                if elsewhere:
+                    if elsewhere_out is not None:
+                        elsewhere_out.setdefault(chain_key, elsewhere)
+                    continue
                 if self.unchanged(entries):
                     valid.setdefault(chain_key, []).append(entries)
                     continue

@@ -43,7 +43,9 @@ class ReusePlan:
     def step(self, chains: list[ProcessChain]) -> list[Verdict]:
         keys = {c.id: self.reuse.keys(c) for c in chains}
         stale: dict[str, list[Entry]] = {}
-        found = self.reuse.find(keys, forget=False, stale_out=stale)
+        elsewhere: dict[str, list[str]] = {}
+        found = self.reuse.find(keys, forget=False, stale_out=stale, chains=chains,
+                                elsewhere_out=elsewhere)
         shapes = [s for c in chains if c.id not in found and keys[c.id] is not None
                   for s in keys[c.id].shapes]  # type: ignore[union-attr]
         similar = self.reuse.cache.similar(shapes) if shapes else {}
@@ -52,13 +54,14 @@ class ReusePlan:
         verdicts: list[Verdict] = []
         for chain in chains:
             earlier = found.get(chain.id)
-            elsewhere = [] if earlier is None else self.reuse.stored_elsewhere(chain, earlier)
-            if earlier is not None and not elsewhere:
+            if earlier is not None:
                 verdicts.append(Verdict(chain, reuse(chain, earlier)))
                 continue
+            key = keys[chain.id]
             reasons = ([f"its earlier run stored its results in another output folder "
-                        f"(outPath changed since): {', '.join(elsewhere)}"] if elsewhere else
-                       self._reasons(chain, keys[chain.id], stale, similar, taken))
+                        f"(outPath changed since): {', '.join(elsewhere[key.chain])}"]
+                       if key is not None and key.chain in elsewhere and key.chain not in taken
+                       else self._reasons(chain, key, stale, similar, taken))
             self._written.update(a.variable.value for e in chain.executables
                                  for a in e.arguments if a.type == "output")
             verdicts.append(Verdict(chain, None, tuple(reasons)))

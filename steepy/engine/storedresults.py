@@ -22,18 +22,22 @@ import os
 import shutil
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Collection
+from typing import Any, Callable, Collection, Iterable, Iterator
 
 log = logging.getLogger(__name__)
-_PLACER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="steepy-placing")
+_PLACER = ThreadPoolExecutor(max_workers=4, thread_name_prefix="steepy-placing")
 
 
 async def placing(results: dict[str, list], out_path: str, submission_id: str,
                   reused_from: Callable[[], Collection[str]]) -> dict[str, list]:
-    """`placed_results` on a thread of its own. Where links are refused a copy may take
-    minutes: on the threads of the registry's calls, submissions ending together would hold
-    them all, and hold up the engine's heartbeat (on SQLite it beats there) until its lease
-    ran out."""
+    """`placed_results` on threads of their own, where a result may be placed (else at once,
+    with no thread: the results of a submission that reused nothing are its own). Where
+    links are refused a copy may take minutes: on the threads of the registry's calls,
+    submissions ending together would hold them all, and hold up the engine's heartbeat (on
+    SQLite it beats there) until its lease ran out."""
+    root = out_path.rstrip("/") + "/"
+    if not any(_other_folder(v, root, submission_id) for v in _flat(results.values())):
+        return results
     return await asyncio.get_running_loop().run_in_executor(
         _PLACER, placed_results, results, out_path, submission_id, reused_from)
 
@@ -50,19 +54,34 @@ def placed_results(results: dict[str, list], out_path: str, submission_id: str,
         nonlocal sources
         if isinstance(value, list):
             return [place(v) for v in value]
-        if not isinstance(value, str) or not value.startswith(root):
-            return value
-        folder, _, rest = value[len(root):].partition("/")
-        if folder == submission_id or not rest:
+        folder = _other_folder(value, root, submission_id)
+        if folder is None:
             return value
         if sources is None:
             sources = set(reused_from())
         if folder not in sources:
             return value
-        new = f"{root}{submission_id}/{rest}"
+        new = f"{root}{submission_id}/{value[len(root) + len(folder) + 1:]}"
         return new if _placed(value, new) else value
 
     return {var: place(values) for var, values in results.items()}
+
+
+def _other_folder(value: Any, root: str, submission_id: str) -> str | None:
+    """The folder below the output folder `root` that holds the file `value` names, if it
+    is not the submission's own (that of a submission it may have reused from)."""
+    if not isinstance(value, str) or not value.startswith(root):
+        return None
+    folder, _, rest = value[len(root):].partition("/")
+    return None if folder == submission_id or not rest else folder
+
+
+def _flat(values: Iterable[Any]) -> Iterator[Any]:
+    for value in values:
+        if isinstance(value, list):
+            yield from _flat(value)
+        else:
+            yield value
 
 
 def _placed(old: str, new: str) -> bool:

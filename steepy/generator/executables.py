@@ -7,6 +7,7 @@ per defaulted missing input (the new variable's id); then one id per runtime arg
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 from dataclasses import replace
@@ -187,6 +188,12 @@ def normalize_path(path: str) -> str:
     if result.startswith("//"):
         result = "/" + result.lstrip("/")
     return result
+
+
+def absolute_folder(path: str) -> str:
+    """A folder (`outPath`, `tmpPath`) as the paths of chains below it begin: absolute and
+    normalized (`../shared/out` is `/work/shared/out`)."""
+    return normalize_path(os.path.abspath(path))
 
 
 def common_directory(files: list[Any]) -> Any:

@@ -275,3 +275,23 @@ def test_a_chain_whose_results_went_to_another_output_folder_runs_again(here: Pa
     assert Path(result).read_text() == _final(first)
     third = _run(here, "--resume")
     assert (third["reusedProcessChains"], _ran(here)) == (3, [])
+    (here / "steepy.yaml").unlink()  # back to the first folder: its earlier run serves again
+    assert (_run(here, "--resume")["reusedProcessChains"], _ran(here)) == (3, [])
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("first, then", [("../shared/out", "../shared/out"), ("out", ".")])
+def test_the_output_folder_is_compared_as_chains_name_it(here: Path, first: str,
+                                                         then: str) -> None:
+    """`../shared/out` is the same folder each time (the results are the submission's,
+    and reused); a folder above the earlier one is another (placing could not move the
+    result out of the earlier submission's folder, which the collector deletes)."""
+    (here / "steepy.yaml").write_text(f"outPath: {first}\n")
+    earlier = _run(here, "--resume")
+    assert _ran(here) == ["a", "b", "c"] and earlier["results"]
+    (here / "steepy.yaml").write_text(f"outPath: {then}\n")
+    again = _run(here, "--resume")
+    (result,) = again["results"]["z"]
+    folder = os.path.normpath(here / then)
+    assert result.startswith(f"{folder}/{again['id']}/"), result
+    assert _ran(here) == ([] if first == then else ["c"])

@@ -164,3 +164,28 @@ def test_a_copy_is_written_under_a_name_no_other_engine_writes(tmp_path: Path,
                               lambda: ["s1"]) == {"a": [str(out / f"s{n}" / "a.txt")]}
     assert len(set(parts)) == 2 and all(p.startswith(str(out / "s2" / "a.txt.part-"))
                                         for p in parts)
+
+
+async def test_a_submission_whose_results_are_its_own_waits_for_no_copy(
+        tmp_path: Path, monkeypatch) -> None:
+    """Placing takes a thread only where a result may be placed: the end of a submission
+    that reused nothing waits for no copy of another (here more slow copies than placing
+    has threads)."""
+    import asyncio
+    import threading
+
+    out = tmp_path / "out"
+    _tree(out)
+    done = threading.Event()
+    monkeypatch.setattr(storedresults, "_copy", lambda old, new: done.wait(30))
+    monkeypatch.setattr(os, "link", lambda old, new: (_ for _ in ()).throw(
+        PermissionError(1, "Operation not permitted")))
+    slow = [asyncio.create_task(storedresults.placing(
+        {"a": [str(out / "s1" / "a.txt")]}, str(out), f"s{n}", lambda: ["s1"]))
+        for n in range(2, 10)]
+    await asyncio.sleep(0.1)
+    own = {"z": [str(out / "s9" / "z.txt")], "x": ["/data/x"]}
+    assert await asyncio.wait_for(storedresults.placing(
+        own, str(out), "s9", lambda: ["s1"]), 10) == own
+    done.set()
+    await asyncio.gather(*slow)
