@@ -4,7 +4,6 @@ each other one would run (steepy.engine.reuseplan). Reads the database; stores n
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -21,10 +20,10 @@ def plan_resumed(workflow_file: str, workflow: Workflow, services: dict[str, Ser
                  macros: dict[str, Macro], whole: bool, as_json: bool, db: str | None) -> None:
     from steepy.engine.reuse import CacheSettings, Reuse
     from steepy.engine.reuseplan import ReusePlan
-    from steepy.generator import ProcessChainGenerator, simulate
+    from steepy.generator import ProcessChainGenerator, absolute_folder, simulate
 
     config = checked_config()
-    tmp, out = (str(Path(config[k]).absolute() / "PLAN") for k in ("tmpPath", "outPath"))
+    tmp, out = (f"{absolute_folder(config[k])}/PLAN" for k in ("tmpPath", "outPath"))
     registry = _registry(db)
     planned = ReusePlan(Reuse(registry.cache, services, CacheSettings(mode=config.cache.mode),
                               config["outPath"]))

@@ -237,9 +237,9 @@ def apply_vars(document: Document, given: GivenVars) -> tuple[Document, GivenVar
         elif entry is None:
             problems.append(given.name_problem(name, _unknown(name, settable)))
         elif "value" not in entry:
-            problems.append(given.name_problem(name, f"variable `{name}' has no default value in "
-                                                "the workflow: an action writes it, so it "
-                                                "cannot be set"))
+            problems.append(given.name_problem(
+                name, f"variable `{name}' has no default value in the workflow: an action "
+                "writes it, so it cannot be set"))
         else:
             found = [given.problem(name, message, item) for item, message in
                      unusable(name, value, isinstance(entry["value"], Mapping))]

@@ -22,7 +22,9 @@ import os
 import shutil
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Collection, Iterable, Iterator
+from typing import Any, Callable, Collection
+
+from steepy.generator.executables import flatten
 
 log = logging.getLogger(__name__)
 _PLACER = ThreadPoolExecutor(max_workers=4, thread_name_prefix="steepy-placing")
@@ -36,7 +38,7 @@ async def placing(results: dict[str, list], out_path: str, submission_id: str,
     submissions ending together would hold them all, and hold up the engine's heartbeat (on
     SQLite it beats there) until its lease ran out."""
     root = out_path.rstrip("/") + "/"
-    if not any(_other_folder(v, root, submission_id) for v in _flat(results.values())):
+    if not any(_other_folder(v, root, submission_id) for v in flatten(list(results.values()))):
         return results
     return await asyncio.get_running_loop().run_in_executor(
         _PLACER, placed_results, results, out_path, submission_id, reused_from)
@@ -74,14 +76,6 @@ def _other_folder(value: Any, root: str, submission_id: str) -> str | None:
         return None
     folder, _, rest = value[len(root):].partition("/")
     return None if folder == submission_id or not rest else folder
-
-
-def _flat(values: Iterable[Any]) -> Iterator[Any]:
-    for value in values:
-        if isinstance(value, list):
-            yield from _flat(value)
-        else:
-            yield value
 
 
 def _placed(old: str, new: str) -> bool:
