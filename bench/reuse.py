@@ -14,6 +14,12 @@ machine). Each begins once the file system has written what the run before left 
 (the first run's 10,000 outputs and database pages), as a rerun the next morning would.
 Executions are counted by the tool itself (a line per execution in a file).
 
+Below the table: what every run costs whatever its size (the same three runs of a workflow of
+N = 1: interpreter start, imports, reading the files, the engine's start and end), and for
+each size what each chain costs beyond that in the first run and in the second, and their
+ratio: how much faster reuse makes a chain, apart from the start that any `steepy run` pays
+(the ratio of whole runs tends to it as N grows).
+
 Usage: .venv/bin/python bench/reuse.py [N ...] [--markdown]
 Default sizes: 1000 10000. Nothing here is asserted: it prints.
 """
@@ -120,6 +126,15 @@ def _time(run: Run) -> str:
     return f"{run.seconds:.1f} s (CPU {run.cpu:.1f} s)"
 
 
+def _per_chain(n: int, runs: tuple[Run, Run, Run], fixed: tuple[Run, Run, Run]) -> str:
+    """What a chain of the first and second run cost beyond the runs of N = 1, and the ratio."""
+    first = (runs[0].seconds - fixed[0].seconds) / n
+    second = (runs[1].seconds - fixed[1].seconds) / n
+    ratio = f"{first / second:.0f}×" if second > 0 else "-"
+    return (f"{n + 1:,} chains, beyond the start and end: first {first * 1e3:.2f} ms a chain, "
+            f"second {second * 1e3:.3f} ms a chain ({ratio})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("sizes", nargs="*", type=int, default=[1000, 10000])
@@ -127,16 +142,23 @@ def main() -> None:
     args = parser.parse_args()
     load = os.getloadavg()[0]
     print(f"{os.cpu_count()} cores, load {load:.1f} (a shared machine: times vary)")
+    fixed = bench(1)  # (what any run pays: the start, the end)
+    print(f"the start and end of any run (N = 1): first {_time(fixed[0])}, second "
+          f"{_time(fixed[1])}", flush=True)
+    measured = []
     header = ("chains", "first run", "second (unchanged)", "faster", "one input changed",
               "executions (1st, 2nd, 3rd)")
     rows = []
     for n in args.sizes:
         first, second, third = bench(n)
+        measured.append((n, (first, second, third)))
         rows.append((f"{n + 1:,}", _time(first), _time(second),
                      f"{first.seconds / second.seconds:.0f}× ({first.cpu / second.cpu:.0f}× "
                      "CPU)", _time(third),
                      f"{first.executions:,}, {second.executions}, {third.executions}"))
         print("  ".join(rows[-1]), flush=True)
+    for n, runs in measured:
+        print(_per_chain(n, runs, fixed))
     if args.markdown:
         print("| " + " | ".join(header) + " |")
         print("|" + "---|" * len(header))
