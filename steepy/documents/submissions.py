@@ -44,7 +44,7 @@ def submission_from(document: Document, services: Mapping, macros: Mapping,
                 raise InputError(problems + blamed.problems) from None
             raise InputError(problems + e.problems) from None
     if base is not None:
-        found = resolve_input_files(workflow, document.data, services, base, given)
+        found = resolve_input_files(workflow, document.data, services, base, given, macros)
         problems += [p if p.file else document.locate(p) for p in found]
     if problems:
         raise InputError(problems)

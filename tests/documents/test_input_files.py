@@ -183,19 +183,116 @@ def test_a_list_given_for_a_for_each_is_checked_where_it_was_given(tmp_path: Pat
         f"against there, {tmp_path})"]
 
 
-def test_paths_of_every_spelling_resolve_as_pathlib_makes_them(tmp_path: Path) -> None:
-    """A plain path is resolved without pathlib (10,000 inputs: a tenth of a second); every
-    spelling, plain or not, comes out as pathlib writes it."""
+def test_a_path_keeps_its_text_and_a_relative_one_gets_the_base_before_it(
+        tmp_path: Path) -> None:
+    """Review (session 49): a trailing `/' or `/.' means something to a tool (`find lnk/'
+    enters a link to a folder, `rsync src/ dst', `cp -r src/. dst'), so a path is passed on as
+    written, absolute ones too; a relative one gets the base directory before it, and loses
+    only a leading `./'. Before, pathlib's text took the slash away."""
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "a.txt").write_text("x")
     (tmp_path / "a b.txt").write_text("x")
-    spellings = ["sub/a.txt", "./sub/a.txt", "sub//a.txt", "sub/./a.txt", "sub/../a b.txt",
-                 "sub/", "sub/.", "sub", "a b.txt", str(tmp_path / "sub" / "a.txt"),
-                 str(tmp_path) + "//sub/a.txt", str(tmp_path / "sub") + "/"]
+    (tmp_path / "lnk").symlink_to(tmp_path / "sub")
+    base = str(tmp_path)
+    spellings = {
+        "sub/a.txt": f"{base}/sub/a.txt", "./sub/a.txt": f"{base}/sub/a.txt",
+        ".//sub/a.txt": f"{base}/sub/a.txt", "sub//a.txt": f"{base}/sub//a.txt",
+        "sub/./a.txt": f"{base}/sub/./a.txt", "sub/../a b.txt": f"{base}/sub/../a b.txt",
+        "sub/": f"{base}/sub/", "sub/.": f"{base}/sub/.", "sub": f"{base}/sub",
+        "lnk/": f"{base}/lnk/", ".": f"{base}/.", "./": f"{base}/", "a b.txt": f"{base}/a b.txt",
+        f"{base}/sub/a.txt": f"{base}/sub/a.txt", f"{base}//sub/a.txt": f"{base}//sub/a.txt",
+        f"{base}/lnk/": f"{base}/lnk/"}
     text = WORKFLOW.replace("[here.txt, s3://bucket/key]", "[" + ", ".join(
         f"'{s}'" for s in spellings) + "]").replace("/no/such/file", str(tmp_path / "sub"))
-    text = text.replace("value: folder", "value: sub").replace("gone.txt", "sub/a.txt")
+    text = text.replace("value: folder", "value: lnk/").replace("gone.txt", "sub/a.txt")
     submission = submission_from(parse_text(text, "wf.yaml"), {"tool": SERVICE}, {}, None,
                                  None, InputBase(tmp_path, "there"))
     first = submission.workflow.actions[0]
-    assert first.inputs[0].var.value == [str(tmp_path / Path(s)) for s in spellings]
+    assert first.inputs[0].var.value == list(spellings.values())
+    assert first.inputs[2].var.value == f"{base}/lnk/"
+
+
+def test_a_file_named_as_a_folder_does_not_exist(tmp_path: Path) -> None:
+    """`here.txt/' is no file a tool can open (pathlib's text, without the slash, was)."""
+    (tmp_path / "here.txt").write_text("x")
+    text = WORKFLOW.replace("[here.txt, s3://bucket/key]", "['here.txt/']")
+    with pytest.raises(InputError) as missing:
+        submission_from(parse_text(text, "wf.yaml"), {"tool": SERVICE}, {}, None, None,
+                        InputBase(tmp_path, "there"))
+    assert str(missing.value.problems[0]).startswith(
+        "wf.yaml:4:13: vars[0].value[0]: input file `here.txt/' does not exist")
+
+
+REACHED = """\
+api: 4.7.0
+vars:
+  - id: f
+    value: in.txt
+  - id: files
+    value: [each.txt]
+actions:
+  - type: include
+    macro: reads
+    inputs: [{id: source, var: f}, {id: note, value: not-a-path.txt}]
+  - type: for
+    input: files
+    enumerator: g
+    actions:
+      - type: include
+        macro: outer
+        inputs: [{id: given, var: g}]
+  - type: execute
+    service: tool
+    inputs: [{id: word, value: w}]
+    fallback:
+      service: tool
+      inputs: [{id: file, value: fallback.txt}]
+catch:
+  service: tool
+  inputs: [{id: dir, value: caught}]
+"""
+MACROS = [
+    {"id": "reads", "name": "", "description": "", "parameters": [
+        {"id": "source", "name": "", "description": "", "type": "input"},
+        {"id": "note", "name": "", "description": "", "type": "input"}],
+     "actions": [{"type": "execute", "service": "tool",
+                  "inputs": [{"id": "file", "var": "source"}, {"id": "word", "var": "note"}]}]},
+    {"id": "outer", "name": "", "description": "", "parameters": [
+        {"id": "given", "name": "", "description": "", "type": "input"}],
+     "actions": [{"type": "include", "macro": "reads",
+                  "inputs": [{"id": "source", "var": "given"}, {"id": "note", "value": "x"}]}]}]
+
+
+def _reached(base: Path):
+    from steepy.model.macro import Macro
+
+    macros = {m["id"]: Macro.from_json(m) for m in MACROS}
+    return submission_from(parse_text(REACHED, "wf.yaml"), {"tool": SERVICE}, macros, None,
+                           None, InputBase(base, "there"))
+
+
+def test_inputs_an_include_a_fallback_or_the_catch_read_are_paths_too(tmp_path: Path) -> None:
+    """Review (session 49): a constant that reaches a tool only through a macro (also one
+    included by another, in a for-each), an action's fallback or the workflow's catch was
+    passed on as written: relative to whatever folder the engine ran in (a `serve' started
+    elsewhere: `cat: in.txt: No such file'), and a missing one was stored and failed in the
+    tool. A value a macro hands to a string input stays as it is."""
+    with pytest.raises(InputError) as missing:
+        _reached(tmp_path)
+    said = f"(a relative path is resolved against there, {tmp_path})"
+    assert [str(p) for p in missing.value.problems] == [
+        f"wf.yaml:4:12: vars[0].value: input file `in.txt' does not exist {said}",
+        f"wf.yaml:6:13: vars[1].value[0]: input file `each.txt' does not exist {said}",
+        f"wf.yaml:23:34: actions[2].fallback.inputs[0].value: input file `fallback.txt' does "
+        f"not exist {said}",
+        f"wf.yaml:26:29: catch.inputs[0].value: input directory `caught' does not exist {said}"]
+
+    for name in ("in.txt", "each.txt", "fallback.txt"):
+        (tmp_path / name).write_text("x")
+    (tmp_path / "caught").mkdir()
+    workflow = _reached(tmp_path).workflow
+    include, loop, action = workflow.actions
+    assert [i.var.value for i in include.inputs] == [f"{tmp_path}/in.txt", "not-a-path.txt"]
+    assert loop.input.value == [f"{tmp_path}/each.txt"]
+    assert action.fallback.inputs[0].var.value == f"{tmp_path}/fallback.txt"
+    assert workflow.catch.inputs[0].var.value == f"{tmp_path}/caught"
