@@ -219,12 +219,16 @@ class RemoteBackend:
                      macros: tuple[str, ...], cron: str | None, every: str | None,
                      name: str | None, timezone: str | None,
                      given: "GivenVars | None" = None) -> dict:
-        """The server checks the workflow against its own services and macros."""
+        """The server checks the workflow against its own services and macros, resolving
+        relative input paths against this process's working directory (as `submit`)."""
+        import os
+
         from steepy.documents.loading import read_file
 
         body = {"workflow": read_file(workflow_file).text or "", "cron": cron, "every": every,
                 "name": name, "timezone": timezone, "vars": given.values if given else None}
         response = self.api.request("POST", "/schedules", ok=(201, 400),
+                                    params={"base": os.getcwd()},
                                     json={k: v for k, v in body.items() if v is not None},
                                     headers={"Accept": "application/json"})
         if response.status_code == 404:

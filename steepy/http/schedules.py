@@ -17,7 +17,8 @@ from steepy.http.responses import context, json_body, json_response
 from steepy.documents.validation_services import Runtimes
 from steepy.documents.values import unusable
 from steepy.documents.variables import GivenVars
-from steepy.http.submit import NAME, build_submission
+from steepy.http.submit import (BASE_PARAMETER, NAME, build_submission, given_base,
+                                query_value)
 from steepy.model.ids import unique_id
 from steepy.model.common import utcnow
 from steepy.model.schedule import Schedule, name_problem
@@ -41,6 +42,7 @@ SCHEDULE_BODY = {
                        "has them).",
         "content": {"application/json": {"schema": {"type": "object"}}},
     },
+    "parameters": [BASE_PARAMETER],
 }
 
 
@@ -77,8 +79,10 @@ def _workflow(body: dict, problems: list[Problem]) -> str | None:
     return None
 
 
-def _new_schedule(body: Any, services: dict, macros: dict, runtimes: Runtimes) -> Schedule:
-    """The schedule of a request body; InputError with every problem otherwise."""
+def _new_schedule(body: Any, services: dict, macros: dict, runtimes: Runtimes,
+                  base: str | None = None) -> Schedule:
+    """The schedule of a request body (its relative input paths against `base`, else the
+    server's working directory); InputError with every problem otherwise."""
     if not isinstance(body, dict):
         raise InputError(Problem("the body must be a JSON object", file=NAME))
     problems = [Problem(f"is not a field of a schedule; they are {', '.join(FIELDS)}",
@@ -109,7 +113,8 @@ def _new_schedule(body: Any, services: dict, macros: dict, runtimes: Runtimes) -
             # (surrogatepass: a lone surrogate is told where it is written, by the reader)
             submission = build_submission(workflow.encode("utf-8", "surrogatepass"), services,
                                           macros, runtimes,
-                                          given=GivenVars.of(given) if given else None)
+                                          given=GivenVars.of(given) if given else None,
+                                          base=base)
         except InputError as e:
             problems += e.problems
     if problems:
@@ -131,11 +136,15 @@ def list_schedules(request: Request) -> Response:
              responses={201: {"description": "The new schedule"},
                         400: {"description": "Invalid workflow or trigger: every problem"}})
 async def post_schedule(request: Request) -> Response:
+    """The body is a JSON object (below). `?base=/dir` resolves the workflow's relative input
+    paths against that directory (the client's: `steepy schedule add --server` sends its
+    own), not the server's working directory, as for POST /workflows."""
     ctx = context(request)
     body = json_body(await request.body())
     try:
+        base = given_base(query_value(request.query_params, "base"))
         schedule = await asyncio.to_thread(_new_schedule, body, ctx.services, ctx.macros,
-                                           ctx.runtimes())
+                                           ctx.runtimes(), base)
     except InputError as e:
         raise ApiError(400, "Invalid schedule", e.problems) from None
     stored = await call(ctx.registry.schedules.add_schedule, schedule)

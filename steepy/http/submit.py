@@ -81,6 +81,15 @@ def given_resume(text: str | None) -> bool | None:
     return text.lower() == "true"
 
 
+BASE_PARAMETER = {  # (the OpenAPI of POST /workflows and POST /schedules)
+    "name": "base", "in": "query", "required": False,
+    "description": "The absolute directory the client submitted from: relative input paths "
+                   "of the workflow are resolved against it, not against the server's working "
+                   "directory (steepy's `submit --server` and `schedule add --server` send "
+                   "their own)",
+    "schema": {"type": "string"}}
+
+
 def given_base(text: str | None) -> str | None:
     """The query parameter `base`: the absolute directory the client submitted from, that
     relative input paths are resolved against; InputError otherwise."""

@@ -12,7 +12,8 @@ from steepy.errors import InputError
 from steepy.http.errors import ApiError
 from steepy.http.responses import OFFSET, SIZE, context, json_response, page_response
 from steepy.http.stream import event_stream, resume_after
-from steepy.http.submit import build_submission, given_base, given_resume, query_value
+from steepy.http.submit import (BASE_PARAMETER, build_submission, given_base, given_resume,
+                                query_value)
 from steepy.http.updates import apply_update, parse_update, require_json, update_body
 from steepy.model.submission import (ACTIVE_SUBMISSION, FINISHED_SUBMISSION, RETRYABLE_SUBMISSION,
                                      SubmissionStatus)
@@ -33,7 +34,11 @@ WORKFLOW_BODY = {
         "name": "vars", "in": "query", "required": False,
         "description": "Values for the workflow's variables that have a default value, as "
                        "a JSON object of ids and values, e.g. {\"size\": 3}",
-        "schema": {"type": "string"}}],
+        "schema": {"type": "string"}}, {
+        "name": "resume", "in": "query", "required": False,
+        "description": "true: reuse the work of earlier submissions (extensions 15); false: "
+                       "do not; default: `cache.enabled`",
+        "schema": {"type": "boolean"}}, BASE_PARAMETER],
 }
 
 

@@ -66,6 +66,13 @@ def _check(tmp_path: Path, server: Server) -> None:
     stored = server.http.get(f"/workflows/{submission_id}").json()["workflow"]["vars"]
     assert stored[0] == {"id": "words", "value": str(tmp_path / "mine.txt")}
     assert server.wait(submission_id)["status"] == "SUCCESS"
+    # a schedule too (review, session 49: it was checked against the server's folder)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("STEEPY_", "STEEP_"))}
+    scheduled = subprocess.run(
+        [sys.executable, "-m", "steepy", "schedule", "add", "wf.yaml", "--every", "1h",
+         "--server", server.url], cwd=tmp_path, env=env, capture_output=True, text=True,
+        timeout=60)
+    assert scheduled.returncode == 0, scheduled.stderr
     refused = server.http.post("/workflows", params={"base": "relative/dir"},
                                content=WORKFLOW)  # (a base must be absolute)
     assert refused.status_code == 400 and "`base' must be an absolute directory" in refused.text
