@@ -182,12 +182,23 @@ def _first_missing(exe: Executable, adapted: Collection[str], relist: bool) -> s
             _list(os.path.dirname(os.path.abspath(path)))
             if _there(path, directory):
                 continue
-        return f"declared output `{a.id}' was not written: {path}"
+        return f"declared output `{a.id}' was not written: {path}{_instead(path, directory)}"
     return None
 
 
 def _there(path: str, directory: bool) -> bool:
     return os.path.isdir(path) if directory else os.path.exists(path) and not os.path.isdir(path)
+
+
+def _instead(path: str, directory: bool) -> str:
+    """What is at the path of an output that is not there as declared, said after it."""
+    if os.path.islink(path) and not os.path.exists(path):
+        return f" (a link to `{os.readlink(path)}', which does not exist)"
+    if directory and os.path.lexists(path):
+        return " (a file is there, not a directory: the output's data type is directory)"
+    if not directory and os.path.isdir(path):
+        return " (a directory is there, not a file)"
+    return ""
 
 
 def _list(directory: str) -> None:

@@ -88,6 +88,22 @@ def test_the_first_missing_output_is_named(tmp_path: Path) -> None:
     assert missing_output(_output("custom", str(tmp_path / "no")), {"custom"}) is None
 
 
+def test_what_is_there_instead_of_an_output_is_said(tmp_path: Path) -> None:
+    """Review (session 49): a link to nothing, or a folder where a file was declared (and the
+    other way round), was "not written", though `ls' shows something at the path."""
+    link, folder, file = tmp_path / "link", tmp_path / "d", tmp_path / "f"
+    link.symlink_to("/nonexistent")
+    folder.mkdir()
+    file.write_text("x")
+    said = "declared output `out1' was not written: "
+    assert missing_output(_output("file", str(link))) == (
+        f"{said}{link} (a link to `/nonexistent', which does not exist)")
+    assert missing_output(_output("file", str(folder))) == (
+        f"{said}{folder} (a directory is there, not a file)")
+    assert missing_output(_output("directory", str(file))) == (
+        f"{said}{file} (a file is there, not a directory: the output's data type is directory)")
+
+
 @pytest.mark.process
 def test_outputs_checked_inputs_resolved_and_waited_for(tmp_path: Path, monkeypatch) -> None:
     submitter, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
