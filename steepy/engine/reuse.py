@@ -102,8 +102,9 @@ class Reuse:
         """The outputs of the chains among `finished` that succeeded and wait for them, if
         their input files are still those their keys were taken from: a chain run long after
         it was stored (a queue, `steepy retry') may have read other ones, and its outputs
-        under its old key would be reused for the old files. Those whose inputs changed, or
-        that a fallback rescued, are forgotten (their next submission runs them again)."""
+        under its old key would be reused for the old files. Those whose inputs changed,
+        that a fallback rescued, or that left an output unwritten are forgotten (their next
+        submission runs them again)."""
         done = [r for r in finished if r.status == CS.SUCCESS and r.reused is None
                 and stopped_at(r.results) is None]
         fallbacks = [r.chain.id for r in done
@@ -122,9 +123,9 @@ class Reuse:
                 "path": a.variable.value, "results": (r.results or {}).get(a.variable.id),
                 "fingerprint": self.fingerprint.anew_for(a.variable.value, self._deep(e))}
                 for a in e.arguments if a.type == "output"] for e in r.chain.executables]
-            if any(o["fingerprint"] == UNCOMPARABLE for each in outputs for o in each):
-                stale.append(r.chain.id)  # (an output folder too large to compare)
-                continue
+            if any(o["fingerprint"] in (UNCOMPARABLE, None) for each in outputs for o in each):
+                stale.append(r.chain.id)  # (an output folder too large to compare, or one
+                continue  # not written: `checkOutputs: false'; reuse needs it there)
             out.append((r.chain.id, outputs))
         if stale:
             self.cache.forget(stale)

@@ -295,3 +295,32 @@ def test_the_output_folder_is_compared_as_chains_name_it(here: Path, first: str,
     folder = os.path.normpath(here / then)
     assert result.startswith(f"{folder}/{again['id']}/"), result
     assert _ran(here) == ([] if first == then else ["c"])
+
+
+@pytest.mark.process
+def test_a_chain_whose_output_was_not_written_runs_again(here: Path) -> None:
+    """Review (session 49): with `checkOutputs: false`, a tool that exits 0 without writing
+    its output succeeds; its chain was recorded, reused on every later run (outputs "still
+    as they were": not there then, not there now), and each run warned that its stored
+    result could not be placed. Reuse needs the earlier outputs to be there."""
+    lazy = here / "lazy.sh"
+    lazy.write_text('#!/bin/sh\necho "$1" >> "$COUNTER"\n')
+    lazy.chmod(0o755)
+    (here / "services.yaml").write_text((here / "services.yaml").read_text() + f"""\
+- id: lazy
+  name: Lazy
+  description: writes nothing
+  path: {lazy}
+  runtime: other
+  checkOutputs: false
+  environment: {{COUNTER: {here / 'counter'}}}
+  parameters:
+    - {{id: tag, name: Tag, description: its name, type: input, cardinality: 1..1}}
+    - {{id: out, name: Out, description: not written, type: output, cardinality: 1..1}}
+""")
+    (here / "wf.yaml").write_text("api: 4.7.0\nactions:\n  - {type: execute, service: lazy, "
+                                  "inputs: [{id: tag, value: l}], outputs: [{id: out, var: o, "
+                                  "store: true}]}\n")
+    assert _run(here, "--resume")["status"] == "SUCCESS" and _ran(here) == ["l"]
+    again = _run(here, "--resume")
+    assert (again.get("reusedProcessChains", 0), _ran(here)) == (0, ["l"])
