@@ -51,6 +51,29 @@ def test_fields_of_the_variables_with_a_default_value() -> None:
     assert variables("api: [", None) == []  # no workflow: no fields
 
 
+@pytest.mark.parametrize("value, shown", [
+    ("3", '"3"'), ("true", '"true"'), ("null", '"null"'), ("[1]", '"[1]"'), ('"q"', '"\\"q\\""'),
+    ("", '""'), ("  ", '"  "'), ("plain text", "plain text"), ("été", "été"), (3, "3"),
+    (True, "true"), ([1, "a"], '[1, "a"]')])
+def test_a_given_value_is_shown_as_the_script_sends_it_back(value, shown) -> None:
+    """Review (session 49): the script reads a field as JSON when it is JSON, so a string
+    given as "3" was shown as 3 and resubmitted as the number 3 ("true", "null", "[1]" as a
+    boolean, a null, a list), and an empty string as an empty field, which is not sent: the
+    default ran instead. What is shown reads back as the value given."""
+    (field,) = variables("api: 4.7.0\nvars: [{id: v, value: x}]\nactions: []\n", {"v": value})
+    assert field["given"] == shown
+    read = json.loads(shown) if shown.strip() and _is_json(shown) else shown
+    assert read == value
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
 @pytest.fixture
 def app(tmp_path):
     registry = open_registry(f"sqlite:///{tmp_path / 'steepy.db'}")
@@ -71,10 +94,54 @@ def test_a_resubmission_starts_with_the_values_given(app) -> None:
     page = client.get(f"/new/workflow?from={submission_id}", headers=HTML).text
     assert FIELD.findall(page) == [("seconds", "", "0"), ("label", "short", "a &lt;nap&gt;")]
     assert "Variables" in page and 'data-var="written"' not in page
-    fresh = client.get("/new/workflow", headers=HTML).text  # the example has none
-    assert "editor-vars" not in fresh
+    fresh = client.get("/new/workflow", headers=HTML).text  # the example has none: hidden
+    assert 'data-testid="editor-vars" hidden>' in fresh and "data-var=" not in fresh
     shown = client.get(f"/workflows/{submission_id}", headers=HTML).text  # the workflow page
     assert '<dd data-testid="vars"><code>label="short"</code> </dd>' in shown
+
+
+def test_the_fields_of_a_text_are_what_the_script_shows_as_it_changes(app) -> None:
+    """Review (session 49): the fields came only with the page, so a workflow typed or
+    pasted had none, and a variable renamed kept its old field (filled: a 400)."""
+    client, _ = app
+    answer = client.post("/new/workflow/variables", content=WORKFLOW)
+    assert answer.status_code == 200
+    assert answer.json() == [{"id": "seconds", "default": "0"},
+                             {"id": "label", "default": "a <nap>"}]
+    assert answer.headers["cache-control"] == "no-store"
+    assert client.post("/new/workflow/variables", content="api: [").json() is None  # mid-edit
+    assert client.post("/new/workflow/variables", content="actions: []\n").json() == []
+
+
+def test_typing_a_workflow_makes_its_fields(ui, browser_page) -> None:
+    from playwright.sync_api import expect
+
+    page = browser_page
+    page.goto(f"{ui.url}/new/workflow")
+    fields = page.get_by_test_id("editor-vars")
+    expect(fields).to_be_hidden()  # the example has no variables
+    area = page.get_by_label(re.compile("^Workflow"))
+    area.fill(WORKFLOW)
+    expect(page.locator("[data-var]")).to_have_count(2)
+    expect(fields).to_be_visible()
+    label = page.locator('[data-var="label"]')
+    expect(label).to_have_attribute("placeholder", "a <nap>")
+    label.fill("typed")
+    renamed = WORKFLOW.replace("\n  - id: seconds\n", "\n  - id: pause\n").replace(
+        "var: seconds", "var: pause")
+    area.fill(renamed)
+    expect(page.locator('[data-var="pause"]')).to_have_count(1)
+    expect(page.locator('[data-var="seconds"]')).to_have_count(0)
+    expect(label).to_have_value("typed")  # a field that stays keeps what was typed
+    area.fill(renamed + "  - [")  # not readable for a while: the fields stay
+    page.wait_for_timeout(800)
+    expect(page.locator("[data-var]")).to_have_count(2)
+    area.fill(renamed)
+    page.get_by_role("button", name="Submit").click()
+    page.wait_for_url(re.compile(r"/workflows/[a-z0-9]+$"))
+    submitted = page.url.rsplit("/", 1)[1]
+    assert ui.http.get(f"/workflows/{submitted}").json()["vars"] == {"label": "typed"}
+    assert ui.wait(submitted)["status"] == "SUCCESS"
 
 
 def test_submitting_sends_the_fields_filled_in(ui, browser_page) -> None:

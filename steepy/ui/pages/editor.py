@@ -3,7 +3,8 @@ starting with a small example or, with `?from=<submission id>`, with that submis
 (the workflow page's "resubmit"; as it ran when relative paths in its text were resolved
 against the submitter's folder, which the server would resolve against its own). Below it,
 a field per variable of that workflow with a default value (a resubmission's filled with the
-values given to it, as they ran). The page's script
+values given to it, as they ran; the script asks `/new/workflow/variables` for the fields of
+the text as it changes). The page's script
 (static/editor.js) POSTs the text to the API's `/workflows`, with the fields filled in as its
 query parameter `vars`, and shows the API's `line:column: path: message` problems beside the
 text; the page itself stores nothing."""
@@ -17,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from steepy.model.common import strings_in
-from steepy.ui.render import base_path, page as render
+from steepy.ui.render import NO_STORE, base_path, page as render
 from steepy.ui.routing import page
 from steepy.documents.validation import MAX_API
 
@@ -69,22 +70,34 @@ def _resolved(source: str, workflow: dict, given: dict | None) -> bool:
 
 
 def _shown(value: Any) -> str:
-    """A value as its field shows it: a string as it is, anything else as JSON (which the
-    script sends back as JSON, so `3` stays a number)."""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    """A value as its field shows it, for the script to send back the same value: it reads a
+    field as JSON when it is JSON (`3` stays a number), else as text. So a string is shown as
+    it is only when it is no JSON and not blank (a blank field is not sent), else as JSON:
+    the string "3" as `"3"`, not `3`; "" as `""`."""
+    if isinstance(value, str) and value.strip():
+        try:
+            json.loads(value)
+        except ValueError:
+            return value
+    return json.dumps(value, ensure_ascii=False)
 
 
 def variables(text: str, given: dict | None) -> list[dict]:
     """The variables of the workflow in `text` that can be set at submit time (those with a
     default value): id, default and the value given (for a resubmission), each as shown.
     None of a text that is no workflow."""
+    return _variables(text, given) or []
+
+
+def _variables(text: str, given: dict | None) -> list[dict] | None:
+    """`variables`; None when `text` cannot be read (YAML or JSON that is not well-formed)."""
     from steepy.documents.loading import parse_text
     from steepy.errors import InputError
 
     try:
         data = parse_text(text, "<editor>").data
     except InputError:
-        return []
+        return None
     declared = data.get("vars") if isinstance(data, dict) else None
     return [{"id": str(v["id"]), "default": _shown(v["value"]),
              "given": _shown(given[v["id"]]) if given and v["id"] in given else ""}
@@ -107,6 +120,20 @@ def editor(request: Request) -> Response:
                   services=services, variables=variables(text, given))
 
 
+async def variable_fields(request: Request) -> Response:
+    """The fields of the workflow text POSTed: what the editor's script shows as the text
+    changes (a workflow typed or pasted, a variable renamed). `null` while the text cannot be
+    read: the fields shown stay as they are until it can."""
+    import asyncio
+
+    from starlette.responses import JSONResponse
+
+    text = (await request.body()).decode("utf-8", "replace")
+    fields = await asyncio.to_thread(_variables, text, None)
+    return JSONResponse(None if fields is None else [
+        {"id": f["id"], "default": f["default"]} for f in fields], headers=NO_STORE)
+
+
 def new(request: Request) -> Response:
     query = request.url.query
     return RedirectResponse(base_path(request) + "/new/workflow" + ("?" + query if query else ""),
@@ -114,4 +141,5 @@ def new(request: Request) -> Response:
 
 
 ROUTES = [page("/new/workflow", editor, negotiated=False),
+          page("/new/workflow/variables", variable_fields, negotiated=False, methods=("POST",)),
           page("/new", new, negotiated=False)]

@@ -155,6 +155,7 @@
     follow(lastText, area.value);
     lastText = area.value;
     later();
+    fieldsLater();
   });
   area.addEventListener("scroll", sync, { passive: true });
   new ResizeObserver(sync).observe(area);
@@ -323,6 +324,54 @@
     return any ? "?vars=" + encodeURIComponent(JSON.stringify(given)) : "";
   }
 
+  // ----------------------------------------------------------------- variables
+  // A field per variable with a default value, following the text (a workflow typed or
+  // pasted, a variable renamed): the server reads the text and names them. A field that stays
+  // keeps what was typed in it; while the text cannot be read, the fields stay as they are.
+  const fieldset = document.getElementById("editor-vars");
+  let fieldsTimer = null, fieldsAsked = 0;
+  function fieldsLater() {
+    clearTimeout(fieldsTimer);
+    fieldsTimer = setTimeout(refreshFields, 400);
+  }
+
+  async function refreshFields() {
+    if (!fieldset) return;
+    const asked = ++fieldsAsked;
+    let result = null;
+    try {
+      result = await window.steepy.api("POST", "/new/workflow/variables", area.value,
+                                       "text/plain");
+    } catch (e) { return; }
+    if (asked !== fieldsAsked || !result.ok || !Array.isArray(result.data)) return;
+    showFields(result.data);
+  }
+
+  function showFields(fields) {
+    const shown = new Map();
+    for (const input of fieldset.querySelectorAll("[data-var]")) {
+      shown.set(input.dataset.var, input.closest("label"));
+      input.closest("label").remove();
+    }
+    for (const field of fields) {
+      let label = shown.get(field.id);
+      if (!label) {
+        label = document.createElement("label");
+        label.className = "editor-var";
+        const name = document.createElement("code");
+        name.textContent = field.id;
+        const input = document.createElement("input");
+        Object.assign(input, { type: "text", name: "var-" + field.id, autocomplete: "off",
+                               spellcheck: false });
+        input.dataset.var = field.id;
+        label.append(name, " ", input);
+      }
+      label.querySelector("input").placeholder = field.default;
+      fieldset.append(label);
+    }
+    fieldset.hidden = fields.length === 0;
+  }
+
   async function submit() {
     if (sending) return;
     const text = area.value;
@@ -367,6 +416,7 @@
     area.value = draft;
     lastText = draft;
     state.textContent = "Your text from before the login is back.";
+    refreshFields();
   }
   box.classList.add("active");
   button.disabled = false;
