@@ -63,7 +63,7 @@ class Client:
 
     def submissions(self, status: SubmissionStatus | str | None = None) -> list[Submission]:
         """Every submission (with `status`, those with it), newest first. As a summary:
-        `results` and `error_message` come with `refresh()`."""
+        `results`, `error_message` and `vars` come with `refresh()`."""
         wanted = status_name(status)  # InputError for a status there is not
         found: list[Submission] = []
         while True:

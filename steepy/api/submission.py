@@ -56,7 +56,7 @@ class Submission:
             raise NotFound(f"No submission with the id `{self.id}'.")
         fresh = Submission.from_json(found, self._backend)
         for name in ("status", "name", "priority", "start_time", "end_time", "error_message",
-                     "results", "chain_counts"):
+                     "results", "chain_counts", "vars"):
             setattr(self, name, getattr(fresh, name))
         return self
 

@@ -59,6 +59,8 @@ def test_vars_are_kept_beside_the_source_as_written(client) -> None:
     assert stored.source == WORKFLOW and stored.vars == {"who": 3}
     assert submission.vars == {"who": 3} and client.submit(WORKFLOW).vars == {}
     assert workflow_document(WORKFLOW).text == WORKFLOW
+    [listed] = [s for s in client.submissions() if s.id == submission.id]
+    assert listed.refresh().vars == {"who": 3}  # (review, session 49: a listing's stayed {})
 
 
 def test_unknown_ids_are_not_found(client, scratch) -> None:
