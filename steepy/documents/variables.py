@@ -172,6 +172,12 @@ def from_options(options: Iterable[str]) -> GivenVars:
         except InputError as e:
             problems += e.problems
             continue
+        if len(found) > 1:  # (`a\n---\nb': the first alone was kept, without a word)
+            problems.append(Problem(
+                f"holds {len(found)} YAML documents (a line `---' starts one); a value is one "
+                '(text with such a line: in double quotes, "a\\n---\\nb")',
+                file=f"{OPTION} {name}"))
+            continue
         given.values[name] = value
         given.places[name] = (f"{OPTION} {name}", None, None)
         if found:

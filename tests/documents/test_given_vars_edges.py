@@ -150,3 +150,12 @@ def test_a_nul_character_is_refused_where_it_was_given(here: Path) -> None:
     assert _refused(here, "--vars", "vars.yaml") == [
         f"vars.yaml:1:8: {nul}", f"vars.yaml:2:20: texts[1]: {nul}"]
     assert _refused(here, "--var", 'label="\\0"') == [f"--var label: {nul}"]
+
+
+def test_a_value_of_two_documents_is_refused(here: Path) -> None:
+    """Review (session 49): `--var label=$'a\\n---\\nb'` kept `a' without a word (a
+    `--vars` file of two documents is refused)."""
+    assert _refused(here, "--var", "label=a\n---\nb") == [
+        "--var label: holds 2 YAML documents (a line `---' starts one); a value is one (text "
+        'with such a line: in double quotes, "a\\n---\\nb")']
+    assert _submit("--var", 'label="a\\n---\\nb"').exit_code == 0  # as it says
