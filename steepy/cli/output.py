@@ -165,11 +165,19 @@ def print_document(doc: dict) -> None:
         _print_chain(doc)
 
 
+GIVEN_SHOWN = 200  # characters of a value given, at most (`--json' has it whole)
+
+
 def print_given_vars(values: dict | None) -> None:
     """The values given for a workflow's variables (`--var', `--vars', the API's `vars'),
-    a line each."""
+    a line each, as JSON (its text as written: `été', not `\\u00e9'); a long one cut, with
+    how long it is (a list of 50,000 files is no line to read)."""
     for name, value in (values or {}).items():
-        click.echo(f"  var {name}: {json.dumps(value)}")
+        text = json.dumps(value, ensure_ascii=False)
+        if len(text) > GIVEN_SHOWN:
+            size = f"{len(value):,} items" if isinstance(value, list) else f"{len(text):,} characters"
+            text = f"{text[:GIVEN_SHOWN]}… ({size}; --json shows it whole)"
+        click.echo(f"  var {name}: {text}")
 
 
 def _print_submission(doc: dict) -> None:

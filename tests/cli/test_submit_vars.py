@@ -117,3 +117,14 @@ def test_submit_resume_is_stored_with_the_submission(here: Path) -> None:
     ids = [_submit(*args).stdout.split()[-1] for args in (["--resume"], [])]
     views = open_registry(f"sqlite:///{here / '.steepy' / 'steepy.db'}").views
     assert [views.get_submission(i).resume for i in ids] == [True, None]
+
+
+def test_values_are_shown_as_written_and_a_long_one_cut(here: Path) -> None:
+    """Review (session 49): `steepy show' printed `h\\u00e9llo' for `héllo', and a list of
+    50,000 items as one line of 250 KB."""
+    result = _submit("--var", "who=héllo 日本", "--var", f"sizes=[{', '.join(['7'] * 50000)}]")
+    assert result.exit_code == 0, result.output
+    shown = CliRunner().invoke(main, ["show", result.stdout.split()[-1]]).stdout
+    assert '  var who: "héllo 日本"\n' in shown
+    (line,) = [x for x in shown.splitlines() if x.startswith("  var sizes: ")]
+    assert line == "  var sizes: [" + ", ".join(["7"] * 67) + "… (50,000 items; --json shows it whole)"
