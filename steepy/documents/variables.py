@@ -244,8 +244,8 @@ def apply_vars(document: Document, given: GivenVars) -> tuple[Document, GivenVar
             problems.append(given.name_problem(name, _unknown(name, settable)))
         elif "value" not in entry:
             problems.append(given.name_problem(
-                name, f"variable `{name}' has no default value in the workflow: an action "
-                "writes it, so it cannot be set"))
+                name, f"variable `{name}' has no default value in the workflow, so it cannot "
+                "be set (a variable without a `value' is one for an action to write)"))
         else:
             found = [given.problem(name, message, item) for item, message in
                      unusable(name, value, isinstance(entry["value"], Mapping))]

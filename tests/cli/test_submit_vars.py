@@ -85,8 +85,8 @@ def test_names_without_a_default_value_and_bad_values_are_located(here: Path) ->
     names = _submit("--var", "woh=x", "--var", "printed=1")
     assert names.exit_code == 2
     assert names.stderr.splitlines()[:2] == [
-        "--var printed: variable `printed' has no default value in the workflow: an action "
-        "writes it, so it cannot be set",
+        "--var printed: variable `printed' has no default value in the workflow, so it cannot "
+        "be set (a variable without a `value' is one for an action to write)",
         "--var woh: the workflow has no variable `woh' that can be set; did you mean `who'?"]
     values = _submit("--vars", "params.yaml", "--var", "sizes={a: 1}")
     assert values.exit_code == 2
