@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import click
 
-DB = "the database cannot be used (full or read-only disk, server gone)"
+DB = "the database cannot be used (full or read-only disk), or the server cannot be reached"
 BUG = "steepy itself failed (a bug: the message says where)"
 READS = {0: "done",
-         2: "bad input: an unknown id, no database here, a server that cannot be reached",
+         2: "bad input: an unknown id, no database here",
          4: DB}
 ASKS = {0: "requested",
         2: "an unknown id, or refused (e.g. already finished): nothing changed",
@@ -48,8 +48,9 @@ HELP: dict[str, tuple[list[str], dict[int, str]]] = {
     "wait": (["steepy wait SUBMISSION_ID", "steepy wait last", "steepy wait ID1 ID2 --server http://127.0.0.1:8080"],
              {0: "every submission ended in SUCCESS",
               1: "one ended in ERROR or PARTIAL_SUCCESS (none CANCELLED)",
-              2: "an unknown id, or a server that cannot be reached: nothing was waited for",
-              3: "one ended CANCELLED", 4: DB,
+              2: "an unknown id (or a process chain's): nothing was waited for",
+              3: "one ended CANCELLED",
+              4: DB + " (while waiting: for 5 minutes; the submissions go on there)",
               130: "Ctrl-C stopped the waiting (the submissions go on)"}),
     "worker": (["steepy worker --services services/ -v",
                 "steepy worker --agents 4 --exit-when-idle --log-file worker.log"], RUNS),

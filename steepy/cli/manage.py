@@ -34,7 +34,8 @@ def open_backend(db: str | None, server: str | None, reads_only: bool = False,
     """The remote backend when `server' is given, else the local database's (`reads_only':
     with the light setup of steepy.cli.setup.ReadingSetup; `lasting': for a command that
     reads on, which must notice the database's file deleted or replaced). A server that
-    cannot be reached or refuses a request is one line and exit code 2."""
+    refuses a request is one line and exit code 2; one that cannot be reached, exit code 4
+    (as a database that cannot be used: docs/reference/exit-codes.md)."""
     if not server:
         from steepy.api.local import LocalBackend
         from steepy.cli.setup import CliSetup, ReadingSetup
@@ -46,12 +47,16 @@ def open_backend(db: str | None, server: str | None, reads_only: bool = False,
             exit_quickly()
         return
     from steepy.api.remote import RemoteBackend
-    from steepy.http.client import ClientError
+    from steepy.http.client import ClientError, Unreachable
+    from steepy.registry.failures import EXIT_DATABASE
 
     checked_config()  # http.token; a bad configuration is exit 2, not a traceback
     try:
         with RemoteBackend(server) as backend:
             yield backend
+    except Unreachable as e:
+        click.echo(str(e), err=True)
+        sys.exit(EXIT_DATABASE)
     except ClientError as e:
         stop(str(e))
 

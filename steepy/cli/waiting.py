@@ -3,26 +3,32 @@
 commands only watch, through the same backends as `show` (the database, or a server with
 `--server`), and end with the exit code `steepy run` would have: 0 SUCCESS, 1 ERROR or
 PARTIAL_SUCCESS, 3 CANCELLED; each submission's end is printed as `steepy run` prints it
-(steepy/cli/outcome.py). Ctrl-C stops the watching, not the submissions: exit code 130 (as a
-shell says of a command ended by SIGINT), which a script can tell from a failure."""
+(steepy/cli/outcome.py), as it ends. Ctrl-C stops the watching, not the submissions: exit
+code 130 (as a shell says of a command ended by SIGINT), which a script can tell from a
+failure. A server that stops answering is waited for (a restart) for `SERVER_GONE_S`, then
+the watching stops with exit code 4: the submissions go on there."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable
+import time
+from typing import TYPE_CHECKING, Callable, Iterable
 
 import click
 
 from steepy.api.backends import Backend
 from steepy.cli.common import EXIT_CODES
 from steepy.cli.outcome import print_outcome
-from steepy.cli.output import stop
+from steepy.cli.output import print_unowned, stop
 from steepy.model.submission import SubmissionStatus
 
 if TYPE_CHECKING:
     from steepy.api.submission import Submission
 
 UNTAKEN_S = 5.0  # ACCEPTED this long with no agent alive: say that nothing will run it
+LOOK_S = (0.02, 0.25)  # how often the submissions are read: at first, at most
+SERVER_GONE_S = 300.0  # a server that does not answer this long: the watching stops
 EXIT_INTERRUPTED = 130  # Ctrl-C: the watching stopped, the submissions go on
+EXIT_GONE = 4  # the server cannot be reached (docs/reference/exit-codes.md)
 
 WAIT_OPTION = click.option("--wait", "wait_for_end", is_flag=True,
                            help="Follow the submission to its end; exit as `steepy run' does.")
@@ -34,49 +40,117 @@ def exit_code(statuses: Iterable[str]) -> int:
     return max((EXIT_CODES.get(str(status), 1) for status in statuses), default=0)
 
 
+# how the watch waits and tells time (tests give it a virtual clock)
+SLEEP: Callable[[float], None] = time.sleep
+MONOTONIC: Callable[[], float] = time.monotonic
+
+
 def wait_for(backend: Backend, submission_ids: list[str]) -> int:
-    """Wait until every submission has finished, a line for each as it ends (in the order
-    given); the exit code. An unknown id is exit code 2 before anything is waited for."""
+    """Wait until every submission has finished, a line for each as it ends; the exit code.
+    An unknown id (or a process chain's) is exit code 2 before anything is waited for."""
     from steepy.api.submission import Submission
 
-    waiting = []
+    waiting: list[Submission] = []
     for sid in submission_ids:
         found = backend.submission(sid)
         if found is None:
+            chain = backend.chain_document(sid)
+            if chain is not None:
+                stop(f"`{sid}' is a process chain, not a submission; its submission is "
+                     f"{chain.get('submissionId')}.")
             stop(f"No submission with the id `{sid}'.")
         if all(w.id != found["id"] for w in waiting):  # (one given twice is waited for once)
             waiting.append(Submission.from_json(found, backend))
-    statuses: list[SubmissionStatus] = []
+    watch = _Watch(backend, waiting, SLEEP, MONOTONIC)
     try:
-        for submission in waiting:
-            status = _wait(backend, submission)
-            print_outcome(backend, backend.submission(submission.id) or {
-                "id": submission.id, "status": str(status),
-                "errorMessage": submission.error_message})
-            statuses.append(status)
+        return watch.to_the_end()
     except KeyboardInterrupt:
-        for submission in waiting[len(statuses):]:
-            click.echo(f"stopped waiting: submission {submission.id} goes on "
-                       f"({submission.status}; `steepy cancel {submission.id}' cancels it)",
-                       err=True)
+        watch.stopped("stopped waiting")
         return EXIT_INTERRUPTED
-    return exit_code(statuses)
 
 
-def _wait(backend: Backend, submission: Submission) -> SubmissionStatus:
-    """Until the submission has ended; a line on stderr, once, should it stay ACCEPTED for
-    `UNTAKEN_S` while no agent is alive (no worker or server runs against this database)."""
-    from steepy.api.errors import WaitTimeout
+class _Watch:
+    """The submissions waited for, read again and again until each has ended."""
 
-    while submission.status == SubmissionStatus.ACCEPTED:
+    def __init__(self, backend: Backend, waiting: list[Submission],
+                 sleep: Callable[[float], None], monotonic: Callable[[], float]):
+        self.backend, self.left = backend, list(waiting)
+        self.sleep, self.monotonic = sleep, monotonic
+        self.ended: list[SubmissionStatus] = []
+        self.began = monotonic()
+        self.told: set[str] = set()  # submissions said to wait for an engine
+        self.agents_looked = False  # (after UNTAKEN_S: once)
+        self.engines_looked = monotonic()  # when the engines of RUNNING ones were looked at
+        self.gone_since: float | None = None
+
+    def to_the_end(self) -> int:
+        look_s = LOOK_S[0]
+        while self.left:
+            if not self._look():
+                if self.monotonic() - (self.gone_since or 0.0) >= SERVER_GONE_S:
+                    self.stopped(f"stopped waiting: the server did not answer for "
+                                 f"{SERVER_GONE_S:g} s")
+                    return EXIT_GONE
+                self.sleep(1.0)
+                continue
+            if self.left:
+                self.sleep(look_s)
+                look_s = min(LOOK_S[1], look_s * 1.5)
+        return exit_code(self.ended)
+
+    def _look(self) -> bool:
+        """Read each submission left; print those that ended. False: the server did not
+        answer (said once; the submissions go on there)."""
+        from steepy.http.client import Unreachable
+
         try:
-            return submission.wait(UNTAKEN_S)
-        except WaitTimeout:
-            pass
-        if submission.status == SubmissionStatus.ACCEPTED and not backend.live_agents():
-            click.echo(f"submission {submission.id}: no steepy worker or server is running "
-                       "against this database: start `steepy worker' (the submission waits, "
-                       "ACCEPTED)", err=True)
-            break
-    return submission.wait()  # taken, or said: no more looks at the agents
+            for submission in list(self.left):
+                submission.refresh()
+                if submission.finished:
+                    self.left.remove(submission)
+                    self.ended.append(submission.status)
+                    print_outcome(self.backend, self.backend.submission(submission.id) or {
+                        "id": submission.id, "status": str(submission.status),
+                        "errorMessage": submission.error_message})
+            self._nobody_runs()
+        except Unreachable as e:
+            if self.gone_since is None:
+                self.gone_since = self.monotonic()
+                click.echo(f"{e}; still waiting for it (a restart): the submissions go on "
+                           "there", err=True)
+            return False
+        if self.gone_since is not None:
+            self.gone_since = None
+            click.echo("the server answers again", err=True)
+        return True
 
+    def _nobody_runs(self) -> None:
+        """A line on stderr, once each, for a submission that nothing will run: ACCEPTED for
+        `UNTAKEN_S` while no agent is alive (no worker or server runs against this database),
+        or RUNNING with no engine driving it (its engine died; `steepy show` says so too)."""
+        if self.monotonic() - self.began < UNTAKEN_S:
+            return
+        accepted = [s for s in self.left if s.status == SubmissionStatus.ACCEPTED]
+        if accepted and not self.agents_looked:
+            self.agents_looked = True
+            if not self.backend.live_agents():
+                for s in accepted:
+                    self.told.add(s.id)
+                    click.echo(f"submission {s.id}: no steepy worker or server is running "
+                               "against this database: start `steepy worker' (the submission "
+                               "waits, ACCEPTED)", err=True)
+        if self.monotonic() - self.engines_looked < UNTAKEN_S:
+            return
+        self.engines_looked = self.monotonic()
+        running = [s.id for s in self.left
+                   if s.status == SubmissionStatus.RUNNING and s.id not in self.told]
+        if running:
+            unowned = self.backend.unowned(running)
+            self.told.update(unowned)
+            print_unowned(unowned)
+
+    def stopped(self, why: str) -> None:
+        """What goes on without this watch: each submission that has not ended."""
+        for s in self.left:
+            click.echo(f"{why}: submission {s.id} goes on ({s.status}; `steepy cancel "
+                       f"{s.id}' cancels it)", err=True)

@@ -16,6 +16,10 @@ class ClientError(SteepyError):
     """The server could not be reached, or refused the request (message for the user)."""
 
 
+class Unreachable(ClientError):
+    """The server could not be reached (no answer at all: it may come back)."""
+
+
 def server_token() -> str | None:
     """The bearer token to send: STEEPY_HTTP_TOKEN, else `http.token' of steepy.yaml."""
     token = os.environ.get("STEEPY_HTTP_TOKEN")
@@ -49,7 +53,7 @@ class ApiClient:
         try:
             response = self.http.request(method, path, **kwargs)
         except httpx.HTTPError as e:
-            raise ClientError(f"Cannot reach the steepy server at {self.base_url}: {e}") from None
+            raise Unreachable(f"Cannot reach the steepy server at {self.base_url}: {e}") from None
         if response.status_code in ok or response.status_code == 404:
             return response
         if response.status_code == 401:

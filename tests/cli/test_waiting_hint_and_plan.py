@@ -5,6 +5,7 @@ nothing ends with exit code 0 (the id was right). Session 37's new-user findings
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from pathlib import Path
@@ -182,3 +183,67 @@ def test_ctrl_c_stops_the_waiting_not_the_submission(here: Path) -> None:
     assert "Traceback" not in err
     assert registry.views.get_submission(waited).status == "ACCEPTED"
     registry.close()
+
+
+def test_wait_says_once_that_no_engine_drives_a_running_submission(here, monkeypatch) -> None:
+    """Review (session 49): after `kill -9' of the `steepy run' that drove it, `show' and
+    `list' say that no engine owns the submission, but `wait' said nothing, forever."""
+    db = f"sqlite:///{here / 'steepy.db'}"
+    registry = open_registry(db)
+    left = _submit(registry, WORKFLOW)
+    registry.leases.fetch_next_submission("dead-engine", 0.05, only=left)  # lease: 50 ms
+    registry.close()
+    time.sleep(0.1)  # the dead engine's lease runs out
+    _virtual_time(monkeypatch, 60.0)  # a minute of looks: one line
+    result = steepy("wait", left, "--db", db)
+    assert result.exit_code == waiting.EXIT_INTERRUPTED, result.output
+    lines = result.stderr.splitlines()
+    assert re.fullmatch(rf"submission {left}: no engine has owned it since \d\d:\d\d; start "
+                        r"`steepy worker'", lines[0]), result.stderr
+    assert len(lines) == 2 and lines[1].startswith("stopped waiting: ")
+
+
+def _virtual_time(monkeypatch, until_s: float) -> list[float]:
+    """The watch's clock, virtual: each look's pause passes at once; Ctrl-C at `until_s`."""
+    now = [0.0]
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+        if now[0] >= until_s:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(waiting, "SLEEP", sleep)
+    monkeypatch.setattr(waiting, "MONOTONIC", lambda: now[0])
+    return now
+
+
+def test_wait_prints_each_end_as_it_comes_and_ctrl_c_names_only_those_going_on(
+        here, monkeypatch) -> None:
+    """Review (session 49): ids were waited for in the order given, so one that had failed
+    already was printed only after the others ended, and Ctrl-C said of it that it "goes on"
+    (with `steepy cancel' to cancel it)."""
+    db = f"sqlite:///{here / 'steepy.db'}"
+    registry = open_registry(db)
+    going, failed = _submit(registry, WORKFLOW), _submit(registry, WORKFLOW)
+    registry.requests.cancel_submission(failed)  # ended before the wait began
+    registry.close()
+    _virtual_time(monkeypatch, 3.0)  # (before `UNTAKEN_S`: no word on workers)
+    result = steepy("wait", going, failed, "--db", db)
+    assert result.exit_code == waiting.EXIT_INTERRUPTED, result.output
+    assert result.stdout == f"submission {failed}: CANCELLED\n"  # at once, not after `going'
+    assert result.stderr.splitlines()[-1] == (
+        f"stopped waiting: submission {going} goes on (ACCEPTED; `steepy cancel {going}' "
+        "cancels it)")
+    assert failed not in result.stderr
+
+
+def test_wait_for_a_chain_names_its_submission(here) -> None:
+    db = f"sqlite:///{here / 'steepy.db'}"
+    registry = open_registry(db)
+    sid = _submit(registry, WORKFLOW)
+    store_chains(registry, sid, [ProcessChain(id="the-chain")])
+    registry.close()
+    result = steepy("wait", "the-chain", "--db", db)
+    assert result.exit_code == 2
+    assert result.stderr == (f"`the-chain' is a process chain, not a submission; its submission "
+                             f"is {sid}.\n")
