@@ -135,3 +135,8 @@ def prepare(workflow_file: str, services: tuple[str, ...], macros: tuple[str, ..
         fail(e.problems)
     return submission, service_map, macro_map
 
+
+RESUME_OPTION = click.option(  # (run, submit: extensions 15)
+    "--resume/--no-resume", default=None,
+    help="Reuse the results of chains that earlier submissions ran with the same tools, "
+         "arguments and input files (default: cache.enabled); --no-resume runs every chain.")

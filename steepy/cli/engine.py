@@ -11,8 +11,9 @@ from steepy.cli import output
 from steepy.cli.ending import exit_quickly
 from steepy.cli.logsetup import log_options
 from steepy.cli.common import (AGENTS_OPTION, ENGINE_DB_OPTION, EXIT_CODES, MACROS_OPTION,
-                               SERVICES_OPTION, engine_settings, exit_if_engine_failed, given_vars,
-                               load_registries, open_registry_or_fail, prepare, vars_options)
+                               RESUME_OPTION, SERVICES_OPTION, engine_settings,
+                               exit_if_engine_failed, given_vars, load_registries,
+                               open_registry_or_fail, prepare, vars_options)
 
 log = logging.getLogger(__name__)
 
@@ -68,9 +69,7 @@ async def _follow(registry, submission_id: str, done) -> None:
 @AGENTS_OPTION
 @vars_options
 @click.option("--json", "as_json", is_flag=True, help="Print the final submission as JSON.")
-@click.option("--resume", is_flag=True, default=None,
-              help="Reuse the results of chains that earlier submissions ran with the same "
-                   "tools, arguments and input files (default: cache.enabled).")
+@RESUME_OPTION
 @log_options
 def run(workflow_file: str, services, macros, db, agents, var_options, vars_files,
         as_json: bool, resume: bool | None) -> None:

@@ -13,8 +13,8 @@ from typing import Any, Callable, Iterator, NoReturn, TypeVar
 import click
 
 from steepy.api.backends import Backend, ChainState
-from steepy.cli.common import (DB_OPTION, MACROS_OPTION, SERVICES_OPTION, checked_config,
-                               given_vars, vars_options)
+from steepy.cli.common import (DB_OPTION, MACROS_OPTION, RESUME_OPTION, SERVICES_OPTION,
+                               checked_config, given_vars, vars_options)
 from steepy.cli.ending import exit_quickly
 from steepy.cli.waiting import WAIT_OPTION, wait_for
 from steepy.cli.output import (fail, print_document, print_events, print_json,
@@ -127,9 +127,7 @@ def not_a_chain(item_id: str, document: dict | None) -> None:
 @MACROS_OPTION
 @vars_options
 @WAIT_OPTION
-@click.option("--resume", is_flag=True, default=None,
-              help="Reuse the results of chains that earlier submissions ran with the same "
-                   "tools, arguments and input files (default: cache.enabled).")
+@RESUME_OPTION
 @with_backend
 def submit(backend: Backend, workflow_file: str, services, macros, var_options, vars_files,
            wait_for_end: bool, resume: bool | None) -> None:

@@ -324,3 +324,15 @@ def test_a_chain_whose_output_was_not_written_runs_again(here: Path) -> None:
     assert _run(here, "--resume")["status"] == "SUCCESS" and _ran(here) == ["l"]
     again = _run(here, "--resume")
     assert (again.get("reusedProcessChains", 0), _ran(here)) == (0, ["l"])
+
+
+@pytest.mark.process
+def test_no_resume_runs_everything_where_the_configuration_reuses(here: Path) -> None:
+    """Review (session 49): with `cache.enabled: true` there was no way to run everything
+    once from the command line (`--resume` had no off switch)."""
+    (here / "steepy.yaml").write_text("cache:\n  enabled: true\n")
+    _run(here)
+    assert _ran(here) == ["a", "b", "c"]
+    assert _run(here)["reusedProcessChains"] == 3 and _ran(here) == []
+    assert _run(here, "--no-resume").get("reusedProcessChains", 0) == 0
+    assert _ran(here) == ["a", "b", "c"]
