@@ -79,6 +79,19 @@ class ExecutableKey:
     uncomparable: str | None = None  # a path that cannot be compared (ChainKeys)
 
 
+WORDS = ("name", "description")  # what a service and its parameters say to people
+
+
+def declared(service: Service) -> dict:
+    """What of a service's declaration counts in a key: all of it but the words for people
+    (its name and description, and its parameters'), which no tool reads: a description
+    edited makes no earlier run stale."""
+    out = {k: v for k, v in service.to_json().items() if k not in WORDS}
+    out["parameters"] = [{k: v for k, v in p.items() if k not in WORDS}
+                         for p in out.get("parameters") or []]
+    return out
+
+
 def tool_file(path: str) -> bool:
     """Whether an executable's path names a file whose content counts in its key (`./run.sh',
     `/opt/tools/x'), not a command found on PATH, which counts by its name alone."""
@@ -108,7 +121,7 @@ class KeyMemo:
     def service(self, service: Service) -> str:
         found = self.services.get(service.id)
         if found is None:
-            found = self.services[service.id] = digest(service.to_json())
+            found = self.services[service.id] = digest(declared(service))
         return found
 
     def rest(self, exe: Executable, service: str | None, tool: Any, deep: bool) -> str:

@@ -133,8 +133,19 @@ def test_a_directory_input_is_compared_by_its_files(tmp_path: Path, monkeypatch)
 def test_a_changed_service_or_tool_changes_the_key(source: Path, tmp_path: Path) -> None:
     chain = _chain(str(source), "/o/a")
     plain = _key(chain)
-    assert _key(chain, _service(description="copies, better")) != plain
     assert _key(chain, _service(environment={"LANG": "C"})) != plain
+    assert _key(chain, _service(runtime="docker")) != plain
+    # the words for people are no work of the tool (review, session 49: a description
+    # edited reran everything the service had done)
+    assert _key(chain, _service(description="copies, better", name="Copier")) == plain
+    labelled = _service(parameters=[{"id": "in", "name": "In", "description": "i",
+                                     "type": "input", "cardinality": "1..1"}])
+    reworded = _service(parameters=[{"id": "in", "name": "Source", "description": "the file",
+                                     "type": "input", "cardinality": "1..1"}])
+    assert _key(chain, labelled) == _key(chain, reworded)
+    assert _key(chain, labelled) != _key(chain, _service(parameters=[{
+        "id": "in", "name": "In", "description": "i", "type": "input", "cardinality": "1..1",
+        "label": "-i"}]))
     tool = tmp_path / "tool.sh"
     tool.write_text("#!/bin/sh\ncp \"$@\"\n")
     with_tool = _chain(str(source), "/o/a")
