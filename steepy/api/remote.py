@@ -273,6 +273,11 @@ def _located(problem: dict, document: "Document", given: "GivenVars | None" = No
     """A problem the server found, placed in `document` (the file it was read from) by its
     JSON path: the text sent may not be the file's (a dict); one of a value `given`, where it
     was given (`--var NAME`, a line of a `--vars` file)."""
+    from steepy.http.submit import NAME
+
+    if document.file and NAME + ":" in problem["message"]:  # (the text sent is the file's)
+        problem = {**problem, "message": problem["message"].replace(NAME + ":",
+                                                                    document.file + ":")}
     given_here = _given(problem, given)
     if given_here is not None:
         return given_here

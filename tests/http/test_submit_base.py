@@ -73,6 +73,17 @@ def _check(tmp_path: Path, server: Server) -> None:
          "--server", server.url], cwd=tmp_path, env=env, capture_output=True, text=True,
         timeout=60)
     assert scheduled.returncode == 0, scheduled.stderr
+    # a value the workflow cannot use is placed in the file sent, as without a server
+    # (review, session 49: the message named the server's `<request>:4:5')
+    blamed = subprocess.run(
+        [sys.executable, "-m", "steepy", "submit", "wf.yaml", "--var", "words=[mine.txt, "
+         "mine.txt]", "--server", server.url], cwd=tmp_path, env=env, capture_output=True,
+        text=True, timeout=60)
+    assert blamed.returncode == 2
+    assert blamed.stderr.splitlines()[0] == (
+        "--var words: the workflow cannot use `words' = [\"mine.txt\", \"mine.txt\"]: "
+        "wf.yaml:4:5: actions[0]: Input `in' of service `copy' is given 2 times; its "
+        "cardinality is 1..1 (min..max values).")
     refused = server.http.post("/workflows", params={"base": "relative/dir"},
                                content=WORKFLOW)  # (a base must be absolute)
     assert refused.status_code == 400 and "`base' must be an absolute directory" in refused.text
