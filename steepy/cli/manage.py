@@ -16,7 +16,7 @@ from steepy.api.backends import Backend, ChainState
 from steepy.cli.common import (DB_OPTION, MACROS_OPTION, RESUME_OPTION, SERVICES_OPTION,
                                checked_config, given_vars, vars_options)
 from steepy.cli.ending import exit_quickly
-from steepy.cli.waiting import WAIT_OPTION, wait_for
+from steepy.cli.waiting import JSON_END_OPTION, WAIT_OPTION, print_document_line, wait_for
 from steepy.cli.output import (fail, print_document, print_events, print_json,
                                print_submissions, print_unowned, stop)
 from steepy.errors import InputError
@@ -127,10 +127,11 @@ def not_a_chain(item_id: str, document: dict | None) -> None:
 @MACROS_OPTION
 @vars_options
 @WAIT_OPTION
+@JSON_END_OPTION
 @RESUME_OPTION
 @with_backend
 def submit(backend: Backend, workflow_file: str, services, macros, var_options, vars_files,
-           wait_for_end: bool, resume: bool | None) -> None:
+           wait_for_end: bool, as_json: bool, resume: bool | None) -> None:
     """Store a workflow as ACCEPTED; a `steepy worker' runs it. Prints the new id last (with
     --wait: then how it ended)."""
     checked_config()
@@ -139,18 +140,22 @@ def submit(backend: Backend, workflow_file: str, services, macros, var_options, 
         submission_id = backend.submit(workflow_file, services, macros, given, resume)
     except InputError as e:
         fail(e.problems)
-    click.echo(f"submitted {submission_id}")
+    if not as_json:
+        click.echo(f"submitted {submission_id}")
     if wait_for_end:
-        sys.exit(wait_for(backend, [submission_id]))
+        sys.exit(wait_for(backend, [submission_id], as_json))
+    if as_json:
+        print_document_line(backend, submission_id)
 
 
 @click.command()
 @click.argument("submission_ids", metavar="ID...", nargs=-1, required=True)
+@JSON_END_OPTION
 @functools.partial(with_reading_backend, lasting=lambda _: True)
-def wait(backend: Backend, submission_ids: tuple[str, ...]) -> None:
+def wait(backend: Backend, submission_ids: tuple[str, ...], as_json: bool) -> None:
     """Wait until submissions have finished (a worker or server runs them); exit as `steepy
     run' does, with the highest code of them when several."""
-    sys.exit(wait_for(backend, list(submission_ids)))
+    sys.exit(wait_for(backend, list(submission_ids), as_json))
 
 
 @click.command(name="list")

@@ -32,6 +32,17 @@ EXIT_GONE = 4  # the server cannot be reached (docs/reference/exit-codes.md)
 
 WAIT_OPTION = click.option("--wait", "wait_for_end", is_flag=True,
                            help="Follow the submission to its end; exit as `steepy run' does.")
+JSON_END_OPTION = click.option(
+    "--json", "as_json", is_flag=True,
+    help="Print each submission's document as one line of JSON (as it ends, with --wait), "
+         "as `steepy run --json' prints it, instead of the lines for people.")
+
+
+def print_document_line(backend: Backend, submission_id: str) -> None:
+    """The submission's whole document (its chains too), as one line of JSON."""
+    import json
+
+    click.echo(json.dumps(backend.document(submission_id), ensure_ascii=False))
 
 
 def exit_code(statuses: Iterable[str]) -> int:
@@ -45,7 +56,7 @@ SLEEP: Callable[[float], None] = time.sleep
 MONOTONIC: Callable[[], float] = time.monotonic
 
 
-def wait_for(backend: Backend, submission_ids: list[str]) -> int:
+def wait_for(backend: Backend, submission_ids: list[str], as_json: bool = False) -> int:
     """Wait until every submission has finished, a line for each as it ends; the exit code.
     An unknown id (or a process chain's) is exit code 2 before anything is waited for."""
     from steepy.api.submission import Submission
@@ -61,7 +72,7 @@ def wait_for(backend: Backend, submission_ids: list[str]) -> int:
             stop(f"No submission with the id `{sid}'.")
         if all(w.id != found["id"] for w in waiting):  # (one given twice is waited for once)
             waiting.append(Submission.from_json(found, backend))
-    watch = _Watch(backend, waiting, SLEEP, MONOTONIC)
+    watch = _Watch(backend, waiting, SLEEP, MONOTONIC, as_json)
     try:
         return watch.to_the_end()
     except KeyboardInterrupt:
@@ -73,7 +84,8 @@ class _Watch:
     """The submissions waited for, read again and again until each has ended."""
 
     def __init__(self, backend: Backend, waiting: list[Submission],
-                 sleep: Callable[[float], None], monotonic: Callable[[], float]):
+                 sleep: Callable[[float], None], monotonic: Callable[[], float],
+                 as_json: bool = False):
         self.backend, self.left = backend, list(waiting)
         self.sleep, self.monotonic = sleep, monotonic
         self.ended: list[SubmissionStatus] = []
@@ -82,6 +94,7 @@ class _Watch:
         self.agents_looked = False  # (after UNTAKEN_S: once)
         self.engines_looked = monotonic()  # when the engines of RUNNING ones were looked at
         self.gone_since: float | None = None
+        self.as_json = as_json  # each end as the submission's document (`--json`)
 
     def to_the_end(self) -> int:
         look_s = LOOK_S[0]
@@ -109,9 +122,7 @@ class _Watch:
                 if submission.finished:
                     self.left.remove(submission)
                     self.ended.append(submission.status)
-                    print_outcome(self.backend, self.backend.submission(submission.id) or {
-                        "id": submission.id, "status": str(submission.status),
-                        "errorMessage": submission.error_message})
+                    self._say_end(submission)
             self._nobody_runs()
         except Unreachable as e:
             if self.gone_since is None:
@@ -123,6 +134,14 @@ class _Watch:
             self.gone_since = None
             click.echo("the server answers again", err=True)
         return True
+
+    def _say_end(self, submission: Submission) -> None:
+        if self.as_json:
+            print_document_line(self.backend, submission.id)
+            return
+        print_outcome(self.backend, self.backend.submission(submission.id) or {
+            "id": submission.id, "status": str(submission.status),
+            "errorMessage": submission.error_message})
 
     def _nobody_runs(self) -> None:
         """A line on stderr, once each, for a submission that nothing will run: ACCEPTED for

@@ -5,6 +5,7 @@ nothing ends with exit code 0 (the id was right). Session 37's new-user findings
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 import time
@@ -247,3 +248,21 @@ def test_wait_for_a_chain_names_its_submission(here) -> None:
     assert result.exit_code == 2
     assert result.stderr == (f"`the-chain' is a process chain, not a submission; its submission "
                              f"is {sid}.\n")
+
+
+def test_wait_and_submit_json_print_each_document_as_a_line(here) -> None:
+    """Review (session 49): a script had `steepy run --json' but no `--json' to wait with."""
+    db = f"sqlite:///{here / 'steepy.db'}"
+    registry = open_registry(db)
+    first, second = _submit(registry, WORKFLOW), _submit(registry, WORKFLOW)
+    for sid in (first, second):
+        registry.requests.cancel_submission(sid)
+    registry.close()
+    result = steepy("wait", first, second, "--db", db, "--json")
+    assert result.exit_code == 3, result.output
+    documents = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [(d["id"], d["status"], d["processChains"]) for d in documents] == [
+        (first, "CANCELLED", []), (second, "CANCELLED", [])]
+    stored = steepy("submit", "wf.yaml", "-s", "services.yaml", "--db", db, "--json")
+    assert stored.exit_code == 0, stored.output
+    assert json.loads(stored.stdout)["status"] == "ACCEPTED"
