@@ -139,4 +139,4 @@ def prepare(workflow_file: str, services: tuple[str, ...], macros: tuple[str, ..
 RESUME_OPTION = click.option(  # (run, submit: extensions 15)
     "--resume/--no-resume", default=None,
     help="Reuse the results of chains that earlier submissions ran with the same tools, "
-         "arguments and input files (default: cache.enabled); --no-resume runs every chain.")
+         "arguments and input files (default: cache.enabled); --no-resume runs them all.")
