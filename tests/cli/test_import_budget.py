@@ -228,7 +228,7 @@ def test_a_command_through_a_server_loads_the_client_not_the_server(tmp_path) ->
     """`--server': the HTTP client only (steepy.http's package loads its server when first
     asked for it: FastAPI and the routes were 1 s of every such command)."""
     names, done = imported(_steepy("list", "--server", "http://127.0.0.1:9"), tmp_path)
-    assert done.returncode == 2 and "127.0.0.1:9" in done.stderr, done.stderr[-2000:]
+    assert done.returncode == 4 and "127.0.0.1:9" in done.stderr, done.stderr[-2000:]
     assert "steepy.http.client" in names
     assert loaded(names, {"fastapi", "starlette", "uvicorn", "steepy.http.app",
                           "sqlalchemy"}) == []
