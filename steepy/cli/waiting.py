@@ -10,6 +10,7 @@ the watching stops with exit code 4: the submissions go on there."""
 
 from __future__ import annotations
 
+import sys
 import time
 from typing import TYPE_CHECKING, Callable, Iterable
 
@@ -80,6 +81,17 @@ def wait_for(backend: Backend, submission_ids: list[str], as_json: bool = False)
         return EXIT_INTERRUPTED
 
 
+class _NeverRaised(Exception):
+    pass
+
+
+def _unreachable() -> type[Exception]:
+    """What a server that cannot be reached raises; a database backend raises no such thing
+    (and `steepy wait' on a database loads no HTTP client)."""
+    client = sys.modules.get("steepy.http.client")
+    return _NeverRaised if client is None else client.Unreachable
+
+
 class _Watch:
     """The submissions waited for, read again and again until each has ended."""
 
@@ -114,8 +126,6 @@ class _Watch:
     def _look(self) -> bool:
         """Read each submission left; print those that ended. False: the server did not
         answer (said once; the submissions go on there)."""
-        from steepy.http.client import Unreachable
-
         try:
             for submission in list(self.left):
                 submission.refresh()
@@ -124,7 +134,7 @@ class _Watch:
                     self.ended.append(submission.status)
                     self._say_end(submission)
             self._nobody_runs()
-        except Unreachable as e:
+        except _unreachable() as e:
             if self.gone_since is None:
                 self.gone_since = self.monotonic()
                 click.echo(f"{e}; still waiting for it (a restart): the submissions go on "

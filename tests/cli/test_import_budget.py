@@ -232,3 +232,14 @@ def test_a_command_through_a_server_loads_the_client_not_the_server(tmp_path) ->
     assert "steepy.http.client" in names
     assert loaded(names, {"fastapi", "starlette", "uvicorn", "steepy.http.app",
                           "sqlalchemy"}) == []
+
+
+def test_wait_on_a_database_loads_no_http_client(tmp_path, stored) -> None:
+    """`steepy wait' on a database never meets a server: it loads no HTTP client (httpx and
+    what it loads, 0.1 s), though it would wait out a server's restart with `--server'."""
+    registry = open_registry(f"sqlite:///{tmp_path / '.steepy' / 'steepy.db'}")
+    registry.requests.cancel_submission(stored["submission"])  # (ended: the wait is short)
+    registry.close()
+    names, done = imported(_steepy("wait", stored["submission"]), tmp_path)
+    assert done.returncode == 3 and stored["submission"] in done.stdout, done.stderr[-2000:]
+    assert loaded(names, {"httpx", "steepy.http.client"}) == []

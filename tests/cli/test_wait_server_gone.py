@@ -1,4 +1,4 @@
-"""`steepy wait --server` and `submit --server --wait` when the server stops answering
+"""`steepy submit --server --wait` and `wait --server` when the server stops answering
 (review, session 49): a restart is waited out and the watching goes on to the submission's
 end; a server gone for good ends the watching with exit code 4 (a server that cannot be
 reached, docs/reference/exit-codes.md), saying that the submission goes on there. It was
@@ -37,13 +37,16 @@ def _env() -> dict[str, str]:
 def test_a_server_restart_is_waited_out(tmp_path: Path) -> None:
     server = Server(tmp_path, "--agents", "1")
     port = server.url.rsplit(":", 1)[1]
-    submission_id = server.submit(NAP)
-    waiter = subprocess.Popen([sys.executable, "-m", "steepy", "wait", submission_id,
+    (tmp_path / "nap.yaml").write_text(NAP)
+    waiter = subprocess.Popen([sys.executable, "-m", "steepy", "submit", "nap.yaml", "--wait",
                                "--server", server.url], cwd=tmp_path, env=_env(),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
+        submitted = waiter.stdout.readline()  # (then it looks at once: it is waiting)
+        assert submitted.startswith("submitted "), waiter.stderr.read()
+        submission_id = submitted.split()[1]
         server.wait(submission_id, statuses=("RUNNING",))
-        time.sleep(0.5)  # (the waiter has looked)
+        time.sleep(1.0)
         assert server.stop() == 0  # its lease ends: the next engine takes the submission
         time.sleep(1.5)  # the waiter finds no server for a while
         server = Server(tmp_path, "--agents", "1", "--port", port)
@@ -52,7 +55,7 @@ def test_a_server_restart_is_waited_out(tmp_path: Path) -> None:
         waiter.kill()
         server.stop()
     assert waiter.returncode == 0, err
-    assert out == f"submission {submission_id}: SUCCESS\n"
+    assert out == f"submission {submission_id}: SUCCESS\n"  # (after `submitted ID')
     lines = err.splitlines()
     assert lines[0].startswith(f"Cannot reach the steepy server at {server.url}: ")
     assert lines[0].endswith("; still waiting for it (a restart): the submissions go on there")
