@@ -81,15 +81,11 @@ def wait_for(backend: Backend, submission_ids: list[str], as_json: bool = False)
         return EXIT_INTERRUPTED
 
 
-class _NeverRaised(Exception):
-    pass
-
-
-def _unreachable() -> type[Exception]:
-    """What a server that cannot be reached raises; a database backend raises no such thing
-    (and `steepy wait' on a database loads no HTTP client)."""
+def _unreachable() -> type[Exception] | tuple[()]:
+    """What a server that cannot be reached raises; nothing for a database backend (`except
+    ()` catches nothing, and `steepy wait' on a database loads no HTTP client)."""
     client = sys.modules.get("steepy.http.client")
-    return _NeverRaised if client is None else client.Unreachable
+    return () if client is None else client.Unreachable
 
 
 class _Watch:
