@@ -27,8 +27,9 @@ demo: $(STAMP)
 # four workers on two cores: many tests wait on real processes and timers, not the CPU
 # (2,505 tests: 7:43 with three, 8:47 with two, 2026-11-27; 3,000 tests: 9:35 with three,
 # 8:09 with four, 2026-11-28; 3,143 tests: 7:27 to 8:51 with four, 2026-11-29, one commit on
-# one machine: both cores are busy 97 % of the run, so it takes as long as the machine is
-# slow); each test file runs whole on one worker, so its servers and browser are started once
+# one machine; 3,179 tests: 7:23 to 8:58, 2026-11-29, later: both cores are busy 97 % of the
+# run, so it takes as long as the machine is slow); each test file runs whole on one worker,
+# so its servers and browser are started once
 WORKERS ?= 4
 test: $(STAMP) bytecode
 	@$(BIN)/python -m pytest -n $(WORKERS) --dist loadfile
