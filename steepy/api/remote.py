@@ -1,6 +1,7 @@
 """The backend over a steepy (or Steep) server's HTTP API (`steepy.connect("http://...")`,
-the CLI's `--server URL` or STEEPY_SERVER). A server that cannot be reached or refuses a
-request raises ClientError (the commands say so, exit code 2)."""
+the CLI's `--server URL` or STEEPY_SERVER). A server that refuses a request raises
+ClientError (the commands say so, exit code 2); one that cannot be reached, or answers that
+it cannot now (502, 503, 504), raises its subclass Unreachable (exit code 4)."""
 
 from __future__ import annotations
 

@@ -175,7 +175,8 @@ def print_given_vars(values: dict | None) -> None:
     for name, value in (values or {}).items():
         text = json.dumps(value, ensure_ascii=False)
         if len(text) > GIVEN_SHOWN:
-            size = f"{len(value):,} items" if isinstance(value, list) else f"{len(text):,} characters"
+            size = (f"{len(value):,} items" if isinstance(value, list)
+                    else f"{len(text):,} characters")
             text = f"{text[:GIVEN_SHOWN]}… ({size}; --json shows it whole)"
         click.echo(f"  var {name}: {text}")
 

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 UNTAKEN_S = 5.0  # ACCEPTED this long with no agent alive: say that nothing will run it
 LOOK_S = (0.02, 0.25)  # how often the submissions are read: at first, at most
+READS_PER_S = 40  # of many submissions (a round reads each), at most
 SERVER_GONE_S = 300.0  # a server that does not answer this long: the watching stops
 EXIT_INTERRUPTED = 130  # Ctrl-C: the watching stopped, the submissions go on
 EXIT_GONE = 4  # the server cannot be reached (docs/reference/exit-codes.md)
@@ -98,9 +99,9 @@ class _Watch:
         self.sleep, self.monotonic = sleep, monotonic
         self.ended: list[SubmissionStatus] = []
         self.began = monotonic()
-        self.told: set[str] = set()  # submissions said to wait for an engine
-        self.agents_looked = False  # (after UNTAKEN_S: once)
-        self.engines_looked = monotonic()  # when the engines of RUNNING ones were looked at
+        self.unattended: set[str] = set()  # said to be ACCEPTED with no agent alive
+        self.orphaned: set[str] = set()  # said to be RUNNING with no engine driving it
+        self.looked_at = self.began  # when the agents and engines were last looked at
         self.gone_since: float | None = None
         self.as_json = as_json  # each end as the submission's document (`--json`)
 
@@ -114,8 +115,8 @@ class _Watch:
                     return EXIT_GONE
                 self.sleep(1.0)
                 continue
-            if self.left:
-                self.sleep(look_s)
+            if self.left:  # (many ids: each round reads each, so the rounds are rarer)
+                self.sleep(max(look_s, len(self.left) / READS_PER_S))
                 look_s = min(LOOK_S[1], look_s * 1.5)
         return exit_code(self.ended)
 
@@ -126,9 +127,9 @@ class _Watch:
             for submission in list(self.left):
                 submission.refresh()
                 if submission.finished:
-                    self.left.remove(submission)
+                    self._say_end(submission)  # (first: should the server go away meanwhile,
+                    self.left.remove(submission)  # the end is read and said again)
                     self.ended.append(submission.status)
-                    self._say_end(submission)
             self._nobody_runs()
         except _unreachable() as e:
             if self.gone_since is None:
@@ -150,28 +151,26 @@ class _Watch:
             "errorMessage": submission.error_message})
 
     def _nobody_runs(self) -> None:
-        """A line on stderr, once each, for a submission that nothing will run: ACCEPTED for
-        `UNTAKEN_S` while no agent is alive (no worker or server runs against this database),
-        or RUNNING with no engine driving it (its engine died; `steepy show` says so too)."""
-        if self.monotonic() - self.began < UNTAKEN_S:
+        """A line on stderr, once each, for a submission that nothing will run: ACCEPTED
+        while no agent is alive (no worker or server runs against this database), or RUNNING
+        with no engine driving it (its engine died; `steepy show` says so too). Looked at
+        every `UNTAKEN_S`: a worker may die later."""
+        if self.monotonic() - self.looked_at < UNTAKEN_S:
             return
-        accepted = [s for s in self.left if s.status == SubmissionStatus.ACCEPTED]
-        if accepted and not self.agents_looked:
-            self.agents_looked = True
-            if not self.backend.live_agents():
-                for s in accepted:
-                    self.told.add(s.id)
-                    click.echo(f"submission {s.id}: no steepy worker or server is running "
-                               "against this database: start `steepy worker' (the submission "
-                               "waits, ACCEPTED)", err=True)
-        if self.monotonic() - self.engines_looked < UNTAKEN_S:
-            return
-        self.engines_looked = self.monotonic()
-        running = [s.id for s in self.left
-                   if s.status == SubmissionStatus.RUNNING and s.id not in self.told]
+        self.looked_at = self.monotonic()
+        accepted = [s.id for s in self.left if s.status == SubmissionStatus.ACCEPTED
+                    and s.id not in self.unattended]
+        if accepted and not self.backend.live_agents():
+            for sid in accepted:
+                self.unattended.add(sid)
+                click.echo(f"submission {sid}: no steepy worker or server is running against "
+                           "this database: start `steepy worker' (the submission waits, "
+                           "ACCEPTED)", err=True)
+        running = [s.id for s in self.left if s.status == SubmissionStatus.RUNNING
+                   and s.id not in self.orphaned]
         if running:
             unowned = self.backend.unowned(running)
-            self.told.update(unowned)
+            self.orphaned.update(unowned)
             print_unowned(unowned)
 
     def stopped(self, why: str) -> None:

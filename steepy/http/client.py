@@ -17,7 +17,12 @@ class ClientError(SteepyError):
 
 
 class Unreachable(ClientError):
-    """The server could not be reached (no answer at all: it may come back)."""
+    """The server gave no usable answer: it could not be reached, or it (or a proxy in
+    front of it) answered 502, 503 or 504, as while it restarts or its database does. It
+    may come back."""
+
+
+NOT_NOW = (502, 503, 504)  # answers that say "not now", not "no"
 
 
 def server_token() -> str | None:
@@ -59,8 +64,9 @@ class ApiClient:
         if response.status_code == 401:
             raise ClientError(f"The server at {self.base_url} wants a token: "
                               f"{message(response)} (set STEEPY_HTTP_TOKEN)")
-        raise ClientError(f"The server at {self.base_url} answered {response.status_code}: "
-                          f"{message(response)}")
+        error = Unreachable if response.status_code in NOT_NOW else ClientError
+        raise error(f"The server at {self.base_url} answered {response.status_code}: "
+                    f"{message(response)}")
 
     def json(self, method: str, path: str, shape: type = object, keys: tuple[str, ...] = (),
              **kwargs: Any) -> Any | None:

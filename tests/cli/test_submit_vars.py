@@ -127,4 +127,5 @@ def test_values_are_shown_as_written_and_a_long_one_cut(here: Path) -> None:
     shown = CliRunner().invoke(main, ["show", result.stdout.split()[-1]]).stdout
     assert '  var who: "héllo 日本"\n' in shown
     (line,) = [x for x in shown.splitlines() if x.startswith("  var sizes: ")]
-    assert line == "  var sizes: [" + ", ".join(["7"] * 67) + "… (50,000 items; --json shows it whole)"
+    assert line == ("  var sizes: [" + ", ".join(["7"] * 67)
+                    + "… (50,000 items; --json shows it whole)")

@@ -87,3 +87,25 @@ def test_a_server_gone_for_good_ends_the_watching_with_exit_code_4(tmp_path: Pat
                          f"{waiting.SERVER_GONE_S:g} s: submission {submission_id} goes on "
                          f"(RUNNING; `steepy cancel {submission_id}' cancels it)"]
     assert now[0] >= waiting.SERVER_GONE_S
+
+
+@pytest.mark.process
+def test_a_server_whose_database_is_gone_is_one_that_cannot_answer_now(tmp_path: Path) -> None:
+    """Review of this session's change: a server whose database went away answers 503 (try
+    again later), as a proxy in front of a restarting one answers 502 or 503: that was exit
+    2 ("bad input") at once, also for a `wait' that would wait a restart out."""
+    server = Server(tmp_path, "--agents", "0")
+    try:
+        for name in ("steepy.db", "steepy.db-wal", "steepy.db-shm"):
+            (tmp_path / name).unlink(missing_ok=True)
+        end = time.monotonic() + 30  # (the server notices its file gone at its next look)
+        while server.http.get("/workflows").status_code != 503:
+            assert time.monotonic() < end, "the server went on answering"
+            time.sleep(0.1)
+        listed = subprocess.run([sys.executable, "-m", "steepy", "list", "--server",
+                                 server.url], cwd=tmp_path, env=_env(), capture_output=True,
+                                text=True, timeout=60)
+    finally:
+        server.stop()
+    assert listed.returncode == 4, listed.stderr
+    assert listed.stderr.startswith(f"The server at {server.url} answered 503: ")

@@ -111,6 +111,8 @@ def test_the_fields_of_a_text_are_what_the_script_shows_as_it_changes(app) -> No
     assert answer.headers["cache-control"] == "no-store"
     assert client.post("/new/workflow/variables", content="api: [").json() is None  # mid-edit
     assert client.post("/new/workflow/variables", content="actions: []\n").json() == []
+    for typed in ("vars: 5", "vars: true", '{"vars": 3}', "vars: {a: 1}"):  # (a 500 before)
+        assert client.post("/new/workflow/variables", content=typed).json() == [], typed
 
 
 def test_typing_a_workflow_makes_its_fields(ui, browser_page) -> None:

@@ -99,9 +99,11 @@ def _variables(text: str, given: dict | None) -> list[dict] | None:
     except InputError:
         return None
     declared = data.get("vars") if isinstance(data, dict) else None
+    if not isinstance(declared, list):  # (`vars: 5' while it is typed: no fields yet)
+        return []
     return [{"id": str(v["id"]), "default": _shown(v["value"]),
              "given": _shown(given[v["id"]]) if given and v["id"] in given else ""}
-            for v in declared or [] if isinstance(v, dict) and "id" in v and "value" in v]
+            for v in declared if isinstance(v, dict) and "id" in v and "value" in v]
 
 
 def editor(request: Request) -> Response:
