@@ -24,7 +24,7 @@ NAP = """\
 api: 4.7.0
 name: nap
 actions:
-  - {id: nap, type: execute, service: sleep, inputs: [{id: seconds, value: 4}]}
+  - {id: nap, type: execute, service: sleep, inputs: [{id: seconds, value: 2}]}
 """
 
 
@@ -46,9 +46,8 @@ def test_a_server_restart_is_waited_out(tmp_path: Path) -> None:
         assert submitted.startswith("submitted "), waiter.stderr.read()
         submission_id = submitted.split()[1]
         server.wait(submission_id, statuses=("RUNNING",))
-        time.sleep(1.0)
         assert server.stop() == 0  # its lease ends: the next engine takes the submission
-        time.sleep(1.5)  # the waiter finds no server for a while
+        time.sleep(1.0)  # the waiter finds no server for a while
         server = Server(tmp_path, "--agents", "1", "--port", port)
         out, err = waiter.communicate(timeout=60)
     finally:
