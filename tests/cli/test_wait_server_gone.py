@@ -76,8 +76,12 @@ def test_a_server_gone_for_good_ends_the_watching_with_exit_code_4(tmp_path: Pat
 
     monkeypatch.setattr(waiting, "SLEEP", sleep)
     monkeypatch.setattr(waiting, "MONOTONIC", lambda: now[0])
-    result = CliRunner().invoke(main, ["wait", submission_id, "--server", server.url],
-                                catch_exceptions=False)
+    try:
+        result = CliRunner().invoke(main, ["wait", submission_id, "--server", server.url],
+                                    catch_exceptions=False)
+    finally:  # (a wait that never paused left the server running)
+        if server.proc.poll() is None:
+            server.stop()
     assert result.exit_code == 4, result.output
     assert result.stdout == ""
     lines = result.stderr.splitlines()
