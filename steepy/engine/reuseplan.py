@@ -57,11 +57,7 @@ class ReusePlan:
             if earlier is not None:
                 verdicts.append(Verdict(chain, reuse(chain, earlier)))
                 continue
-            key = keys[chain.id]
-            reasons = ([f"its earlier run stored its results in another output folder "
-                        f"(outPath changed since): {', '.join(elsewhere[key.chain])}"]
-                       if key is not None and key.chain in elsewhere and key.chain not in taken
-                       else self._reasons(chain, key, stale, similar, taken))
+            reasons = self._reasons(chain, keys[chain.id], stale, elsewhere, similar, taken)
             self._written.update(a.variable.value for e in chain.executables
                                  for a in e.arguments if a.type == "output")
             verdicts.append(Verdict(chain, None, tuple(reasons)))
@@ -79,8 +75,8 @@ class ReusePlan:
         return results, executed
 
     def _reasons(self, chain: ProcessChain, key: ChainKeys | None,
-                 stale: dict[str, list[Entry]], similar: dict[str, Entry],
-                 taken: Counter[str]) -> list[str]:
+                 stale: dict[str, list[Entry]], elsewhere: dict[str, list[str]],
+                 similar: dict[str, Entry], taken: Counter[str]) -> list[str]:
         if key is None:
             return ["its action or service says `cache: false'"]
         if key.uncomparable:
@@ -90,6 +86,9 @@ class ReusePlan:
             n = taken[key.chain]
             return [f"the same work ran {n} time{'s' if n != 1 else ''} before, and "
                     f"{'each is' if n != 1 else 'that is'} reused by another chain of it"]
+        if key.chain in elsewhere:
+            return [f"its earlier run stored its results in another output folder (outPath "
+                    f"changed since): {', '.join(elsewhere[key.chain])}"]
         if key.chain in stale:
             gone = self.reuse.changed_outputs(stale[key.chain])
             return [f"the outputs of its earlier run are gone or changed: {', '.join(gone)}"]
